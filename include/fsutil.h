@@ -1,0 +1,24 @@
+/* fsutil.h - the only way nastune reads and writes files. */
+#ifndef NASTUNE_FSUTIL_H
+#define NASTUNE_FSUTIL_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+/* Reads a whole file (at most max bytes) into a malloc'd NUL-terminated buffer the caller
+ * frees. Returns 0 or -errno (-EFBIG when larger than max). */
+int fs_read_file(const char *path, size_t max, char **out, size_t *len);
+
+/* Writes atomically: temp file in the same directory, write loop, fsync, fchmod/fchown,
+ * rename over path, fsync the directory. On failure the temp file is removed and path is
+ * untouched. mode/uid/gid: when an old file exists and keep_owner is set, its mode and owner
+ * are preserved instead. Returns 0 or -errno. */
+int fs_write_atomic(const char *path, const void *data, size_t len, mode_t mode, int keep_owner);
+
+/* mkdir -p with mode for every created component. Returns 0 or -errno. */
+int fs_mkdir_p(const char *path, mode_t mode);
+
+/* root + abs ("/etc/x"), or abs when root is NULL or "". Caller frees. */
+char *fs_rooted(const char *root, const char *abs);
+
+#endif

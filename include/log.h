@@ -1,0 +1,20 @@
+/* log.h - diagnostics to stderr, in one place. */
+#ifndef NASTUNE_LOG_H
+#define NASTUNE_LOG_H
+
+#include <stdarg.h>
+
+/* Verbosity: -1 quiet (errors only), 0 normal, 1 verbose (-v), 2 debug (-vv). */
+void log_init(int verbosity);
+int log_verbosity(void);
+
+/* log_warn appends ": strerror(errno)"; log_warnx does not. */
+void log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void log_warnx(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void log_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Print the message and exit(1); for the impossible (out of memory, broken invariants). */
+void fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+void fatalx(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+
+#endif

@@ -1,0 +1,116 @@
+/* model.h - the validated configuration as plain data. No I/O lives here. */
+#ifndef NASTUNE_MODEL_H
+#define NASTUNE_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define PROTO_SMB (1u << 0)
+#define PROTO_NFS (1u << 1)
+#define PROTO_AFP (1u << 2)
+
+/* Where a value came from; file points into model->files (not owned here). */
+struct loc {
+	const char *file;
+	int line;
+};
+
+struct strlist {
+	char **v;
+	size_t n;
+};
+
+enum nfs_server { NFS_SERVER_KERNEL, NFS_SERVER_GANESHA };
+enum mtu_mode { MTU_KEEP, MTU_AUTO, MTU_FIXED };
+enum tune_goal { GOAL_THROUGHPUT, GOAL_SMALL_FILES, GOAL_VIDEO, GOAL_BALANCED };
+/* The services nastune configures; order is fixed (service.c, render.c index by it). */
+enum svc { SVC_SMB, SVC_NFS, SVC_AFP, SVC_MDNS, SVC_COUNT };
+
+struct share {
+	char *name;
+	char *path;
+	char *comment;		/* NULL: none */
+	unsigned protocols;	/* PROTO_* */
+	bool read_only;
+	bool guest;
+	struct strlist valid_users;
+	bool tm_enabled;
+	uint64_t tm_max_size;	/* bytes; 0: no limit */
+	struct strlist nfs_clients;
+	bool nfs_async;		/* only with tuning.allow_unsafe */
+	uint32_t nfs_fsid;	/* stable, derived from the path */
+	struct loc loc, loc_name, loc_path, loc_users, loc_clients;
+};
+
+struct user {
+	char *name;
+	struct loc loc;
+};
+
+struct model {
+	char *profile;
+	struct {
+		char *name;		/* NetBIOS and mDNS name; NULL: the host name */
+		char *workgroup;
+		char *description;	/* smb "server string" */
+		char *model;		/* Apple model shown to Macs */
+		struct strlist interfaces;
+	} server;
+	struct {
+		char *interface;	/* NULL: none configured */
+		enum mtu_mode mtu_mode;
+		int mtu;		/* MTU_FIXED only */
+		struct strlist peers;
+	} network;
+	struct {
+		bool enabled;
+		char *min_protocol;
+		char *signing;
+		char *encryption;
+		bool apple;		/* fruit globals even without Time Machine */
+	} smb;
+	struct {
+		bool enabled;
+		enum nfs_server server;
+		bool v3, v4;
+	} nfs;
+	struct {
+		bool enabled;
+		char *cnid_scheme;
+	} afp;
+	struct user *users;
+	size_t n_users;
+	struct share *shares;
+	size_t n_shares;
+	struct {
+		enum tune_goal goal;
+		bool allow_unsafe;
+		unsigned budget_s;
+	} tuning;
+	struct {
+		char *backend;			/* auto | systemd | pidfile | none */
+		char *svc_backend[SVC_COUNT];	/* per service override, or NULL */
+		char *svc_pidfile[SVC_COUNT];	/* pidfile override, or NULL */
+	} services;
+	/* Files the model was read from, in order (preset first); owned. */
+	struct strlist files;
+};
+
+struct model *model_new(void);
+void model_free(struct model *m);
+
+/* true when any share uses proto (and the protocol is enabled). */
+bool model_uses(const struct model *m, unsigned proto);
+/* true when any share is a Time Machine target. */
+bool model_has_time_machine(const struct model *m);
+
+void strlist_add(struct strlist *l, const char *s);
+void strlist_free(struct strlist *l);
+bool strlist_has(const struct strlist *l, const char *s);
+
+const char *goal_name(enum tune_goal g);
+/* "smb", "nfs", "afp", "mdns" */
+const char *svc_name(enum svc s);
+
+#endif

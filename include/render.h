@@ -1,0 +1,46 @@
+/* render.h - model -> the files nastune owns, in memory. Pure: no I/O, no clock, no
+ * environment; the same model and templates give byte-identical output. */
+#ifndef NASTUNE_RENDER_H
+#define NASTUNE_RENDER_H
+
+#include <stddef.h>
+
+#include "model.h"
+
+/* Template texts by name ("smb.conf", "exports", "ganesha.conf", "afp.conf",
+ * "nastune.service", "nfs.service"); the loader fills them, render only reads. */
+struct render_templates {
+	const char *name[8];
+	const char *text[8];
+	size_t len[8];
+	const char *origin[8];	/* where each came from, for messages */
+	size_t n;
+};
+
+struct rfile {
+	char *path;	/* absolute, without the root prefix: "/etc/samba/smb.conf" */
+	char *data;
+	size_t len;
+	enum svc svc;	/* which service reads it */
+};
+
+struct rendered {
+	struct rfile *f;
+	size_t n;
+};
+
+/* The template names render needs, NULL-terminated. */
+extern const char *const render_template_names[];
+
+/* Renders every file for the enabled protocols; only is a mask of (1 << SVC_*) to keep, or 0
+ * for all. Returns 0, or -EINVAL with a message in err (a template error). The caller frees
+ * out with render_free. */
+int render_all(const struct model *m, const struct render_templates *t, unsigned only,
+	       struct rendered *out, char *err, size_t errlen);
+void render_free(struct rendered *r);
+
+/* Files nastune owns at any time: fixed paths plus this glob-like prefix for per-export
+ * Avahi files. Used by apply to remove files a new configuration no longer renders. */
+#define RENDER_NFS_SERVICE_PREFIX "/etc/avahi/services/nastune-nfs-"
+
+#endif

@@ -1,0 +1,102 @@
+/* log.c - diagnostics to stderr. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+
+static int verbosity;
+
+void
+log_init(int v)
+{
+	verbosity = v;
+}
+
+int
+log_verbosity(void)
+{
+	return verbosity;
+}
+
+static void
+vlog(const char *prefix, const char *fmt, va_list ap, int errnum)
+{
+	fputs("nastune: ", stderr);
+	if (prefix)
+		fputs(prefix, stderr);
+	vfprintf(stderr, fmt, ap);
+	if (errnum)
+		fprintf(stderr, ": %s", strerror(errnum));
+	fputc('\n', stderr);
+}
+
+void
+log_warn(const char *fmt, ...)
+{
+	int saved = errno;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlog(NULL, fmt, ap, saved);
+	va_end(ap);
+	errno = saved;
+}
+
+void
+log_warnx(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlog(NULL, fmt, ap, 0);
+	va_end(ap);
+}
+
+void
+log_info(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (verbosity < 0)
+		return;
+	va_start(ap, fmt);
+	vlog(NULL, fmt, ap, 0);
+	va_end(ap);
+}
+
+void
+log_debug(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (verbosity < 1)
+		return;
+	va_start(ap, fmt);
+	vlog("debug: ", fmt, ap, 0);
+	va_end(ap);
+}
+
+void
+fatal(const char *fmt, ...)
+{
+	int saved = errno;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlog("fatal: ", fmt, ap, saved);
+	va_end(ap);
+	exit(1);
+}
+
+void
+fatalx(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlog("fatal: ", fmt, ap, 0);
+	va_end(ap);
+	exit(1);
+}

@@ -1,0 +1,358 @@
+/* render.c - model -> view -> templates -> files. Pure. */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "render.h"
+#include "tmpl.h"
+#include "units.h"
+#include "xmalloc.h"
+
+const char *const render_template_names[] = {
+	"smb.conf", "exports", "ganesha.conf", "afp.conf", "nastune.service", "nfs.service", NULL,
+};
+
+static const char *
+tmpl_text(const struct render_templates *t, const char *name, size_t *len, const char **origin)
+{
+	size_t i;
+
+	for (i = 0; i < t->n; i++)
+		if (strcmp(t->name[i], name) == 0) {
+			*len = t->len[i];
+			*origin = t->origin[i] ? t->origin[i] : name;
+			return t->text[i];
+		}
+	return NULL;
+}
+
+static void
+join(struct buf *b, const struct strlist *l, const char *sep)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++) {
+		if (i)
+			buf_adds(b, sep);
+		buf_adds(b, l->v[i]);
+	}
+}
+
+static void
+set_joined(struct view *v, const char *key, const struct strlist *l, const char *sep)
+{
+	struct buf b;
+
+	buf_init(&b);
+	join(&b, l, sep);
+	view_set_str(v, key, b.data ? b.data : "");
+	buf_free(&b);
+}
+
+static uint32_t
+fnv1a(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	for (; *s; s++) {
+		h ^= (unsigned char)*s;
+		h *= 16777619u;
+	}
+	return h;
+}
+
+/* exports(5): whitespace in a path needs double quotes. */
+static void
+export_path(struct buf *b, const char *path)
+{
+	if (strpbrk(path, " \t"))
+		buf_printf(b, "\"%s\"", path);
+	else
+		buf_adds(b, path);
+}
+
+static struct view *
+build_view(const struct model *m)
+{
+	struct view *v = view_new_obj(), *o, *l, *s, *cl;
+	bool smb = m->smb.enabled, afp = m->afp.enabled, nfs = m->nfs.enabled;
+	bool tm = false, guest_smb = false, guest_afp = false;
+	uint16_t used_ids[1024];
+	size_t i, j, nused = 0, tmn = 0;
+	char nb[16], size[32];
+
+	view_set_bool(v, "has_name", m->server.name != NULL);
+	view_set_str(v, "name", m->server.name ? m->server.name : "");
+	for (i = 0; m->server.name && m->server.name[i] && i < 15; i++)
+		nb[i] = (char)toupper((unsigned char)m->server.name[i]);
+	nb[i] = '\0';
+	view_set_str(v, "netbios_name", nb);
+	view_set_str(v, "workgroup", m->server.workgroup);
+	view_set_str(v, "description", m->server.description);
+	view_set_str(v, "model", m->server.model);
+	view_set_bool(v, "has_interfaces", m->server.interfaces.n > 0);
+	set_joined(v, "interfaces", &m->server.interfaces, " ");
+
+	for (i = 0; i < m->n_shares; i++) {
+		const struct share *sh = &m->shares[i];
+
+		if (sh->tm_enabled && ((sh->protocols & PROTO_SMB && smb) ||
+				       (sh->protocols & PROTO_AFP && afp)))
+			tm = true;
+		guest_smb |= sh->guest && sh->protocols & PROTO_SMB;
+		guest_afp |= sh->guest && sh->protocols & PROTO_AFP;
+	}
+
+	o = view_new_obj();
+	o->key = xstrdup("smb");
+	view_set_str(o, "min_protocol", m->smb.min_protocol);
+	/* Samba spells "required" as "mandatory" and "desired" as "auto" for signing. */
+	view_set_str(o, "signing", strcmp(m->smb.signing, "required") == 0 ? "mandatory" :
+				   strcmp(m->smb.signing, "desired") == 0 ? "auto" :
+				   m->smb.signing);
+	view_set_str(o, "encryption", m->smb.encryption);
+	view_set_bool(o, "guest", guest_smb);
+	view_set_bool(o, "fruit", tm || m->smb.apple);
+	v->items = xreallocarray(v->items, v->n + 1, sizeof(*v->items));
+	v->items[v->n++] = o;
+
+	o = view_new_obj();
+	o->key = xstrdup("afp");
+	view_set_bool(o, "guest", guest_afp);
+	view_set_str(o, "cnid_scheme", m->afp.cnid_scheme);
+	v->items = xreallocarray(v->items, v->n + 1, sizeof(*v->items));
+	v->items[v->n++] = o;
+
+	o = view_new_obj();
+	o->key = xstrdup("nfs");
+	view_set_str(o, "protocols", m->nfs.v3 && m->nfs.v4 ? "3, 4" : m->nfs.v3 ? "3" : "4");
+	v->items = xreallocarray(v->items, v->n + 1, sizeof(*v->items));
+	v->items[v->n++] = o;
+
+	l = view_add_list(v, "smb_shares");
+	for (i = 0; smb && i < m->n_shares; i++) {
+		const struct share *sh = &m->shares[i];
+
+		if (!(sh->protocols & PROTO_SMB))
+			continue;
+		s = view_list_add_obj(l);
+		view_set_str(s, "name", sh->name);
+		view_set_str(s, "path", sh->path);
+		view_set_str(s, "comment", sh->comment ? sh->comment : "");
+		view_set_str(s, "read_only", sh->read_only ? "yes" : "no");
+		view_set_str(s, "guest", sh->guest ? "yes" : "no");
+		set_joined(s, "valid_users", &sh->valid_users, " ");
+		view_set_bool(s, "fruit", tm || m->smb.apple);
+		view_set_bool(s, "time_machine", sh->tm_enabled);
+		size[0] = '\0';
+		if (sh->tm_max_size)
+			units_format_size(sh->tm_max_size, size, sizeof(size));
+		view_set_str(s, "max_size", size);
+	}
+
+	l = view_add_list(v, "afp_shares");
+	for (i = 0; afp && i < m->n_shares; i++) {
+		const struct share *sh = &m->shares[i];
+
+		if (!(sh->protocols & PROTO_AFP))
+			continue;
+		s = view_list_add_obj(l);
+		view_set_str(s, "name", sh->name);
+		view_set_str(s, "path", sh->path);
+		view_set_bool(s, "read_only_yes", sh->read_only);
+		set_joined(s, "valid_users", &sh->valid_users, " ");
+		view_set_bool(s, "time_machine", sh->tm_enabled);
+		if (sh->tm_max_size)
+			view_set_strf(s, "vol_size_limit", "%llu",
+				      (unsigned long long)(sh->tm_max_size >> 20));
+		else
+			view_set_str(s, "vol_size_limit", "");
+	}
+
+	l = view_add_list(v, "nfs_shares");
+	for (i = 0; nfs && i < m->n_shares; i++) {
+		const struct share *sh = &m->shares[i];
+		struct buf b;
+		uint16_t id;
+
+		if (!(sh->protocols & PROTO_NFS))
+			continue;
+		s = view_list_add_obj(l);
+		view_set_str(s, "name", sh->name);
+		view_set_str(s, "path", sh->path);
+		buf_init(&b);
+		export_path(&b, sh->path);
+		view_set_str(s, "export_path", b.data);
+		buf_free(&b);
+		view_set_strf(s, "fsid", "%u", sh->nfs_fsid);
+		/* Ganesha export ids are 16-bit and 0 is the pseudo root: hash, then probe. */
+		id = (uint16_t)(fnv1a(sh->path) % 65534u + 1u);
+		for (j = 0; j < nused; j++)
+			if (used_ids[j] == id) {
+				id = (uint16_t)(id % 65534u + 1u);
+				j = (size_t)-1;
+			}
+		if (nused < sizeof(used_ids) / sizeof(used_ids[0]))
+			used_ids[nused++] = id;
+		view_set_strf(s, "export_id", "%u", id);
+		view_set_str(s, "access", sh->read_only ? "RO" : "RW");
+		view_set_str(s, "squash", sh->guest ? "All_Squash" : "Root_Squash");
+		view_set_bool(s, "anonymous", sh->guest);
+		set_joined(s, "client_list", &sh->nfs_clients, ", ");
+		cl = view_add_list(s, "clients");
+		for (j = 0; j < sh->nfs_clients.n; j++) {
+			struct view *c = view_list_add_obj(cl);
+
+			view_set_str(c, "spec", sh->nfs_clients.v[j]);
+			view_set_strf(c, "options", "%s,%s,no_subtree_check,%s,fsid=%u",
+				      sh->read_only ? "ro" : "rw", sh->nfs_async ? "async" : "sync",
+				      sh->guest ? "all_squash,anonuid=65534,anongid=65534" :
+						  "root_squash", sh->nfs_fsid);
+		}
+	}
+
+	o = view_new_obj();
+	o->key = xstrdup("mdns");
+	view_set_bool(o, "smb", model_uses(m, PROTO_SMB));
+	view_set_bool(o, "afp", model_uses(m, PROTO_AFP));
+	view_set_bool(o, "adisk", tm);
+	v->items = xreallocarray(v->items, v->n + 1, sizeof(*v->items));
+	v->items[v->n++] = o;
+	l = view_add_list(v, "tm_disks");
+	for (i = 0; i < m->n_shares; i++) {
+		const struct share *sh = &m->shares[i];
+		unsigned flags = 0x80;
+
+		if (!sh->tm_enabled)
+			continue;
+		if (sh->protocols & PROTO_SMB && smb)
+			flags |= 0x02;
+		if (sh->protocols & PROTO_AFP && afp)
+			flags |= 0x01;
+		if (flags == 0x80)
+			continue;
+		s = view_list_add_obj(l);
+		view_set_strf(s, "index", "%zu", tmn++);
+		view_set_str(s, "name", sh->name);
+		view_set_strf(s, "flags", "0x%x", flags);
+	}
+	return v;
+}
+
+static int
+render_one(const struct render_templates *t, const char *name, const struct view *v,
+	   enum tmpl_escape esc, struct buf *out, char *err, size_t errlen)
+{
+	const char *text, *origin = NULL;
+	struct tmpl *tp;
+	size_t len = 0;
+	int rc;
+
+	text = tmpl_text(t, name, &len, &origin);
+	if (!text) {
+		snprintf(err, errlen, "template '%s' is missing", name);
+		return -EINVAL;
+	}
+	tp = tmpl_parse(origin, text, len, err, errlen);
+	if (!tp)
+		return -EINVAL;
+	rc = tmpl_render(tp, v, esc, out, err, errlen);
+	tmpl_free(tp);
+	return rc;
+}
+
+static void
+add_file(struct rendered *r, const char *path, enum svc svc, struct buf *b)
+{
+	struct rfile *f;
+
+	r->f = xreallocarray(r->f, r->n + 1, sizeof(*r->f));
+	f = &r->f[r->n++];
+	f->path = xstrdup(path);
+	f->svc = svc;
+	f->data = buf_steal(b, &f->len);
+}
+
+int
+render_all(const struct model *m, const struct render_templates *t, unsigned only,
+	   struct rendered *out, char *err, size_t errlen)
+{
+	static const struct {
+		const char *tmpl, *path;
+		enum svc svc;
+		enum tmpl_escape esc;
+	} files[] = {
+		{ "smb.conf", "/etc/samba/smb.conf", SVC_SMB, TMPL_ESC_CONF },
+		{ "exports", "/etc/exports.d/nastune.exports", SVC_NFS, TMPL_ESC_CONF },
+		{ "ganesha.conf", "/etc/ganesha/ganesha.conf", SVC_NFS, TMPL_ESC_CONF },
+		{ "afp.conf", "/etc/netatalk/afp.conf", SVC_AFP, TMPL_ESC_CONF },
+		{ "nastune.service", "/etc/avahi/services/nastune.service", SVC_MDNS,
+		  TMPL_ESC_XML },
+	};
+	struct view *v = build_view(m);
+	struct buf b;
+	size_t i;
+	int rc = 0;
+
+	out->f = NULL;
+	out->n = 0;
+	buf_init(&b);
+	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		enum svc svc = files[i].svc;
+
+		if (only && !(only & (1u << svc)))
+			continue;
+		if ((svc == SVC_SMB && !m->smb.enabled) || (svc == SVC_AFP && !m->afp.enabled) ||
+		    (svc == SVC_NFS && !m->nfs.enabled))
+			continue;
+		if (svc == SVC_NFS && (strcmp(files[i].tmpl, "ganesha.conf") == 0) !=
+					      (m->nfs.server == NFS_SERVER_GANESHA))
+			continue;
+		if ((rc = render_one(t, files[i].tmpl, v, files[i].esc, &b, err, errlen)) < 0)
+			goto out;
+		add_file(out, files[i].path, svc, &b);
+	}
+	for (i = 0; m->nfs.enabled && (!only || only & (1u << SVC_MDNS)) && i < m->n_shares; i++) {
+		const struct share *sh = &m->shares[i];
+		struct view *sv;
+		char path[128];
+
+		if (!(sh->protocols & PROTO_NFS))
+			continue;
+		sv = view_new_obj();
+		view_set_bool(sv, "has_name", m->server.name != NULL);
+		view_set_str(sv, "server_name", m->server.name ? m->server.name : "");
+		view_set_str(sv, "name", sh->name);
+		view_set_str(sv, "path", sh->path);
+		rc = render_one(t, "nfs.service", sv, TMPL_ESC_XML, &b, err, errlen);
+		view_free(sv);
+		if (rc < 0)
+			goto out;
+		snprintf(path, sizeof(path), RENDER_NFS_SERVICE_PREFIX "%08x.service",
+			 sh->nfs_fsid);
+		add_file(out, path, SVC_MDNS, &b);
+	}
+out:
+	buf_free(&b);
+	view_free(v);
+	if (rc < 0)
+		render_free(out);
+	return rc;
+}
+
+void
+render_free(struct rendered *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->n; i++) {
+		free(r->f[i].path);
+		free(r->f[i].data);
+	}
+	free(r->f);
+	r->f = NULL;
+	r->n = 0;
+}
