@@ -14,7 +14,7 @@ PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 \
 	-Wno-format-nonliteral
 CFLAGS ?= -O2 -g
-CFLAGS += -std=gnu11 -D_GNU_SOURCE $(WARN) -Iinclude $(PKG_CFLAGS) -MMD -MP \
+ALL_CFLAGS = $(CFLAGS) -std=gnu11 -D_GNU_SOURCE $(WARN) -Iinclude $(PKG_CFLAGS) -MMD -MP \
 	-DNASTUNE_VERSION='"$(VERSION)"' -DNASTUNE_DATADIR='"$(DATADIR)"'
 LDLIBS += $(PKG_LIBS) -lm
 
@@ -38,19 +38,19 @@ all: $(B)/nastune
 $(B)/obj/%.o: src/%.c
 	@mkdir -p $(dir $@)
 	@[ "$(V)" = 1 ] || echo "  CC      $<"
-	$(Q)$(CC) $(CFLAGS) -c -o $@ $<
+	$(Q)$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 $(B)/libnastune.a: $(LIB_OBJ)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
 $(B)/nastune: $(B)/obj/main.o $(B)/libnastune.a
 	@[ "$(V)" = 1 ] || echo "  LD      $@"
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(B)/tests/%: tests/unit/%.c $(B)/libnastune.a
 	@mkdir -p $(dir $@)
 	@[ "$(V)" = 1 ] || echo "  CC      $<"
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libnastune.a $(LDLIBS) -lcmocka
+	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libnastune.a $(LDLIBS) -lcmocka
 
 deps:
 	bash tests/deps.sh

@@ -35,5 +35,6 @@ int cli_render(const struct ctx *ctx, const struct model *m, unsigned only, stru
 int cmd_check(struct ctx *ctx, int argc, char **argv);
 int cmd_render(struct ctx *ctx, int argc, char **argv);
 int cmd_diff(struct ctx *ctx, int argc, char **argv);
+int cmd_mtu(struct ctx *ctx, int argc, char **argv);
 
 #endif

@@ -17,6 +17,8 @@ static const struct {
 	{ "render", cmd_render, "[-o DIR] [--only smb|nfs|afp|mdns]",
 	  "print the generated files, or write them under DIR" },
 	{ "diff", cmd_diff, "", "generated vs installed files; exit 0 same, 1 differs" },
+	{ "mtu", cmd_mtu, "show [IFACE] | set IFACE N | probe PEER... | auto IFACE --peer PEER...",
+	  "show, set, probe or prove-and-set the MTU (commit-confirm)" },
 };
 
 static void

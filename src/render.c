@@ -77,7 +77,7 @@ export_path(struct buf *b, const char *path)
 static struct view *
 build_view(const struct model *m)
 {
-	struct view *v = view_new_obj(), *o, *l, *s, *cl;
+	struct view *v = view_new_obj(), *o, *l, *s;
 	bool smb = m->smb.enabled, afp = m->afp.enabled, nfs = m->nfs.enabled;
 	bool tm = false, guest_smb = false, guest_afp = false;
 	uint16_t used_ids[1024];
@@ -202,16 +202,15 @@ build_view(const struct model *m)
 		view_set_str(s, "squash", sh->guest ? "All_Squash" : "Root_Squash");
 		view_set_bool(s, "anonymous", sh->guest);
 		set_joined(s, "client_list", &sh->nfs_clients, ", ");
-		cl = view_add_list(s, "clients");
-		for (j = 0; j < sh->nfs_clients.n; j++) {
-			struct view *c = view_list_add_obj(cl);
-
-			view_set_str(c, "spec", sh->nfs_clients.v[j]);
-			view_set_strf(c, "options", "%s,%s,no_subtree_check,%s,fsid=%u",
-				      sh->read_only ? "ro" : "rw", sh->nfs_async ? "async" : "sync",
-				      sh->guest ? "all_squash,anonuid=65534,anongid=65534" :
-						  "root_squash", sh->nfs_fsid);
-		}
+		buf_init(&b);
+		for (j = 0; j < sh->nfs_clients.n; j++)
+			buf_printf(&b, "%s%s(%s,%s,no_subtree_check,%s,fsid=%u)", j ? " " : "",
+				   sh->nfs_clients.v[j], sh->read_only ? "ro" : "rw",
+				   sh->nfs_async ? "async" : "sync",
+				   sh->guest ? "all_squash,anonuid=65534,anongid=65534" :
+					       "root_squash", sh->nfs_fsid);
+		view_set_str(s, "export_clients", b.data ? b.data : "");
+		buf_free(&b);
 	}
 
 	o = view_new_obj();

@@ -1,0 +1,437 @@
+/* cmd_mtu.c - `nastune mtu show|set|probe|auto`: the MTU, proven end to end. */
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "cli.h"
+#include "log.h"
+#include "netif.h"
+#include "probe.h"
+#include "xmalloc.h"
+
+#define MTU_USAGE "usage: nastune mtu show [IFACE]\n" \
+	"       nastune mtu set IFACE N\n" \
+	"       nastune mtu probe [-i IFACE] [--max N] [--timeout MS] PEER...\n" \
+	"       nastune mtu auto IFACE --peer PEER [--peer PEER]...\n"
+
+static int
+mtu_usage(const char *why)
+{
+	if (why)
+		fprintf(stderr, "nastune: mtu: %s\n", why);
+	fputs(MTU_USAGE, stderr);
+	return EXIT_USAGE;
+}
+
+/* Errors where nothing was touched because the request itself is wrong. */
+static int
+mtu_exit(int r)
+{
+	switch (r) {
+	case 0:
+		return EXIT_OK;
+	case -ENODEV:
+	case -ERANGE:
+	case -EINVAL:
+	case -EBUSY:
+	case -EADDRNOTAVAIL:
+		return EXIT_USAGE;
+	default:
+		return EXIT_FAIL;
+	}
+}
+
+static int
+mtu_parse_int(const char *s, int lo, int hi, int *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < lo || v > hi)
+		return -EINVAL;
+	*out = (int)v;
+	return 0;
+}
+
+static void
+mtu_json_print(json_t *o)
+{
+	json_dumpf(o, stdout, JSON_INDENT(2));
+	fputc('\n', stdout);
+	json_decref(o);
+}
+
+static int
+mtu_fail(const struct ctx *ctx, json_t *o, int r, const char *msg)
+{
+	log_warnx("mtu: %s", msg);
+	if (ctx->json) {
+		if (!o)
+			o = json_object();
+		json_object_set_new(o, "ok", json_false());
+		json_object_set_new(o, "error", json_string(msg));
+		json_object_set_new(o, "errno", json_string(strerror(-r)));
+		mtu_json_print(o);
+	} else {
+		json_decref(o);
+	}
+	return mtu_exit(r);
+}
+
+static json_t *
+mtu_json_int_or_null(int v, int unknown)
+{
+	return v == unknown ? json_null() : json_integer(v);
+}
+
+static json_t *
+mtu_info_json(const struct netif_info *in)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "name", json_string(in->name));
+	json_object_set_new(o, "ifindex", json_integer(in->ifindex));
+	json_object_set_new(o, "mtu", json_integer(in->mtu));
+	json_object_set_new(o, "min_mtu", mtu_json_int_or_null(in->min_mtu, 0));
+	json_object_set_new(o, "max_mtu", mtu_json_int_or_null(in->max_mtu, 0));
+	json_object_set_new(o, "kind", in->kind[0] ? json_string(in->kind) : json_null());
+	json_object_set_new(o, "driver", in->driver[0] ? json_string(in->driver) : json_null());
+	json_object_set_new(o, "operstate", json_string(in->operstate));
+	json_object_set_new(o, "admin_up", json_boolean(in->admin_up));
+	json_object_set_new(o, "speed_mbps", mtu_json_int_or_null(in->speed_mbps, -1));
+	json_object_set_new(o, "master", in->master[0] ? json_string(in->master) : json_null());
+	json_object_set_new(o, "parent", in->parent[0] ? json_string(in->parent) : json_null());
+	return o;
+}
+
+static int
+mtu_show(struct ctx *ctx, int argc, char **argv)
+{
+	struct netif_info *v = NULL;
+	size_t n, i, shown = 0;
+	const char *want = argc > 1 ? argv[1] : NULL;
+	json_t *arr = NULL;
+	char msg[256];
+	int r;
+
+	if (argc > 2)
+		return mtu_usage("show takes at most one interface");
+	r = netif_list(&v, &n);
+	if (r < 0) {
+		snprintf(msg, sizeof(msg), "reading links over netlink: %s", strerror(-r));
+		return mtu_fail(ctx, NULL, r, msg);
+	}
+	for (i = 0; want && i < n; i++)
+		if (strcmp(want, v[i].name) == 0)
+			break;
+	if (want && i == n) {
+		free(v);
+		snprintf(msg, sizeof(msg), "no interface named %s (see 'nastune mtu show')", want);
+		return mtu_fail(ctx, NULL, -ENODEV, msg);
+	}
+	if (ctx->json)
+		arr = json_array();
+	else
+		printf("%-16s %6s %6s %6s  %-10s %-9s %-14s %s\n", "IFACE", "MTU", "MIN", "MAX",
+		       "DRIVER", "KIND", "STATE", "SPEED");
+	for (i = 0; i < n; i++) {
+		const struct netif_info *in = &v[i];
+		char min[16], max[16], speed[24], state[32];
+
+		if (want && strcmp(want, in->name) != 0)
+			continue;
+		shown++;
+		if (ctx->json) {
+			json_array_append_new(arr, mtu_info_json(in));
+			continue;
+		}
+		snprintf(min, sizeof(min), in->min_mtu ? "%d" : "-", in->min_mtu);
+		snprintf(max, sizeof(max), in->max_mtu ? "%d" : "-", in->max_mtu);
+		if (in->speed_mbps >= 1000 && in->speed_mbps % 1000 == 0)
+			snprintf(speed, sizeof(speed), "%dGb/s", in->speed_mbps / 1000);
+		else if (in->speed_mbps >= 0)
+			snprintf(speed, sizeof(speed), "%dMb/s", in->speed_mbps);
+		else
+			snprintf(speed, sizeof(speed), "-");
+		snprintf(state, sizeof(state), "%s%s", in->operstate,
+			 in->admin_up ? "" : ",admin-down");
+		printf("%-16s %6d %6s %6s  %-10s %-9s %-14s %s", in->name, in->mtu, min, max,
+		       in->driver[0] ? in->driver : "-", in->kind[0] ? in->kind : "-", state,
+		       speed);
+		if (in->master[0])
+			printf("  master %s", in->master);
+		if (in->parent[0])
+			printf("  parent %s", in->parent);
+		putchar('\n');
+	}
+	free(v);
+	log_debug("mtu show: %zu link(s)", shown);
+	if (ctx->json) {
+		json_t *o = json_object();
+
+		json_object_set_new(o, "ok", json_true());
+		json_object_set_new(o, "interfaces", arr);
+		mtu_json_print(o);
+	}
+	return EXIT_OK;
+}
+
+static int
+mtu_set(struct ctx *ctx, int argc, char **argv)
+{
+	char err[512];
+	int mtu, old = 0, r;
+
+	if (argc != 3)
+		return mtu_usage("set needs an interface and an MTU");
+	if (mtu_parse_int(argv[2], 1, INT_MAX, &mtu) < 0) {
+		snprintf(err, sizeof(err), "'%s' is not an MTU (a positive number of bytes)",
+			 argv[2]);
+		return mtu_fail(ctx, NULL, -EINVAL, err);
+	}
+	(void)netif_get_mtu(argv[1], &old);
+	r = netif_set_mtu(argv[1], mtu, err, sizeof(err));
+	if (r < 0)
+		return mtu_fail(ctx, NULL, r, err);
+	if (ctx->json) {
+		json_t *o = json_object();
+
+		json_object_set_new(o, "ok", json_true());
+		json_object_set_new(o, "interface", json_string(argv[1]));
+		json_object_set_new(o, "old_mtu", json_integer(old));
+		json_object_set_new(o, "mtu", json_integer(mtu));
+		mtu_json_print(o);
+	} else if (old == mtu) {
+		printf("%s: MTU already %d\n", argv[1], mtu);
+	} else {
+		printf("%s: MTU %d -> %d\n", argv[1], old, mtu);
+	}
+	return EXIT_OK;
+}
+
+static int
+mtu_probe(struct ctx *ctx, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "interface", required_argument, NULL, 'i' },
+		{ "max", required_argument, NULL, 'm' },
+		{ "timeout", required_argument, NULL, 't' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct probe_opts o = { 0 };
+	json_t *arr = NULL;
+	int c, i, r, status = EXIT_OK;
+	char msg[512];
+
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "i:m:t:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'i':
+			o.ifname = optarg;
+			break;
+		case 'm':
+			if (mtu_parse_int(optarg, PROBE_MIN_V4, 65535, &o.max) < 0)
+				return mtu_usage("--max wants a size from 68 to 65535");
+			break;
+		case 't':
+			if (mtu_parse_int(optarg, 1, 10000, &o.timeout_ms) < 0)
+				return mtu_usage("--timeout wants milliseconds, 1 to 10000");
+			break;
+		case 'h':
+			fputs(MTU_USAGE, stdout);
+			return EXIT_OK;
+		default:
+			return mtu_usage(NULL);
+		}
+	}
+	if (optind >= argc)
+		return mtu_usage("probe needs at least one peer");
+	if (o.ifname && o.max == 0) {
+		r = netif_get_mtu(o.ifname, &o.max);
+		if (r < 0) {
+			snprintf(msg, sizeof(msg), "no interface named %s (see 'nastune mtu show')",
+				 o.ifname);
+			return mtu_fail(ctx, NULL, r, msg);
+		}
+	}
+	if (ctx->json)
+		arr = json_array();
+	for (i = optind; i < argc; i++) {
+		struct probe_result res;
+
+		r = probe_peer(argv[i], &o, &res);
+		if (r < 0) {
+			snprintf(msg, sizeof(msg), "%s: %s", argv[i], res.why);
+			if (!ctx->json)
+				return mtu_fail(ctx, NULL, r, msg);
+			json_t *e = json_object();
+
+			json_object_set_new(e, "peer", json_string(argv[i]));
+			json_object_set_new(e, "error", json_string(res.why));
+			json_array_append_new(arr, e);
+			log_warnx("mtu: %s", msg);
+			if (mtu_exit(r) > status)
+				status = mtu_exit(r);
+			continue;
+		}
+		if (!res.reachable && status == EXIT_OK)
+			status = EXIT_FAIL;
+		if (ctx->json) {
+			json_t *e = json_object();
+
+			json_object_set_new(e, "peer", json_string(argv[i]));
+			json_object_set_new(e, "address", json_string(res.addr));
+			json_object_set_new(e, "family", json_integer(res.family == AF_INET6 ? 6 : 4));
+			json_object_set_new(e, "reachable", json_boolean(res.reachable));
+			json_object_set_new(e, "largest", res.reachable ? json_integer(res.largest)
+									: json_null());
+			json_object_set_new(e, "min", json_integer(res.min));
+			json_object_set_new(e, "max", json_integer(res.max));
+			if (res.hint)
+				json_object_set_new(e, "router_mtu", json_integer(res.hint));
+			json_object_set_new(e, "probes", json_integer(res.probes));
+			json_object_set_new(e, "elapsed_ms", json_integer(res.elapsed_ms));
+			json_object_set_new(e, "raw_socket", json_boolean(res.raw));
+			if (!res.reachable)
+				json_object_set_new(e, "why", json_string(res.why));
+			json_array_append_new(arr, e);
+		} else if (res.reachable) {
+			printf("%s (%s): %d bytes pass with don't-fragment (searched %d..%d, "
+			       "%d probes, %d ms)%s\n", argv[i], res.addr, res.largest, res.min,
+			       res.max, res.probes, res.elapsed_ms,
+			       res.largest == res.max ? ", the local limit" : "");
+		} else {
+			printf("%s (%s): unreachable: %s\n", argv[i], res.addr, res.why);
+		}
+	}
+	if (ctx->json) {
+		json_t *obj = json_object();
+
+		json_object_set_new(obj, "ok", json_boolean(status == EXIT_OK));
+		json_object_set_new(obj, "peers", arr);
+		mtu_json_print(obj);
+	}
+	return status;
+}
+
+static json_t *
+mtu_report_json(const char *ifname, const struct netif_mtu_report *rep)
+{
+	json_t *o = json_object(), *arr = json_array();
+	size_t i;
+
+	json_object_set_new(o, "interface", json_string(ifname));
+	json_object_set_new(o, "old_mtu", json_integer(rep->old_mtu));
+	json_object_set_new(o, "tried_mtu", rep->tried_mtu ? json_integer(rep->tried_mtu)
+							   : json_null());
+	json_object_set_new(o, "mtu", json_integer(rep->final_mtu));
+	json_object_set_new(o, "changed", json_boolean(rep->changed));
+	json_object_set_new(o, "reverted", json_boolean(rep->reverted));
+	json_object_set_new(o, "elapsed_ms", json_integer(rep->elapsed_ms));
+	for (i = 0; i < rep->npeers; i++) {
+		const struct netif_mtu_peer *p = &rep->peers[i];
+		json_t *e = json_object();
+
+		json_object_set_new(e, "peer", json_string(p->peer));
+		json_object_set_new(e, "address", p->addr[0] ? json_string(p->addr) : json_null());
+		json_object_set_new(e, "reachable", json_boolean(p->reachable));
+		json_object_set_new(e, "largest", p->reachable ? json_integer(p->largest)
+							       : json_null());
+		json_object_set_new(e, "elapsed_ms", json_integer(p->elapsed_ms));
+		json_array_append_new(arr, e);
+	}
+	json_object_set_new(o, "peers", arr);
+	return o;
+}
+
+static int
+mtu_auto(struct ctx *ctx, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "peer", required_argument, NULL, 'p' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct netif_mtu_report rep;
+	const char **peers = NULL;
+	size_t npeers = 0, i;
+	const char *ifname;
+	char err[768];
+	int c, r;
+
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "p:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			peers = xreallocarray(peers, npeers + 1, sizeof(*peers));
+			peers[npeers++] = optarg;
+			break;
+		case 'h':
+			fputs(MTU_USAGE, stdout);
+			free(peers);
+			return EXIT_OK;
+		default:
+			free(peers);
+			return mtu_usage(NULL);
+		}
+	}
+	if (optind != argc - 1 || npeers == 0) {
+		free(peers);
+		return mtu_usage("auto needs one interface and at least one --peer");
+	}
+	ifname = argv[optind];
+	r = netif_mtu_ensure(ifname, NETIF_MTU_AUTO, 0, peers, npeers, &rep, err, sizeof(err));
+	free(peers);
+	if (r < 0) {
+		json_t *o = ctx->json ? mtu_report_json(ifname, &rep) : NULL;
+
+		netif_mtu_report_free(&rep);
+		return mtu_fail(ctx, o, r, err);
+	}
+	if (ctx->json) {
+		json_t *o = mtu_report_json(ifname, &rep);
+
+		json_object_set_new(o, "ok", json_true());
+		mtu_json_print(o);
+	} else {
+		if (rep.changed)
+			printf("%s: MTU %d -> %d", ifname, rep.old_mtu, rep.final_mtu);
+		else
+			printf("%s: MTU %d kept", ifname, rep.final_mtu);
+		if (rep.tried_mtu && rep.tried_mtu != rep.final_mtu)
+			printf(" (tried %d)", rep.tried_mtu);
+		printf(", proven to %zu peer(s) in %d ms\n", rep.npeers, rep.elapsed_ms);
+		for (i = 0; i < rep.npeers; i++)
+			printf("  %s (%s): %d bytes pass\n", rep.peers[i].peer, rep.peers[i].addr,
+			       rep.peers[i].largest);
+	}
+	netif_mtu_report_free(&rep);
+	return EXIT_OK;
+}
+
+int
+cmd_mtu(struct ctx *ctx, int argc, char **argv)
+{
+	if (argc < 2 || strcmp(argv[1], "show") == 0)
+		return mtu_show(ctx, argc > 1 ? argc - 1 : 1, argc > 1 ? argv + 1 : argv);
+	if (strcmp(argv[1], "set") == 0)
+		return mtu_set(ctx, argc - 1, argv + 1);
+	if (strcmp(argv[1], "probe") == 0)
+		return mtu_probe(ctx, argc - 1, argv + 1);
+	if (strcmp(argv[1], "auto") == 0)
+		return mtu_auto(ctx, argc - 1, argv + 1);
+	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 ||
+	    strcmp(argv[1], "help") == 0) {
+		fputs(MTU_USAGE, stdout);
+		return EXIT_OK;
+	}
+	return mtu_usage("unknown mtu subcommand");
+}

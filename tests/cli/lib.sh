@@ -1,0 +1,25 @@
+# tests/cli/lib.sh - a tiny TAP helper for shell tests. Source it, call plan N, then ok/is.
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+NASTUNE=${NASTUNE:-$top/build/nastune}
+_n=0
+plan() { echo "1..$1"; }
+# ok COND_EXIT_STATUS DESCRIPTION
+ok() {
+	_n=$((_n + 1))
+	if [ "$1" -eq 0 ]; then echo "ok $_n - $2"; else echo "not ok $_n - $2"; fi
+}
+# is GOT WANT DESCRIPTION
+is() {
+	_n=$((_n + 1))
+	if [ "$1" = "$2" ]; then echo "ok $_n - $3"; else
+		echo "not ok $_n - $3"; echo "#   got:  '$1'"; echo "#   want: '$2'"; fi
+}
+# nt ARGS...: runs nastune with the source tree's data; sets $out, $err, $rc.
+nt() {
+	local o e
+	o=$(mktemp); e=$(mktemp)
+	"$NASTUNE" --datadir "$top" "$@" >"$o" 2>"$e"
+	rc=$?
+	out=$(cat "$o"); err=$(cat "$e")
+	rm -f "$o" "$e"
+}

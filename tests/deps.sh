@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# tests/deps.sh - every Debian package the build, the tests, the lab and the tools need.
+# Run by `make deps` (and so by .ci/run) as root on Debian 12. Keep it idempotent.
+set -euo pipefail
+export DEBIAN_FRONTEND=noninteractive
+pkgs=(
+	# build
+	build-essential pkg-config clang libclang-rt-14-dev
+	libconfig-dev libnl-3-dev libnl-route-3-dev libavahi-client-dev libsmbclient-dev
+	libnfs-dev libsqlite3-dev libjansson-dev libssl-dev libcmocka-dev
+	# tests: real daemons and their checkers
+	samba samba-common-bin smbclient libnfs-utils nfs-ganesha nfs-ganesha-vfs rpcbind
+	avahi-daemon avahi-utils dbus python3 diffutils
+	# the lab: namespaces, links, shaping, the trixie root for afpd
+	iproute2 ethtool iperf3 debootstrap util-linux procps psmisc kmod iputils-ping
+	# the lab (tests/lab): trixie keys for debootstrap, nfs-common (ganesha's dirs), users'
+	# password hashes (openssl), DHX2 login in the lab's AFP client (python3-cryptography)
+	debian-archive-keyring gpgv wget nfs-common openssl python3-cryptography
+)
+if [ "${NASTUNE_DEPS_NO_UPDATE:-}" != 1 ]; then apt-get update -q; fi
+apt-get install -y -q --no-install-recommends "${pkgs[@]}"
