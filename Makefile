@@ -54,8 +54,15 @@ $(B)/tests/%: tests/unit/%.c $(B)/libnastune.a
 
 deps:
 	bash tests/deps.sh
+	@mkdir -p $(B) && touch $(B)/.deps-stamp
 
-check: $(B)/nastune $(UNIT_BIN)
+# check and demo install the packages once on a fresh machine (root needed), then never again.
+$(B)/.deps-stamp: tests/deps.sh
+	bash tests/deps.sh
+	@mkdir -p $(B) && touch $@
+
+check: $(B)/.deps-stamp
+	$(MAKE) $(B)/nastune $(UNIT_BIN)
 	bash tests/run --build $(B)
 
 check-unit: $(B)/nastune $(UNIT_BIN)
@@ -72,7 +79,8 @@ asan:
 fuzz:
 	bash tests/fuzz/run
 
-demo: $(B)/nastune
+demo: $(B)/.deps-stamp
+	$(MAKE) $(B)/nastune
 	bash tests/lab/demo
 
 demo-down:

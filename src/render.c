@@ -292,6 +292,7 @@ render_all(const struct model *m, const struct render_templates *t, unsigned onl
 		  TMPL_ESC_XML },
 	};
 	struct view *v = build_view(m);
+	struct tmpl *nfs_tmpl = NULL;
 	struct buf b;
 	size_t i;
 	int rc = 0;
@@ -314,7 +315,22 @@ render_all(const struct model *m, const struct render_templates *t, unsigned onl
 			goto out;
 		add_file(out, files[i].path, svc, &b);
 	}
-	for (i = 0; m->nfs.enabled && (!only || only & (1u << SVC_MDNS)) && i < m->n_shares; i++) {
+	if (m->nfs.enabled && (!only || only & (1u << SVC_MDNS)) && model_uses(m, PROTO_NFS)) {
+		const char *text, *origin = NULL;
+		size_t len = 0;
+
+		/* One template, parsed once, rendered per export. */
+		if (!(text = tmpl_text(t, "nfs.service", &len, &origin))) {
+			snprintf(err, errlen, "template 'nfs.service' is missing");
+			rc = -EINVAL;
+			goto out;
+		}
+		if (!(nfs_tmpl = tmpl_parse(origin, text, len, err, errlen))) {
+			rc = -EINVAL;
+			goto out;
+		}
+	}
+	for (i = 0; nfs_tmpl && i < m->n_shares; i++) {
 		const struct share *sh = &m->shares[i];
 		struct view *sv;
 		char path[128];
@@ -326,7 +342,7 @@ render_all(const struct model *m, const struct render_templates *t, unsigned onl
 		view_set_str(sv, "server_name", m->server.name ? m->server.name : "");
 		view_set_str(sv, "name", sh->name);
 		view_set_str(sv, "path", sh->path);
-		rc = render_one(t, "nfs.service", sv, TMPL_ESC_XML, &b, err, errlen);
+		rc = tmpl_render(nfs_tmpl, sv, TMPL_ESC_XML, &b, err, errlen);
 		view_free(sv);
 		if (rc < 0)
 			goto out;
@@ -335,6 +351,7 @@ render_all(const struct model *m, const struct render_templates *t, unsigned onl
 		add_file(out, path, SVC_MDNS, &b);
 	}
 out:
+	tmpl_free(nfs_tmpl);
 	buf_free(&b);
 	view_free(v);
 	if (rc < 0)

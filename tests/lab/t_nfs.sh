@@ -35,6 +35,8 @@ grep -q 'ROFS\|ACCES\|PERM' <<<"$out" || rc=1
 ok $rc "Archive (read-only export) refuses writes" "$out"
 
 # Restrict Media to client1 alone; client2 is outside the allowed network.
+check "client2 lists Media while the whole lab network is allowed" \
+	on client2 nfs-ls "$(url media)?$ALICE"
 sed 's|nfs = { clients = \["198.18.0.0/15"\]; };|nfs = { clients = ["'"$("$LAB" addr client1)"'/32"]; };|' \
 	"$DEMO" >"$WORK/restricted.conf"
 if grep -q "$("$LAB" addr client1)/32" "$WORK/restricted.conf" &&
