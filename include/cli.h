@@ -3,6 +3,7 @@
 #define NASTUNE_CLI_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 /* Exit statuses (DESIGN.md). */
 #define EXIT_OK 0
@@ -32,9 +33,15 @@ char **cli_search_dirs(const struct ctx *ctx, const char *sub, int *n);
  * or EXIT_FAIL after logging. The caller frees out with render_free. */
 int cli_render(const struct ctx *ctx, const struct model *m, unsigned only, struct rendered *out);
 
+/* diff -u between the installed file and data, on stdout. */
+void cli_show_diff(const char *installed, const char *label, const char *data, size_t len);
+
 int cmd_check(struct ctx *ctx, int argc, char **argv);
 int cmd_render(struct ctx *ctx, int argc, char **argv);
 int cmd_diff(struct ctx *ctx, int argc, char **argv);
+int cmd_apply(struct ctx *ctx, int argc, char **argv);
+int cmd_rollback(struct ctx *ctx, int argc, char **argv);
+int cmd_status(struct ctx *ctx, int argc, char **argv);
 int cmd_mtu(struct ctx *ctx, int argc, char **argv);
 
 #endif

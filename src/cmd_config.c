@@ -183,8 +183,8 @@ cmd_render(struct ctx *ctx, int argc, char **argv)
 }
 
 /* Runs diff -u between the installed file and data (fed on stdin). Output goes to stdout. */
-static void
-show_diff(const char *installed, const char *label, const char *data, size_t len)
+void
+cli_show_diff(const char *installed, const char *label, const char *data, size_t len)
 {
 	char *argv[] = { "diff", "-u", "--label", (char *)label, "--label", "generated",
 			 (char *)installed, "-", NULL };
@@ -259,7 +259,7 @@ cmd_diff(struct ctx *ctx, int argc, char **argv)
 							       r.f[i].path, "service",
 							       svc_name(r.f[i].svc), "state", state));
 		} else if (strcmp(state, "differs") == 0) {
-			show_diff(p, r.f[i].path, r.f[i].data, r.f[i].len);
+			cli_show_diff(p, r.f[i].path, r.f[i].data, r.f[i].len);
 		} else if (strcmp(state, "same") != 0) {
 			printf("%s: %s\n", r.f[i].path, state);
 		} else if (ctx->verbosity > 0) {

@@ -15,7 +15,7 @@
 #include "xmalloc.h"
 
 #define MTU_USAGE "usage: nastune mtu show [IFACE]\n" \
-	"       nastune mtu set IFACE N\n" \
+	"       nastune mtu set IFACE N [--peer PEER]...\n" \
 	"       nastune mtu probe [-i IFACE] [--max N] [--timeout MS] PEER...\n" \
 	"       nastune mtu auto IFACE --peer PEER [--peer PEER]...\n"
 
@@ -183,19 +183,66 @@ mtu_show(struct ctx *ctx, int argc, char **argv)
 	return EXIT_OK;
 }
 
+static json_t *mtu_report_json(const char *ifname, const struct netif_mtu_report *rep);
+
+/* With --peer, the MTU is kept only if every peer receives full-size packets (commit-confirm,
+ * as network.mtu = N does in apply); without, it is just set. */
 static int
 mtu_set(struct ctx *ctx, int argc, char **argv)
 {
-	char err[512];
-	int mtu, old = 0, r;
+	static const struct option opts[] = {
+		{ "peer", required_argument, NULL, 'p' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct netif_mtu_report rep;
+	const char **peers = NULL;
+	size_t npeers = 0;
+	char err[768];
+	int c, mtu, old = 0, r;
 
-	if (argc != 3)
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "p:", opts, NULL)) != -1) {
+		if (c != 'p') {
+			free(peers);
+			return mtu_usage(NULL);
+		}
+		peers = xreallocarray(peers, npeers + 1, sizeof(*peers));
+		peers[npeers++] = optarg;
+	}
+	if (argc - optind != 2) {
+		free(peers);
 		return mtu_usage("set needs an interface and an MTU");
+	}
+	argv += optind - 1;
 	if (mtu_parse_int(argv[2], 1, INT_MAX, &mtu) < 0) {
+		free(peers);
 		snprintf(err, sizeof(err), "'%s' is not an MTU (a positive number of bytes)",
 			 argv[2]);
 		return mtu_fail(ctx, NULL, -EINVAL, err);
 	}
+	if (npeers > 0) {
+		r = netif_mtu_ensure(argv[1], NETIF_MTU_FIXED, mtu, peers, npeers, &rep, err,
+				     sizeof(err));
+		free(peers);
+		if (r < 0) {
+			json_t *o = ctx->json ? mtu_report_json(argv[1], &rep) : NULL;
+
+			netif_mtu_report_free(&rep);
+			return mtu_fail(ctx, o, r, err);
+		}
+		if (ctx->json) {
+			json_t *o = mtu_report_json(argv[1], &rep);
+
+			json_object_set_new(o, "ok", json_true());
+			mtu_json_print(o);
+		} else {
+			printf("%s: MTU %d -> %d, proven to %zu peer(s) in %d ms\n", argv[1],
+			       rep.old_mtu, rep.final_mtu, rep.npeers, rep.elapsed_ms);
+		}
+		netif_mtu_report_free(&rep);
+		return EXIT_OK;
+	}
+	free(peers);
 	(void)netif_get_mtu(argv[1], &old);
 	r = netif_set_mtu(argv[1], mtu, err, sizeof(err));
 	if (r < 0)

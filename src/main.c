@@ -17,6 +17,10 @@ static const struct {
 	{ "render", cmd_render, "[-o DIR] [--only smb|nfs|afp|mdns]",
 	  "print the generated files, or write them under DIR" },
 	{ "diff", cmd_diff, "", "generated vs installed files; exit 0 same, 1 differs" },
+	{ "apply", cmd_apply, "[--dry-run] [--no-reload] [--if-changed]",
+	  "validate, install atomically, reload, record a generation" },
+	{ "rollback", cmd_rollback, "[GENERATION]", "restore a kept generation (0: the originals)" },
+	{ "status", cmd_status, "", "generation, services, hardware fingerprint and its changes" },
 	{ "mtu", cmd_mtu, "show [IFACE] | set IFACE N | probe PEER... | auto IFACE --peer PEER...",
 	  "show, set, probe or prove-and-set the MTU (commit-confirm)" },
 };

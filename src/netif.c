@@ -487,8 +487,8 @@ netif_set_mtu(const char *ifname, int mtu, char *err, size_t errlen)
 
 struct netif_watchdog {
 	pid_t pid;
-	int to_child;		/* parent writes 'C' to disarm */
-	int from_child;		/* child answers 'K' (disarmed) or 'R' (restored) */
+	int fd;		/* our end of a socketpair: we send 'C' to disarm; it answers 'K'
+			 * (disarmed) or 'R' (restored); our death closes it, which means restore */
 };
 
 static long long
@@ -500,21 +500,8 @@ netif_now_ms(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static void
-netif_close_from(int lo, int keep1, int keep2)
-{
-	int a = keep1 < keep2 ? keep1 : keep2, b = keep1 < keep2 ? keep2 : keep1;
-	int fd, max = (int)sysconf(_SC_OPEN_MAX);
-
-	if (max < 0 || max > 65536)
-		max = 65536;
-	for (fd = lo; fd < max; fd++)
-		if (fd != a && fd != b)
-			(void)close(fd);
-}
-
 static void __attribute__((noreturn))
-netif_watchdog_main(int in, int out, const char *ifname, int old_mtu)
+netif_watchdog_main(int fd, const char *ifname, int old_mtu)
 {
 	const char *dbg = getenv("NASTUNE_DEBUG_WATCHDOG_S");	/* tests: a short deadline */
 	long long secs = dbg && atoi(dbg) > 0 ? atoi(dbg) : NETIF_WATCHDOG_S;
@@ -523,32 +510,41 @@ netif_watchdog_main(int in, int out, const char *ifname, int old_mtu)
 	ssize_t n = 0;
 	int r;
 
-	/* Outlive terminal signals and a dying parent; only the pipe decides. */
+	/* Outlive terminal signals and a dying parent; only the socket decides. */
 	(void)setpgid(0, 0);
 	signal(SIGINT, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);
 	signal(SIGTERM, SIG_IGN);
 	signal(SIGQUIT, SIG_IGN);
-	signal(SIGPIPE, SIG_IGN);
-	netif_close_from(3, in, out);
+	/* Hold nothing of the parent's (locks, listening sockets) beyond this one fd. */
+	if (fd != 3) {
+		if (dup2(fd, 3) < 0)
+			_exit(1);
+		fd = 3;
+	}
+	(void)close_range(4, ~0U, 0);
+	r = open("/dev/null", O_WRONLY | O_CLOEXEC);	/* stdout may be a caller's pipe */
+	if (r >= 0) {
+		(void)dup2(r, STDOUT_FILENO);
+		if (r != STDOUT_FILENO)
+			close(r);
+	}
 	for (;;) {
-		struct pollfd pfd = { .fd = in, .events = POLLIN };
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
 		long long left = deadline - netif_now_ms();
 
 		if (left <= 0)
 			break;
 		r = poll(&pfd, 1, (int)(left > 60000 ? 60000 : left));
-		if (r < 0 && errno == EINTR)
-			continue;
 		if (r <= 0)
 			continue;
-		n = read(in, &c, 1);
+		n = read(fd, &c, 1);
 		if (n < 0 && errno == EINTR)
 			continue;
 		break;
 	}
 	if (n == 1 && c == 'C') {
-		(void)!write(out, "K", 1);
+		(void)send(fd, "K", 1, MSG_NOSIGNAL);
 		_exit(0);
 	}
 	r = netif_set_mtu(ifname, old_mtu, err, sizeof(err));
@@ -558,46 +554,44 @@ netif_watchdog_main(int in, int out, const char *ifname, int old_mtu)
 	else
 		log_warnx("watchdog: the MTU change on %s was not confirmed; restored %d", ifname,
 			  old_mtu);
-	(void)!write(out, "R", 1);
+	(void)send(fd, "R", 1, MSG_NOSIGNAL);
 	_exit(r < 0 ? 1 : 0);
 }
 
 static int
 netif_watchdog_arm(struct netif_watchdog *w, const char *ifname, int old_mtu)
 {
-	int down[2], up[2];
+	int sv[2], e;
 
-	if (pipe2(down, O_CLOEXEC) < 0)
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
 		return -errno;
-	if (pipe2(up, O_CLOEXEC) < 0) {
-		int e = -errno;
-
-		close(down[0]);
-		close(down[1]);
-		return e;
-	}
 	fflush(stdout);
 	fflush(stderr);
 	w->pid = fork();
 	if (w->pid < 0) {
-		int e = -errno;
-
-		close(down[0]);
-		close(down[1]);
-		close(up[0]);
-		close(up[1]);
+		e = -errno;
+		close(sv[0]);
+		close(sv[1]);
 		return e;
 	}
 	if (w->pid == 0) {
-		close(down[1]);
-		close(up[0]);
-		netif_watchdog_main(down[0], up[1], ifname, old_mtu);
+		close(sv[0]);
+		netif_watchdog_main(sv[1], ifname, old_mtu);
 	}
-	close(down[0]);
-	close(up[1]);
-	w->to_child = down[1];
-	w->from_child = up[0];
+	close(sv[1]);
+	w->fd = sv[0];
 	return 0;
+}
+
+/* Reaps the watchdog, waiting at most ms: it exits right after answering or restoring. */
+static void
+netif_watchdog_reap(struct netif_watchdog *w, int ms)
+{
+	long long deadline = netif_now_ms() + ms;
+
+	while (waitpid(w->pid, NULL, WNOHANG) == 0 && netif_now_ms() < deadline)
+		usleep(20000);
+	w->pid = 0;
 }
 
 /* Tells the watchdog not to restore. Returns 0 when it agreed, -ETIMEDOUT when it had
@@ -605,26 +599,30 @@ netif_watchdog_arm(struct netif_watchdog *w, const char *ifname, int old_mtu)
 static int
 netif_watchdog_disarm(struct netif_watchdog *w)
 {
-	struct pollfd pfd = { .fd = w->from_child, .events = POLLIN };
+	struct pollfd pfd = { .fd = w->fd, .events = POLLIN };
 	char c = 0;
-	int r = -EIO, i;
+	int r = -EIO;
 
 	if (w->pid <= 0)
 		return 0;
-	signal(SIGPIPE, SIG_IGN);
-	if (write(w->to_child, "C", 1) == 1 && poll(&pfd, 1, 5000) == 1 &&
-	    read(w->from_child, &c, 1) == 1)
+	if (send(w->fd, "C", 1, MSG_NOSIGNAL) == 1 && poll(&pfd, 1, 5000) == 1 &&
+	    read(w->fd, &c, 1) == 1)
 		r = c == 'K' ? 0 : -ETIMEDOUT;
-	close(w->to_child);
-	close(w->from_child);
-	/* It exits right after answering; do not hang on a stuck one. */
-	for (i = 0; i < 50; i++) {
-		if (waitpid(w->pid, NULL, WNOHANG) != 0)
-			break;
-		usleep(20000);
-	}
-	w->pid = 0;
+	else if (poll(&pfd, 1, 0) == 1 && read(w->fd, &c, 1) == 1 && c == 'R')
+		r = -ETIMEDOUT;
+	close(w->fd);
+	netif_watchdog_reap(w, 1000);
 	return r;
+}
+
+/* Lets the watchdog restore now (our own restore failed) and waits for it, bounded. */
+static void
+netif_watchdog_fire(struct netif_watchdog *w)
+{
+	if (w->pid <= 0)
+		return;
+	close(w->fd);
+	netif_watchdog_reap(w, (NETIF_NL_TIMEOUT_S + 1) * 2 * 1000);
 }
 
 /* Test hook: die or stall between the change and the confirmation. */
@@ -869,10 +867,7 @@ restore:
 		if (rr < 0) {
 			/* Leave it to the watchdog, which tries again as it exits. */
 			log_warnx("%s; the watchdog will retry", rerr);
-			close(w.to_child);
-			close(w.from_child);
-			(void)waitpid(w.pid, NULL, 0);
-			w.pid = 0;
+			netif_watchdog_fire(&w);
 		} else {
 			rep->final_mtu = in.mtu;
 		}

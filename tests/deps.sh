@@ -13,6 +13,8 @@ pkgs=(
 	avahi-daemon avahi-utils dbus python3 diffutils
 	# the lab: namespaces, links, shaping, the trixie root for afpd
 	iproute2 ethtool iperf3 debootstrap util-linux procps psmisc kmod iputils-ping
+	# MTU tests: a peer that drops all ICMP
+	nftables
 	# the lab (tests/lab): trixie keys for debootstrap, nfs-common (ganesha's dirs), users'
 	# password hashes (openssl), DHX2 login in the lab's AFP client (python3-cryptography)
 	debian-archive-keyring gpgv wget nfs-common openssl python3-cryptography

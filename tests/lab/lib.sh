@@ -1,7 +1,7 @@
 # tests/lab/lib.sh - sourced by the lab's TAP tests (tests/lab/t_*.sh).
 # Brings the lab up (idempotent) and offers TAP helpers. Tests run as root; in CI they
 # never skip: a missing lab is a failure.
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2034 # variables for the tests that source this
 set -uo pipefail
 
 TOPDIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)

@@ -1,6 +1,7 @@
 #!/bin/bash
 # AFP from client1 against the lab server's afpd (netatalk 4 from the trixie root), with the
 # lab's own DSI/AFP client (tests/lab/afp.py): no working netatalk client tool exists.
+# shellcheck source=tests/lab/lib.sh
 . "$(dirname "$0")/lib.sh"
 lab_ready
 plan 13

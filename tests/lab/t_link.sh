@@ -1,6 +1,7 @@
 #!/bin/bash
 # Link speed and MTU: iperf3 through the switch at --link 1g is within 10% of the gigabit
 # payload ceiling (117.7 MB/s at MTU 1500), and per-port MTUs behave like real hardware.
+# shellcheck source=tests/lab/lib.sh
 . "$(dirname "$0")/lib.sh"
 plan 10
 
@@ -15,8 +16,8 @@ grep_out "... and on the switch side of the server's port" 'tbf .*rate 1Gbit' \
 
 # iperf3 MB/s (1e6 bytes) received, client1 -> server, median of 3 runs of 3 s.
 iperf() {
-	local i out rates=()
-	for i in 1 2 3; do
+	local out rates=()
+	for _ in 1 2 3; do
 		on server iperf3 -s -1 -D -p 5301 >/dev/null 2>&1
 		sleep 0.3
 		out=$(on client1 iperf3 -c "$SERVER" -p 5301 -t 3 -J "$@" 2>&1) || { echo "0 iperf3 failed"; return; }
@@ -46,12 +47,12 @@ grep_out "--offload off turns TSO off on lab0" 'tcp-segmentation-offload: off' \
 # Jumbo frames end to end, then a switch port that drops them (FIELD.md: silent loss).
 lab_ready --server-mtu 9000 --client-mtu 9000
 check "MTU 9000 everywhere: a DF ping of 8972 bytes gets through" \
-	on client1 ping -c 2 -W 1 -M do -s 8972 "$SERVER"
+	on client1 ping -c 2 -W 1 -M "do" -s 8972 "$SERVER"
 lab_ready --server-mtu 9000 --client-mtu 9000 --switch-mtu client1=1500
 check "switch port of client1 at 1500: small pings still pass" \
 	on client1 ping -c 2 -W 1 "$SERVER"
 refuse "switch port of client1 at 1500: the 8972-byte DF ping is lost" \
-	on client1 ping -c 2 -W 1 -M do -s 8972 "$SERVER"
+	on client1 ping -c 2 -W 1 -M "do" -s 8972 "$SERVER"
 lab_ready --server-mtu 9000 --client-mtu client1=1500,client2=9000
 grep_out "per-host --client-mtu: client1 1500, client2 9000" 'client1 .*mtu 1500 .*client2 .*mtu 9000 ' \
 	bash -c "'$LAB' status | tr '\n' ' '"

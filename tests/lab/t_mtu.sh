@@ -5,6 +5,7 @@
 # tests rely on. NASTUNE_MTU_LAB_KEEP=1 leaves it up for debugging.
 export NASTUNE_LAB_PREFIX=${NASTUNE_MTU_LAB_PREFIX:-nmtu-}
 export NASTUNE_LAB_STATE=${NASTUNE_MTU_LAB_STATE:-/var/tmp/nastune-lab-mtu}
+# shellcheck source=tests/lab/lib.sh
 . "$(dirname "$0")/lib.sh"
 
 cleanup() {
@@ -13,8 +14,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-lab_ready --server-mtu 1500 --client-mtu 7936 --switch-mtu 9216 --clients 2
-plan 52
+lab_ready --server-mtu 1500 --client-mtu 9000,client1=7936 --switch-mtu 9216 --clients 2
+plan 53
 
 C1=$("$LAB" addr client1)
 C1_6=$("$LAB" addr -6 client1)
@@ -138,7 +139,7 @@ df_ping server "$C1_6" "$L6" && ! df_ping server "$C1_6" $((L6 + 1))
 ok $? "ping -6 -M do agrees: $L6 bytes arrive, $((L6 + 1)) do not"
 nt server mtu probe "$C2"
 [[ $rc = 0 ]] && grep -q "9000 bytes pass" <<<"$out"
-ok $? "probe client2 (1500-byte host, 9216 switch): text output, no -i needed" "$(both)"
+ok $? "probe client2 (a 9000 host): all 9000 pass, text output, no -i needed" "$(both)"
 t0=$(date +%s%N)
 nt server --json mtu probe 198.18.0.99
 t=$((($(date +%s%N) - t0) / 1000000))
@@ -183,6 +184,13 @@ rm -f "$big"
 nt server mtu auto lab0 --peer "$C1"
 [[ $rc = 0 && $(mtu_of server) = "$M" ]] && grep -q "MTU $M kept" <<<"$out"
 ok $? "auto again: nothing better, MTU $M kept" "$(both)"
+set_mtu server 1500
+nt server mtu set lab0 9000 --peer "$C1"
+[[ $rc = 1 && $(mtu_of server) = 1500 ]] && grep -q "at most $M bytes, not 9000; MTU of lab0 restored to 1500" <<<"$err"
+ok $? "set 9000 --peer client1 (a fixed network.mtu): not received, restored 1500, exit 1" "$(both)"
+nt server mtu set lab0 7936 --peer "$C1" --peer "$C1_6"
+[[ $rc = 0 && $(mtu_of server) = 7936 ]]
+ok $? "set 7936 --peer client1: proven and kept" "$(both)"
 set_mtu server 1500
 
 # --- a peer that drops all ICMP ---------------------------------------------------------------
@@ -276,5 +284,5 @@ ok $? "auto from 1500 behind the 1500 switch: tries 9216, keeps 1500, exit 0" "$
 sleep 0.2
 ! pgrep -f "$NASTUNE mtu" >/dev/null
 ok $? "no nastune mtu process (or watchdog) left running" "$(pgrep -af "$NASTUNE mtu")"
-[[ $TAP_N = 52 ]] || echo "# ran $TAP_N tests, planned 52"
+[[ $TAP_N = 53 ]] || echo "# ran $TAP_N tests, planned 53"
 done_testing

@@ -1,5 +1,6 @@
 #!/bin/bash
 # NFS from the client hosts against the lab server's NFS-Ganesha (mount-free: libnfs tools).
+# shellcheck source=tests/lab/lib.sh
 . "$(dirname "$0")/lib.sh"
 lab_ready
 plan 13

@@ -1,6 +1,7 @@
 #!/bin/bash
 # A share added, renamed, removed + `lab apply` (nastune, reload through the pidfiles): the
 # running daemons serve the new set at once, with no lab restart and no daemon restart.
+# shellcheck source=tests/lab/lib.sh
 . "$(dirname "$0")/lib.sh"
 lab_ready
 plan 25

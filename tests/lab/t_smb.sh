@@ -1,5 +1,6 @@
 #!/bin/bash
 # SMB from client1 against the lab server's smbd, configured by nastune from demo.conf.
+# shellcheck source=tests/lab/lib.sh
 . "$(dirname "$0")/lib.sh"
 lab_ready
 plan 24

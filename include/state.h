@@ -1,0 +1,47 @@
+/* state.h - nastune's state in SQLite (<root>/var/lib/nastune/state.db, WAL): generations
+ * and their file manifests, the hardware fingerprint applied with each, later bench runs and
+ * tune results. The only file that includes sqlite3.h. */
+#ifndef NASTUNE_STATE_H
+#define NASTUNE_STATE_H
+
+#include <stddef.h>
+
+struct state;
+
+struct gen_file {
+	char *path;		/* installed path without the root prefix */
+	char sha256[65];	/* of the content; "" when absent */
+	unsigned mode, uid, gid;
+	int present;		/* 0: the generation has no such file (rollback removes it) */
+};
+
+struct generation {
+	long id;		/* 0 is the backup of the distro's own files */
+	char *created;		/* UTC, ISO 8601 */
+	char *reason;		/* "apply", "rollback to 3", "original files" */
+	char *version;		/* nastune's version */
+	char inputs_hash[65];	/* rendered files + version: --if-changed compares this */
+	char hw_hash[65];
+	char *hw_text;
+	struct gen_file *files;
+	size_t nfiles;
+};
+
+/* Opens (creating and migrating) the state database under root. Returns 0 or -errno with a
+ * message in err. Close with state_close. */
+int state_open(const char *root, struct state **st, char *err, size_t errlen);
+void state_close(struct state *st);
+/* Schema version after migrations. */
+int state_schema_version(struct state *st);
+
+/* The newest generation (highest id). Returns 0, -ENOENT when there is none, or -EIO. */
+int state_last_generation(struct state *st, struct generation *g);
+int state_get_generation(struct state *st, long id, struct generation *g);
+/* Stores g with its files; g->id is used when >= 0, else the next id is assigned into it. */
+int state_add_generation(struct state *st, struct generation *g);
+/* Ids of all generations, oldest first; caller frees *ids. */
+int state_generation_ids(struct state *st, long **ids, size_t *n);
+int state_delete_generation(struct state *st, long id);
+void generation_clear(struct generation *g);
+
+#endif

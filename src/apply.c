@@ -1,0 +1,936 @@
+/* apply.c - safe installation of the rendered files, generations and rollback.
+ *
+ * Order of an apply: render (caller) -> compare -> [dry run stops here] -> lock -> recover an
+ * interrupted apply -> back up the distro's files once (generation 0) -> validate candidates
+ * -> journal -> install atomically -> reload -> check -> record the generation -> drop the
+ * journal. The journal names the generation to go back to: if the process dies anywhere
+ * between journal and record, the next run restores that generation before doing anything. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "apply.h"
+#include "buf.h"
+#include "cli.h"
+#include "fsutil.h"
+#include "hash.h"
+#include "hwinfo.h"
+#include "log.h"
+#include "service.h"
+#include "state.h"
+#include "xmalloc.h"
+
+extern char **environ;
+
+#define FILE_MAX (64u << 20)
+
+/* Debug-only crash points for the fault tests: NASTUNE_DEBUG_CRASH=step kills the process
+ * with SIGKILL when it reaches that step. Compiled out with -DNDEBUG. */
+static void
+crash_point(const char *step)
+{
+#ifndef NDEBUG
+	const char *want = getenv("NASTUNE_DEBUG_CRASH");
+
+	if (want && strcmp(want, step) == 0) {
+		fprintf(stderr, "nastune: debug crash at %s\n", step);
+		fflush(NULL);
+		kill(getpid(), SIGKILL);
+	}
+#else
+	(void)step;
+#endif
+}
+
+struct change {
+	const struct rfile *f;	/* NULL for a stale file to remove */
+	char *path;		/* installed path without root */
+	char *abs;		/* with root */
+	bool exists;
+};
+
+struct job {
+	const struct model *m;
+	const struct apply_opts *o;
+	char *sdir;		/* <root>/var/lib/nastune */
+	struct state *st;
+	int lockfd;
+	struct change *ch;
+	size_t nch;
+	unsigned svc_mask;	/* services whose files change */
+	bool listening[SVC_COUNT];
+};
+
+static char *
+state_path(const struct job *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static char *
+state_path(const struct job *j, const char *fmt, ...)
+{
+	va_list ap;
+	char *rel, *p;
+
+	va_start(ap, fmt);
+	if (vasprintf(&rel, fmt, ap) < 0)
+		fatalx("out of memory");
+	va_end(ap);
+	p = xasprintf("%s/%s", j->sdir, rel);
+	free(rel);
+	return p;
+}
+
+static void
+now_iso(char *buf, size_t len)
+{
+	time_t t = time(NULL);
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static int
+mkparent(const char *path)
+{
+	char *d = xstrdup(path), *s = strrchr(d, '/');
+	int rc = 0;
+
+	if (s && s != d) {
+		*s = '\0';
+		rc = fs_mkdir_p(d, 0755);
+	}
+	free(d);
+	return rc;
+}
+
+/* ---- lock ---- */
+
+static int
+lock_acquire(struct job *j)
+{
+	char *p = state_path(j, "lock");
+	int waited = 0, rc;
+
+	if ((rc = fs_mkdir_p(j->sdir, 0755)) < 0) {
+		log_warnx("apply: cannot create %s: %s", j->sdir, strerror(-rc));
+		free(p);
+		return -1;
+	}
+	j->lockfd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (j->lockfd < 0) {
+		log_warn("apply: cannot open the lock %s", p);
+		free(p);
+		return -1;
+	}
+	while (flock(j->lockfd, LOCK_EX | LOCK_NB) < 0) {
+		if (errno != EWOULDBLOCK) {
+			log_warn("apply: cannot lock %s", p);
+			free(p);
+			return -1;
+		}
+		if (waited == 0)
+			log_info("another nastune apply is running; waiting up to %d s for it",
+				 j->o->lock_timeout_s);
+		if (waited >= j->o->lock_timeout_s * 10) {
+			log_warnx("apply: another nastune apply still holds %s after %d s — nothing "
+				  "was changed; run again when it has finished", p,
+				  j->o->lock_timeout_s);
+			free(p);
+			return -1;
+		}
+		usleep(100000);
+		waited++;
+	}
+	free(p);
+	return 0;
+}
+
+/* ---- generations on disk ---- */
+
+static char *
+gen_copy_path(const struct job *j, long id, const char *path)
+{
+	return state_path(j, "generations/%ld/files%s", id, path);
+}
+
+/* Copies the installed file (or notes its absence) into generation id's store. */
+static int
+snapshot_file(const struct job *j, long id, const char *path, struct gen_file *gf)
+{
+	char *abs = fs_rooted(j->o->root, path), *copy, *data = NULL;
+	struct stat st;
+	size_t len = 0;
+	int rc;
+
+	memset(gf, 0, sizeof(*gf));
+	gf->path = xstrdup(path);
+	if (stat(abs, &st) < 0) {
+		free(abs);
+		return errno == ENOENT ? 0 : -errno;
+	}
+	rc = fs_read_file(abs, FILE_MAX, &data, &len);
+	free(abs);
+	if (rc < 0)
+		return rc;
+	gf->present = 1;
+	gf->mode = st.st_mode & 07777;
+	gf->uid = st.st_uid;
+	gf->gid = st.st_gid;
+	hash_sha256_hex(data, len, gf->sha256);
+	copy = gen_copy_path(j, id, path);
+	rc = mkparent(copy);
+	if (rc == 0)
+		rc = fs_write_atomic(copy, data, len, 0600, 0);
+	free(copy);
+	free(data);
+	return rc;
+}
+
+static int
+record_generation(struct job *j, long id, const char *reason, const char *inputs_hash,
+		  const struct hwinfo *hw, char **paths, size_t npaths, long *out_id)
+{
+	struct generation g = { .id = id };
+	char created[32], *text;
+	size_t i;
+	int rc = 0;
+
+	if (id < 0) {
+		long *ids;
+		size_t n;
+
+		if (state_generation_ids(j->st, &ids, &n) < 0)
+			return -EIO;
+		g.id = n ? ids[n - 1] + 1 : 0;
+		free(ids);
+	}
+	now_iso(created, sizeof(created));
+	g.created = xstrdup(created);
+	g.reason = xstrdup(reason);
+	g.version = xstrdup(NASTUNE_VERSION);
+	snprintf(g.inputs_hash, sizeof(g.inputs_hash), "%s", inputs_hash);
+	text = hwinfo_text(hw);
+	g.hw_text = text;
+	hwinfo_hash(hw, g.hw_hash);
+	g.files = xcalloc(npaths ? npaths : 1, sizeof(*g.files));
+	for (i = 0; i < npaths && rc == 0; i++, g.nfiles++)
+		rc = snapshot_file(j, g.id, paths[i], &g.files[i]);
+	if (rc == 0)
+		rc = state_add_generation(j->st, &g);
+	if (rc == 0 && out_id)
+		*out_id = g.id;
+	generation_clear(&g);
+	return rc;
+}
+
+static void
+rm_tree(const char *path)
+{
+	char *argv[] = { "rm", "-rf", "--", (char *)path, NULL };
+	pid_t pid;
+	int st;
+
+	if (posix_spawnp(&pid, "rm", NULL, NULL, argv, environ) == 0)
+		waitpid(pid, &st, 0);
+}
+
+static void
+prune(struct job *j)
+{
+	long *ids;
+	size_t n, i, keep = APPLY_KEEP_GENERATIONS;
+
+	if (state_generation_ids(j->st, &ids, &n) < 0)
+		return;
+	for (i = 0; i < n; i++) {
+		char *dir;
+
+		if (ids[i] == 0 || n - i <= keep)
+			continue;
+		dir = state_path(j, "generations/%ld", ids[i]);
+		if (state_delete_generation(j->st, ids[i]) == 0)
+			rm_tree(dir);
+		free(dir);
+	}
+	free(ids);
+}
+
+/* Puts path back as generation g had it. Returns 0 or -errno. */
+static int
+restore_file(struct job *j, const struct generation *g, const char *path)
+{
+	const struct gen_file *gf = NULL;
+	char *abs = fs_rooted(j->o->root, path), *copy, *data = NULL, sha[65];
+	size_t i, len;
+	int rc;
+
+	for (i = 0; i < g->nfiles; i++)
+		if (strcmp(g->files[i].path, path) == 0)
+			gf = &g->files[i];
+	if (!gf || !gf->present) {
+		rc = unlink(abs) < 0 && errno != ENOENT ? -errno : 0;
+		free(abs);
+		return rc;
+	}
+	copy = gen_copy_path(j, g->id, path);
+	rc = fs_read_file(copy, FILE_MAX, &data, &len);
+	if (rc == 0) {
+		hash_sha256_hex(data, len, sha);
+		if (strcmp(sha, gf->sha256) != 0)
+			rc = -EBADMSG;
+	}
+	if (rc == 0 && (rc = mkparent(abs)) == 0)
+		rc = fs_write_atomic(abs, data, len, gf->mode, 0);
+	if (rc == 0 && geteuid() == 0 && chown(abs, gf->uid, gf->gid) < 0)
+		rc = -errno;
+	if (rc < 0)
+		log_warnx("cannot restore %s from generation %ld (%s): %s", abs, g->id, copy,
+			  strerror(-rc));
+	free(copy);
+	free(data);
+	free(abs);
+	return rc;
+}
+
+static enum svc
+svc_of_path(const char *path)
+{
+	if (strncmp(path, "/etc/samba/", 11) == 0)
+		return SVC_SMB;
+	if (strncmp(path, "/etc/exports", 12) == 0 || strncmp(path, "/etc/ganesha/", 13) == 0)
+		return SVC_NFS;
+	if (strncmp(path, "/etc/netatalk/", 14) == 0)
+		return SVC_AFP;
+	return SVC_MDNS;
+}
+
+/* ---- journal ---- */
+
+static int
+journal_write(struct job *j, long prev)
+{
+	struct buf b;
+	char *p = state_path(j, "pending");
+	size_t i;
+	int rc;
+
+	buf_init(&b);
+	buf_printf(&b, "prev %ld\n", prev);
+	for (i = 0; i < j->nch; i++)
+		buf_printf(&b, "file %s\n", j->ch[i].path);
+	rc = fs_write_atomic(p, b.data, b.len, 0600, 0);
+	buf_free(&b);
+	free(p);
+	return rc;
+}
+
+static void
+journal_drop(struct job *j)
+{
+	char *p = state_path(j, "pending");
+
+	unlink(p);
+	free(p);
+}
+
+static void reload_services(struct job *j, unsigned mask, bool quiet_errors);
+
+/* Restores the journal's generation for the journal's files, then reloads them. */
+static int
+recover(struct job *j)
+{
+	char *p = state_path(j, "pending"), *text = NULL, *line, *save = NULL;
+	struct generation g;
+	long prev = -1;
+	unsigned mask = 0;
+	int rc, failed = 0;
+
+	rc = fs_read_file(p, 1 << 20, &text, NULL);
+	if (rc == -ENOENT) {
+		free(p);
+		return 0;
+	}
+	if (rc < 0 || sscanf(text, "prev %ld", &prev) != 1 ||
+	    state_get_generation(j->st, prev, &g) < 0) {
+		log_warnx("apply: %s is unreadable or names no known generation — remove it after "
+			  "checking the files by hand", p);
+		free(text);
+		free(p);
+		return -1;
+	}
+	log_info("an earlier apply was interrupted: restoring generation %ld first", prev);
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (strncmp(line, "file ", 5) != 0)
+			continue;
+		if (restore_file(j, &g, line + 5) < 0)
+			failed++;
+		mask |= 1u << svc_of_path(line + 5);
+	}
+	generation_clear(&g);
+	free(text);
+	if (failed) {
+		log_warnx("apply: could not restore %d file(s) from generation %ld; %s kept", failed,
+			  prev, p);
+		free(p);
+		return -1;
+	}
+	if (!j->o->no_reload)
+		reload_services(j, mask, true);
+	unlink(p);
+	free(p);
+	return 0;
+}
+
+/* ---- validation ---- */
+
+/* smb.conf through Samba's own parser. */
+static int
+validate_smb(struct job *j, const struct rfile *f, char *err, size_t errlen)
+{
+	char *cand = state_path(j, "candidate-smb.conf"), *out = state_path(j, "testparm.out");
+	char *argv[] = { "testparm", "-s", "--suppress-prompt", cand, NULL };
+	posix_spawn_file_actions_t fa;
+	char *text = NULL;
+	pid_t pid;
+	int rc, st = 0;
+
+	if ((rc = fs_write_atomic(cand, f->data, f->len, 0600, 0)) < 0) {
+		snprintf(err, errlen, "cannot write the candidate %s: %s", cand, strerror(-rc));
+		goto out;
+	}
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+	posix_spawn_file_actions_addopen(&fa, 2, out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	rc = posix_spawnp(&pid, "testparm", &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	if (rc == ENOENT) {
+		log_warnx("testparm is not installed: smb.conf is not validated by Samba (install "
+			  "samba-common-bin)");
+		rc = 0;
+		goto out;
+	}
+	if (rc != 0) {
+		snprintf(err, errlen, "cannot run testparm: %s", strerror(rc));
+		rc = -rc;
+		goto out;
+	}
+	waitpid(pid, &st, 0);
+	fs_read_file(out, 1 << 20, &text, NULL);
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0 ||
+	    (text && (strstr(text, "Unknown parameter") || strstr(text, "Ignoring unknown") ||
+		      strstr(text, "ERROR")))) {
+		char *nl;
+
+		if (text && (nl = strstr(text, "Unknown parameter")))
+			;
+		else if (text && (nl = strstr(text, "ERROR")))
+			;
+		else
+			nl = text;
+		snprintf(err, errlen, "testparm rejects it: %.300s", nl ? nl : "(no output)");
+		for (nl = err; *nl; nl++)
+			if (*nl == '\n')
+				*nl = ' ';
+		rc = -EINVAL;
+	}
+out:
+	free(text);
+	unlink(cand);
+	unlink(out);
+	free(cand);
+	free(out);
+	return rc;
+}
+
+/* No checker exists for these formats; ours checks the structure they must have. */
+static int
+validate_structure(const struct rfile *f, char *err, size_t errlen)
+{
+	size_t i, depth = 0, tags = 0;
+
+	if (memchr(f->data, '\0', f->len)) {
+		snprintf(err, errlen, "contains a NUL byte");
+		return -EINVAL;
+	}
+	if (strstr(f->path, "ganesha.conf")) {
+		bool quoted = false;
+
+		for (i = 0; i < f->len; i++) {
+			if (f->data[i] == '"')
+				quoted = !quoted;
+			else if (!quoted && f->data[i] == '{')
+				depth++;
+			else if (!quoted && f->data[i] == '}' && depth-- == 0)
+				break;
+		}
+		if (depth || quoted) {
+			snprintf(err, errlen, "unbalanced braces or quotes");
+			return -EINVAL;
+		}
+	} else if (strstr(f->path, ".service")) {
+		for (i = 0; i + 1 < f->len; i++)
+			if (f->data[i] == '<' && f->data[i + 1] != '!' && f->data[i + 1] != '?')
+				tags++;
+		if (!strstr(f->data, "<service-group>") || !strstr(f->data, "</service-group>") ||
+		    tags % 2) {
+			snprintf(err, errlen, "not a well-formed Avahi service group");
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* ---- services ---- */
+
+static void
+reload_services(struct job *j, unsigned mask, bool quiet_errors)
+{
+	int i;
+
+	for (i = 0; i < SVC_COUNT; i++) {
+		const struct service_backend *be;
+		const struct service_desc *d;
+		char err[512] = "";
+		int rc;
+
+		if (!(mask & (1u << i)))
+			continue;
+		be = service_backend(j->m, j->o->root, i);
+		d = service_desc(j->m, i);
+		if (!be)
+			continue;
+		rc = be->reload(j->o->root, d, service_pidfile(j->m, i), err, sizeof(err));
+		if (rc < 0 && !quiet_errors)
+			log_warnx("%s", err);
+	}
+}
+
+/* Reloads and checks each affected service. Returns 0 or -1 with what failed in err. */
+static int
+reload_and_check(struct job *j, char *err, size_t errlen)
+{
+	int i;
+
+	for (i = 0; i < SVC_COUNT; i++) {
+		const struct service_backend *be;
+		const struct service_desc *d;
+		const char *pidfile;
+		int rc;
+
+		if (!(j->svc_mask & (1u << i)))
+			continue;
+		be = service_backend(j->m, j->o->root, i);
+		d = service_desc(j->m, i);
+		pidfile = service_pidfile(j->m, i);
+		crash_point("reload");
+		rc = be->reload(j->o->root, d, pidfile, err, errlen);
+		if (rc == 1) {
+			log_info("%s: not running (%s backend); its new files take effect when it "
+				 "starts", d->daemon, be->name);
+			continue;
+		}
+		if (rc < 0)
+			return -1;
+		if ((rc = be->check(j->o->root, d, pidfile, j->listening[i], err, errlen)) < 0)
+			return -1;
+		log_info("%s: reloaded (%s backend)", d->daemon, be->name);
+	}
+	return 0;
+}
+
+/* ---- the apply ---- */
+
+static void
+inputs_hash(const struct rendered *r, char out[65])
+{
+	struct hash_ctx *h = hash_new();
+	size_t i;
+
+	hash_update(h, NASTUNE_VERSION, strlen(NASTUNE_VERSION) + 1);
+	for (i = 0; i < r->n; i++) {
+		hash_update(h, r->f[i].path, strlen(r->f[i].path) + 1);
+		hash_update(h, r->f[i].data, r->f[i].len);
+		hash_update(h, "", 1);
+	}
+	hash_final_hex(h, out);
+}
+
+static void
+add_change(struct job *j, const struct rfile *f, const char *path, bool exists)
+{
+	struct change *c;
+
+	j->ch = xreallocarray(j->ch, j->nch + 1, sizeof(*j->ch));
+	c = &j->ch[j->nch++];
+	c->f = f;
+	c->path = xstrdup(path);
+	c->abs = fs_rooted(j->o->root, path);
+	c->exists = exists;
+	j->svc_mask |= 1u << (f ? f->svc : svc_of_path(path));
+}
+
+static void
+job_free(struct job *j)
+{
+	size_t i;
+
+	for (i = 0; i < j->nch; i++) {
+		free(j->ch[i].path);
+		free(j->ch[i].abs);
+	}
+	free(j->ch);
+	state_close(j->st);
+	if (j->lockfd >= 0)
+		close(j->lockfd);
+	free(j->sdir);
+}
+
+/* Compares the rendered set with disk; stale nastune-owned files of the last generation too. */
+static int
+compute_changes(struct job *j, const struct rendered *r, const struct generation *last)
+{
+	size_t i, k;
+
+	for (i = 0; i < r->n; i++) {
+		char *abs = fs_rooted(j->o->root, r->f[i].path), *cur = NULL;
+		size_t len = 0;
+		int rc = fs_read_file(abs, FILE_MAX, &cur, &len);
+
+		if (rc < 0 && rc != -ENOENT) {
+			log_warnx("apply: cannot read %s: %s", abs, strerror(-rc));
+			free(abs);
+			return -1;
+		}
+		if (rc == -ENOENT || len != r->f[i].len || memcmp(cur, r->f[i].data, len) != 0)
+			add_change(j, &r->f[i], r->f[i].path, rc == 0);
+		free(cur);
+		free(abs);
+	}
+	for (i = 0; last && i < last->nfiles; i++) {
+		const struct gen_file *gf = &last->files[i];
+		bool rendered = false;
+		struct stat st;
+		char *abs;
+
+		if (!gf->present || strncmp(gf->path, RENDER_NFS_SERVICE_PREFIX,
+					    strlen(RENDER_NFS_SERVICE_PREFIX)) != 0)
+			continue;
+		for (k = 0; k < r->n; k++)
+			rendered |= strcmp(r->f[k].path, gf->path) == 0;
+		abs = fs_rooted(j->o->root, gf->path);
+		if (!rendered && stat(abs, &st) == 0)
+			add_change(j, NULL, gf->path, true);
+		free(abs);
+	}
+	return 0;
+}
+
+static void show_dry_run(struct job *j);
+
+/* Restores generation prev for every changed file and reloads. */
+static void
+undo(struct job *j, long prev, const char *step, const char *what, const char *cause)
+{
+	struct generation g;
+	size_t i;
+	int bad = 0;
+
+	log_warnx("apply failed at %s: %s: %s", step, what, cause);
+	if (state_get_generation(j->st, prev, &g) == 0) {
+		for (i = 0; i < j->nch; i++)
+			if (restore_file(j, &g, j->ch[i].path) < 0)
+				bad++;
+		generation_clear(&g);
+	} else {
+		bad = 1;
+	}
+	if (bad) {
+		log_warnx("could not restore every file of generation %ld; the journal is kept so "
+			  "the next run retries", prev);
+		return;
+	}
+	if (!j->o->no_reload)
+		reload_services(j, j->svc_mask, true);
+	journal_drop(j);
+	log_warnx("restored generation %ld; nothing else was changed", prev);
+}
+
+int
+apply_run(const struct model *m, const struct rendered *r, const struct apply_opts *o)
+{
+	struct job j = { .m = m, .o = o, .lockfd = -1 };
+	struct generation last = { 0 };
+	struct hwinfo hw = { 0 };
+	char ihash[65], hwhash[65], err[1024] = "", serr[512];
+	char **paths = NULL;
+	long prev = -1, newid = -1;
+	bool have_last = false;
+	size_t i, npaths = 0;
+	int status = EXIT_FAIL, rc;
+
+	j.sdir = fs_rooted(o->root, "/var/lib/nastune");
+	inputs_hash(r, ihash);
+	if ((rc = hwinfo_read(NULL, &hw)) < 0)
+		log_warnx("cannot read the hardware fingerprint: %s", strerror(-rc));
+	hwinfo_hash(&hw, hwhash);
+
+	if (o->dry_run) {
+		/* Reads only: the state directory may not even exist yet. */
+		struct stat st;
+		char *db = state_path(&j, "state.db");
+
+		if (stat(db, &st) == 0 && state_open(o->root, &j.st, serr, sizeof(serr)) == 0)
+			have_last = state_last_generation(j.st, &last) == 0;
+		free(db);
+		if (compute_changes(&j, r, have_last ? &last : NULL) < 0)
+			goto out;
+		show_dry_run(&j);
+		status = EXIT_OK;
+		goto out;
+	}
+	if (lock_acquire(&j) < 0)
+		goto out;
+	crash_point("locked");
+	if (state_open(o->root, &j.st, serr, sizeof(serr)) < 0) {
+		log_warnx("apply: %s", serr);
+		goto out;
+	}
+	if (recover(&j) < 0)
+		goto out;
+	have_last = state_last_generation(j.st, &last) == 0;
+	if (o->if_changed && have_last && strcmp(last.inputs_hash, ihash) == 0 &&
+	    strcmp(last.hw_hash, hwhash) == 0) {
+		log_info("nothing to do: configuration, templates, version and hardware are "
+			 "unchanged since generation %ld", last.id);
+		status = EXIT_OK;
+		goto out;
+	}
+	if (compute_changes(&j, r, have_last ? &last : NULL) < 0)
+		goto out;
+	if (j.nch == 0) {
+		log_info("nothing to do: the installed files match the configuration%s",
+			 have_last ? "" : " (recording them as generation 0)");
+		if (!have_last)
+			goto backup;
+		status = EXIT_OK;
+		goto out;
+	}
+backup:
+	/* First run: keep the distro's own files once, restorable with `rollback 0`. */
+	if (!have_last) {
+		char **bp = xcalloc(r->n + j.nch + 1, sizeof(*bp));
+		size_t nb = 0;
+
+		for (i = 0; i < r->n; i++)
+			bp[nb++] = r->f[i].path;
+		if ((rc = record_generation(&j, 0, "original files", "", &hw, bp, nb, NULL)) < 0) {
+			free(bp);
+			log_warnx("apply failed at backup: cannot keep the original files under %s: "
+				  "%s; nothing was changed", j.sdir, strerror(-rc));
+			goto out;
+		}
+		free(bp);
+		have_last = state_last_generation(j.st, &last) == 0;
+		if (j.nch == 0) {
+			status = EXIT_OK;
+			goto out;
+		}
+	}
+	prev = last.id;
+	crash_point("backup");
+
+	for (i = 0; i < j.nch; i++) {
+		if (!j.ch[i].f)
+			continue;
+		err[0] = '\0';
+		if (j.ch[i].f->svc == SVC_SMB)
+			rc = validate_smb(&j, j.ch[i].f, err, sizeof(err));
+		else
+			rc = validate_structure(j.ch[i].f, err, sizeof(err));
+		if (rc < 0) {
+			log_warnx("apply failed at validate: %s: %s; nothing was changed",
+				  j.ch[i].abs, err);
+			goto out;
+		}
+	}
+	crash_point("validate");
+	for (i = 0; i < SVC_COUNT; i++)
+		if (j.svc_mask & (1u << i))
+			j.listening[i] = service_desc(m, i)->port &&
+					 service_port_listening(service_desc(m, i)->port);
+
+	if ((rc = journal_write(&j, prev)) < 0) {
+		log_warnx("apply failed at journal: %s/pending: %s; nothing was changed", j.sdir,
+			  strerror(-rc));
+		goto out;
+	}
+	crash_point("journal");
+
+	for (i = 0; i < j.nch; i++) {
+		struct change *c = &j.ch[i];
+
+		if (!c->f) {
+			rc = unlink(c->abs) < 0 && errno != ENOENT ? -errno : 0;
+		} else {
+			rc = mkparent(c->abs);
+			if (rc == 0)
+				rc = fs_write_atomic(c->abs, c->f->data, c->f->len, 0644, 1);
+		}
+		if (rc < 0) {
+			undo(&j, prev, "install", c->abs, strerror(-rc));
+			goto out;
+		}
+		log_debug("installed %s", c->abs);
+		crash_point("install");
+	}
+
+	if (!o->no_reload && reload_and_check(&j, err, sizeof(err)) < 0) {
+		undo(&j, prev, "reload", "service", err);
+		goto out;
+	}
+	crash_point("reloaded");
+
+	paths = xcalloc(r->n + j.nch + 1, sizeof(*paths));
+	for (i = 0; i < r->n; i++)
+		paths[npaths++] = r->f[i].path;
+	for (i = 0; i < j.nch; i++)
+		if (!j.ch[i].f)
+			paths[npaths++] = j.ch[i].path;
+	if ((rc = record_generation(&j, -1, o->reason ? o->reason : "apply", ihash, &hw, paths,
+				    npaths, &newid)) < 0) {
+		undo(&j, prev, "record", j.sdir, strerror(-rc));
+		goto out;
+	}
+	crash_point("record");
+	journal_drop(&j);
+	prune(&j);
+	if (o->json) {
+		printf("{\"generation\": %ld, \"changed\": [", newid);
+		for (i = 0; i < j.nch; i++)
+			printf("%s\"%s\"", i ? ", " : "", j.ch[i].path);
+		printf("]}\n");
+	} else {
+		for (i = 0; i < j.nch; i++)
+			log_info("%s %s", j.ch[i].f ? (j.ch[i].exists ? "updated" : "created") :
+						     "removed", j.ch[i].abs);
+		log_info("applied as generation %ld (rollback: nastune rollback %ld)", newid, prev);
+	}
+	status = EXIT_OK;
+out:
+	free(paths);
+	generation_clear(&last);
+	hwinfo_free(&hw);
+	job_free(&j);
+	return status;
+}
+
+static void
+show_dry_run(struct job *j)
+{
+	size_t i;
+	int s;
+
+	if (j->nch == 0) {
+		printf("nothing to do: the installed files match the configuration\n");
+		return;
+	}
+	for (i = 0; i < j->nch; i++) {
+		if (!j->ch[i].f)
+			printf("would remove %s\n", j->ch[i].abs);
+		else
+			cli_show_diff(j->ch[i].exists ? j->ch[i].abs : "/dev/null", j->ch[i].path,
+				      j->ch[i].f->data, j->ch[i].f->len);
+	}
+	for (s = 0; s < SVC_COUNT; s++) {
+		const struct service_backend *be;
+
+		if (!(j->svc_mask & (1u << s)))
+			continue;
+		be = service_backend(j->m, j->o->root, s);
+		printf("would %s %s (%s backend)\n", j->o->no_reload ? "not reload" : "reload",
+		       service_desc(j->m, s)->daemon, be ? be->name : "?");
+	}
+}
+
+int
+apply_rollback(const struct model *m, long id, const struct apply_opts *o)
+{
+	struct job j = { .m = m, .o = o, .lockfd = -1 };
+	struct generation target = { 0 }, last = { 0 };
+	struct hwinfo hw = { 0 };
+	char serr[512], err[512], reason[64], **paths = NULL;
+	size_t i, k, npaths = 0;
+	long newid;
+	int status = EXIT_FAIL, failed = 0;
+
+	j.sdir = fs_rooted(o->root, "/var/lib/nastune");
+	if (lock_acquire(&j) < 0)
+		goto out;
+	if (state_open(o->root, &j.st, serr, sizeof(serr)) < 0) {
+		log_warnx("rollback: %s", serr);
+		goto out;
+	}
+	if (recover(&j) < 0)
+		goto out;
+	if (state_last_generation(j.st, &last) < 0) {
+		log_warnx("rollback: no generation recorded yet — nothing to roll back to");
+		status = EXIT_USAGE;
+		goto out;
+	}
+	if (id < 0)
+		id = last.id - 1;
+	if (id < 0 || state_get_generation(j.st, id, &target) < 0) {
+		log_warnx("rollback: generation %ld does not exist — `nastune status` lists the "
+			  "kept ones", id);
+		status = EXIT_USAGE;
+		goto out;
+	}
+	/* Every file either generation owns. */
+	paths = xcalloc(last.nfiles + target.nfiles + 1, sizeof(*paths));
+	for (i = 0; i < target.nfiles; i++)
+		paths[npaths++] = target.files[i].path;
+	for (i = 0; i < last.nfiles; i++) {
+		for (k = 0; k < target.nfiles; k++)
+			if (strcmp(target.files[k].path, last.files[i].path) == 0)
+				break;
+		if (k == target.nfiles)
+			paths[npaths++] = last.files[i].path;
+	}
+	for (i = 0; i < npaths; i++) {
+		add_change(&j, NULL, paths[i], true);
+		if (restore_file(&j, &target, paths[i]) < 0)
+			failed++;
+	}
+	if (failed) {
+		log_warnx("rollback: %d file(s) could not be restored", failed);
+		goto out;
+	}
+	if (!o->no_reload && reload_and_check(&j, err, sizeof(err)) < 0)
+		log_warnx("rollback: files restored, but %s", err);
+	hwinfo_read(NULL, &hw);
+	snprintf(reason, sizeof(reason), "rollback to %ld", id);
+	if (record_generation(&j, -1, reason, target.inputs_hash, &hw, paths, npaths, &newid) < 0) {
+		log_warnx("rollback: files restored but the new generation could not be recorded");
+		goto out;
+	}
+	prune(&j);
+	log_info("rolled back to generation %ld (recorded as generation %ld)", id, newid);
+	status = EXIT_OK;
+out:
+	free(paths);
+	generation_clear(&target);
+	generation_clear(&last);
+	hwinfo_free(&hw);
+	job_free(&j);
+	return status;
+}

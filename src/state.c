@@ -1,0 +1,290 @@
+/* state.c - SQLite state with versioned migrations. */
+#include <errno.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fsutil.h"
+#include "state.h"
+#include "xmalloc.h"
+
+struct state {
+	sqlite3 *db;
+};
+
+/* Migration N takes the schema from version N to N+1. Append only; never edit one. */
+static const char *const migrations[] = {
+	"CREATE TABLE generations ("
+	"  id INTEGER PRIMARY KEY, created TEXT NOT NULL, reason TEXT NOT NULL,"
+	"  version TEXT NOT NULL, inputs_hash TEXT NOT NULL, hw_hash TEXT NOT NULL,"
+	"  hw_text TEXT NOT NULL);"
+	"CREATE TABLE files ("
+	"  gen INTEGER NOT NULL REFERENCES generations(id) ON DELETE CASCADE,"
+	"  path TEXT NOT NULL, sha256 TEXT NOT NULL, mode INTEGER NOT NULL,"
+	"  uid INTEGER NOT NULL, gid INTEGER NOT NULL, present INTEGER NOT NULL,"
+	"  PRIMARY KEY (gen, path));",
+	"CREATE TABLE bench_runs ("
+	"  id INTEGER PRIMARY KEY, created TEXT NOT NULL, gen INTEGER, hw_hash TEXT,"
+	"  json TEXT NOT NULL);"
+	"CREATE TABLE tune_results ("
+	"  id INTEGER PRIMARY KEY, created TEXT NOT NULL, gen INTEGER, hw_hash TEXT,"
+	"  json TEXT NOT NULL);",
+};
+
+static int
+exec(struct state *st, const char *sql)
+{
+	return sqlite3_exec(st->db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : -EIO;
+}
+
+int
+state_schema_version(struct state *st)
+{
+	sqlite3_stmt *s;
+	int v = -1;
+
+	if (sqlite3_prepare_v2(st->db, "PRAGMA user_version", -1, &s, NULL) != SQLITE_OK)
+		return -1;
+	if (sqlite3_step(s) == SQLITE_ROW)
+		v = sqlite3_column_int(s, 0);
+	sqlite3_finalize(s);
+	return v;
+}
+
+int
+state_open(const char *root, struct state **out, char *err, size_t errlen)
+{
+	char *dir = fs_rooted(root, "/var/lib/nastune"), *path = NULL;
+	struct state *st = xcalloc(1, sizeof(*st));
+	int rc, v;
+	size_t i;
+
+	if ((rc = fs_mkdir_p(dir, 0755)) < 0) {
+		snprintf(err, errlen, "cannot create %s: %s", dir, strerror(-rc));
+		goto fail;
+	}
+	path = xasprintf("%s/state.db", dir);
+	if (sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
+	    SQLITE_OK) {
+		snprintf(err, errlen, "cannot open %s: %s", path,
+			 st->db ? sqlite3_errmsg(st->db) : "out of memory");
+		rc = -EIO;
+		goto fail;
+	}
+	sqlite3_busy_timeout(st->db, 10000);
+	if (exec(st, "PRAGMA journal_mode=WAL; PRAGMA foreign_keys=ON; "
+		     "PRAGMA synchronous=FULL;") < 0) {
+		snprintf(err, errlen, "%s: %s", path, sqlite3_errmsg(st->db));
+		rc = -EIO;
+		goto fail;
+	}
+	v = state_schema_version(st);
+	if (v > (int)(sizeof(migrations) / sizeof(migrations[0]))) {
+		snprintf(err, errlen, "%s has schema version %d, newer than this nastune knows "
+			 "(%zu) — upgrade nastune", path, v, sizeof(migrations) / sizeof(migrations[0]));
+		rc = -EPROTO;
+		goto fail;
+	}
+	for (i = (size_t)(v < 0 ? 0 : v); i < sizeof(migrations) / sizeof(migrations[0]); i++) {
+		char *sql = xasprintf("BEGIN; %s PRAGMA user_version=%zu; COMMIT;", migrations[i],
+				      i + 1);
+
+		rc = exec(st, sql);
+		free(sql);
+		if (rc < 0) {
+			snprintf(err, errlen, "%s: migration to schema %zu failed: %s", path, i + 1,
+				 sqlite3_errmsg(st->db));
+			exec(st, "ROLLBACK");
+			goto fail;
+		}
+	}
+	free(dir);
+	free(path);
+	*out = st;
+	return 0;
+fail:
+	state_close(st);
+	free(dir);
+	free(path);
+	return rc;
+}
+
+void
+state_close(struct state *st)
+{
+	if (!st)
+		return;
+	sqlite3_close(st->db);
+	free(st);
+}
+
+void
+generation_clear(struct generation *g)
+{
+	size_t i;
+
+	for (i = 0; i < g->nfiles; i++)
+		free(g->files[i].path);
+	free(g->files);
+	free(g->created);
+	free(g->reason);
+	free(g->version);
+	free(g->hw_text);
+	memset(g, 0, sizeof(*g));
+}
+
+static char *
+col_str(sqlite3_stmt *s, int i)
+{
+	const unsigned char *t = sqlite3_column_text(s, i);
+
+	return xstrdup(t ? (const char *)t : "");
+}
+
+static int
+load_gen(struct state *st, const char *where, long id, struct generation *g)
+{
+	sqlite3_stmt *s;
+	char *sql = xasprintf("SELECT id, created, reason, version, inputs_hash, hw_hash, hw_text "
+			      "FROM generations %s", where);
+	int rc;
+
+	memset(g, 0, sizeof(*g));
+	rc = sqlite3_prepare_v2(st->db, sql, -1, &s, NULL);
+	free(sql);
+	if (rc != SQLITE_OK)
+		return -EIO;
+	if (strstr(where, "?"))
+		sqlite3_bind_int64(s, 1, id);
+	rc = sqlite3_step(s);
+	if (rc != SQLITE_ROW) {
+		sqlite3_finalize(s);
+		return rc == SQLITE_DONE ? -ENOENT : -EIO;
+	}
+	g->id = (long)sqlite3_column_int64(s, 0);
+	g->created = col_str(s, 1);
+	g->reason = col_str(s, 2);
+	g->version = col_str(s, 3);
+	snprintf(g->inputs_hash, sizeof(g->inputs_hash), "%s", sqlite3_column_text(s, 4));
+	snprintf(g->hw_hash, sizeof(g->hw_hash), "%s", sqlite3_column_text(s, 5));
+	g->hw_text = col_str(s, 6);
+	sqlite3_finalize(s);
+	if (sqlite3_prepare_v2(st->db, "SELECT path, sha256, mode, uid, gid, present FROM files "
+				       "WHERE gen = ? ORDER BY path", -1, &s, NULL) != SQLITE_OK) {
+		generation_clear(g);
+		return -EIO;
+	}
+	sqlite3_bind_int64(s, 1, g->id);
+	while (sqlite3_step(s) == SQLITE_ROW) {
+		struct gen_file *f;
+
+		g->files = xreallocarray(g->files, g->nfiles + 1, sizeof(*g->files));
+		f = &g->files[g->nfiles++];
+		f->path = col_str(s, 0);
+		snprintf(f->sha256, sizeof(f->sha256), "%s", sqlite3_column_text(s, 1));
+		f->mode = (unsigned)sqlite3_column_int(s, 2);
+		f->uid = (unsigned)sqlite3_column_int(s, 3);
+		f->gid = (unsigned)sqlite3_column_int(s, 4);
+		f->present = sqlite3_column_int(s, 5);
+	}
+	sqlite3_finalize(s);
+	return 0;
+}
+
+int
+state_last_generation(struct state *st, struct generation *g)
+{
+	return load_gen(st, "ORDER BY id DESC LIMIT 1", 0, g);
+}
+
+int
+state_get_generation(struct state *st, long id, struct generation *g)
+{
+	return load_gen(st, "WHERE id = ?", id, g);
+}
+
+int
+state_add_generation(struct state *st, struct generation *g)
+{
+	sqlite3_stmt *s = NULL;
+	size_t i;
+
+	if (exec(st, "BEGIN IMMEDIATE") < 0)
+		return -EIO;
+	if (g->id < 0) {
+		if (sqlite3_prepare_v2(st->db, "SELECT COALESCE(MAX(id), -1) + 1 FROM generations",
+				       -1, &s, NULL) != SQLITE_OK || sqlite3_step(s) != SQLITE_ROW)
+			goto fail;
+		g->id = (long)sqlite3_column_int64(s, 0);
+		sqlite3_finalize(s);
+	}
+	if (sqlite3_prepare_v2(st->db, "INSERT INTO generations (id, created, reason, version, "
+				       "inputs_hash, hw_hash, hw_text) VALUES (?, ?, ?, ?, ?, ?, ?)",
+			       -1, &s, NULL) != SQLITE_OK)
+		goto fail;
+	sqlite3_bind_int64(s, 1, g->id);
+	sqlite3_bind_text(s, 2, g->created ? g->created : "", -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(s, 3, g->reason ? g->reason : "", -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(s, 4, g->version ? g->version : "", -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(s, 5, g->inputs_hash, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(s, 6, g->hw_hash, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(s, 7, g->hw_text ? g->hw_text : "", -1, SQLITE_TRANSIENT);
+	if (sqlite3_step(s) != SQLITE_DONE)
+		goto fail;
+	sqlite3_finalize(s);
+	if (sqlite3_prepare_v2(st->db, "INSERT INTO files (gen, path, sha256, mode, uid, gid, "
+				       "present) VALUES (?, ?, ?, ?, ?, ?, ?)", -1, &s, NULL) != SQLITE_OK)
+		goto fail;
+	for (i = 0; i < g->nfiles; i++) {
+		const struct gen_file *f = &g->files[i];
+
+		sqlite3_reset(s);
+		sqlite3_bind_int64(s, 1, g->id);
+		sqlite3_bind_text(s, 2, f->path, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_text(s, 3, f->sha256, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_int(s, 4, (int)f->mode);
+		sqlite3_bind_int(s, 5, (int)f->uid);
+		sqlite3_bind_int(s, 6, (int)f->gid);
+		sqlite3_bind_int(s, 7, f->present);
+		if (sqlite3_step(s) != SQLITE_DONE)
+			goto fail;
+	}
+	sqlite3_finalize(s);
+	return exec(st, "COMMIT");
+fail:
+	sqlite3_finalize(s);
+	exec(st, "ROLLBACK");
+	return -EIO;
+}
+
+int
+state_generation_ids(struct state *st, long **ids, size_t *n)
+{
+	sqlite3_stmt *s;
+
+	*ids = NULL;
+	*n = 0;
+	if (sqlite3_prepare_v2(st->db, "SELECT id FROM generations ORDER BY id", -1, &s, NULL) !=
+	    SQLITE_OK)
+		return -EIO;
+	while (sqlite3_step(s) == SQLITE_ROW) {
+		*ids = xreallocarray(*ids, *n + 1, sizeof(**ids));
+		(*ids)[(*n)++] = (long)sqlite3_column_int64(s, 0);
+	}
+	sqlite3_finalize(s);
+	return 0;
+}
+
+int
+state_delete_generation(struct state *st, long id)
+{
+	char *sql = xasprintf("BEGIN; DELETE FROM files WHERE gen = %ld; "
+			      "DELETE FROM generations WHERE id = %ld; COMMIT;", id, id);
+	int rc = exec(st, sql);
+
+	free(sql);
+	if (rc < 0)
+		exec(st, "ROLLBACK");
+	return rc;
+}
