@@ -19,13 +19,13 @@
 #include <stddef.h>
 
 struct hwinfo_item {
-	char *kind;	/* "cpu", "disk", "mem", "nic" */
-	char *name;	/* "eth0", "sda"; "system" for cpu and mem */
-	char *value;	/* "driver=virtio_net fw=unknown speed=unknown" */
+	char *kind;  /* "cpu", "disk", "mem", "nic" */
+	char *name;  /* "eth0", "sda"; "system" for cpu and mem */
+	char *value; /* "driver=virtio_net fw=unknown speed=unknown" */
 };
 
 struct hwinfo {
-	struct hwinfo_item *items;	/* sorted by kind, then name (strcmp order) */
+	struct hwinfo_item *items; /* sorted by kind, then name (strcmp order) */
 	size_t n;
 };
 
@@ -38,7 +38,7 @@ struct hwinfo {
  * "disk" per /sys/block entry but loop*, ram*, zram* and dm-*, with device/model,
  * queue/rotational and device/firmware_rev (NVMe) or device/rev (SCSI/ATA). One "cpu":
  * the first "model name" of /proc/cpuinfo and the online count. One "mem": MemTotal rounded
- * to the nearest GiB, so a few MB reserved more or less by another kernel do not count.
+ * up to a whole GiB, so a few MB reserved more or less by another kernel do not count.
  *
  * Under a sysroot the ioctl cannot be faked, so (a test-only convention) driver is the
  * basename of the sys/class/net/IF/device/driver symlink, fw the first line of

@@ -163,10 +163,16 @@ cmd_status(struct ctx *ctx, int argc, char **argv)
 						      d->port && service_port_listening(d->port)));
 	}
 	json_object_set_new(o, "services", svcs);
-	json_object_set_new(o, "hardware", json_pack("{s:s, s:s, s:s, s:b}", "hash", hash,
-						      "text", text, "changed_since_apply",
-						      changes ? changes : "", "retune_due",
-						      changes && *changes));
+	{
+		json_error_t jerr;
+		json_t *h = json_pack_ex(&jerr, 0, "{s:s, s:s, s:s, s:b}", "hash", hash, "text",
+					 text ? text : "", "changed_since_apply",
+					 changes ? changes : "", "retune_due", changes && *changes);
+
+		if (!h)
+			log_warnx("status: %s", jerr.text);
+		json_object_set_new(o, "hardware", h ? h : json_null());
+	}
 	if (ctx->json) {
 		json_dumpf(o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 		fputc('\n', stdout);

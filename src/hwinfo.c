@@ -23,8 +23,8 @@
 #include "log.h"
 #include "xmalloc.h"
 
-#define HWINFO_ATTR_MAX (64 * 1024)		/* a sysfs attribute is one page at most */
-#define HWINFO_PROC_MAX (16 * 1024 * 1024)	/* /proc/cpuinfo grows with the CPU count */
+#define HWINFO_ATTR_MAX (64 * 1024)	   /* a sysfs attribute is one page at most */
+#define HWINFO_PROC_MAX (16 * 1024 * 1024) /* /proc/cpuinfo grows with the CPU count */
 #define HWINFO_UNKNOWN "unknown"
 
 struct hwinfo_builder {
@@ -209,7 +209,7 @@ out:
 static int
 hwinfo_skip_disk(const char *name)
 {
-	static const char *const skip[] = { "loop", "ram", "zram", "dm-" };
+	static const char *const skip[] = {"loop", "ram", "zram", "dm-"};
 	size_t i;
 
 	if (name[0] == '.')
@@ -329,7 +329,7 @@ hwinfo_fake_cpu_count(const char *root, const char *cpuinfo)
 	if (n > 0)
 		return n;
 	n = 0;
-	for (line = cpuinfo; *line; ) {
+	for (line = cpuinfo; *line;) {
 		if (strncmp(line, "processor", 9) == 0 &&
 		    (line[9] == ':' || isspace((unsigned char)line[9])))
 			n++;
@@ -385,7 +385,9 @@ hwinfo_read_mem(const char *root, struct hwinfo_builder *hb)
 		return -EINVAL;
 	}
 	free(total);
-	gib = (kib + 512 * 1024) / (1024 * 1024);
+	/* Up, not to nearest: MemTotal is the installed RAM less what firmware and kernel keep
+	 * (1-3%), so a 32 GiB machine shows 31.3-31.6 GiB, right on a nearest-rounding edge. */
+	gib = (kib + 1024 * 1024 - 1) / (1024 * 1024);
 	hwinfo_add(hb, "mem", "system", xasprintf("total=%lluGiB", gib));
 	return 0;
 }
@@ -402,7 +404,7 @@ hwinfo_item_cmp(const void *a, const void *b)
 int
 hwinfo_read(const char *sysroot, struct hwinfo *hw)
 {
-	struct hwinfo_builder hb = { .hw = hw };
+	struct hwinfo_builder hb = {.hw = hw};
 	int real, err;
 
 	hw->items = NULL;
@@ -446,6 +448,7 @@ hwinfo_text(const struct hwinfo *hw)
 	size_t i;
 
 	buf_init(&b);
+	buf_adds(&b, ""); /* buf_steal of a never-written buf is not NUL-terminated */
 	for (i = 0; hw && i < hw->n; i++)
 		buf_printf(&b, "%s %s %s\n", hw->items[i].kind, hw->items[i].name,
 			   hw->items[i].value);
@@ -596,6 +599,7 @@ hwinfo_diff(const char *old_text, const char *new_text)
 	struct buf b;
 
 	buf_init(&b);
+	buf_adds(&b, ""); /* "" when nothing changed; see hwinfo_text */
 	ov = hwinfo_split(old_text, &oc, &on);
 	nv = hwinfo_split(new_text, &nc, &nn);
 	while (i < on || j < nn) {

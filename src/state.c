@@ -75,7 +75,10 @@ state_open(const char *root, struct state **out, char *err, size_t errlen)
 	sqlite3_busy_timeout(st->db, 10000);
 	if (exec(st, "PRAGMA journal_mode=WAL; PRAGMA foreign_keys=ON; "
 		     "PRAGMA synchronous=FULL;") < 0) {
-		snprintf(err, errlen, "%s: %s", path, sqlite3_errmsg(st->db));
+		snprintf(err, errlen, "%s: %s%s%s%s", path, sqlite3_errmsg(st->db),
+			 sqlite3_system_errno(st->db) ? " (" : "",
+			 sqlite3_system_errno(st->db) ? strerror(sqlite3_system_errno(st->db)) : "",
+			 sqlite3_system_errno(st->db) ? ")" : "");
 		rc = -EIO;
 		goto fail;
 	}
@@ -93,8 +96,11 @@ state_open(const char *root, struct state **out, char *err, size_t errlen)
 		rc = exec(st, sql);
 		free(sql);
 		if (rc < 0) {
-			snprintf(err, errlen, "%s: migration to schema %zu failed: %s", path, i + 1,
-				 sqlite3_errmsg(st->db));
+			snprintf(err, errlen, "%s: migration to schema %zu failed: %s%s%s%s", path,
+				 i + 1, sqlite3_errmsg(st->db), sqlite3_system_errno(st->db) ? " (" : "",
+				 sqlite3_system_errno(st->db) ?
+					 strerror(sqlite3_system_errno(st->db)) : "",
+				 sqlite3_system_errno(st->db) ? ")" : "");
 			exec(st, "ROLLBACK");
 			goto fail;
 		}
