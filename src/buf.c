@@ -38,6 +38,7 @@ buf_reserve(struct buf *b, size_t n)
 	while (b->cap < want)
 		b->cap *= 2;
 	b->data = xreallocarray(b->data, b->cap, 1);
+	b->data[b->len] = '\0';
 }
 
 void

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -167,6 +168,17 @@ hwinfo_read_nics(const char *root, int real, struct hwinfo_builder *hb)
 		if (de->d_name[0] == '.' || strcmp(de->d_name, "lo") == 0)
 			continue;
 		ifdir = xasprintf("%s/%s", dir, de->d_name);
+		/* Virtual links (veth, bridges, ifb, containers) come and go: not hardware. */
+		{
+			char *rp = realpath(ifdir, NULL);
+			bool virt = rp && strstr(rp, "/devices/virtual/");
+
+			free(rp);
+			if (virt) {
+				free(ifdir);
+				continue;
+			}
+		}
 		if (!real || hwinfo_ethtool_drvinfo(fd, de->d_name, &driver, &fw) < 0) {
 			driver = hwinfo_link_base(ifdir, "device/driver");
 			if (!real)
