@@ -12,7 +12,7 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
-plan 38
+plan 40
 conf="$top/profiles/demo.conf"
 
 # A config whose services use pidfiles we control.
