@@ -68,6 +68,35 @@ mtu_json_print(json_t *o)
 	json_decref(o);
 }
 
+/* A stable word for --json consumers; the message is for people. */
+static const char *
+mtu_reason(int r)
+{
+	switch (r) {
+	case -ENODEV:
+		return "no_such_interface";
+	case -ERANGE:
+		return "outside_driver_limits";
+	case -EINVAL:
+		return "invalid_value";
+	case -EBUSY:
+		return "bond_member";
+	case -EADDRNOTAVAIL:
+		return "peer_not_resolvable";
+	case -EPERM:
+	case -EACCES:
+		return "permission_denied";
+	case -EHOSTUNREACH:
+		return "peer_unreachable";
+	case -EPROTO:
+		return "path_too_small";
+	case -ETIMEDOUT:
+		return "not_confirmed";
+	default:
+		return "system_error";
+	}
+}
+
 static int
 mtu_fail(const struct ctx *ctx, json_t *o, int r, const char *msg)
 {
@@ -77,6 +106,7 @@ mtu_fail(const struct ctx *ctx, json_t *o, int r, const char *msg)
 			o = json_object();
 		json_object_set_new(o, "ok", json_false());
 		json_object_set_new(o, "error", json_string(msg));
+		json_object_set_new(o, "reason", json_string(mtu_reason(r)));
 		json_object_set_new(o, "errno", json_string(strerror(-r)));
 		mtu_json_print(o);
 	} else {

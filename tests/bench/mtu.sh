@@ -7,8 +7,8 @@
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 export NASTUNE=${NASTUNE:-$top/build/nastune}
-export NASTUNE_LAB_PREFIX=${NASTUNE_MTU_LAB_PREFIX:-nmtub-}
-export NASTUNE_LAB_STATE=${NASTUNE_MTU_LAB_STATE:-/var/tmp/nastune-lab-mtubench}
+export NASTUNE_LAB_PREFIX=${NASTUNE_MTU_LAB_PREFIX:-nmtub$$-}	# private, per run
+export NASTUNE_LAB_STATE=${NASTUNE_MTU_LAB_STATE:-/var/tmp/nastune-lab-mtubench.$$}
 LAB=$top/tests/lab/lab
 REPS=${REPS:-5}
 SECS=${SECS:-4}

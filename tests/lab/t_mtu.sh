@@ -2,9 +2,10 @@
 # MTU through netlink, proven end to end (issue 6): real rtnetlink on real veth, real ICMP
 # through the lab's bridge switch. Runs on a private lab instance (its own namespaces and
 # state, torn down at the end) because it changes host and switch-port MTUs that other lab
-# tests rely on. NASTUNE_MTU_LAB_KEEP=1 leaves it up for debugging.
-export NASTUNE_LAB_PREFIX=${NASTUNE_MTU_LAB_PREFIX:-nmtu-}
-export NASTUNE_LAB_STATE=${NASTUNE_MTU_LAB_STATE:-/var/tmp/nastune-lab-mtu}
+# tests rely on; named per run so that concurrent runs cannot meet. NASTUNE_MTU_LAB_KEEP=1
+# leaves it up for debugging.
+export NASTUNE_LAB_PREFIX=${NASTUNE_MTU_LAB_PREFIX:-nmtu$$-}
+export NASTUNE_LAB_STATE=${NASTUNE_MTU_LAB_STATE:-/var/tmp/nastune-lab-mtu.$$}
 # shellcheck source=tests/lab/lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -15,7 +16,7 @@ cleanup() {
 trap cleanup EXIT
 
 lab_ready --server-mtu 1500 --client-mtu 9000,client1=7936 --switch-mtu 9216 --clients 2
-plan 53
+plan 54
 
 C1=$("$LAB" addr client1)
 C1_6=$("$LAB" addr -6 client1)
@@ -160,6 +161,14 @@ else
 	[[ $rc = 1 ]] && grep -q "need root (CAP_NET_RAW) or a group in net.ipv4.ping_group_range" <<<"$err"
 	ok $? "probe as nobody: exit 1, says root or ping_group_range" "$(both)"
 fi
+# The same search without root, through an unprivileged ping socket (the sysctl is per netns).
+"$LAB" exec server sysctl -qw net.ipv4.ping_group_range="0 2147483647"
+timeout 60 "$LAB" exec server "${NOBODY[@]}" "$NASTUNE" --json mtu probe -i lab0 "$C1" "$C1_6" \
+	>"$WORK/out" 2>"$WORK/err"
+rc=$? out=$(<"$WORK/out") err=$(<"$WORK/err")
+"$LAB" exec server sysctl -qw net.ipv4.ping_group_range="$glo $ghi"
+[[ $rc = 0 ]] && json "all(p['raw_socket'] is False and p['largest']==$L4 for p in d['peers'])" >/dev/null
+ok $? "as nobody with ping_group_range open: ping sockets find the same $L4, IPv4 and IPv6" "$(both)"
 set_mtu server 1500
 
 # --- auto: server 9000-capable at 1500, client1 at 7936 -----------------------------------------
@@ -269,7 +278,7 @@ nt server --json mtu auto lab0 --peer "$C1"
 t=$((($(date +%s%N) - t0) / 1000000))
 [[ $rc = 1 ]] && grep -q "black hole: peer $C1 ($C1) receives don't-fragment packets of at most 1500 bytes" <<<"$err"
 ok $? "auto detects it: exit 1 naming client1 and 1500, the largest size that passed ($t ms)" "$(both)"
-[[ $(mtu_of server) = 9000 ]] && json 'd["reverted"] is True and d["mtu"]==9000 and d["tried_mtu"]==9216 and d["peers"][0]["largest"]==1500' >/dev/null
+[[ $(mtu_of server) = 9000 ]] && json 'd["reason"]=="path_too_small" and d["reverted"] is True and d["mtu"]==9000 and d["tried_mtu"]==9216 and d["peers"][0]["largest"]==1500' >/dev/null
 ok $? "... the candidate was reverted: MTU 9000 again, JSON says reverted" "$(both)"
 grep -q "restored to 9000" <<<"$err" && grep -q "nastune mtu set lab0 1500" <<<"$err"
 ok $? "... and the message says what was restored and how to fix it" "$(both)"
@@ -284,5 +293,5 @@ ok $? "auto from 1500 behind the 1500 switch: tries 9216, keeps 1500, exit 0" "$
 sleep 0.2
 ! pgrep -f "$NASTUNE mtu" >/dev/null
 ok $? "no nastune mtu process (or watchdog) left running" "$(pgrep -af "$NASTUNE mtu")"
-[[ $TAP_N = 53 ]] || echo "# ran $TAP_N tests, planned 53"
+[[ $TAP_N = 54 ]] || echo "# ran $TAP_N tests, planned 54"
 done_testing
