@@ -14,6 +14,16 @@ TAP_FAILED=0
 WORK=$(mktemp -d /tmp/nastune-lab-test.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 
+# One test at a time per lab, also across users of the machine (tests/lab/lab honours it).
+LAB_STATE_DIR=${NASTUNE_LAB_STATE:-/var/tmp/nastune-lab}
+mkdir -p "$(dirname "$LAB_STATE_DIR")"
+exec 7>"$LAB_STATE_DIR.lock"
+if ! flock -w 900 7; then
+	echo "Bail out! another lab test held $LAB_STATE_DIR.lock for 15 minutes"
+	exit 1
+fi
+export NASTUNE_LAB_LOCK_HELD=$LAB_STATE_DIR
+
 plan() { echo "1..$1"; }
 diag() { [[ -n ${1:-} ]] && printf '%s\n' "$1" | head -n "${2:-15}" | sed 's/^/# /'; return 0; }
 
@@ -83,7 +93,7 @@ lab_ready() {
 	sleep 0.5	# let the daemons finish their reload
 }
 
-on() { local h=$1; shift; "$LAB" exec "$h" "$@"; }
+on() { local h=$1; shift; "$LAB" exec "$h" "$@" 7>&-; }	# daemons must not keep the lock
 
 # A file of N random bytes under $WORK; prints its path.
 randfile() {
@@ -93,7 +103,7 @@ randfile() {
 }
 
 # Passwords of the lab's users (tests/lab/lab writes them).
-password() { grep "^$1:" "${NASTUNE_LAB_STATE:-/var/tmp/nastune-lab}/users" | cut -d: -f2-; }
+password() { grep "^$1:" "$LAB_STATE_DIR/users" | cut -d: -f2-; }
 
 # A pidfile's pid under the server root.
 server_pid() { tr -dc '0-9' <"$SROOT/$1"; }
