@@ -135,7 +135,8 @@ cmd_status(struct ctx *ctx, int argc, char **argv)
 		json_decref(gens);
 		return status;
 	}
-	hwinfo_read(NULL, &hw);
+	if (apply_read_hw(&hw) < 0)
+		log_warnx("status: cannot read the hardware fingerprint");
 	hwinfo_hash(&hw, hash);
 	text = hwinfo_text(&hw);
 	db = fs_rooted(ctx->root, "/var/lib/nastune/state.db");
