@@ -95,6 +95,23 @@ run(char *const argv[])
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
+/* A service that listened before a reload must listen again within 5 s. */
+static int
+wait_listening(const char *who, int port, bool was_listening, char *err, size_t errlen)
+{
+	int i;
+
+	if (!was_listening || !port)
+		return 0;
+	for (i = 0; i < 50; i++) {
+		if (service_port_listening(port))
+			return 0;
+		usleep(100000);
+	}
+	snprintf(err, errlen, "%s does not listen on port %d after the reload", who, port);
+	return -ECONNREFUSED;
+}
+
 /* ---- systemd ---- */
 
 static int
@@ -122,7 +139,6 @@ systemd_check(const char *root, const struct service_desc *d, const char *pidfil
 	      bool was_listening, char *err, size_t errlen)
 {
 	char *argv[] = { "systemctl", "is-active", "--quiet", (char *)d->unit, NULL };
-	int i;
 
 	(void)root;
 	(void)pidfile;
@@ -130,17 +146,7 @@ systemd_check(const char *root, const struct service_desc *d, const char *pidfil
 		snprintf(err, errlen, "%s is not active after the reload", d->unit);
 		return -ESRCH;
 	}
-	for (i = 0; was_listening && d->port && i < 50; i++) {
-		if (service_port_listening(d->port))
-			return 0;
-		usleep(100000);
-	}
-	if (was_listening && d->port) {
-		snprintf(err, errlen, "%s does not listen on port %d after the reload", d->unit,
-			 d->port);
-		return -ECONNREFUSED;
-	}
-	return 0;
+	return wait_listening(d->unit, d->port, was_listening, err, errlen);
 }
 
 /* ---- pidfile ---- */
@@ -235,17 +241,7 @@ pidfile_check(const char *root, const struct service_desc *d, const char *pidfil
 		}
 	}
 	free(path);
-	for (i = 0; was_listening && d->port && i < 50; i++) {
-		if (service_port_listening(d->port))
-			return 0;
-		usleep(100000);
-	}
-	if (was_listening && d->port) {
-		snprintf(err, errlen, "%s does not listen on port %d after the reload", d->daemon,
-			 d->port);
-		return -ECONNREFUSED;
-	}
-	return 0;
+	return wait_listening(d->daemon, d->port, was_listening, err, errlen);
 }
 
 /* ---- none ---- */
