@@ -110,6 +110,8 @@ void strlist_free(struct strlist *l);
 bool strlist_has(const struct strlist *l, const char *s);
 
 const char *goal_name(enum tune_goal g);
+/* FNV-1a of s: stable ids (NFS fsid, Ganesha Export_Id) derived from a share path. */
+uint32_t model_hash32(const char *s);
 /* "smb", "nfs", "afp", "mdns" */
 const char *svc_name(enum svc s);
 

@@ -146,3 +146,15 @@ svc_name(enum svc s)
 
 	return (unsigned)s < SVC_COUNT ? names[s] : "?";
 }
+
+uint32_t
+model_hash32(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	for (; *s; s++) {
+		h ^= (unsigned char)*s;
+		h *= 16777619u;
+	}
+	return h;
+}

@@ -957,18 +957,6 @@ load_root(struct ld *ld, config_setting_t *root, bool is_preset)
 
 /* ---- whole-model checks ---- */
 
-static uint32_t
-fnv1a(const char *s)
-{
-	uint32_t h = 2166136261u;
-
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 16777619u;
-	}
-	return h;
-}
-
 /* a is b, or a lies inside b. */
 static bool
 path_within(const char *a, const char *b)
@@ -1055,7 +1043,7 @@ validate(struct ld *ld)
 				ERRL(ld, a->loc, "share '%s' asks for NFS async writes, which can lose "
 					 "data on power loss — set tuning.allow_unsafe = true to allow "
 					 "it, or remove nfs.async", a->name);
-			a->nfs_fsid = (fnv1a(a->path) & 0x7fffffffu) | 1u;
+			a->nfs_fsid = (model_hash32(a->path) & 0x7fffffffu) | 1u;
 			for (j = 0; j < i; j++)
 				if (m->shares[j].path && m->shares[j].protocols & PROTO_NFS &&
 				    m->shares[j].nfs_fsid == a->nfs_fsid &&

@@ -52,18 +52,6 @@ set_joined(struct view *v, const char *key, const struct strlist *l, const char 
 	buf_free(&b);
 }
 
-static uint32_t
-fnv1a(const char *s)
-{
-	uint32_t h = 2166136261u;
-
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 16777619u;
-	}
-	return h;
-}
-
 /* exports(5): whitespace in a path needs double quotes. */
 static void
 export_path(struct buf *b, const char *path)
@@ -189,7 +177,7 @@ build_view(const struct model *m)
 		buf_free(&b);
 		view_set_strf(s, "fsid", "%u", sh->nfs_fsid);
 		/* Ganesha export ids are 16-bit and 0 is the pseudo root: hash, then probe. */
-		id = (uint16_t)(fnv1a(sh->path) % 65534u + 1u);
+		id = (uint16_t)(model_hash32(sh->path) % 65534u + 1u);
 		for (j = 0; j < nused; j++)
 			if (used_ids[j] == id) {
 				id = (uint16_t)(id % 65534u + 1u);

@@ -12,7 +12,7 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
-plan 40
+plan 41
 conf="$top/profiles/demo.conf"
 
 # A config whose services use pidfiles we control.
@@ -58,6 +58,16 @@ nt --root "$r" -c "$conf" rollback 99;         is "$rc" 2 "rollback to an unknow
 nt --json --root "$r" -c "$conf" status; echo "$out" > /tmp/st.json
 echo "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["generation"]["reason"]=="rollback to 0"; assert 0 in d["generations"]; assert d["hardware"]["hash"]'
 ok $? "status --json shows the generation, the kept ones and the fingerprint"
+
+# --- only the last 10 generations are kept, plus generation 0
+r="$tmp/prune"
+for i in $(seq 1 12); do
+	sed "s/\"Anyone on the LAN\"/\"v$i\"/" "$conf" > "$tmp/p.conf"
+	"$NASTUNE" --datadir "$top" --root "$r" -c "$tmp/p.conf" apply --no-reload >/dev/null 2>&1
+done
+nt --json --root "$r" -c "$conf" status
+is "$(echo "$out" | python3 -c 'import json,sys; print(json.load(sys.stdin)["generations"])')" \
+	"[0, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]" "pruning keeps generation 0 and the last 10"
 
 # --- testparm rejects the candidate (a site template override with a bogus parameter)
 r="$tmp/r2"; mkdir -p "$r/etc/nastune/templates"
