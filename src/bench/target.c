@@ -1,0 +1,345 @@
+/* target.c - benchmark targets as URLs, and their credentials (never from argv). */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "bench_driver.h"
+#include "xmalloc.h"
+
+static const char *const schemes[] = { "smb", "nfs", "afp", "file", "null" };
+
+static const char *
+expected_form(const char *scheme)
+{
+	if (strcmp(scheme, "smb") == 0)
+		return "smb://[user@]host[:port]/share[/dir]";
+	if (strcmp(scheme, "nfs") == 0)
+		return "nfs://host[:port]/export/path[?version=3|4]";
+	if (strcmp(scheme, "afp") == 0)
+		return "afp://[user@]host[:port]/volume[/dir]";
+	if (strcmp(scheme, "file") == 0)
+		return "file:///absolute/path";
+	return "null://[name]";
+}
+
+/* Decodes %XX escapes in place; returns -1 on a malformed escape. */
+static int
+pct_decode(char *s)
+{
+	char *w = s;
+
+	for (; *s; s++) {
+		if (*s != '%') {
+			*w++ = *s;
+			continue;
+		}
+		if (!isxdigit((unsigned char)s[1]) || !isxdigit((unsigned char)s[2]))
+			return -1;
+		char hex[3] = { s[1], s[2], 0 };
+		*w++ = (char)strtol(hex, NULL, 16);
+		s += 2;
+	}
+	*w = '\0';
+	return 0;
+}
+
+static int
+fail(struct bench_target *t, char *err, size_t errlen, const char *url, const char *why)
+{
+	char shown[256];
+	const char *a = strstr(url, "://"), *at, *colon;
+
+	/* Never echo a password back, even a refused one. */
+	snprintf(shown, sizeof(shown), "%s", url);
+	if (a && (at = strchr(a + 3, '@')) && (colon = memchr(a + 3, ':', at - a - 3)) &&
+	    !memchr(a + 3, '/', at - a - 3) && (size_t)(at - url) < sizeof(shown))
+		snprintf(shown + (colon - url), sizeof(shown) - (colon - url), ":***%s", at);
+	snprintf(err, errlen, "bad target \"%s\": %s (expected %s)", shown, why,
+		 t->scheme ? expected_form(t->scheme) : "smb://, nfs://, afp://, file:// or null://");
+	bench_target_clear(t);
+	return -EINVAL;
+}
+
+int
+bench_target_parse(const char *url, struct bench_target *t, char *err, size_t errlen)
+{
+	const char *p, *auth_end, *path;
+	char *auth = NULL, *hostport = NULL, *query = NULL;
+	size_t i;
+	int rc = 0;
+
+	memset(t, 0, sizeof(*t));
+	p = strstr(url, "://");
+	if (!p)
+		return fail(t, err, errlen, url, "no scheme");
+	for (i = 0; i < sizeof(schemes) / sizeof(schemes[0]); i++)
+		if ((size_t)(p - url) == strlen(schemes[i]) && strncmp(url, schemes[i], p - url) == 0)
+			t->scheme = xstrdup(schemes[i]);
+	if (!t->scheme)
+		return fail(t, err, errlen, url, "unknown scheme");
+	t->url = xstrdup(url);
+	t->subdir = xstrdup("");
+	p += 3;
+
+	if (strcmp(t->scheme, "file") == 0) {
+		if (*p != '/')
+			return fail(t, err, errlen, url, "the path must be absolute");
+		t->share = xstrdup(p);
+		if (pct_decode(t->share) < 0)
+			return fail(t, err, errlen, url, "malformed %-escape");
+		return 0;
+	}
+	if (strcmp(t->scheme, "null") == 0) {
+		t->share = xstrdup(p);
+		return 0;
+	}
+
+	path = strchr(p, '/');
+	if (!path)
+		return fail(t, err, errlen, url, "no share, export or volume");
+	auth_end = memchr(p, '@', path - p);
+	if (auth_end) {
+		auth = xstrndup(p, auth_end - p);
+		if (strchr(auth, ':')) {
+			free(auth);
+			return fail(t, err, errlen, url,
+				    "a password in the URL would show in the process list; use "
+				    "--credentials FILE or the prompt");
+		}
+		if (pct_decode(auth) < 0 || !*auth) {
+			free(auth);
+			return fail(t, err, errlen, url, "bad user name");
+		}
+		/* "DOMAIN;user" as smbclient and Windows write it. */
+		char *semi = strchr(auth, ';');
+		if (semi) {
+			*semi = '\0';
+			t->domain = xstrdup(auth);
+			t->user = xstrdup(semi + 1);
+			free(auth);
+		} else {
+			t->user = auth;
+		}
+		p = auth_end + 1;
+	}
+	hostport = xstrndup(p, path - p);
+	if (hostport[0] == '[') {	/* [v6 address][:port] */
+		char *close = strchr(hostport, ']');
+		if (!close) {
+			rc = -1;
+			goto hostdone;
+		}
+		t->host = xstrndup(hostport + 1, close - hostport - 1);
+		if (close[1] == ':')
+			t->port = atoi(close + 2), rc = (t->port <= 0 || t->port > 65535) ? -1 : 0;
+		else if (close[1])
+			rc = -1;
+	} else {
+		char *colon = strrchr(hostport, ':');
+		if (colon) {
+			char *end;
+			long port = strtol(colon + 1, &end, 10);
+			if (*end || port <= 0 || port > 65535)
+				rc = -1;
+			t->port = (int)port;
+			*colon = '\0';
+		}
+		t->host = xstrdup(hostport);
+	}
+hostdone:
+	free(hostport);
+	if (rc < 0 || !t->host || !*t->host)
+		return fail(t, err, errlen, url, "bad host or port");
+
+	/* path: /share[/sub...][?query] */
+	const char *q = strchr(path, '?');
+	char *rest = q ? xstrndup(path + 1, q - path - 1) : xstrdup(path + 1);
+	if (q)
+		query = xstrdup(q + 1);
+	while (*rest && rest[strlen(rest) - 1] == '/')
+		rest[strlen(rest) - 1] = '\0';
+	if (pct_decode(rest) < 0) {
+		free(rest);
+		free(query);
+		return fail(t, err, errlen, url, "malformed %-escape");
+	}
+	if (strcmp(t->scheme, "nfs") == 0) {
+		/* The export is the whole path: libnfs mounts it and works below. */
+		t->share = xasprintf("/%s", rest);
+		free(rest);
+	} else {
+		char *slash = strchr(rest, '/');
+		if (slash) {
+			*slash = '\0';
+			free(t->subdir);
+			t->subdir = xstrdup(slash + 1);
+		}
+		t->share = rest;
+		if (!*t->share) {
+			free(query);
+			return fail(t, err, errlen, url, "no share or volume name");
+		}
+	}
+	if (strstr(t->subdir, "..") || (t->share && strstr(t->share, "/../"))) {
+		free(query);
+		return fail(t, err, errlen, url, "\"..\" is not allowed in the path");
+	}
+	if (query) {
+		char *save = NULL, *kv;
+		for (kv = strtok_r(query, "&", &save); kv; kv = strtok_r(NULL, "&", &save)) {
+			if (strcmp(t->scheme, "nfs") == 0 && strcmp(kv, "version=3") == 0)
+				t->nfs_version = 3;
+			else if (strcmp(t->scheme, "nfs") == 0 && strcmp(kv, "version=4") == 0)
+				t->nfs_version = 4;
+			else {
+				char why[160];
+				snprintf(why, sizeof(why), "unknown option \"%s\"", kv);
+				free(query);
+				return fail(t, err, errlen, url, why);
+			}
+		}
+		free(query);
+	}
+	return 0;
+}
+
+void
+bench_target_clear(struct bench_target *t)
+{
+	free(t->url);
+	free(t->scheme);
+	free(t->user);
+	if (t->password) {
+		explicit_bzero(t->password, strlen(t->password));
+		free(t->password);
+	}
+	free(t->domain);
+	free(t->host);
+	free(t->share);
+	free(t->subdir);
+	memset(t, 0, sizeof(*t));
+}
+
+static char *
+trim(char *s)
+{
+	char *e;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	e = s + strlen(s);
+	while (e > s && isspace((unsigned char)e[-1]))
+		*--e = '\0';
+	return s;
+}
+
+int
+bench_target_credentials(struct bench_target *t, const char *file, char *err, size_t errlen)
+{
+	struct stat sb;
+	char line[512];
+	int fd, lineno = 0;
+	FILE *fp;
+
+	fd = open(file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0) {
+		int e = errno;
+		snprintf(err, errlen, "%s: %s", file, strerror(e));
+		return -e;
+	}
+	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode)) {
+		snprintf(err, errlen, "%s: not a regular file", file);
+		close(fd);
+		return -EINVAL;
+	}
+	if (sb.st_mode & 077) {
+		snprintf(err, errlen, "%s: readable by others (mode %03o); chmod 600 %s", file,
+			 (unsigned)(sb.st_mode & 0777), file);
+		close(fd);
+		return -EPERM;
+	}
+	fp = fdopen(fd, "r");
+	if (!fp) {
+		close(fd);
+		return -ENOMEM;
+	}
+	while (fgets(line, sizeof(line), fp)) {
+		char *k, *v, *eq;
+
+		lineno++;
+		k = trim(line);
+		if (!*k || *k == '#' || *k == ';')
+			continue;
+		eq = strchr(k, '=');
+		if (!eq) {
+			snprintf(err, errlen, "%s:%d: expected \"key = value\" (username, password, "
+				 "domain)", file, lineno);
+			fclose(fp);
+			explicit_bzero(line, sizeof(line));
+			return -EINVAL;
+		}
+		*eq = '\0';
+		k = trim(k);
+		v = trim(eq + 1);
+		if (strcmp(k, "username") == 0 || strcmp(k, "user") == 0) {
+			if (!t->user)
+				t->user = xstrdup(v);
+		} else if (strcmp(k, "password") == 0) {
+			free(t->password);
+			t->password = xstrdup(v);
+		} else if (strcmp(k, "domain") == 0 || strcmp(k, "workgroup") == 0) {
+			free(t->domain);
+			t->domain = xstrdup(v);
+		} else {
+			snprintf(err, errlen, "%s:%d: unknown key \"%s\" (username, password, domain)",
+				 file, lineno, k);
+			fclose(fp);
+			explicit_bzero(line, sizeof(line));
+			return -EINVAL;
+		}
+	}
+	explicit_bzero(line, sizeof(line));
+	fclose(fp);
+	return 0;
+}
+
+int
+bench_target_prompt(struct bench_target *t)
+{
+	struct termios old, quiet;
+	char line[256];
+	FILE *tty;
+	int rc = 0;
+
+	if (!t->user || t->password)
+		return 0;
+	tty = fopen("/dev/tty", "r+e");
+	if (!tty)
+		return -ENOTTY;
+	fprintf(tty, "Password for %s@%s: ", t->user, t->host ? t->host : "");
+	fflush(tty);
+	if (tcgetattr(fileno(tty), &old) < 0) {
+		fclose(tty);
+		return -ENOTTY;
+	}
+	quiet = old;
+	quiet.c_lflag &= ~(tcflag_t)ECHO;
+	tcsetattr(fileno(tty), TCSAFLUSH, &quiet);
+	if (fgets(line, sizeof(line), tty)) {
+		line[strcspn(line, "\r\n")] = '\0';
+		t->password = xstrdup(line);
+	} else {
+		rc = -EIO;
+	}
+	tcsetattr(fileno(tty), TCSAFLUSH, &old);
+	fputc('\n', tty);
+	fclose(tty);
+	explicit_bzero(line, sizeof(line));
+	return rc;
+}
