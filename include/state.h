@@ -23,6 +23,8 @@ struct generation {
 	char inputs_hash[65];	/* rendered files + version: --if-changed compares this */
 	char hw_hash[65];
 	char *hw_text;
+	char mtu_iface[16];	/* network.interface when it was set; "" none */
+	int mtu;		/* its MTU with this generation in force; 0 not recorded */
 	struct gen_file *files;
 	size_t nfiles;
 };

@@ -70,7 +70,73 @@ struct job {
 	size_t nch;
 	unsigned svc_mask;	/* services whose files change */
 	bool listening[SVC_COUNT];
+	struct netif_mtu_report mtu;	/* network.mtu's outcome when it ran */
+	bool mtu_ran;
 };
+
+/* ---- MTU (network.mtu) ---- */
+
+static bool
+mtu_managed(const struct model *m)
+{
+	return m->network.interface && m->network.mtu_mode != MTU_KEEP;
+}
+
+/* The link's MTU is no longer what the last generation recorded (changed by hand, or a new
+ * NIC): --if-changed must not skip then. */
+static bool
+mtu_drifted(const struct model *m, const struct generation *last)
+{
+	int cur;
+
+	if (!mtu_managed(m))
+		return false;
+	return netif_get_mtu(m->network.interface, &cur) < 0 || cur != last->mtu ||
+	       strcmp(last->mtu_iface, m->network.interface) != 0;
+}
+
+/* Puts the MTU recorded with generation g back when it differs from the link's. Returns 0, or
+ * -errno after logging. */
+static int
+mtu_restore(const struct generation *g)
+{
+	char err[512] = "";
+	int cur, rc;
+
+	if (!g->mtu || !g->mtu_iface[0])
+		return 0;
+	if ((rc = netif_get_mtu(g->mtu_iface, &cur)) < 0) {
+		log_warnx("cannot read the MTU of %s to restore %d: %s", g->mtu_iface, g->mtu,
+			  strerror(-rc));
+		return rc;
+	}
+	if (cur == g->mtu)
+		return 0;
+	if ((rc = netif_set_mtu(g->mtu_iface, g->mtu, err, sizeof(err))) < 0) {
+		log_warnx("cannot restore MTU %d on %s: %s", g->mtu, g->mtu_iface,
+			  err[0] ? err : strerror(-rc));
+		return rc;
+	}
+	log_info("MTU of %s restored to %d (was %d)", g->mtu_iface, g->mtu, cur);
+	return 0;
+}
+
+/* network.mtu: commit-confirm through netif (prove against network.peers, revert on failure). */
+static int
+mtu_run(struct job *j, char *err, size_t errlen)
+{
+	const struct model *m = j->m;
+	int rc;
+
+	log_info("%s the MTU of %s%s...", m->network.mtu_mode == MTU_AUTO ? "choosing" : "setting",
+		 m->network.interface, m->network.peers.n ? " and proving it to every peer" : "");
+	rc = netif_mtu_ensure(m->network.interface,
+			      m->network.mtu_mode == MTU_AUTO ? NETIF_MTU_AUTO : NETIF_MTU_FIXED,
+			      m->network.mtu, (const char *const *)m->network.peers.v,
+			      m->network.peers.n, &j->mtu, err, errlen);
+	j->mtu_ran = true;
+	return rc;
+}
 
 static char *
 state_path(const struct job *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -223,6 +289,11 @@ record_generation(struct job *j, long id, const char *reason, const char *inputs
 	text = hwinfo_text(hw);
 	g.hw_text = text;
 	hwinfo_hash(hw, g.hw_hash);
+	if (j->m && j->m->network.interface &&
+	    netif_get_mtu(j->m->network.interface, &g.mtu) == 0)
+		snprintf(g.mtu_iface, sizeof(g.mtu_iface), "%s", j->m->network.interface);
+	else
+		g.mtu = 0;
 	g.files = xcalloc(npaths ? npaths : 1, sizeof(*g.files));
 	for (i = 0; i < npaths && rc == 0; i++, g.nfiles++)
 		rc = snapshot_file(j, g.id, paths[i], &g.files[i]);
@@ -377,10 +448,13 @@ recover(struct job *j)
 			failed++;
 		mask |= 1u << svc_of_path(line + 5);
 	}
+	/* The apply may have died after proving a new MTU and before recording it. */
+	if (mtu_restore(&g) < 0)
+		failed++;
 	generation_clear(&g);
 	free(text);
 	if (failed) {
-		log_warnx("apply: could not restore %d file(s) from generation %ld; %s kept", failed,
+		log_warnx("apply: could not restore %d item(s) of generation %ld; %s kept", failed,
 			  prev, p);
 		free(p);
 		return -1;
@@ -573,12 +647,19 @@ apply_read_hw(struct hwinfo *hw)
 }
 
 static void
-inputs_hash(const struct rendered *r, char out[65])
+inputs_hash(const struct model *m, const struct rendered *r, char out[65])
 {
 	struct hash_ctx *h = hash_new();
+	char mtu[64];
 	size_t i;
 
 	hash_update(h, NASTUNE_VERSION, strlen(NASTUNE_VERSION) + 1);
+	/* network.mtu is applied without a file: its settings are inputs of their own. */
+	snprintf(mtu, sizeof(mtu), "mtu %d %d %s", (int)m->network.mtu_mode, m->network.mtu,
+		 m->network.interface ? m->network.interface : "");
+	hash_update(h, mtu, strlen(mtu) + 1);
+	for (i = 0; i < m->network.peers.n; i++)
+		hash_update(h, m->network.peers.v[i], strlen(m->network.peers.v[i]) + 1);
 	for (i = 0; i < r->n; i++) {
 		hash_update(h, r->f[i].path, strlen(r->f[i].path) + 1);
 		hash_update(h, r->f[i].data, r->f[i].len);
@@ -611,6 +692,7 @@ job_free(struct job *j)
 		free(j->ch[i].abs);
 	}
 	free(j->ch);
+	netif_mtu_report_free(&j->mtu);
 	state_close(j->st);
 	if (j->lockfd >= 0)
 		close(j->lockfd);
@@ -701,7 +783,7 @@ apply_run(const struct model *m, const struct rendered *r, const struct apply_op
 	int status = EXIT_FAIL, rc;
 
 	j.sdir = fs_rooted(o->root, "/var/lib/nastune");
-	inputs_hash(r, ihash);
+	inputs_hash(m, r, ihash);
 	if ((rc = apply_read_hw(&hw)) < 0)
 		log_warnx("cannot read the hardware fingerprint: %s", strerror(-rc));
 	hwinfo_hash(&hw, hwhash);
@@ -731,7 +813,7 @@ apply_run(const struct model *m, const struct rendered *r, const struct apply_op
 		goto out;
 	have_last = state_last_generation(j.st, &last) == 0;
 	if (o->if_changed && have_last && strcmp(last.inputs_hash, ihash) == 0 &&
-	    strcmp(last.hw_hash, hwhash) == 0) {
+	    strcmp(last.hw_hash, hwhash) == 0 && !mtu_drifted(m, &last)) {
 		log_info("nothing to do: configuration, templates, version and hardware are "
 			 "unchanged since generation %ld", last.id);
 		status = EXIT_OK;
@@ -739,7 +821,7 @@ apply_run(const struct model *m, const struct rendered *r, const struct apply_op
 	}
 	if (compute_changes(&j, r, have_last ? &last : NULL) < 0)
 		goto out;
-	if (j.nch == 0) {
+	if (j.nch == 0 && !mtu_managed(m)) {
 		log_info("nothing to do: the installed files match the configuration%s",
 			 have_last ? "" : " (recording them as generation 0)");
 		if (!have_last)
@@ -763,13 +845,15 @@ backup:
 		}
 		free(bp);
 		have_last = state_last_generation(j.st, &last) == 0;
-		if (j.nch == 0) {
+		if (j.nch == 0 && !mtu_managed(m)) {
 			status = EXIT_OK;
 			goto out;
 		}
 	}
 	prev = last.id;
 	crash_point("backup");
+	if (j.nch == 0)
+		goto mtu;
 
 	for (i = 0; i < j.nch; i++) {
 		if (!j.ch[i].f)
@@ -821,6 +905,27 @@ backup:
 		goto out;
 	}
 	crash_point("reloaded");
+mtu:
+	if (mtu_managed(m)) {
+		err[0] = '\0';
+		if ((rc = mtu_run(&j, err, sizeof(err))) < 0) {
+			/* netif has put the old MTU back; the files follow it. */
+			if (j.nch)
+				undo(&j, prev, "mtu", m->network.interface, err);
+			else
+				log_warnx("apply failed at mtu: %s: %s; nothing was changed",
+					  m->network.interface, err);
+			goto out;
+		}
+		crash_point("mtu");
+		if (j.nch == 0 && last.mtu == j.mtu.final_mtu &&
+		    strcmp(last.mtu_iface, m->network.interface) == 0) {
+			log_info("nothing to do: the installed files match the configuration and "
+				 "MTU %d on %s is proven", j.mtu.final_mtu, m->network.interface);
+			status = EXIT_OK;
+			goto out;
+		}
+	}
 
 	paths = xcalloc(r->n + j.nch + 1, sizeof(*paths));
 	for (i = 0; i < r->n; i++)
@@ -840,11 +945,27 @@ backup:
 		printf("{\"generation\": %ld, \"changed\": [", newid);
 		for (i = 0; i < j.nch; i++)
 			printf("%s\"%s\"", i ? ", " : "", j.ch[i].path);
-		printf("]}\n");
+		printf("]");
+		if (j.mtu_ran) {
+			printf(", \"mtu\": {\"interface\": \"%s\", \"old\": %d, \"final\": %d, "
+			       "\"tried\": %d, \"changed\": %s, \"peers\": [", m->network.interface,
+			       j.mtu.old_mtu, j.mtu.final_mtu, j.mtu.tried_mtu,
+			       j.mtu.changed ? "true" : "false");
+			for (i = 0; i < j.mtu.npeers; i++)
+				printf("%s{\"peer\": \"%s\", \"largest\": %d}", i ? ", " : "",
+				       j.mtu.peers[i].addr, j.mtu.peers[i].largest);
+			printf("]}");
+		}
+		printf("}\n");
 	} else {
 		for (i = 0; i < j.nch; i++)
 			log_info("%s %s", j.ch[i].f ? (j.ch[i].exists ? "updated" : "created") :
 						     "removed", j.ch[i].abs);
+		if (j.mtu_ran)
+			log_info("MTU of %s: %d%s%d%s", m->network.interface, j.mtu.old_mtu,
+				 j.mtu.changed ? " -> " : " kept (tried ",
+				 j.mtu.changed ? j.mtu.final_mtu : j.mtu.tried_mtu,
+				 j.mtu.changed ? (j.mtu.npeers ? ", proven to every peer" : "") : ")");
 		log_info("applied as generation %ld (rollback: nastune rollback %ld)", newid, prev);
 	}
 	status = EXIT_OK;
@@ -862,7 +983,7 @@ show_dry_run(struct job *j)
 	size_t i;
 	int s;
 
-	if (j->nch == 0) {
+	if (j->nch == 0 && !mtu_managed(j->m)) {
 		printf("nothing to do: the installed files match the configuration\n");
 		return;
 	}
@@ -881,6 +1002,17 @@ show_dry_run(struct job *j)
 		be = service_backend(j->m, j->o->root, s);
 		printf("would %s %s (%s backend)\n", j->o->no_reload ? "not reload" : "reload",
 		       service_desc(j->m, s)->daemon, be ? be->name : "?");
+	}
+	if (mtu_managed(j->m)) {
+		int cur = 0;
+
+		netif_get_mtu(j->m->network.interface, &cur);
+		if (j->m->network.mtu_mode == MTU_AUTO)
+			printf("would choose the largest MTU of %s that every peer receives (now %d)\n",
+			       j->m->network.interface, cur);
+		else
+			printf("would set the MTU of %s to %d%s (now %d)\n", j->m->network.interface,
+			       j->m->network.mtu, j->m->network.peers.n ? " and prove it" : "", cur);
 	}
 }
 
@@ -939,6 +1071,8 @@ apply_rollback(const struct model *m, long id, const struct apply_opts *o)
 	}
 	if (!o->no_reload && reload_and_check(&j, err, sizeof(err)) < 0)
 		log_warnx("rollback: files restored, but %s", err);
+	if (mtu_restore(&target) < 0)
+		log_warnx("rollback: files restored, but not the MTU (see above)");
 	apply_read_hw(&hw);
 	snprintf(reason, sizeof(reason), "rollback to %ld", id);
 	if (record_generation(&j, -1, reason, target.inputs_hash, &hw, paths, npaths, &newid) < 0) {

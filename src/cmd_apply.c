@@ -144,9 +144,11 @@ cmd_status(struct ctx *ctx, int argc, char **argv)
 	    state_last_generation(st, &g) == 0) {
 		state_generation_ids(st, &ids, &nids);
 		changes = hwinfo_diff(g.hw_text, text);
-		json_object_set_new(o, "generation", json_pack("{s:I, s:s, s:s, s:s}", "id",
+		json_object_set_new(o, "generation", json_pack("{s:I, s:s, s:s, s:s, s:s, s:i}", "id",
 							       (json_int_t)g.id, "created", g.created,
-							       "reason", g.reason, "version", g.version));
+							       "reason", g.reason, "version", g.version,
+							       "mtu_interface", g.mtu_iface, "mtu",
+							       g.mtu));
 	} else {
 		json_object_set_new(o, "generation", json_null());
 	}
@@ -185,6 +187,8 @@ cmd_status(struct ctx *ctx, int argc, char **argv)
 			printf("no generation applied yet (run `nastune apply`)");
 		for (i = 0; i < nids; i++)
 			printf(" %ld", ids[i]);
+		if (g.created && g.mtu)
+			printf("\nMTU of %s with this generation: %d", g.mtu_iface, g.mtu);
 		printf("\nservices:\n");
 		for (s = 0; s < SVC_COUNT; s++) {
 			const struct service_backend *be = service_backend(m, ctx->root, s);

@@ -30,6 +30,9 @@ static const char *const migrations[] = {
 	"CREATE TABLE tune_results ("
 	"  id INTEGER PRIMARY KEY, created TEXT NOT NULL, gen INTEGER, hw_hash TEXT,"
 	"  json TEXT NOT NULL);",
+	/* The MTU of network.interface in force with each generation: rollback restores it. */
+	"ALTER TABLE generations ADD COLUMN mtu_iface TEXT NOT NULL DEFAULT '';"
+	"ALTER TABLE generations ADD COLUMN mtu INTEGER NOT NULL DEFAULT 0;",
 };
 
 static int
@@ -152,8 +155,8 @@ static int
 load_gen(struct state *st, const char *where, long id, struct generation *g)
 {
 	sqlite3_stmt *s;
-	char *sql = xasprintf("SELECT id, created, reason, version, inputs_hash, hw_hash, hw_text "
-			      "FROM generations %s", where);
+	char *sql = xasprintf("SELECT id, created, reason, version, inputs_hash, hw_hash, hw_text, "
+			      "mtu_iface, mtu FROM generations %s", where);
 	int rc;
 
 	memset(g, 0, sizeof(*g));
@@ -175,6 +178,8 @@ load_gen(struct state *st, const char *where, long id, struct generation *g)
 	snprintf(g->inputs_hash, sizeof(g->inputs_hash), "%s", sqlite3_column_text(s, 4));
 	snprintf(g->hw_hash, sizeof(g->hw_hash), "%s", sqlite3_column_text(s, 5));
 	g->hw_text = col_str(s, 6);
+	snprintf(g->mtu_iface, sizeof(g->mtu_iface), "%s", sqlite3_column_text(s, 7));
+	g->mtu = sqlite3_column_int(s, 8);
 	sqlite3_finalize(s);
 	if (sqlite3_prepare_v2(st->db, "SELECT path, sha256, mode, uid, gid, present FROM files "
 				       "WHERE gen = ? ORDER BY path", -1, &s, NULL) != SQLITE_OK) {
@@ -226,7 +231,8 @@ state_add_generation(struct state *st, struct generation *g)
 		sqlite3_finalize(s);
 	}
 	if (sqlite3_prepare_v2(st->db, "INSERT INTO generations (id, created, reason, version, "
-				       "inputs_hash, hw_hash, hw_text) VALUES (?, ?, ?, ?, ?, ?, ?)",
+				       "inputs_hash, hw_hash, hw_text, mtu_iface, mtu) "
+				       "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
 			       -1, &s, NULL) != SQLITE_OK)
 		goto fail;
 	sqlite3_bind_int64(s, 1, g->id);
@@ -236,6 +242,8 @@ state_add_generation(struct state *st, struct generation *g)
 	sqlite3_bind_text(s, 5, g->inputs_hash, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_text(s, 6, g->hw_hash, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_text(s, 7, g->hw_text ? g->hw_text : "", -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(s, 8, g->mtu_iface, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int(s, 9, g->mtu);
 	if (sqlite3_step(s) != SQLITE_DONE)
 		goto fail;
 	sqlite3_finalize(s);
