@@ -36,6 +36,11 @@ int cli_render(const struct ctx *ctx, const struct model *m, unsigned only, stru
 /* diff -u between the installed file and data, on stdout. */
 void cli_show_diff(const char *installed, const char *label, const char *data, size_t len);
 
+struct json_t;
+struct mdns_service;
+/* The JSON array `mdns browse --json` and `status --json` print; caller owns the reference. */
+struct json_t *cli_mdns_services_json(const struct mdns_service *v, size_t n);
+
 int cmd_check(struct ctx *ctx, int argc, char **argv);
 int cmd_render(struct ctx *ctx, int argc, char **argv);
 int cmd_diff(struct ctx *ctx, int argc, char **argv);
@@ -43,5 +48,6 @@ int cmd_apply(struct ctx *ctx, int argc, char **argv);
 int cmd_rollback(struct ctx *ctx, int argc, char **argv);
 int cmd_status(struct ctx *ctx, int argc, char **argv);
 int cmd_mtu(struct ctx *ctx, int argc, char **argv);
+int cmd_mdns(struct ctx *ctx, int argc, char **argv);
 
 #endif

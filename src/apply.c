@@ -609,6 +609,12 @@ reload_and_check(struct job *j, char *err, size_t errlen)
 		pidfile = service_pidfile(j->m, i);
 		crash_point("reload");
 		rc = be->reload(j->o->root, d, pidfile, err, errlen);
+		if (rc == 1 && i == SVC_MDNS) {
+			log_warnx("avahi-daemon is not running: the Bonjour records are written to "
+				  "%s/etc/avahi/services and will be published when it starts",
+				  j->o->root);
+			continue;
+		}
 		if (rc == 1) {
 			log_info("%s: not running (%s backend); its new files take effect when it "
 				 "starts", d->daemon, be->name);

@@ -12,6 +12,7 @@
 #include "fsutil.h"
 #include "hwinfo.h"
 #include "log.h"
+#include "mdns.h"
 #include "model.h"
 #include "render.h"
 #include "service.h"
@@ -116,6 +117,10 @@ cmd_status(struct ctx *ctx, int argc, char **argv)
 	struct model *m;
 	char err[512], hash[65], *text = NULL, *changes = NULL, *db;
 	json_t *o = json_object(), *svcs = json_array(), *gens = json_array();
+	struct mdns_service *seen = NULL;
+	size_t nseen = 0;
+	char merr[512] = "";
+	int mrc;
 	long *ids = NULL;
 	size_t nids = 0, i;
 	int status = EXIT_OK, s;
@@ -176,6 +181,11 @@ cmd_status(struct ctx *ctx, int argc, char **argv)
 			log_warnx("status: %s", jerr.text);
 		json_object_set_new(o, "hardware", h ? h : json_null());
 	}
+	/* What clients see: the records on the network, as this host's avahi-daemon knows them. */
+	mrc = mdns_browse(NULL, 4, true, 1500, &seen, &nseen, merr, sizeof(merr));
+	json_object_set_new(o, "bonjour", json_pack("{s:b, s:s?, s:o}", "available", mrc == 0,
+						    "error", mrc ? merr : NULL, "services",
+						    cli_mdns_services_json(seen, nseen)));
 	if (ctx->json) {
 		json_dumpf(o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 		fputc('\n', stdout);
@@ -203,7 +213,19 @@ cmd_status(struct ctx *ctx, int argc, char **argv)
 			printf("changed since the last apply (a re-tune is due):\n%s", changes);
 		else if (g.created)
 			printf("unchanged since the last apply\n");
+		if (mrc < 0) {
+			printf("Bonjour: cannot browse: %s\n", merr);
+		} else {
+			printf("Bonjour, as clients see it (IPv4):\n");
+			for (i = 0; i < nseen; i++)
+				printf("  %-18s %-24s %s:%d%s\n", seen[i].type, seen[i].name,
+				       seen[i].address ? seen[i].address : "?", seen[i].port,
+				       seen[i].local ? " (this host)" : "");
+			if (nseen == 0)
+				printf("  nothing advertised\n");
+		}
 	}
+	mdns_services_free(seen, nseen);
 	json_decref(o);
 	free(ids);
 	free(text);

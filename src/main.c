@@ -23,6 +23,8 @@ static const struct {
 	{ "status", cmd_status, "", "generation, services, hardware fingerprint and its changes" },
 	{ "mtu", cmd_mtu, "show [IFACE] | set IFACE N | probe PEER... | auto IFACE --peer PEER...",
 	  "show, set, probe or prove-and-set the MTU (commit-confirm)" },
+	{ "mdns", cmd_mdns, "publish [--name N] [--type T] [--port P] | withdraw | browse",
+	  "live Bonjour records, and what the network advertises" },
 };
 
 static void

@@ -6,10 +6,13 @@
 #include <string.h>
 
 #include "buf.h"
+#include "hash.h"
 #include "render.h"
 #include "tmpl.h"
 #include "units.h"
 #include "xmalloc.h"
+
+static char *adisk_uuid(const char *path);
 
 const char *const render_template_names[] = {
 	"smb.conf", "exports", "ganesha.conf", "afp.conf", "nastune.service", "nfs.service", NULL,
@@ -225,8 +228,31 @@ build_view(const struct model *m)
 		view_set_strf(s, "index", "%zu", tmn++);
 		view_set_str(s, "name", sh->name);
 		view_set_strf(s, "flags", "0x%x", flags);
+		{
+			char *uuid = adisk_uuid(sh->path);
+
+			view_set_str(s, "uuid", uuid);
+			free(uuid);
+		}
 	}
 	return v;
+}
+
+/* adVU: the identity Time Machine keeps for a destination. Derived from the share's path,
+ * so it is stable across applies and renames of the share (the backups stay where they
+ * are), and formatted as an RFC 4122 name-based UUID. Caller frees. */
+static char *
+adisk_uuid(const char *path)
+{
+	char hex[65], *in = xasprintf("nastune adisk %s", path);
+
+	hash_sha256_hex(in, strlen(in), hex);
+	free(in);
+	hex[12] = '5';				/* version */
+	hex[16] = "89ab"[strtol((char[]){ hex[16], 0 }, NULL, 16) & 3];	/* variant */
+	for (char *c = hex; *c; c++)
+		*c = (char)toupper((unsigned char)*c);
+	return xasprintf("%.8s-%.4s-%.4s-%.4s-%.12s", hex, hex + 8, hex + 12, hex + 16, hex + 20);
 }
 
 static int

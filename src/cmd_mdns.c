@@ -1,0 +1,385 @@
+/* cmd_mdns.c - `nastune mdns publish|withdraw|browse`: live Bonjour records and what the
+ * network sees. The static records are apply's (the Avahi service files). */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "fsutil.h"
+#include "log.h"
+#include "mdns.h"
+#include "model.h"
+#include "xmalloc.h"
+
+#define MDNS_USAGE "usage: nastune mdns publish [--name NAME] [--type TYPE] [--port N] " \
+	"[--txt KEY=VALUE]... [--for SECONDS]\n" \
+	"       nastune mdns withdraw\n" \
+	"       nastune mdns browse [--type TYPE]... [-4|-6] [--timeout MS] [--no-resolve]\n"
+
+#define PUBLISH_PIDFILE "/run/nastune/mdns-publish.pid"
+
+static int
+mdns_usage(const char *why)
+{
+	if (why)
+		fprintf(stderr, "nastune: mdns: %s\n", why);
+	fputs(MDNS_USAGE, stderr);
+	return EXIT_USAGE;
+}
+
+/* server.name from the configuration when there is one, else the host name. */
+static char *
+default_name(const struct ctx *ctx)
+{
+	char *path = cli_config_path(ctx), host[256] = "nastune";
+	struct model *m = NULL;
+	struct stat sb;
+	char *name = NULL;
+	int status;
+
+	if (stat(path, &sb) == 0 && (m = cli_load_model(ctx, &status)) && m->server.name)
+		name = xstrdup(m->server.name);
+	model_free(m);
+	free(path);
+	if (!name) {
+		gethostname(host, sizeof(host) - 1);
+		name = xstrdup(host);
+	}
+	return name;
+}
+
+static volatile sig_atomic_t stop_requested;
+
+static void
+on_stop(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+static int
+mdns_publish(struct ctx *ctx, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "name", required_argument, NULL, 'n' },
+		{ "type", required_argument, NULL, 't' },
+		{ "port", required_argument, NULL, 'p' },
+		{ "txt", required_argument, NULL, 'x' },
+		{ "for", required_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *type = "_nastune._tcp", **txt = NULL;
+	struct mdns_publisher *pub = NULL;
+	struct mdns_record rec;
+	struct sigaction sa = { .sa_handler = on_stop };
+	char *name = NULL, *pidfile = NULL, *end, err[512], cur[128], last[128], pidtxt[32];
+	char version_txt[64];
+	size_t ntxt = 0;
+	long port = 0, secs = 0;
+	time_t until = 0;
+	unsigned gen;
+	int c, rc, status = EXIT_FAIL;
+
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "n:t:p:x:f:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'n':
+			free(name);
+			name = xstrdup(optarg);
+			break;
+		case 't':
+			type = optarg;
+			break;
+		case 'p':
+			port = strtol(optarg, &end, 10);
+			if (*end || end == optarg || port < 0 || port > 65535) {
+				free(name);
+				free(txt);
+				return mdns_usage("--port takes 0 to 65535");
+			}
+			break;
+		case 'x':
+			txt = xreallocarray(txt, ntxt + 1, sizeof(*txt));
+			txt[ntxt++] = optarg;
+			break;
+		case 'f':
+			secs = strtol(optarg, &end, 10);
+			if (*end || end == optarg || secs <= 0) {
+				free(name);
+				free(txt);
+				return mdns_usage("--for takes a number of seconds");
+			}
+			break;
+		case 'h':
+			fputs(MDNS_USAGE, stdout);
+			free(name);
+			free(txt);
+			return EXIT_OK;
+		default:
+			free(name);
+			free(txt);
+			return mdns_usage(NULL);
+		}
+	}
+	if (optind != argc) {
+		free(name);
+		free(txt);
+		return mdns_usage("publish takes no operands");
+	}
+	if (!name)
+		name = default_name(ctx);
+	if (strcmp(type, "_nastune._tcp") == 0 && ntxt == 0) {
+		snprintf(version_txt, sizeof(version_txt), "version=%s", NASTUNE_VERSION);
+		txt = xreallocarray(txt, 2, sizeof(*txt));
+		txt[ntxt++] = "role=server";
+		txt[ntxt++] = version_txt;
+	}
+	rec = (struct mdns_record){ .type = type, .port = (int)port, .txt = txt, .ntxt = ntxt };
+
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	rc = mdns_publisher_start(name, &rec, 1, 5000, &pub, err, sizeof(err));
+	if (rc < 0) {
+		log_warnx("mdns publish: %s", err);
+		status = rc == -EINVAL ? EXIT_USAGE : EXIT_FAIL;
+		goto out;
+	}
+	/* So that `mdns withdraw` finds us. */
+	pidfile = fs_rooted(ctx->root, PUBLISH_PIDFILE);
+	snprintf(pidtxt, sizeof(pidtxt), "%ld\n", (long)getpid());
+	{
+		char *dir = xstrdup(pidfile);
+
+		*strrchr(dir, '/') = '\0';
+		fs_mkdir_p(dir, 0755);
+		free(dir);
+	}
+	if ((rc = fs_write_atomic(pidfile, pidtxt, strlen(pidtxt), 0644, 0)) < 0)
+		log_warnx("mdns publish: cannot write %s: %s (withdraw will not find this process)",
+			  pidfile, strerror(-rc));
+	mdns_publisher_name(pub, last, sizeof(last));
+	gen = mdns_publisher_generation(pub);
+	printf("published \"%s\" (%s port %ld) until interrupted%s\n", last, type, port,
+	       secs ? "" : " (Ctrl-C or `nastune mdns withdraw` stops it)");
+	fflush(stdout);
+	if (secs)
+		until = time(NULL) + secs;
+	while (!stop_requested && (!until || time(NULL) < until)) {
+		usleep(100000);
+		/* Renames and re-registrations are logged by mdns.c; say the name in force. */
+		mdns_publisher_name(pub, cur, sizeof(cur));
+		if (strcmp(cur, last) != 0) {
+			printf("now published as \"%s\"\n", cur);
+			fflush(stdout);
+			snprintf(last, sizeof(last), "%s", cur);
+		}
+		if (mdns_publisher_generation(pub) != gen) {
+			gen = mdns_publisher_generation(pub);
+			log_debug("mdns: registration %u", gen);
+		}
+	}
+	printf("withdrawn \"%s\"\n", last);
+	status = EXIT_OK;
+out:
+	mdns_publisher_stop(pub);
+	if (pidfile) {
+		char *cur_pid = NULL;
+
+		/* Only our own pidfile: a newer publisher may have replaced it. */
+		if (fs_read_file(pidfile, 64, &cur_pid, NULL) == 0 && strcmp(cur_pid, pidtxt) == 0)
+			unlink(pidfile);
+		free(cur_pid);
+	}
+	free(pidfile);
+	free(name);
+	free(txt);
+	return status;
+}
+
+static int
+mdns_withdraw(struct ctx *ctx, int argc, char **argv)
+{
+	char *pidfile = fs_rooted(ctx->root, PUBLISH_PIDFILE), *text = NULL;
+	long pid;
+	int i, rc, status = EXIT_FAIL;
+
+	(void)argv;
+	if (argc > 1) {
+		free(pidfile);
+		return mdns_usage("withdraw takes no operands");
+	}
+	rc = fs_read_file(pidfile, 64, &text, NULL);
+	if (rc == -ENOENT) {
+		log_info("nothing to withdraw: no `nastune mdns publish` is running (%s is absent)",
+			 pidfile);
+		status = EXIT_OK;
+		goto out;
+	}
+	if (rc < 0 || (pid = strtol(text, NULL, 10)) <= 1) {
+		log_warnx("mdns withdraw: %s is unreadable", pidfile);
+		goto out;
+	}
+	if (kill((pid_t)pid, SIGTERM) < 0) {
+		if (errno == ESRCH) {
+			log_info("nothing to withdraw: publisher %ld is gone; removing %s", pid,
+				 pidfile);
+			unlink(pidfile);
+			status = EXIT_OK;
+		} else {
+			log_warn("mdns withdraw: cannot signal %ld", pid);
+		}
+		goto out;
+	}
+	for (i = 0; i < 100 && kill((pid_t)pid, 0) == 0; i++)
+		usleep(50000);
+	if (i == 100) {
+		log_warnx("mdns withdraw: publisher %ld did not stop within 5 s", pid);
+		goto out;
+	}
+	log_info("withdrawn: publisher %ld stopped", pid);
+	status = EXIT_OK;
+out:
+	free(text);
+	free(pidfile);
+	return status;
+}
+
+static void
+print_service(const struct mdns_service *s)
+{
+	size_t i;
+
+	printf("%-18s %-24s IPv%d %-8s", s->type, s->name, s->family, s->iface);
+	if (s->address)
+		printf(" %s %s:%d", s->host, s->address, s->port);
+	for (i = 0; i < s->ntxt; i++)
+		printf(" \"%s\"", s->txt[i]);
+	printf("\n");
+}
+
+json_t *
+cli_mdns_services_json(const struct mdns_service *v, size_t n)
+{
+	json_t *arr = json_array();
+	size_t i, k;
+
+	for (i = 0; i < n; i++) {
+		json_t *t = json_array();
+
+		for (k = 0; k < v[i].ntxt; k++)
+			json_array_append_new(t, json_string(v[i].txt[k]));
+		json_array_append_new(arr, json_pack(
+			"{s:s, s:s, s:s, s:s, s:i, s:s?, s:s?, s:i, s:o, s:b}", "name", v[i].name,
+			"type", v[i].type, "domain", v[i].domain, "interface", v[i].iface, "family",
+			v[i].family, "host", v[i].host, "address", v[i].address, "port", v[i].port,
+			"txt", t, "local", v[i].local));
+	}
+	return arr;
+}
+
+static int
+mdns_browse_cmd(struct ctx *ctx, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "type", required_argument, NULL, 't' },
+		{ "timeout", required_argument, NULL, 'T' },
+		{ "no-resolve", no_argument, NULL, 'R' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char **types = NULL;
+	struct mdns_service *v = NULL;
+	size_t ntypes = 0, n = 0, i;
+	bool resolve = true;
+	char err[512], *end;
+	long timeout = 3000;
+	int c, family = 0, rc;
+
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "t:T:R46h", opts, NULL)) != -1) {
+		switch (c) {
+		case 't':
+			types = xreallocarray(types, ntypes + 2, sizeof(*types));
+			types[ntypes++] = optarg;
+			types[ntypes] = NULL;
+			break;
+		case 'T':
+			timeout = strtol(optarg, &end, 10);
+			if (*end || end == optarg || timeout <= 0 || timeout > 600000) {
+				free(types);
+				return mdns_usage("--timeout takes 1 to 600000 milliseconds");
+			}
+			break;
+		case 'R':
+			resolve = false;
+			break;
+		case '4':
+			family = 4;
+			break;
+		case '6':
+			family = 6;
+			break;
+		case 'h':
+			fputs(MDNS_USAGE, stdout);
+			free(types);
+			return EXIT_OK;
+		default:
+			free(types);
+			return mdns_usage(NULL);
+		}
+	}
+	if (optind != argc) {
+		free(types);
+		return mdns_usage("browse takes no operands");
+	}
+	rc = mdns_browse(types, family, resolve, (int)timeout, &v, &n, err, sizeof(err));
+	free(types);
+	if (rc < 0) {
+		log_warnx("mdns browse: %s", err);
+		return EXIT_FAIL;
+	}
+	if (ctx->json) {
+		json_t *o = json_object();
+
+		json_object_set_new(o, "services", cli_mdns_services_json(v, n));
+		json_dumpf(o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+		fputc('\n', stdout);
+		json_decref(o);
+	} else {
+		for (i = 0; i < n; i++)
+			print_service(&v[i]);
+		if (n == 0)
+			log_info("no NAS services seen within %ld ms", timeout);
+	}
+	mdns_services_free(v, n);
+	return EXIT_OK;
+}
+
+int
+cmd_mdns(struct ctx *ctx, int argc, char **argv)
+{
+	if (argc < 2)
+		return mdns_usage("which one: publish, withdraw or browse?");
+	if (strcmp(argv[1], "publish") == 0)
+		return mdns_publish(ctx, argc - 1, argv + 1);
+	if (strcmp(argv[1], "withdraw") == 0)
+		return mdns_withdraw(ctx, argc - 1, argv + 1);
+	if (strcmp(argv[1], "browse") == 0)
+		return mdns_browse_cmd(ctx, argc - 1, argv + 1);
+	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 ||
+	    strcmp(argv[1], "help") == 0) {
+		fputs(MDNS_USAGE, stdout);
+		return EXIT_OK;
+	}
+	return mdns_usage("unknown mdns subcommand");
+}
