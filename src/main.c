@@ -23,6 +23,10 @@ static const struct {
 	{ "status", cmd_status, "", "generation, services, hardware fingerprint and its changes" },
 	{ "mtu", cmd_mtu, "show [IFACE] | set IFACE N | probe PEER... | auto IFACE --peer PEER...",
 	  "show, set, probe or prove-and-set the MTU (commit-confirm)" },
+	{ "bench", cmd_bench, "[--protocol L] [--workload L] [--target URL] [--repeat N] [--size S]",
+	  "benchmark the shares (or URLs); results stored, see report" },
+	{ "report", cmd_report, "[--html FILE] [--run ID]", "a stored benchmark run as text or HTML" },
+	{ "history", cmd_history, "", "list the stored benchmark runs" },
 };
 
 static void
