@@ -49,5 +49,8 @@ int cmd_rollback(struct ctx *ctx, int argc, char **argv);
 int cmd_status(struct ctx *ctx, int argc, char **argv);
 int cmd_mtu(struct ctx *ctx, int argc, char **argv);
 int cmd_mdns(struct ctx *ctx, int argc, char **argv);
+int cmd_bench(struct ctx *ctx, int argc, char **argv);
+int cmd_report(struct ctx *ctx, int argc, char **argv);
+int cmd_history(struct ctx *ctx, int argc, char **argv);
 
 #endif

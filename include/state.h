@@ -46,4 +46,25 @@ int state_generation_ids(struct state *st, long **ids, size_t *n);
 int state_delete_generation(struct state *st, long id);
 void generation_clear(struct generation *g);
 
+/* A stored benchmark run: the JSON document `nastune bench --json` prints. */
+struct state_bench_run {
+	long id;
+	char *created;		/* UTC, ISO 8601 */
+	long gen;		/* generation in force when it ran; -1: none */
+	char hw_hash[65];	/* hardware fingerprint; "" when unknown */
+	char *json;
+};
+
+/* Stores a run; *id gets its id (ids only grow). Returns 0 or -EIO. */
+int state_add_bench_run(struct state *st, const char *created, long gen, const char *hw_hash,
+			const char *json, long *id);
+/* Replaces the JSON of run id (to put the id into it). Returns 0, -ENOENT or -EIO. */
+int state_set_bench_run_json(struct state *st, long id, const char *json);
+/* Run id, or the newest when id < 0. Returns 0, -ENOENT or -EIO; clear r with
+ * state_bench_run_clear. */
+int state_get_bench_run(struct state *st, long id, struct state_bench_run *r);
+/* All runs, oldest first, JSON included; the caller clears each and frees *runs. */
+int state_list_bench_runs(struct state *st, struct state_bench_run **runs, size_t *n);
+void state_bench_run_clear(struct state_bench_run *r);
+
 #endif

@@ -25,6 +25,10 @@ static const struct {
 	  "show, set, probe or prove-and-set the MTU (commit-confirm)" },
 	{ "mdns", cmd_mdns, "publish [--name N] [--type T] [--port P] | withdraw | browse",
 	  "live Bonjour records, and what the network advertises" },
+	{ "bench", cmd_bench, "[--protocol L] [--workload L] [--target URL] [--repeat N] [--size S]",
+	  "benchmark the shares (or URLs); results stored, see report" },
+	{ "report", cmd_report, "[--html FILE] [--run ID]", "a stored benchmark run as text or HTML" },
+	{ "history", cmd_history, "", "list the stored benchmark runs" },
 };
 
 static void

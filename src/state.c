@@ -302,3 +302,107 @@ state_delete_generation(struct state *st, long id)
 		exec(st, "ROLLBACK");
 	return rc;
 }
+
+void
+state_bench_run_clear(struct state_bench_run *r)
+{
+	if (!r)
+		return;
+	free(r->created);
+	free(r->json);
+	memset(r, 0, sizeof(*r));
+}
+
+int
+state_add_bench_run(struct state *st, const char *created, long gen, const char *hw_hash,
+		    const char *json, long *id)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	if (sqlite3_prepare_v2(st->db, "INSERT INTO bench_runs (created, gen, hw_hash, json) "
+				       "VALUES (?, ?, ?, ?)", -1, &s, NULL) != SQLITE_OK)
+		return -EIO;
+	sqlite3_bind_text(s, 1, created, -1, SQLITE_TRANSIENT);
+	if (gen >= 0)
+		sqlite3_bind_int64(s, 2, gen);
+	else
+		sqlite3_bind_null(s, 2);
+	sqlite3_bind_text(s, 3, hw_hash ? hw_hash : "", -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(s, 4, json, -1, SQLITE_TRANSIENT);
+	rc = sqlite3_step(s) == SQLITE_DONE ? 0 : -EIO;
+	sqlite3_finalize(s);
+	if (rc == 0)
+		*id = (long)sqlite3_last_insert_rowid(st->db);
+	return rc;
+}
+
+int
+state_set_bench_run_json(struct state *st, long id, const char *json)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	if (sqlite3_prepare_v2(st->db, "UPDATE bench_runs SET json = ? WHERE id = ?", -1, &s,
+			       NULL) != SQLITE_OK)
+		return -EIO;
+	sqlite3_bind_text(s, 1, json, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int64(s, 2, id);
+	rc = sqlite3_step(s) == SQLITE_DONE ? 0 : -EIO;
+	sqlite3_finalize(s);
+	if (rc == 0 && sqlite3_changes(st->db) == 0)
+		rc = -ENOENT;
+	return rc;
+}
+
+static void
+bench_row(sqlite3_stmt *s, struct state_bench_run *r)
+{
+	r->id = (long)sqlite3_column_int64(s, 0);
+	r->created = col_str(s, 1);
+	r->gen = sqlite3_column_type(s, 2) == SQLITE_NULL ? -1 : (long)sqlite3_column_int64(s, 2);
+	snprintf(r->hw_hash, sizeof(r->hw_hash), "%s",
+		 sqlite3_column_text(s, 3) ? (const char *)sqlite3_column_text(s, 3) : "");
+	r->json = col_str(s, 4);
+}
+
+int
+state_get_bench_run(struct state *st, long id, struct state_bench_run *r)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	if (sqlite3_prepare_v2(st->db, id < 0 ?
+			       "SELECT id, created, gen, hw_hash, json FROM bench_runs "
+			       "ORDER BY id DESC LIMIT 1" :
+			       "SELECT id, created, gen, hw_hash, json FROM bench_runs WHERE id = ?",
+			       -1, &s, NULL) != SQLITE_OK)
+		return -EIO;
+	if (id >= 0)
+		sqlite3_bind_int64(s, 1, id);
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW)
+		bench_row(s, r);
+	sqlite3_finalize(s);
+	return rc == SQLITE_ROW ? 0 : rc == SQLITE_DONE ? -ENOENT : -EIO;
+}
+
+int
+state_list_bench_runs(struct state *st, struct state_bench_run **runs, size_t *n)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	*runs = NULL;
+	*n = 0;
+	if (sqlite3_prepare_v2(st->db, "SELECT id, created, gen, hw_hash, json FROM bench_runs "
+				       "ORDER BY id", -1, &s, NULL) != SQLITE_OK)
+		return -EIO;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		*runs = xreallocarray(*runs, *n + 1, sizeof(**runs));
+		bench_row(s, &(*runs)[(*n)++]);
+	}
+	sqlite3_finalize(s);
+	return rc == SQLITE_DONE ? 0 : -EIO;
+}

@@ -11,6 +11,8 @@ pkgs=(
 	# tests: real daemons and their checkers
 	samba samba-common-bin smbclient libnfs-utils nfs-ganesha nfs-ganesha-vfs rpcbind
 	avahi-daemon avahi-utils dbus python3 diffutils
+	# bench report test: the HTML page rendered headless to a PNG
+	chromium
 	# the lab: namespaces, links, shaping, the trixie root for afpd
 	iproute2 ethtool iperf3 debootstrap util-linux procps psmisc kmod iputils-ping
 	# MTU tests: a peer that drops all ICMP

@@ -6,6 +6,8 @@
 
 /* Registry order is the order `bench` runs protocols in when none are named. */
 static const struct bench_driver *const drivers[] = {
+	&bench_drv_null,
+	&bench_drv_posix,
 	NULL,
 };
 

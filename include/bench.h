@@ -1,0 +1,233 @@
+/* bench.h - the benchmark engine: workloads run through a driver (bench_driver.h) on a target,
+ * repeated, summarised with statistics, attributed to a bottleneck, and (de)serialised as JSON.
+ *
+ * Portable library code: the tuner (tune.c) and the agent (issue #8, also built on macOS) call
+ * it. Nothing here includes libconfig, libnl, Avahi or the profile/netif/mdns headers.
+ *
+ * Units everywhere: throughput in MB/s (10^6 bytes per second), latencies in microseconds,
+ * sizes in bytes. */
+#ifndef NASTUNE_BENCH_H
+#define NASTUNE_BENCH_H
+
+#include <jansson.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bench_driver.h"
+
+/* Workloads; the names (bench_workload_name) are stable: CLI, config and reports use them. */
+enum bench_workload {
+	BENCH_SEQ_WRITE,	/* "seq-write": 1 MiB blocks, size bytes */
+	BENCH_SEQ_READ,		/* "seq-read" */
+	BENCH_COPY,		/* "copy-in-share": server-side copy, else read+write */
+	BENCH_MIXED_RW,		/* "mixed-rw": one reader and one writer at once */
+	BENCH_SMALL_FILES,	/* "small-files": N files of 66 KB */
+	BENCH_SMALL_IO,		/* "small-io": 1 KiB writes and reads */
+	BENCH_RANDOM_IO,	/* "random-io": 4k, 512k, 16M records */
+	BENCH_METADATA,		/* "metadata": stat hit/miss, list, cold and hot */
+	BENCH_VIDEO,		/* "video-frames": paced frames, fps / dropped / p99 */
+	BENCH_NWORKLOADS
+};
+
+/* The stable name of w ("seq-write", ...), or NULL when out of range. */
+const char *bench_workload_name(enum bench_workload w);
+/* The workload named name (exact match), or -EINVAL. */
+int bench_workload_parse(const char *name);
+
+/* A video format for the video-frames workload. */
+struct bench_video_format {
+	const char *name;	/* "prores422hq-1080p", "prores422hq-2160p", "v210-1080p" */
+	const char *label;	/* "1080p ProRes 422 HQ" */
+	uint64_t frame_bytes;	/* bytes per frame (ProRes: its target bit rate / frame rate) */
+};
+
+/* The known formats, NULL-terminated. */
+const struct bench_video_format *const *bench_video_formats(void);
+/* Parses "FORMAT@FPS" ("prores422hq-1080p@30"; fps 1 to 240). Returns 0, or -EINVAL. */
+int bench_video_parse(const char *spec, const struct bench_video_format **fmt, double *fps);
+
+enum bench_cache {
+	BENCH_CACHE_HOT,	/* caches left as they are (labelled "hot") */
+	BENCH_CACHE_COLD,	/* drop_caches before each measured run (labelled "cold") */
+};
+
+/* Progress: called before each warm-up or measured run of a workload. */
+struct bench_progress {
+	const char *target;	/* URL */
+	const char *workload;
+	unsigned run;		/* 1-based, warm-up runs included */
+	unsigned runs;		/* warm-up + repeats */
+	bool warmup;
+};
+
+struct bench_opts {
+	uint64_t size;		/* seq/copy/mixed/random file size; 0: 1 GiB */
+	unsigned repeats;	/* measured runs; 0: 5 */
+	unsigned warmup;	/* discarded runs before them (the CLI's default is 1) */
+	enum bench_cache cache;
+	unsigned small_files;	/* small-files count; 0: 100 */
+	uint64_t small_io_write; /* bytes of 1 KiB writes; 0: min(10 MB, size) */
+	uint64_t small_io_read;	/* bytes of 1 KiB reads; 0: min(100 MB, size) */
+	unsigned meta_entries;	/* metadata directory size; 0: 1000 */
+	const struct bench_video_format *video; /* NULL: prores422hq-1080p */
+	double video_fps;	/* 0: 30 */
+	double video_seconds;	/* per direction and run; 0: 10 */
+	bool force;		/* benchmark a target that looks like a Time Machine share */
+	uint64_t seed;		/* PRNG seed (data, random offsets, bootstrap); 0: fixed default */
+	/* Drops the page cache (root: sync + drop_caches). Returns 0 or -errno; NULL: cannot,
+	 * so runs are labelled hot even when cold was asked. */
+	int (*drop_caches)(void *arg);
+	void *drop_arg;
+	void (*progress)(const struct bench_progress *p, void *arg);
+	void *progress_arg;
+	/* Set (by a signal handler) to stop: the run ends with -EINTR, scratch removed. */
+	const volatile sig_atomic_t *stop;
+};
+
+#define BENCH_DEFAULT_SIZE (1ull << 30)
+#define BENCH_DEFAULT_REPEATS 5
+/* Free space asked for beyond twice the largest footprint. */
+#define BENCH_SPACE_MARGIN (64ull << 20)
+#define BENCH_SCRATCH_PREFIX ".nastune-bench-"
+
+/* Summary statistics of a sample. */
+struct bench_stats {
+	size_t n;
+	double median, q1, q3, iqr;	/* quantiles by linear interpolation (R type 7) */
+	double mean, sd, cv;		/* sample sd (n-1); cv = sd / mean (0 when mean is 0) */
+	double min, max;
+	double ci95_low, ci95_high;	/* bootstrap percentile interval of the median */
+};
+
+/* Computes s over v[0..n) (v is not modified). The bootstrap uses 2000 resamples drawn from a
+ * splitmix64 PRNG seeded with seed, so results are reproducible. n == 0 gives all zeros.
+ * Returns 0, or -EINVAL when v is NULL with n > 0. */
+int bench_stats_compute(const double *v, size_t n, uint64_t seed, struct bench_stats *s);
+/* The p-quantile (0..1) of sorted[0..n), R type 7; 0 for n == 0. */
+double bench_quantile(const double *sorted, size_t n, double p);
+/* Bootstrap percentile 95% interval of the median of v; resamples 0 means 2000. */
+void bench_bootstrap_ci(const double *v, size_t n, unsigned resamples, uint64_t seed,
+			double *lo, double *hi);
+/* splitmix64: advances *state and returns the next value. */
+uint64_t bench_rand(uint64_t *state);
+
+/* Mann-Whitney U test (two-sided) of a against b. */
+struct bench_mwu {
+	double u;		/* U of sample a: rank sum of a - na(na+1)/2 */
+	double z;		/* normal approximation's z (0 when exact) */
+	double p;		/* two-sided p-value */
+	bool exact;		/* exact distribution (no ties, na + nb <= 50) */
+};
+/* Exact p when there are no ties and na + nb <= 50, else the normal approximation with tie
+ * and continuity correction (as scipy.stats.mannwhitneyu and R's wilcox.test). Returns 0, or
+ * -EINVAL when either sample is empty. */
+int bench_mann_whitney(const double *a, size_t na, const double *b, size_t nb,
+		       struct bench_mwu *out);
+/* true when a and b differ at alpha (two-sided MWU) and their medians differ by more than
+ * min_rel (e.g. 0.03 for 3%). */
+bool bench_differs(const double *a, size_t na, const double *b, size_t nb, double alpha,
+		   double min_rel);
+
+/* Number of log2 latency buckets: bucket i counts ops under 2^i microseconds (the last one:
+ * everything longer). */
+#define BENCH_HIST_BUCKETS 24
+
+/* One metric of one workload on one target, summarised over the measured runs. */
+struct bench_result {
+	char *target;		/* URL (never with a password) */
+	char *protocol;		/* driver name: "posix", "smb", ... */
+	char *workload;		/* bench_workload_name */
+	char *metric;		/* "write", "read-4k", "stat-miss-cold", "fps", ... */
+	char *unit;		/* "MB/s", "us", "files/s", "fps", "frames" */
+	char *client;		/* "loopback", or the agent's name */
+	char *cache;		/* "hot" or "cold" */
+	char *note;		/* how it was measured ("server-side copy (copy_file_range)"); NULL */
+	char *bottleneck;	/* "network-bound (97% of TCP)", ...; NULL for non-throughput */
+	double *runs;		/* measured values, in run order */
+	size_t nruns;
+	struct bench_stats st;
+	int pass;		/* video: 1 pass, 0 fail; -1 not a pass/fail metric */
+	uint64_t *hist;		/* latency histogram (BENCH_HIST_BUCKETS) or NULL */
+};
+
+struct bench_results {
+	struct bench_result *v;
+	size_t n;
+};
+
+/* Runs workload w with driver d on target t (connecting, and disconnecting at the end):
+ * removes stale scratch directories of dead nastune processes on this host, refuses a
+ * target that looks like a Time Machine share unless o->force (-EPERM), checks free space
+ * (-ENOSPC when below 2 x the footprint + BENCH_SPACE_MARGIN), works only inside a new scratch
+ * directory BENCH_SCRATCH_PREFIX"<host>-<pid>-<n>" at the target's root, runs o->warmup
+ * discarded and o->repeats measured runs, and removes the scratch directory whatever
+ * happens. On success appends one result per metric to out (client "loopback"; the caller
+ * may change it) and returns 0. On failure returns -errno (-EINTR when *o->stop was set)
+ * with one sentence in err, and out is unchanged. */
+int bench_run(const struct bench_driver *d, const struct bench_target *t, enum bench_workload w,
+	      const struct bench_opts *o, struct bench_results *out, char *err, size_t errlen);
+
+/* Bytes the workload holds in its scratch directory at most, with opts o. */
+uint64_t bench_footprint(enum bench_workload w, const struct bench_opts *o);
+
+/* A scratch name for this process: BENCH_SCRATCH_PREFIX"<host>-<pid>-<tag>" into buf. The
+ * next start removes it (directory or file) once this process is gone. */
+void bench_scratch_name(char *buf, size_t len, const char *tag);
+
+/* Removes this host's stale scratch directories and files (of processes no longer alive) at
+ * the root of the target behind c. Returns how many were removed, or -errno. */
+int bench_clean_stale(const struct bench_driver *d, struct bench_conn *c);
+
+/* Appends a deep copy of r to rs. */
+void bench_results_add(struct bench_results *rs, const struct bench_result *r);
+/* Frees everything in r / rs and zeroes them; NULL-safe. */
+void bench_result_clear(struct bench_result *r);
+void bench_results_clear(struct bench_results *rs);
+
+/* Baselines measured in the same run, for attribution. 0 means unknown. */
+struct bench_baseline {
+	double disk_write, disk_read;	/* MB/s, raw disk of the share's filesystem */
+	char disk_method[64];		/* "O_DIRECT" or "buffered+fsync (no O_DIRECT here)" */
+	double tcp;			/* MB/s between the ends */
+	char tcp_method[64];		/* "tcp stream (loopback)", "iperf3" */
+	double client_disk;		/* MB/s (agents) */
+};
+
+/* Raw disk throughput of the filesystem holding dir: writes then reads size bytes (capped at
+ * 1 GiB, at least 4 MiB) with O_DIRECT in a scratch file (bench_scratch_name) inside dir,
+ * removed after; median of
+ * three runs each. Falls back to buffered I/O + fsync (and says so in b->disk_method) where
+ * O_DIRECT is refused. Returns 0 or -errno. */
+int bench_baseline_disk(const char *dir, uint64_t size, struct bench_baseline *b);
+/* Raw TCP throughput over loopback with nastune's own stream test (sender and receiver
+ * threads, bytes bytes, capped at 4 GiB). Returns 0 or -errno. */
+int bench_baseline_tcp_loopback(uint64_t bytes, struct bench_baseline *b);
+/* TCP throughput to host with iperf3 -c (needs iperf3 here and a server there). Returns 0,
+ * -ENOENT when iperf3 is not installed, or -EIO. */
+int bench_baseline_iperf3(const char *host, struct bench_baseline *b);
+/* Sets r->bottleneck from b (for MB/s metrics; others keep NULL). network says whether the
+ * protocol crosses the network (TCP counts). */
+void bench_attribute(struct bench_result *r, const struct bench_baseline *b, bool network);
+
+/* JSON: one result as {"target", "protocol", "workload", "metric", "unit", "median",
+ * "ci95_low", "ci95_high", "runs", "bottleneck", "client", "cache", "note", "n", "q1", "q3",
+ * "iqr", "cv", "pass", "latency_hist"}. Returns a new reference. */
+json_t *bench_result_to_json(const struct bench_result *r);
+/* Parses one result object into r (clear it with bench_result_clear). Statistics are
+ * recomputed from "runs" when absent. Returns 0, or -EINVAL with err naming the field. */
+int bench_result_from_json(const json_t *j, struct bench_result *r, char *err, size_t errlen);
+/* All of rs as a JSON array (new reference) / parsed from one (appending to rs). */
+json_t *bench_results_to_json(const struct bench_results *rs);
+int bench_results_from_json(const json_t *a, struct bench_results *rs, char *err, size_t errlen);
+
+/* A run document as stored and printed: {"run", "created", "generation", "hw_hash",
+ * "results": [...], "baselines": [...], "errors": [...]} (bench_results_to_json for results).
+ * Reports: plain text (caller frees) and one self-contained HTML page with SVG charts
+ * (throughput with error bars, small-io latency distribution, video pass/fail). Both return
+ * NULL with err when doc is not a run document. */
+char *bench_report_text(const json_t *doc, char *err, size_t errlen);
+char *bench_report_html(const json_t *doc, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,304 @@
+/* baseline.c - references measured in the same run (raw disk, raw TCP) and the bottleneck
+ * each result is attributed to. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench.h"
+#include "xmalloc.h"
+
+#define DISK_BLOCK (4u << 20)
+
+/* Not everywhere the agent builds (macOS): there, plain sockets and SIGPIPE ignored by the
+ * caller do. */
+#ifndef SOCK_CLOEXEC
+#define SOCK_CLOEXEC 0
+#endif
+#ifndef MSG_NOSIGNAL
+#define MSG_NOSIGNAL 0
+#endif
+
+static double
+now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double
+median3(double a, double b, double c)
+{
+	if (a > b) {
+		double t = a;
+		a = b;
+		b = t;
+	}
+	return c < a ? a : (c > b ? b : c);
+}
+
+/* One write+read pass over path; direct says whether fd uses O_DIRECT. */
+static int
+disk_pass(const char *path, uint64_t size, void *buf, bool *direct, double *wr, double *rd)
+{
+	uint64_t off;
+	double t0;
+	int fd, rc = 0;
+
+	fd = -1;
+#ifdef O_DIRECT
+	if (*direct) {
+		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_DIRECT | O_CLOEXEC, 0600);
+		if (fd < 0 && errno == EINVAL)
+			*direct = false;
+	}
+#else
+	*direct = false;
+#endif
+	if (fd < 0 && !*direct)
+		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	t0 = now();
+	for (off = 0; off < size && rc == 0; off += DISK_BLOCK)
+		if (pwrite(fd, buf, DISK_BLOCK, (off_t)off) != DISK_BLOCK)
+			rc = errno ? -errno : -EIO;
+	if (rc == 0 && fsync(fd) < 0)
+		rc = -errno;
+	*wr = (double)size / 1e6 / (now() - t0);
+	close(fd);
+	if (rc < 0)
+		return rc;
+#ifdef O_DIRECT
+	fd = open(path, O_RDONLY | O_CLOEXEC | (*direct ? O_DIRECT : 0));
+#else
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+#endif
+	if (fd < 0)
+		return -errno;
+#ifdef POSIX_FADV_DONTNEED
+	if (!*direct)
+		posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+#endif
+	t0 = now();
+	for (off = 0; off < size && rc == 0; off += DISK_BLOCK)
+		if (pread(fd, buf, DISK_BLOCK, (off_t)off) != DISK_BLOCK)
+			rc = errno ? -errno : -EIO;
+	*rd = (double)size / 1e6 / (now() - t0);
+	close(fd);
+	return rc;
+}
+
+int
+bench_baseline_disk(const char *dir, uint64_t size, struct bench_baseline *b)
+{
+	double w[3] = { 0 }, r[3] = { 0 };
+	bool direct = true;
+	char *path, name[192];
+	void *buf;
+	int i, rc = 0;
+
+	if (size > (1ull << 30))
+		size = 1ull << 30;
+	if (size < (4u << 20))
+		size = 4u << 20;
+	size = (size + DISK_BLOCK - 1) / DISK_BLOCK * DISK_BLOCK;
+	if (posix_memalign(&buf, 4096, DISK_BLOCK) != 0)
+		return -ENOMEM;
+	memset(buf, 0x5a, DISK_BLOCK);
+	bench_scratch_name(name, sizeof(name), "disk");
+	path = xasprintf("%s/%s", dir, name);
+	for (i = 0; i < 3 && rc == 0; i++)
+		rc = disk_pass(path, size, buf, &direct, &w[i], &r[i]);
+	unlink(path);
+	free(path);
+	free(buf);
+	if (rc < 0)
+		return rc;
+	b->disk_write = median3(w[0], w[1], w[2]);
+	b->disk_read = median3(r[0], r[1], r[2]);
+	snprintf(b->disk_method, sizeof(b->disk_method), "%s",
+		 direct ? "O_DIRECT" : "buffered+fsync (no O_DIRECT here)");
+	return 0;
+}
+
+struct tcp_rx {
+	int fd;
+	uint64_t got;
+	int rc;
+};
+
+static void *
+tcp_receive(void *arg)
+{
+	struct tcp_rx *rx = arg;
+	char *buf = xmalloc(1 << 20);
+	int c = accept(rx->fd, NULL, NULL);
+	ssize_t n;
+
+	if (c < 0) {
+		rx->rc = -errno;
+		free(buf);
+		return NULL;
+	}
+	while ((n = recv(c, buf, 1 << 20, 0)) > 0)
+		rx->got += (uint64_t)n;
+	if (n < 0)
+		rx->rc = -errno;
+	close(c);
+	free(buf);
+	return NULL;
+}
+
+int
+bench_baseline_tcp_loopback(uint64_t bytes, struct bench_baseline *b)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	socklen_t len = sizeof(sa);
+	struct tcp_rx rx = { .fd = -1 };
+	pthread_t th;
+	uint64_t sent = 0;
+	char *buf;
+	double t0;
+	int s = -1, rc = 0;
+
+	if (bytes > (4ull << 30))
+		bytes = 4ull << 30;
+	if (bytes < (64u << 20))
+		bytes = 64u << 20;
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	rx.fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (rx.fd < 0)
+		return -errno;
+	if (bind(rx.fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(rx.fd, 1) < 0 ||
+	    getsockname(rx.fd, (struct sockaddr *)&sa, &len) < 0) {
+		rc = -errno;
+		close(rx.fd);
+		return rc;
+	}
+	if ((rc = pthread_create(&th, NULL, tcp_receive, &rx)) != 0) {
+		close(rx.fd);
+		return -rc;
+	}
+	buf = xmalloc(1 << 20);
+	memset(buf, 0xa5, 1 << 20);
+	s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	t0 = now();
+	if (s < 0 || connect(s, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		rc = -errno;
+	} else {
+		while (sent < bytes) {
+			ssize_t n = send(s, buf, 1 << 20, MSG_NOSIGNAL);
+
+			if (n < 0) {
+				rc = -errno;
+				break;
+			}
+			sent += (uint64_t)n;
+		}
+	}
+	if (s >= 0)
+		close(s);
+	else
+		shutdown(rx.fd, SHUT_RDWR);	/* wakes accept() */
+	pthread_join(th, NULL);
+	close(rx.fd);
+	free(buf);
+	if (rc == 0 && rx.rc < 0)
+		rc = rx.rc;
+	if (rc < 0)
+		return rc;
+	b->tcp = (double)rx.got / 1e6 / (now() - t0);
+	snprintf(b->tcp_method, sizeof(b->tcp_method), "tcp stream (loopback)");
+	return 0;
+}
+
+int
+bench_baseline_iperf3(const char *host, struct bench_baseline *b)
+{
+	char cmd[512], line[4096];
+	double bps = 0;
+	FILE *p;
+	const char *h;
+	int st;
+
+	if (access("/usr/bin/iperf3", X_OK) != 0 && access("/usr/local/bin/iperf3", X_OK) != 0)
+		return -ENOENT;
+	for (h = host; *h; h++)	/* the host goes through a shell: be strict */
+		if (!((*h >= 'a' && *h <= 'z') || (*h >= 'A' && *h <= 'Z') ||
+		      (*h >= '0' && *h <= '9') || *h == '.' || *h == '-' || *h == ':'))
+			return -EINVAL;
+	snprintf(cmd, sizeof(cmd), "iperf3 -c '%s' -t 3 -J 2>/dev/null", host);
+	if (!(p = popen(cmd, "r")))
+		return -errno;
+	/* -J ends with "sum_received": {... "bits_per_second": N ...}: the last one wins. */
+	while (fgets(line, sizeof(line), p)) {
+		char *k = strstr(line, "\"bits_per_second\":");
+
+		if (k)
+			bps = strtod(k + 18, NULL);
+	}
+	st = pclose(p);
+	if (st != 0 || bps <= 0)
+		return -EIO;
+	b->tcp = bps / 8 / 1e6;
+	snprintf(b->tcp_method, sizeof(b->tcp_method), "iperf3");
+	return 0;
+}
+
+void
+bench_attribute(struct bench_result *r, const struct bench_baseline *b, bool network)
+{
+	bool rd = strstr(r->metric, "read") != NULL, wr = strstr(r->metric, "write") != NULL;
+	double disk = 0, ceiling, v = r->st.median;
+	const char *what;
+	char buf[160];
+
+	free(r->bottleneck);
+	r->bottleneck = NULL;
+	if (!r->unit || strcmp(r->unit, "MB/s") != 0 || v <= 0)
+		return;
+	if (rd && !wr)
+		disk = b->disk_read;
+	else if (wr && !rd)
+		disk = b->disk_write;
+	else if (b->disk_read > 0 && b->disk_write > 0)	/* copy, mixed: both at once */
+		disk = 1.0 / (1.0 / b->disk_read + 1.0 / b->disk_write);
+	if (disk <= 0 && (!network || b->tcp <= 0)) {
+		r->bottleneck = xstrdup("unknown (no baseline)");
+		return;
+	}
+	/* Faster than the disk itself (and not beyond the network): RAM served or absorbed it. */
+	if (disk > 0 && v > 1.1 * disk && (!network || b->tcp <= 0 || v <= b->tcp)) {
+		snprintf(buf, sizeof(buf), "page cache (%.0f%% of raw disk: %s RAM)", 100 * v / disk,
+			 rd && !wr ? "served from" : "absorbed by");
+		r->bottleneck = xstrdup(buf);
+		return;
+	}
+	if (network && b->tcp > 0 && (disk <= 0 || b->tcp < disk)) {
+		ceiling = b->tcp;
+		what = "network-bound";
+	} else {
+		ceiling = disk;
+		what = "disk-bound";
+	}
+	if (v >= 0.85 * ceiling)
+		snprintf(buf, sizeof(buf), "%s (%.0f%% of %s)", what, 100 * v / ceiling,
+			 ceiling == b->tcp && network ? "TCP" : "raw disk");
+	else
+		snprintf(buf, sizeof(buf), "protocol overhead %.0f%% (ceiling: %s %.0f MB/s)",
+			 100 * (1 - v / ceiling), ceiling == b->tcp && network ? "TCP" : "raw disk",
+			 ceiling);
+	r->bottleneck = xstrdup(buf);
+}

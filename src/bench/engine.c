@@ -1,0 +1,1338 @@
+/* engine.c - runs one workload through a driver: scratch directory, space check, warm-up,
+ * repeats, statistics. Every path handed to the driver is built by spath(), inside scratch. */
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench.h"
+#include "xmalloc.h"
+
+#define BLOCK (1u << 20)
+#define BUFSZ (16u << 20)
+#define SMALL_FILE 66000u	/* "66 KB" */
+#define MAX_METRICS 16
+
+static const char *const workload_names[BENCH_NWORKLOADS] = {
+	"seq-write", "seq-read", "copy-in-share", "mixed-rw", "small-files", "small-io",
+	"random-io", "metadata", "video-frames",
+};
+
+/* ProRes 422 HQ frames are its target bit rate over the frame rate (Apple's ProRes white
+ * paper: 220 Mb/s for 1920x1080 and 884 Mb/s for 3840x2160 at 29.97 fps); v210 packs six
+ * 10-bit 4:2:2 pixels in 16 bytes: 1920 / 6 * 16 = 5120 bytes a line. */
+static const struct bench_video_format fmt_prores_1080 = {
+	"prores422hq-1080p", "1080p ProRes 422 HQ", 917584,
+};
+static const struct bench_video_format fmt_prores_2160 = {
+	"prores422hq-2160p", "4K UHD ProRes 422 HQ", 3687020,
+};
+static const struct bench_video_format fmt_v210_1080 = {
+	"v210-1080p", "uncompressed 10-bit 1080p (v210)", 5120u * 1080u,
+};
+static const struct bench_video_format *const video_formats[] = {
+	&fmt_prores_1080, &fmt_prores_2160, &fmt_v210_1080, NULL,
+};
+
+const char *
+bench_workload_name(enum bench_workload w)
+{
+	return (unsigned)w < BENCH_NWORKLOADS ? workload_names[w] : NULL;
+}
+
+int
+bench_workload_parse(const char *name)
+{
+	int i;
+
+	for (i = 0; i < BENCH_NWORKLOADS; i++)
+		if (strcmp(workload_names[i], name) == 0)
+			return i;
+	return -EINVAL;
+}
+
+const struct bench_video_format *const *
+bench_video_formats(void)
+{
+	return video_formats;
+}
+
+int
+bench_video_parse(const char *spec, const struct bench_video_format **fmt, double *fps)
+{
+	const char *at = strchr(spec, '@');
+	char *end;
+	size_t i;
+
+	if (!at)
+		return -EINVAL;
+	*fps = strtod(at + 1, &end);
+	if (*end || end == at + 1 || !(*fps >= 1 && *fps <= 240))
+		return -EINVAL;
+	for (i = 0; video_formats[i]; i++)
+		if (strlen(video_formats[i]->name) == (size_t)(at - spec) &&
+		    strncmp(video_formats[i]->name, spec, at - spec) == 0) {
+			*fmt = video_formats[i];
+			return 0;
+		}
+	return -EINVAL;
+}
+
+struct metric {
+	const char *name, *unit;
+	double *v;
+	size_t n;
+	uint64_t *hist;
+	int pass;
+	bool cold;
+};
+
+struct run {
+	const struct bench_driver *d;
+	const struct bench_target *t;
+	struct bench_opts o;
+	enum bench_workload w;
+	struct bench_conn *c, *c2;
+	char scratch[192];
+	unsigned char *buf;
+	bool measuring, cold, copy_fallback;
+	struct metric m[MAX_METRICS];
+	size_t nm;
+	char note[512];
+	char err[512];
+	uint64_t rng;
+};
+
+static double
+now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double
+since(double t0)
+{
+	double d = now() - t0;
+
+	return d > 1e-9 ? d : 1e-9;
+}
+
+static bool
+stopped(const struct run *r)
+{
+	return r->o.stop && *r->o.stop;
+}
+
+/* A path inside the scratch directory. */
+static void
+spath(const struct run *r, char *out, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void
+spath(const struct run *r, char *out, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	int n = snprintf(out, len, "%s/", r->scratch);
+
+	va_start(ap, fmt);
+	vsnprintf(out + n, len - (size_t)n, fmt, ap);
+	va_end(ap);
+}
+
+/* Records a driver failure (or the interruption that caused it) in err; returns the code. */
+static int
+drv_fail(const struct run *r, struct bench_conn *c, int rc, const char *what, const char *path,
+	 char *err)
+{
+	if (stopped(r)) {
+		snprintf(err, 512, "interrupted");
+		return -EINTR;
+	}
+	snprintf(err, 512, "%s: %s %s: %s", workload_names[r->w], what, path,
+		 c ? r->d->error(c) : strerror(-rc));
+	return rc < 0 ? rc : -EIO;
+}
+
+static int
+check_stop(const struct run *r, char *err)
+{
+	if (!stopped(r))
+		return 0;
+	snprintf(err, 512, "interrupted");
+	return -EINTR;
+}
+
+static void
+record(struct run *r, const char *name, const char *unit, double v, bool cold)
+{
+	struct metric *m = NULL;
+	size_t i;
+
+	if (!r->measuring)
+		return;
+	for (i = 0; i < r->nm; i++)
+		if (strcmp(r->m[i].name, name) == 0)
+			m = &r->m[i];
+	if (!m) {
+		if (r->nm == MAX_METRICS)
+			return;
+		m = &r->m[r->nm++];
+		m->name = name;
+		m->unit = unit;
+		m->pass = -1;
+		m->cold = cold;
+	}
+	m->v = xreallocarray(m->v, m->n + 1, sizeof(*m->v));
+	m->v[m->n++] = v;
+}
+
+static struct metric *
+metric(struct run *r, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < r->nm; i++)
+		if (strcmp(r->m[i].name, name) == 0)
+			return &r->m[i];
+	return NULL;
+}
+
+static double
+mbps(uint64_t bytes, double secs)
+{
+	return (double)bytes / 1e6 / secs;
+}
+
+/* Writes size bytes to a new file at path in blocks of blk; flushes when flush. */
+static int
+write_file(const struct run *r, struct bench_conn *c, const char *path, uint64_t size,
+	   size_t blk, bool flush, char *err)
+{
+	struct bench_file *f;
+	uint64_t off;
+	int rc, rc2;
+
+	if ((rc = r->d->open(c, path, BENCH_WR | BENCH_CREATE, &f)) < 0)
+		return drv_fail(r, c, rc, "open", path, err);
+	for (off = 0; off < size; off += blk) {
+		size_t n = size - off < blk ? (size_t)(size - off) : blk;
+		ssize_t w;
+
+		if ((rc = check_stop(r, err)) < 0)
+			break;
+		w = r->d->pwrite(c, f, r->buf + (off % (BUFSZ - blk + 1)), n, off);
+		if (w < 0 || (size_t)w != n) {
+			rc = drv_fail(r, c, w < 0 ? (int)w : -EIO, "write", path, err);
+			break;
+		}
+	}
+	if (rc == 0 && flush && (rc = r->d->flush(c, f)) < 0)
+		rc = drv_fail(r, c, rc, "flush", path, err);
+	rc2 = r->d->close(c, f);
+	if (rc == 0 && rc2 < 0)
+		rc = drv_fail(r, c, rc2, "close", path, err);
+	return rc;
+}
+
+/* Reads the whole file at path in blocks of blk; *bytes gets the amount read. */
+static int
+read_file(const struct run *r, struct bench_conn *c, const char *path, size_t blk,
+	  uint64_t *bytes, char *err)
+{
+	struct bench_file *f;
+	uint64_t off = 0;
+	int rc, rc2;
+
+	if ((rc = r->d->open(c, path, BENCH_RD, &f)) < 0)
+		return drv_fail(r, c, rc, "open", path, err);
+	for (;;) {
+		ssize_t n;
+
+		if ((rc = check_stop(r, err)) < 0)
+			break;
+		n = r->d->pread(c, f, r->buf, blk, off);
+		if (n < 0) {
+			rc = drv_fail(r, c, (int)n, "read", path, err);
+			break;
+		}
+		off += (uint64_t)n;
+		if ((size_t)n < blk)
+			break;
+	}
+	rc2 = r->d->close(c, f);
+	if (rc == 0 && rc2 < 0)
+		rc = drv_fail(r, c, rc2, "close", path, err);
+	*bytes = off;
+	return rc;
+}
+
+/* ---- workloads: setup once, then one run each call ---- */
+
+static int
+seq_write(struct run *r)
+{
+	char p[256];
+	double t0;
+	int rc;
+
+	spath(r, p, sizeof(p), "seq.dat");
+	t0 = now();
+	if ((rc = write_file(r, r->c, p, r->o.size, BLOCK, true, r->err)) < 0)
+		return rc;
+	record(r, "write", "MB/s", mbps(r->o.size, since(t0)), r->cold);
+	if ((rc = r->d->unlink(r->c, p)) < 0)
+		return drv_fail(r, r->c, rc, "unlink", p, r->err);
+	return 0;
+}
+
+static int
+seq_read_setup(struct run *r)
+{
+	char p[256];
+
+	spath(r, p, sizeof(p), "seq.dat");
+	return write_file(r, r->c, p, r->o.size, BLOCK, true, r->err);
+}
+
+static int
+seq_read(struct run *r)
+{
+	uint64_t got;
+	char p[256];
+	double t0;
+	int rc;
+
+	spath(r, p, sizeof(p), "seq.dat");
+	t0 = now();
+	if ((rc = read_file(r, r->c, p, BLOCK, &got, r->err)) < 0)
+		return rc;
+	if (got != r->o.size) {
+		snprintf(r->err, sizeof(r->err), "seq-read: read %llu of %llu bytes of %s",
+			 (unsigned long long)got, (unsigned long long)r->o.size, p);
+		return -EIO;
+	}
+	record(r, "read", "MB/s", mbps(got, since(t0)), r->cold);
+	return 0;
+}
+
+static int
+copy_setup(struct run *r)
+{
+	char p[256];
+
+	spath(r, p, sizeof(p), "copy-src.dat");
+	return write_file(r, r->c, p, r->o.size, BLOCK, true, r->err);
+}
+
+static int
+copy_rw(struct run *r, const char *src, const char *dst)
+{
+	struct bench_file *in, *out;
+	uint64_t off = 0;
+	int rc, rc2;
+
+	if ((rc = r->d->open(r->c, src, BENCH_RD, &in)) < 0)
+		return drv_fail(r, r->c, rc, "open", src, r->err);
+	if ((rc = r->d->open(r->c, dst, BENCH_WR | BENCH_CREATE, &out)) < 0) {
+		r->d->close(r->c, in);
+		return drv_fail(r, r->c, rc, "open", dst, r->err);
+	}
+	for (;;) {
+		ssize_t n, w;
+
+		if ((rc = check_stop(r, r->err)) < 0)
+			break;
+		if ((n = r->d->pread(r->c, in, r->buf, BLOCK, off)) < 0) {
+			rc = drv_fail(r, r->c, (int)n, "read", src, r->err);
+			break;
+		}
+		if (n == 0)
+			break;
+		w = r->d->pwrite(r->c, out, r->buf, (size_t)n, off);
+		if (w != n) {
+			rc = drv_fail(r, r->c, w < 0 ? (int)w : -EIO, "write", dst, r->err);
+			break;
+		}
+		off += (uint64_t)n;
+	}
+	if (rc == 0 && (rc = r->d->flush(r->c, out)) < 0)
+		rc = drv_fail(r, r->c, rc, "flush", dst, r->err);
+	rc2 = r->d->close(r->c, out);
+	if (rc == 0 && rc2 < 0)
+		rc = drv_fail(r, r->c, rc2, "close", dst, r->err);
+	r->d->close(r->c, in);
+	return rc;
+}
+
+static int
+copy_run(struct run *r)
+{
+	char src[256], dst[256];
+	double t0;
+	int rc = -EOPNOTSUPP;
+
+	spath(r, src, sizeof(src), "copy-src.dat");
+	spath(r, dst, sizeof(dst), "copy-dst.dat");
+	t0 = now();
+	if (r->d->copy && !r->copy_fallback) {
+		rc = r->d->copy(r->c, src, dst);
+		if (rc == -EOPNOTSUPP) {
+			r->copy_fallback = true;
+			snprintf(r->note, sizeof(r->note), "read+write (server-side %s refused: %s)",
+				 r->d->copy_method ? r->d->copy_method : "copy", r->d->error(r->c));
+			t0 = now();
+		} else if (rc < 0) {
+			return drv_fail(r, r->c, rc, "copy", src, r->err);
+		} else {
+			snprintf(r->note, sizeof(r->note), "server-side copy (%s)",
+				 r->d->copy_method ? r->d->copy_method : "copy");
+		}
+	} else if (!r->copy_fallback) {
+		snprintf(r->note, sizeof(r->note), "read+write (the %s driver has no server-side "
+			 "copy)", r->d->name);
+	}
+	if (rc == -EOPNOTSUPP && (rc = copy_rw(r, src, dst)) < 0)
+		return rc;
+	record(r, "copy", "MB/s", mbps(r->o.size, since(t0)), r->cold);
+	if ((rc = r->d->unlink(r->c, dst)) < 0)
+		return drv_fail(r, r->c, rc, "unlink", dst, r->err);
+	return 0;
+}
+
+struct rw_job {
+	const struct run *r;
+	struct bench_conn *c;
+	char path[256];
+	bool write;
+	uint64_t bytes;
+	double secs;
+	int rc;
+	char err[512];
+};
+
+static void *
+rw_job_run(void *arg)
+{
+	struct rw_job *j = arg;
+	double t0 = now();
+
+	if (j->write) {
+		j->rc = write_file(j->r, j->c, j->path, j->r->o.size, BLOCK, true, j->err);
+		j->bytes = j->r->o.size;
+	} else {
+		j->rc = read_file(j->r, j->c, j->path, BLOCK, &j->bytes, j->err);
+	}
+	j->secs = since(t0);
+	return NULL;
+}
+
+static int
+mixed_setup(struct run *r)
+{
+	char p[256];
+	int rc;
+
+	spath(r, p, sizeof(p), "mixed-src.dat");
+	if ((rc = write_file(r, r->c, p, r->o.size, BLOCK, true, r->err)) < 0)
+		return rc;
+	if (r->d->concurrent) {
+		if ((rc = r->d->connect(r->t, &r->c2, r->err, sizeof(r->err))) < 0)
+			return rc;
+		snprintf(r->note, sizeof(r->note), "one reader and one writer at once, two "
+			 "connections");
+	} else {
+		snprintf(r->note, sizeof(r->note), "sequential: the %s driver cannot run two "
+			 "connections at once, so read then write on one", r->d->name);
+	}
+	return 0;
+}
+
+static int
+mixed_run(struct run *r)
+{
+	struct rw_job rd = { .r = r, .c = r->c }, wr = { .r = r, .write = true };
+	pthread_t th;
+	double t0 = now(), total;
+	int rc;
+
+	spath(r, rd.path, sizeof(rd.path), "mixed-src.dat");
+	spath(r, wr.path, sizeof(wr.path), "mixed-dst.dat");
+	if (r->c2) {
+		wr.c = r->c2;
+		if ((rc = pthread_create(&th, NULL, rw_job_run, &wr)) != 0) {
+			snprintf(r->err, sizeof(r->err), "mixed-rw: cannot start a thread: %s",
+				 strerror(rc));
+			return -rc;
+		}
+		rw_job_run(&rd);
+		pthread_join(th, NULL);
+	} else {
+		wr.c = r->c;
+		rw_job_run(&rd);
+		if (rd.rc == 0)
+			rw_job_run(&wr);
+	}
+	total = since(t0);
+	if (rd.rc < 0 || wr.rc < 0) {
+		snprintf(r->err, sizeof(r->err), "%s", rd.rc < 0 ? rd.err : wr.err);
+		return rd.rc < 0 ? rd.rc : wr.rc;
+	}
+	record(r, "read", "MB/s", mbps(rd.bytes, rd.secs), r->cold);
+	record(r, "write", "MB/s", mbps(wr.bytes, wr.secs), r->cold);
+	record(r, "total", "MB/s", mbps(rd.bytes + wr.bytes, total), r->cold);
+	if ((rc = r->d->unlink(r->c, wr.path)) < 0)
+		return drv_fail(r, r->c, rc, "unlink", wr.path, r->err);
+	return 0;
+}
+
+static int
+small_files_setup(struct run *r)
+{
+	char p[256];
+	int rc;
+
+	spath(r, p, sizeof(p), "sf");
+	if ((rc = r->d->mkdir(r->c, p)) < 0)
+		return drv_fail(r, r->c, rc, "mkdir", p, r->err);
+	return 0;
+}
+
+static int
+small_files_run(struct run *r)
+{
+	unsigned n = r->o.small_files, i;
+	struct bench_file *f;
+	char p[256], q[256];
+	double t0;
+	int rc;
+
+	t0 = now();
+	for (i = 0; i < n; i++) {
+		spath(r, p, sizeof(p), "sf/e%05u", i);
+		if ((rc = check_stop(r, r->err)) < 0)
+			return rc;
+		if ((rc = r->d->open(r->c, p, BENCH_WR | BENCH_CREATE, &f)) < 0)
+			return drv_fail(r, r->c, rc, "create", p, r->err);
+		if ((rc = r->d->close(r->c, f)) < 0)
+			return drv_fail(r, r->c, rc, "close", p, r->err);
+	}
+	record(r, "create", "files/s", n / since(t0), r->cold);
+	t0 = now();
+	for (i = 0; i < n; i++) {
+		spath(r, p, sizeof(p), "sf/f%05u", i);
+		if ((rc = write_file(r, r->c, p, SMALL_FILE, SMALL_FILE, false, r->err)) < 0)
+			return rc;
+	}
+	record(r, "copy-in", "files/s", n / since(t0), r->cold);
+	t0 = now();
+	for (i = 0; i < n; i++) {
+		uint64_t got;
+
+		spath(r, p, sizeof(p), "sf/f%05u", i);
+		if ((rc = read_file(r, r->c, p, BLOCK, &got, r->err)) < 0)
+			return rc;
+		if (got != SMALL_FILE) {
+			snprintf(r->err, sizeof(r->err), "small-files: %s has %llu bytes, not %u", p,
+				 (unsigned long long)got, SMALL_FILE);
+			return -EIO;
+		}
+	}
+	record(r, "copy-out", "files/s", n / since(t0), r->cold);
+	t0 = now();
+	for (i = 0; i < n; i++) {
+		spath(r, p, sizeof(p), "sf/f%05u", i);
+		spath(r, q, sizeof(q), "sf/g%05u", i);
+		if ((rc = check_stop(r, r->err)) < 0)
+			return rc;
+		if ((rc = r->d->rename(r->c, p, q)) < 0)
+			return drv_fail(r, r->c, rc, "rename", p, r->err);
+	}
+	record(r, "rename", "files/s", n / since(t0), r->cold);
+	t0 = now();
+	for (i = 0; i < n; i++) {
+		spath(r, q, sizeof(q), "sf/g%05u", i);
+		if ((rc = check_stop(r, r->err)) < 0)
+			return rc;
+		if ((rc = r->d->unlink(r->c, q)) < 0)
+			return drv_fail(r, r->c, rc, "delete", q, r->err);
+	}
+	record(r, "delete", "files/s", n / since(t0), r->cold);
+	for (i = 0; i < n; i++) {
+		spath(r, p, sizeof(p), "sf/e%05u", i);
+		if ((rc = r->d->unlink(r->c, p)) < 0)
+			return drv_fail(r, r->c, rc, "unlink", p, r->err);
+	}
+	return 0;
+}
+
+static int
+cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Adds latencies (us) to the histogram of metric name and returns their p99. */
+static double
+latency_summary(struct run *r, const char *name, double *lat, size_t n)
+{
+	struct metric *m = metric(r, name);
+	size_t i;
+
+	qsort(lat, n, sizeof(*lat), cmp_double);
+	if (m && r->measuring) {
+		if (!m->hist)
+			m->hist = xcalloc(BENCH_HIST_BUCKETS, sizeof(*m->hist));
+		for (i = 0; i < n; i++) {
+			unsigned b = 0;
+
+			while (b < BENCH_HIST_BUCKETS - 1 && lat[i] >= (double)(1u << b))
+				b++;
+			m->hist[b]++;
+		}
+	}
+	return bench_quantile(lat, n, 0.99);
+}
+
+static int
+small_io_setup(struct run *r)
+{
+	char p[256];
+
+	spath(r, p, sizeof(p), "smallio-r.dat");
+	return write_file(r, r->c, p, r->o.small_io_read, BLOCK, true, r->err);
+}
+
+static int
+small_io_run(struct run *r)
+{
+	uint64_t nw = (r->o.small_io_write + 1023) / 1024, nr = (r->o.small_io_read + 1023) / 1024;
+	double *lat = xcalloc(nw > nr ? nw : nr, sizeof(*lat)), t0, t1, p99;
+	struct bench_file *f;
+	char p[256];
+	uint64_t i;
+	int rc;
+
+	spath(r, p, sizeof(p), "smallio-w.dat");
+	if ((rc = r->d->open(r->c, p, BENCH_WR | BENCH_CREATE, &f)) < 0) {
+		rc = drv_fail(r, r->c, rc, "open", p, r->err);
+		goto out;
+	}
+	t0 = now();
+	for (i = 0; i < nw && rc == 0; i++) {
+		ssize_t n;
+
+		if ((rc = check_stop(r, r->err)) < 0)
+			break;
+		t1 = now();
+		n = r->d->pwrite(r->c, f, r->buf + (i % 4096) * 1024, 1024, i * 1024);
+		lat[i] = (now() - t1) * 1e6;
+		if (n != 1024)
+			rc = drv_fail(r, r->c, n < 0 ? (int)n : -EIO, "write", p, r->err);
+	}
+	if (rc == 0 && (rc = r->d->flush(r->c, f)) < 0)
+		rc = drv_fail(r, r->c, rc, "flush", p, r->err);
+	r->d->close(r->c, f);
+	if (rc < 0)
+		goto out;
+	record(r, "write-1k", "MB/s", mbps(nw * 1024, since(t0)), r->cold);
+	record(r, "write-1k-p99", "us", 0, r->cold);
+	p99 = latency_summary(r, "write-1k-p99", lat, nw);
+	if (r->measuring)
+		metric(r, "write-1k-p99")->v[metric(r, "write-1k-p99")->n - 1] = p99;
+	if ((rc = r->d->unlink(r->c, p)) < 0) {
+		rc = drv_fail(r, r->c, rc, "unlink", p, r->err);
+		goto out;
+	}
+
+	spath(r, p, sizeof(p), "smallio-r.dat");
+	if ((rc = r->d->open(r->c, p, BENCH_RD, &f)) < 0) {
+		rc = drv_fail(r, r->c, rc, "open", p, r->err);
+		goto out;
+	}
+	t0 = now();
+	for (i = 0; i < nr && rc == 0; i++) {
+		ssize_t n;
+
+		if ((rc = check_stop(r, r->err)) < 0)
+			break;
+		t1 = now();
+		n = r->d->pread(r->c, f, r->buf, 1024, i * 1024);
+		lat[i] = (now() - t1) * 1e6;
+		if (n < 0)
+			rc = drv_fail(r, r->c, (int)n, "read", p, r->err);
+	}
+	r->d->close(r->c, f);
+	if (rc < 0)
+		goto out;
+	record(r, "read-1k", "MB/s", mbps(nr * 1024, since(t0)), r->cold);
+	record(r, "read-1k-p99", "us", 0, r->cold);
+	p99 = latency_summary(r, "read-1k-p99", lat, nr);
+	if (r->measuring)
+		metric(r, "read-1k-p99")->v[metric(r, "read-1k-p99")->n - 1] = p99;
+out:
+	free(lat);
+	return rc;
+}
+
+static const struct {
+	size_t rec;
+	const char *rd, *wr;
+} records[] = {
+	{ 4096, "read-4k", "write-4k" },
+	{ 512u << 10, "read-512k", "write-512k" },
+	{ 16u << 20, "read-16m", "write-16m" },
+};
+
+static uint64_t
+random_file_size(const struct bench_opts *o)
+{
+	uint64_t sz = o->size > (16u << 20) ? o->size : (16u << 20);
+
+	return (sz + (16u << 20) - 1) / (16u << 20) * (16u << 20);
+}
+
+static int
+random_setup(struct run *r)
+{
+	char p[256];
+
+	spath(r, p, sizeof(p), "random.dat");
+	return write_file(r, r->c, p, random_file_size(&r->o), BLOCK, true, r->err);
+}
+
+static int
+random_run(struct run *r)
+{
+	uint64_t fsize = random_file_size(&r->o);
+	uint64_t volume = r->o.size < (256u << 20) ? r->o.size : (256u << 20);
+	struct bench_file *f;
+	char p[256];
+	size_t k;
+	int rc;
+
+	spath(r, p, sizeof(p), "random.dat");
+	if ((rc = r->d->open(r->c, p, BENCH_RD | BENCH_WR, &f)) < 0)
+		return drv_fail(r, r->c, rc, "open", p, r->err);
+	for (k = 0; k < sizeof(records) / sizeof(records[0]) && rc == 0; k++) {
+		uint64_t nops = volume / records[k].rec, slots = fsize / records[k].rec, i;
+		double t0;
+		int dir;
+
+		if (nops < 4)
+			nops = 4;
+		for (dir = 0; dir < 2 && rc == 0; dir++) {
+			t0 = now();
+			for (i = 0; i < nops; i++) {
+				uint64_t off = (bench_rand(&r->rng) % slots) * records[k].rec;
+				ssize_t n;
+
+				if ((rc = check_stop(r, r->err)) < 0)
+					break;
+				n = dir == 0 ? r->d->pread(r->c, f, r->buf, records[k].rec, off) :
+					       r->d->pwrite(r->c, f, r->buf, records[k].rec, off);
+				if (n != (ssize_t)records[k].rec) {
+					rc = drv_fail(r, r->c, n < 0 ? (int)n : -EIO,
+						      dir ? "write" : "read", p, r->err);
+					break;
+				}
+			}
+			if (rc == 0 && dir == 1 && (rc = r->d->flush(r->c, f)) < 0)
+				rc = drv_fail(r, r->c, rc, "flush", p, r->err);
+			if (rc == 0)
+				record(r, dir ? records[k].wr : records[k].rd, "MB/s",
+				       mbps(nops * records[k].rec, since(t0)), r->cold);
+		}
+	}
+	r->d->close(r->c, f);
+	return rc;
+}
+
+static int
+meta_setup(struct run *r)
+{
+	struct bench_file *f;
+	char p[256];
+	unsigned i;
+	int rc;
+
+	spath(r, p, sizeof(p), "meta");
+	if ((rc = r->d->mkdir(r->c, p)) < 0)
+		return drv_fail(r, r->c, rc, "mkdir", p, r->err);
+	for (i = 0; i < r->o.meta_entries; i++) {
+		spath(r, p, sizeof(p), "meta/m%05u", i);
+		if ((rc = check_stop(r, r->err)) < 0)
+			return rc;
+		if ((rc = r->d->open(r->c, p, BENCH_WR | BENCH_CREATE, &f)) < 0)
+			return drv_fail(r, r->c, rc, "create", p, r->err);
+		r->d->close(r->c, f);
+	}
+	return 0;
+}
+
+static int
+count_entry(const char *name, const struct bench_stat *st, void *arg)
+{
+	(void)name;
+	(void)st;
+	(*(unsigned *)arg)++;
+	return 0;
+}
+
+static int
+meta_pass(struct run *r, struct bench_conn *c, bool cold)
+{
+	static const char *const names[2][3] = {
+		{ "stat-hit-hot", "stat-miss-hot", "list-hot" },
+		{ "stat-hit-cold", "stat-miss-cold", "list-cold" },
+	};
+	struct bench_stat st;
+	unsigned n = r->o.meta_entries, i, seen = 0;
+	char p[256];
+	double t0;
+	int rc;
+
+	t0 = now();
+	for (i = 0; i < n; i++) {
+		spath(r, p, sizeof(p), "meta/m%05u", i);
+		if ((rc = check_stop(r, r->err)) < 0)
+			return rc;
+		if ((rc = r->d->stat(c, p, &st)) < 0)
+			return drv_fail(r, c, rc, "stat", p, r->err);
+	}
+	record(r, names[cold][0], "us", since(t0) * 1e6 / n, cold);
+	t0 = now();
+	for (i = 0; i < n; i++) {
+		spath(r, p, sizeof(p), "meta/x%05u", i);
+		if ((rc = check_stop(r, r->err)) < 0)
+			return rc;
+		rc = r->d->stat(c, p, &st);
+		if (rc != -ENOENT)
+			return drv_fail(r, c, rc < 0 ? rc : -EEXIST, "stat of a missing name", p,
+					r->err);
+	}
+	record(r, names[cold][1], "us", since(t0) * 1e6 / n, cold);
+	spath(r, p, sizeof(p), "meta");
+	t0 = now();
+	if ((rc = r->d->list(c, p, count_entry, &seen)) < 0)
+		return drv_fail(r, c, rc, "list", p, r->err);
+	record(r, names[cold][2], "us", since(t0) * 1e6, cold);
+	if (seen != n) {
+		snprintf(r->err, sizeof(r->err), "metadata: listing %s gave %u entries, not %u", p,
+			 seen, n);
+		return -EIO;
+	}
+	return 0;
+}
+
+static int
+meta_run(struct run *r)
+{
+	struct bench_conn *c;
+	int rc;
+
+	/* Cold: a new connection (no client-side caches), after the caller dropped the page
+	 * cache when it could; hot: the same names again at once. */
+	if ((rc = r->d->connect(r->t, &c, r->err, sizeof(r->err))) < 0)
+		return rc;
+	rc = meta_pass(r, c, true);
+	if (rc == 0)
+		rc = meta_pass(r, c, false);
+	r->d->disconnect(c);
+	snprintf(r->note, sizeof(r->note), "%u entries; cold = a new connection%s", r->o.meta_entries,
+		 r->cold ? " after dropping the page cache" : " (page cache not dropped)");
+	return rc;
+}
+
+static void
+sleep_until(const struct run *r, double t)
+{
+	double d;
+
+	while (!stopped(r) && (d = t - now()) > 0) {
+		struct timespec ts = { (time_t)d, (long)((d - floor(d)) * 1e9) };
+
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* Paced frames: frame i is due at t0 + i / fps; a frame that cannot start within one frame
+ * time of its due time is dropped, as a capture device with a one-frame buffer would. */
+static int
+video_pass(struct run *r, bool write, uint64_t frames_on_disk, uint64_t *written)
+{
+	const struct bench_video_format *fmt = r->o.video;
+	uint64_t n = (uint64_t)ceil(r->o.video_fps * r->o.video_seconds), i, done = 0, dropped = 0;
+	double period = 1.0 / r->o.video_fps, *lat = xcalloc(n ? n : 1, sizeof(*lat));
+	double t0, t_end, p99;
+	struct bench_file *f;
+	char p[256];
+	int rc;
+
+	spath(r, p, sizeof(p), "video.dat");
+	rc = r->d->open(r->c, p, write ? BENCH_WR | BENCH_CREATE : BENCH_RD, &f);
+	if (rc < 0) {
+		free(lat);
+		return drv_fail(r, r->c, rc, "open", p, r->err);
+	}
+	t0 = now();
+	t_end = t0;
+	for (i = 0; i < n; i++) {
+		double due = t0 + (double)i * period, t1;
+		uint64_t slot = write ? done : (frames_on_disk ? i % frames_on_disk : 0);
+		ssize_t got;
+
+		sleep_until(r, due);
+		if ((rc = check_stop(r, r->err)) < 0)
+			break;
+		t1 = now();
+		if (t1 > due + period) {
+			dropped++;
+			continue;
+		}
+		got = write ? r->d->pwrite(r->c, f, r->buf, fmt->frame_bytes, slot * fmt->frame_bytes) :
+			      r->d->pread(r->c, f, r->buf, fmt->frame_bytes, slot * fmt->frame_bytes);
+		if (got != (ssize_t)fmt->frame_bytes) {
+			rc = drv_fail(r, r->c, got < 0 ? (int)got : -EIO, write ? "write" : "read",
+				      p, r->err);
+			break;
+		}
+		t_end = now();
+		lat[done++] = (t_end - t1) * 1e6;
+	}
+	if (rc == 0 && write && (rc = r->d->flush(r->c, f)) < 0)
+		rc = drv_fail(r, r->c, rc, "flush", p, r->err);
+	r->d->close(r->c, f);
+	if (rc == 0) {
+		double secs = t_end - t0 > (double)n * period ? t_end - t0 : (double)n * period;
+		const char *fps = write ? "write-fps" : "read-fps";
+		struct metric *m;
+
+		record(r, fps, "fps", (double)done / secs, r->cold);
+		record(r, write ? "write-dropped" : "read-dropped", "frames", (double)dropped,
+		       r->cold);
+		qsort(lat, done, sizeof(*lat), cmp_double);
+		p99 = bench_quantile(lat, done, 0.99);
+		record(r, write ? "write-p99" : "read-p99", "us", p99, r->cold);
+		if ((m = metric(r, fps)) && r->measuring) {
+			int ok = dropped == 0 && done > 0 && p99 <= 0.9 * period * 1e6;
+
+			m->pass = m->pass < 0 ? ok : (m->pass && ok);
+		}
+	}
+	*written = done;
+	free(lat);
+	return rc;
+}
+
+static int
+video_run(struct run *r)
+{
+	uint64_t written = 0, ignored;
+	char p[256];
+	int rc;
+
+	snprintf(r->note, sizeof(r->note), "%s at %g fps for %g s: pass needs no dropped frame "
+		 "and p99 frame time <= %.1f ms (90%% of the %.1f ms frame time)",
+		 r->o.video->label, r->o.video_fps, r->o.video_seconds,
+		 900.0 / r->o.video_fps, 1000.0 / r->o.video_fps);
+	if ((rc = video_pass(r, true, 0, &written)) < 0)
+		return rc;
+	if ((rc = video_pass(r, false, written, &ignored)) < 0)
+		return rc;
+	spath(r, p, sizeof(p), "video.dat");
+	if ((rc = r->d->unlink(r->c, p)) < 0)
+		return drv_fail(r, r->c, rc, "unlink", p, r->err);
+	return 0;
+}
+
+static const struct {
+	int (*setup)(struct run *r);
+	int (*run)(struct run *r);
+} workloads[BENCH_NWORKLOADS] = {
+	[BENCH_SEQ_WRITE] = { NULL, seq_write },
+	[BENCH_SEQ_READ] = { seq_read_setup, seq_read },
+	[BENCH_COPY] = { copy_setup, copy_run },
+	[BENCH_MIXED_RW] = { mixed_setup, mixed_run },
+	[BENCH_SMALL_FILES] = { small_files_setup, small_files_run },
+	[BENCH_SMALL_IO] = { small_io_setup, small_io_run },
+	[BENCH_RANDOM_IO] = { random_setup, random_run },
+	[BENCH_METADATA] = { meta_setup, meta_run },
+	[BENCH_VIDEO] = { NULL, video_run },
+};
+
+static void
+normalize(struct bench_opts *o)
+{
+	if (!o->size)
+		o->size = BENCH_DEFAULT_SIZE;
+	if (!o->repeats)
+		o->repeats = BENCH_DEFAULT_REPEATS;
+	if (!o->small_files)
+		o->small_files = 100;
+	if (!o->small_io_write)
+		o->small_io_write = o->size < 10000000 ? o->size : 10000000;
+	if (!o->small_io_read)
+		o->small_io_read = o->size < 100000000 ? o->size : 100000000;
+	if (!o->meta_entries)
+		o->meta_entries = 1000;
+	if (!o->video)
+		o->video = &fmt_prores_1080;
+	if (!(o->video_fps > 0))
+		o->video_fps = 30;
+	if (!(o->video_seconds > 0))
+		o->video_seconds = 10;
+	if (!o->seed)
+		o->seed = 0x6e617374756e65ull;	/* "nastune" */
+}
+
+uint64_t
+bench_footprint(enum bench_workload w, const struct bench_opts *opts)
+{
+	struct bench_opts o = *opts;
+
+	normalize(&o);
+	switch (w) {
+	case BENCH_SEQ_WRITE:
+	case BENCH_SEQ_READ:
+		return o.size;
+	case BENCH_COPY:
+	case BENCH_MIXED_RW:
+		return 2 * o.size;
+	case BENCH_SMALL_FILES:
+		return (uint64_t)o.small_files * (SMALL_FILE + 8192);
+	case BENCH_SMALL_IO:
+		return o.small_io_read + o.small_io_write;
+	case BENCH_RANDOM_IO:
+		return random_file_size(&o);
+	case BENCH_METADATA:
+		return (uint64_t)o.meta_entries * 4096;
+	case BENCH_VIDEO:
+		return o.video->frame_bytes * (uint64_t)ceil(o.video_fps * o.video_seconds);
+	default:
+		return 0;
+	}
+}
+
+/* ---- scratch directories ---- */
+
+struct names {
+	char **v;
+	bool *dir;
+	size_t n;
+};
+
+static int
+collect(const char *name, const struct bench_stat *st, void *arg)
+{
+	struct names *ns = arg;
+
+	ns->v = xreallocarray(ns->v, ns->n + 1, sizeof(*ns->v));
+	ns->dir = xreallocarray(ns->dir, ns->n + 1, sizeof(*ns->dir));
+	ns->v[ns->n] = xstrdup(name);
+	ns->dir[ns->n++] = st->is_dir;
+	return 0;
+}
+
+static void
+names_free(struct names *ns)
+{
+	size_t i;
+
+	for (i = 0; i < ns->n; i++)
+		free(ns->v[i]);
+	free(ns->v);
+	free(ns->dir);
+	memset(ns, 0, sizeof(*ns));
+}
+
+/* Removes path and everything below it; only ever called on scratch directories. */
+static int
+rm_tree(const struct bench_driver *d, struct bench_conn *c, const char *path, int depth)
+{
+	struct names ns = { 0 };
+	size_t i;
+	int rc, first = 0;
+
+	if (strncmp(path, BENCH_SCRATCH_PREFIX, strlen(BENCH_SCRATCH_PREFIX)) != 0 || depth > 8)
+		return -EINVAL;
+	if ((rc = d->list(c, path, collect, &ns)) < 0) {
+		names_free(&ns);
+		return rc;
+	}
+	for (i = 0; i < ns.n; i++) {
+		char *p = xasprintf("%s/%s", path, ns.v[i]);
+
+		rc = ns.dir[i] ? rm_tree(d, c, p, depth + 1) : d->unlink(c, p);
+		if (rc < 0 && !first)
+			first = rc;
+		free(p);
+	}
+	names_free(&ns);
+	rc = d->rmdir(c, path);
+	return first ? first : rc;
+}
+
+static void
+host_name(char *buf, size_t len)
+{
+	char *p;
+
+	if (gethostname(buf, len) < 0 || !*buf)
+		snprintf(buf, len, "localhost");
+	buf[len - 1] = '\0';
+	for (p = buf; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		      (*p >= '0' && *p <= '9') || *p == '.' || *p == '-'))
+			*p = '_';
+}
+
+/* Whether name is this host's scratch directory of a process that is gone. */
+static bool
+is_stale(const char *name)
+{
+	char host[128], *copy, *dash, *pid_s;
+	long pid;
+	bool stale = false;
+
+	if (strncmp(name, BENCH_SCRATCH_PREFIX, strlen(BENCH_SCRATCH_PREFIX)) != 0)
+		return false;
+	host_name(host, sizeof(host));
+	copy = xstrdup(name + strlen(BENCH_SCRATCH_PREFIX));
+	if ((dash = strrchr(copy, '-'))) {
+		*dash = '\0';
+		if ((pid_s = strrchr(copy, '-'))) {
+			*pid_s++ = '\0';
+			pid = strtol(pid_s, NULL, 10);
+			stale = strcmp(copy, host) == 0 && pid > 0 && pid != (long)getpid() &&
+				kill((pid_t)pid, 0) < 0 && errno == ESRCH;
+		}
+	}
+	free(copy);
+	return stale;
+}
+
+void
+bench_scratch_name(char *buf, size_t len, const char *tag)
+{
+	char host[65];	/* HOST_NAME_MAX + 1 */
+
+	host_name(host, sizeof(host));
+	snprintf(buf, len, "%s%s-%ld-%s", BENCH_SCRATCH_PREFIX, host, (long)getpid(), tag);
+}
+
+/* Removes the stale scratch entry name (a directory tree, or a baseline's file). */
+static int
+rm_stale(const struct bench_driver *d, struct bench_conn *c, const char *name, bool dir)
+{
+	return dir ? rm_tree(d, c, name, 0) : d->unlink(c, name);
+}
+
+int
+bench_clean_stale(const struct bench_driver *d, struct bench_conn *c)
+{
+	struct names ns = { 0 };
+	size_t i;
+	int rc, removed = 0;
+
+	if ((rc = d->list(c, "", collect, &ns)) < 0) {
+		names_free(&ns);
+		return rc;
+	}
+	for (i = 0; i < ns.n; i++)
+		if (is_stale(ns.v[i]) && rm_stale(d, c, ns.v[i], ns.dir[i]) == 0)
+			removed++;
+	names_free(&ns);
+	return removed;
+}
+
+/* A Time Machine destination holds sparsebundles, a Backups.backupdb or Apple's markers. */
+static const char *
+time_machine_marker(const struct names *ns)
+{
+	size_t i, len;
+
+	for (i = 0; i < ns->n; i++) {
+		len = strlen(ns->v[i]);
+		if ((len > 13 && strcmp(ns->v[i] + len - 13, ".sparsebundle") == 0) ||
+		    strcmp(ns->v[i], "Backups.backupdb") == 0 ||
+		    strncmp(ns->v[i], ".com.apple.timemachine", 22) == 0 ||
+		    strncmp(ns->v[i], ".com.apple.TimeMachine", 22) == 0)
+			return ns->v[i];
+	}
+	return NULL;
+}
+
+static void
+fmt_bytes(uint64_t b, char *buf, size_t len)
+{
+	if (b >= 1000000000ull)
+		snprintf(buf, len, "%.1f GB", (double)b / 1e9);
+	else
+		snprintf(buf, len, "%.1f MB", (double)b / 1e6);
+}
+
+static int
+prepare(struct run *r)
+{
+	static unsigned seq;
+	struct names ns = { 0 };
+	const char *marker;
+	uint64_t free_b = 0, need;
+	char tag[16], a[32], b[32];
+	size_t i;
+	int rc;
+
+	if ((rc = r->d->list(r->c, "", collect, &ns)) < 0) {
+		snprintf(r->err, sizeof(r->err), "cannot list %s: %s", r->t->url, r->d->error(r->c));
+		names_free(&ns);
+		return rc;
+	}
+	if (!r->o.force && (marker = time_machine_marker(&ns))) {
+		snprintf(r->err, sizeof(r->err), "%s looks like a Time Machine share (it holds %s); "
+			 "refusing to benchmark it — use --force to do it anyway", r->t->url, marker);
+		names_free(&ns);
+		return -EPERM;
+	}
+	for (i = 0; i < ns.n; i++)
+		if (is_stale(ns.v[i]))
+			rm_stale(r->d, r->c, ns.v[i], ns.dir[i]);
+	names_free(&ns);
+
+	if ((rc = r->d->space(r->c, "", &free_b)) < 0) {
+		snprintf(r->err, sizeof(r->err), "cannot read the free space of %s: %s", r->t->url,
+			 r->d->error(r->c));
+		return rc;
+	}
+	need = 2 * bench_footprint(r->w, &r->o) + BENCH_SPACE_MARGIN;
+	if (free_b < need) {
+		fmt_bytes(free_b, a, sizeof(a));
+		fmt_bytes(need, b, sizeof(b));
+		snprintf(r->err, sizeof(r->err), "not enough free space on %s for %s: %s free, need "
+			 "%s (twice what it writes, plus %llu MiB); nothing was written — use a "
+			 "smaller --size or free some space", r->t->url, workload_names[r->w], a, b,
+			 (unsigned long long)(BENCH_SPACE_MARGIN >> 20));
+		return -ENOSPC;
+	}
+	snprintf(tag, sizeof(tag), "%u", __atomic_add_fetch(&seq, 1, __ATOMIC_SEQ_CST));
+	bench_scratch_name(r->scratch, sizeof(r->scratch), tag);
+	if ((rc = r->d->mkdir(r->c, r->scratch)) < 0) {
+		snprintf(r->err, sizeof(r->err), "cannot create the scratch directory in %s: %s",
+			 r->t->url, r->d->error(r->c));
+		r->scratch[0] = '\0';
+		return rc;
+	}
+	return 0;
+}
+
+static void
+to_results(struct run *r, struct bench_results *out)
+{
+	size_t i;
+
+	for (i = 0; i < r->nm; i++) {
+		struct metric *m = &r->m[i];
+		struct bench_result res = {
+			.target = r->t->url,
+			.protocol = (char *)r->d->name,
+			.workload = (char *)workload_names[r->w],
+			.metric = (char *)m->name,
+			.unit = (char *)m->unit,
+			.client = "loopback",
+			.cache = m->cold ? "cold" : "hot",
+			.note = r->note[0] ? r->note : NULL,
+			.runs = m->v,
+			.nruns = m->n,
+			.pass = m->pass,
+			.hist = m->hist,
+		};
+		uint64_t seed = r->o.seed;
+		const char *s;
+
+		for (s = m->name; *s; s++)
+			seed = seed * 31 + (unsigned char)*s;
+		bench_stats_compute(m->v, m->n, seed, &res.st);
+		bench_results_add(out, &res);
+	}
+}
+
+int
+bench_run(const struct bench_driver *d, const struct bench_target *t, enum bench_workload w,
+	  const struct bench_opts *opts, struct bench_results *out, char *err, size_t errlen)
+{
+	struct run *r;
+	unsigned i, total;
+	size_t k;
+	int rc, rc2;
+
+	if ((unsigned)w >= BENCH_NWORKLOADS || !d || !t) {
+		snprintf(err, errlen, "bench_run: bad arguments");
+		return -EINVAL;
+	}
+	r = xcalloc(1, sizeof(*r));
+	r->d = d;
+	r->t = t;
+	r->o = *opts;
+	r->w = w;
+	normalize(&r->o);
+	r->rng = r->o.seed;
+	if ((rc = d->connect(t, &r->c, r->err, sizeof(r->err))) < 0)
+		goto out;
+	if ((rc = prepare(r)) < 0)
+		goto out;
+	r->buf = xmalloc(BUFSZ);
+	for (k = 0; k < BUFSZ / 8; k++) {
+		uint64_t v = bench_rand(&r->rng);
+
+		memcpy(r->buf + k * 8, &v, 8);
+	}
+	if (workloads[w].setup && (rc = workloads[w].setup(r)) < 0)
+		goto out;
+	total = r->o.warmup + r->o.repeats;
+	for (i = 0; i < total; i++) {
+		if ((rc = check_stop(r, r->err)) < 0)
+			goto out;
+		if (r->o.progress) {
+			struct bench_progress p = { t->url, workload_names[w], i + 1, total,
+						    i < r->o.warmup };
+
+			r->o.progress(&p, r->o.progress_arg);
+		}
+		r->measuring = i >= r->o.warmup;
+		r->cold = false;
+		if (r->measuring && r->o.cache == BENCH_CACHE_COLD && r->o.drop_caches)
+			r->cold = r->o.drop_caches(r->o.drop_arg) == 0;
+		if ((rc = workloads[w].run(r)) < 0)
+			goto out;
+	}
+out:
+	if (r->c2)
+		d->disconnect(r->c2);
+	if (r->c && r->scratch[0] && (rc2 = rm_tree(d, r->c, r->scratch, 0)) < 0 && rc == 0) {
+		snprintf(r->err, sizeof(r->err), "cannot remove the scratch directory %s in %s: %s",
+			 r->scratch, t->url, d->error(r->c));
+		rc = rc2;
+	}
+	if (r->c)
+		d->disconnect(r->c);
+	if (rc == 0)
+		to_results(r, out);
+	else
+		snprintf(err, errlen, "%s", r->err[0] ? r->err : strerror(-rc));
+	for (k = 0; k < r->nm; k++) {
+		free(r->m[k].v);
+		free(r->m[k].hist);
+	}
+	free(r->buf);
+	free(r);
+	return rc;
+}

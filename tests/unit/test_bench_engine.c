@@ -1,0 +1,648 @@
+/* test_bench_engine.c - every workload on the null driver: operation counts, results,
+ * scratch cleanup, free-space and Time Machine refusals, stale scratch, a driver failing
+ * mid-run, interruption, cold runs, JSON round trip and reports. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bench.h"
+#include "bench_null.h"
+
+/* Parses url and holds a connection to its store so its tree can be inspected. */
+struct held {
+	struct bench_target t;
+	struct bench_conn *c;
+};
+
+static void
+hold(struct held *h, const char *url)
+{
+	char err[256];
+
+	assert_int_equal(bench_target_parse(url, &h->t, err, sizeof(err)), 0);
+	assert_int_equal(bench_drv_null.connect(&h->t, &h->c, err, sizeof(err)), 0);
+}
+
+static void
+release(struct held *h)
+{
+	bench_drv_null.disconnect(h->c);
+	bench_target_clear(&h->t);
+}
+
+static struct bench_opts
+small_opts(void)
+{
+	struct bench_opts o = {
+		.size = 4u << 20, .repeats = 3, .warmup = 1, .small_files = 10,
+		.small_io_write = 64 * 1024, .small_io_read = 128 * 1024, .meta_entries = 50,
+		.video_fps = 24, .video_seconds = 0.25,
+	};
+
+	return o;
+}
+
+static const struct bench_result *
+find(const struct bench_results *rs, const char *workload, const char *metric)
+{
+	size_t i;
+
+	for (i = 0; i < rs->n; i++)
+		if (strcmp(rs->v[i].workload, workload) == 0 && strcmp(rs->v[i].metric, metric) == 0)
+			return &rs->v[i];
+	return NULL;
+}
+
+static void
+run_ok(struct held *h, enum bench_workload w, const struct bench_opts *o,
+       struct bench_results *rs)
+{
+	char err[512] = "";
+	int rc = bench_run(&bench_drv_null, &h->t, w, o, rs, err, sizeof(err));
+
+	if (rc != 0)
+		fail_msg("%s: %s", bench_workload_name(w), err);
+	assert_int_equal(bench_null_entries("eng"), 0);	/* scratch removed */
+}
+
+static void
+test_names(void **state)
+{
+	const struct bench_video_format *f;
+	double fps;
+	int i;
+
+	(void)state;
+	for (i = 0; i < BENCH_NWORKLOADS; i++)
+		assert_int_equal(bench_workload_parse(bench_workload_name(i)), i);
+	assert_string_equal(bench_workload_name(BENCH_COPY), "copy-in-share");
+	assert_int_equal(bench_workload_parse("seq"), -EINVAL);
+	assert_null(bench_workload_name(BENCH_NWORKLOADS));
+	assert_int_equal(bench_video_parse("v210-1080p@60", &f, &fps), 0);
+	assert_int_equal(f->frame_bytes, 5529600);
+	assert_float_equal(fps, 60, 0);
+	assert_int_equal(bench_video_parse("prores422hq-2160p@24", &f, &fps), 0);
+	assert_int_equal(bench_video_parse("prores422hq-1080p@0", &f, &fps), -EINVAL);
+	assert_int_equal(bench_video_parse("h264@30", &f, &fps), -EINVAL);
+	assert_int_equal(bench_video_parse("v210-1080p", &f, &fps), -EINVAL);
+	assert_ptr_equal(bench_driver_find("null"), &bench_drv_null);
+	assert_ptr_equal(bench_driver_for_scheme("file"), &bench_drv_posix);
+	assert_string_equal(bench_drivers()[0]->name, "null");
+	assert_string_equal(bench_drivers()[1]->name, "posix");
+}
+
+static void
+test_sequential(void **state)
+{
+	struct bench_opts o = small_opts();
+	struct bench_results rs = { 0 };
+	struct bench_null_counts n;
+	const struct bench_result *r;
+	struct held h;
+
+	(void)state;
+	hold(&h, "null://eng");
+	bench_null_reset();
+	run_ok(&h, BENCH_SEQ_WRITE, &o, &rs);
+	bench_null_counts(&n);
+	/* 4 runs (1 warm-up + 3) of 4 x 1 MiB, flushed, then deleted */
+	assert_int_equal(n.ops[BNULL_PWRITE], 16);
+	assert_int_equal(n.bytes_written, 16u << 20);
+	assert_int_equal(n.ops[BNULL_FLUSH], 4);
+	assert_int_equal(n.ops[BNULL_MKDIR], 1);
+	assert_int_equal(n.ops[BNULL_RMDIR], 1);
+	assert_int_equal(rs.n, 1);
+	r = find(&rs, "seq-write", "write");
+	assert_non_null(r);
+	assert_string_equal(r->unit, "MB/s");
+	assert_string_equal(r->protocol, "null");
+	assert_string_equal(r->client, "loopback");
+	assert_string_equal(r->cache, "hot");
+	assert_string_equal(r->target, "null://eng");
+	assert_int_equal(r->nruns, 3);
+	assert_int_equal(r->st.n, 3);
+	assert_true(r->st.median > 0);
+	assert_true(r->st.ci95_low <= r->st.median && r->st.median <= r->st.ci95_high);
+
+	bench_null_reset();
+	run_ok(&h, BENCH_SEQ_READ, &o, &rs);
+	bench_null_counts(&n);
+	assert_int_equal(n.bytes_written, 4u << 20);	/* setup, once */
+	assert_int_equal(n.bytes_read, 16u << 20);
+	assert_int_equal(n.ops[BNULL_PREAD], 4 * 5);	/* 4 blocks + the short read at EOF */
+	assert_non_null(find(&rs, "seq-read", "read"));
+	bench_results_clear(&rs);
+	release(&h);
+}
+
+static void
+test_copy(void **state)
+{
+	struct bench_opts o = small_opts();
+	struct bench_results rs = { 0 };
+	struct bench_null_counts n;
+	const struct bench_result *r;
+	struct held h;
+	char err[512];
+
+	(void)state;
+	hold(&h, "null://eng");
+	bench_null_reset();
+	run_ok(&h, BENCH_COPY, &o, &rs);
+	bench_null_counts(&n);
+	assert_int_equal(n.ops[BNULL_COPY], 4);
+	r = find(&rs, "copy-in-share", "copy");
+	assert_non_null(r);
+	assert_string_equal(r->note, "server-side copy (null copy)");
+	bench_results_clear(&rs);
+	release(&h);
+
+	/* The protocol refuses: read+write, said so. */
+	hold(&h, "null://eng?copy=0");
+	run_ok(&h, BENCH_COPY, &o, &rs);
+	r = find(&rs, "copy-in-share", "copy");
+	assert_non_null(strstr(r->note, "read+write (server-side null copy refused"));
+	bench_results_clear(&rs);
+
+	/* No copy in the driver at all. */
+	assert_int_equal(bench_run(&bench_drv_null_serial, &h.t, BENCH_COPY, &o, &rs, err,
+				   sizeof(err)), 0);
+	assert_string_equal(rs.v[0].note, "read+write (the null driver has no server-side copy)");
+	bench_results_clear(&rs);
+	release(&h);
+}
+
+static void
+test_mixed(void **state)
+{
+	struct bench_opts o = small_opts();
+	struct bench_results rs = { 0 };
+	struct bench_null_counts n;
+	struct held h;
+	char err[512];
+
+	(void)state;
+	hold(&h, "null://eng?delay_us=2000");
+	bench_null_reset();
+	run_ok(&h, BENCH_MIXED_RW, &o, &rs);
+	bench_null_counts(&n);
+	/* held + main + second connection */
+	assert_true(n.max_concurrent >= 3);
+	assert_non_null(find(&rs, "mixed-rw", "read"));
+	assert_non_null(find(&rs, "mixed-rw", "write"));
+	assert_non_null(find(&rs, "mixed-rw", "total"));
+	assert_string_equal(rs.v[0].note, "one reader and one writer at once, two connections");
+	bench_results_clear(&rs);
+
+	bench_null_reset();
+	assert_int_equal(bench_run(&bench_drv_null_serial, &h.t, BENCH_MIXED_RW, &o, &rs, err,
+				   sizeof(err)), 0);
+	bench_null_counts(&n);
+	assert_int_equal(n.max_concurrent, 2);	/* held + one */
+	assert_non_null(strstr(rs.v[0].note, "sequential"));
+	bench_results_clear(&rs);
+	release(&h);
+}
+
+static void
+test_small(void **state)
+{
+	struct bench_opts o = small_opts();
+	struct bench_results rs = { 0 };
+	struct bench_null_counts n;
+	const struct bench_result *r;
+	static const char *const sf[] = { "create", "copy-in", "copy-out", "rename", "delete" };
+	uint64_t tot = 0;
+	struct held h;
+	size_t i;
+
+	(void)state;
+	hold(&h, "null://eng");
+	bench_null_reset();
+	run_ok(&h, BENCH_SMALL_FILES, &o, &rs);
+	bench_null_counts(&n);
+	assert_int_equal(n.ops[BNULL_RENAME], 4 * 10);
+	assert_int_equal(n.ops[BNULL_UNLINK], 4 * 20);
+	assert_int_equal(n.ops[BNULL_OPEN], 4 * 30);
+	assert_int_equal(n.bytes_written, 4 * 10 * 66000);
+	assert_int_equal(n.bytes_read, 4 * 10 * 66000);
+	for (i = 0; i < 5; i++) {
+		r = find(&rs, "small-files", sf[i]);
+		assert_non_null(r);
+		assert_string_equal(r->unit, "files/s");
+	}
+	bench_results_clear(&rs);
+
+	bench_null_reset();
+	run_ok(&h, BENCH_SMALL_IO, &o, &rs);
+	bench_null_counts(&n);
+	/* setup: 128 KiB in one block; runs: 64 writes and 128 reads of 1 KiB each */
+	assert_int_equal(n.ops[BNULL_PWRITE], 1 + 4 * 64);
+	assert_int_equal(n.ops[BNULL_PREAD], 4 * 128);
+	r = find(&rs, "small-io", "write-1k-p99");
+	assert_non_null(r);
+	assert_string_equal(r->unit, "us");
+	assert_non_null(r->hist);
+	for (i = 0; i < BENCH_HIST_BUCKETS; i++)
+		tot += r->hist[i];
+	assert_int_equal(tot, 3 * 64);	/* measured runs only */
+	assert_non_null(find(&rs, "small-io", "read-1k"));
+	assert_non_null(find(&rs, "small-io", "read-1k-p99"));
+	assert_null(find(&rs, "small-io", "read-1k")->hist);
+	bench_results_clear(&rs);
+	release(&h);
+}
+
+static void
+test_random_meta(void **state)
+{
+	static const char *const rm[] = { "read-4k", "write-4k", "read-512k", "write-512k",
+					   "read-16m", "write-16m" };
+	static const char *const mm[] = { "stat-hit-cold", "stat-miss-cold", "list-cold",
+					   "stat-hit-hot", "stat-miss-hot", "list-hot" };
+	struct bench_opts o = small_opts();
+	struct bench_results rs = { 0 };
+	struct bench_null_counts n;
+	struct held h;
+	size_t i;
+
+	(void)state;
+	hold(&h, "null://eng");
+	bench_null_reset();
+	run_ok(&h, BENCH_RANDOM_IO, &o, &rs);
+	bench_null_counts(&n);
+	/* 16 MiB file; per run 1024 x 4k, 8 x 512k, 4 x 16M (at least 4) each way */
+	assert_int_equal(n.ops[BNULL_PREAD], 4 * (1024 + 8 + 4));
+	assert_int_equal(n.ops[BNULL_PWRITE], 16 + 4 * (1024 + 8 + 4));
+	for (i = 0; i < 6; i++)
+		assert_non_null(find(&rs, "random-io", rm[i]));
+	bench_results_clear(&rs);
+
+	bench_null_reset();
+	run_ok(&h, BENCH_METADATA, &o, &rs);
+	bench_null_counts(&n);
+	assert_int_equal(n.ops[BNULL_STAT], 4 * 2 * 100);	/* 50 hits + 50 misses, cold + hot */
+	assert_int_equal(n.ops[BNULL_CONNECT], 1 + 4);	/* a new connection per run */
+	for (i = 0; i < 6; i++) {
+		const struct bench_result *r = find(&rs, "metadata", mm[i]);
+
+		assert_non_null(r);
+		assert_string_equal(r->unit, "us");
+		assert_string_equal(r->cache, i < 3 ? "cold" : "hot");
+	}
+	bench_results_clear(&rs);
+	release(&h);
+}
+
+static void
+test_video(void **state)
+{
+	struct bench_opts o = small_opts();
+	struct bench_results rs = { 0 };
+	const struct bench_result *r;
+	struct held h;
+
+	(void)state;
+	o.repeats = 1;
+	o.warmup = 0;
+	hold(&h, "null://eng");
+	run_ok(&h, BENCH_VIDEO, &o, &rs);
+	r = find(&rs, "video-frames", "write-fps");
+	assert_non_null(r);
+	assert_int_equal(r->pass, 1);
+	assert_true(r->st.median > 20 && r->st.median <= 24.01);
+	assert_float_equal(find(&rs, "video-frames", "write-dropped")->st.median, 0, 0);
+	assert_int_equal(find(&rs, "video-frames", "read-fps")->pass, 1);
+	assert_int_equal(find(&rs, "video-frames", "read-p99")->pass, -1);
+	assert_non_null(strstr(r->note, "1080p ProRes 422 HQ at 24 fps"));
+	bench_results_clear(&rs);
+
+	/* 20 ms per frame at 60 fps (16.7 ms): frames are dropped, and it fails. */
+	release(&h);
+	hold(&h, "null://eng?delay_us=20000");
+	o.video_fps = 60;
+	run_ok(&h, BENCH_VIDEO, &o, &rs);
+	r = find(&rs, "video-frames", "write-fps");
+	assert_int_equal(r->pass, 0);
+	assert_true(find(&rs, "video-frames", "write-dropped")->st.median > 0);
+	assert_true(r->st.median < 60);
+	bench_results_clear(&rs);
+	release(&h);
+}
+
+static void
+test_refusals(void **state)
+{
+	struct bench_opts o = small_opts();
+	struct bench_results rs = { 0 };
+	struct bench_null_counts n;
+	struct held h;
+	char err[512] = "";
+
+	(void)state;
+	hold(&h, "null://tiny?free=1000000");
+	bench_null_reset();
+	assert_int_equal(bench_run(&bench_drv_null, &h.t, BENCH_SEQ_WRITE, &o, &rs, err,
+				   sizeof(err)), -ENOSPC);
+	assert_non_null(strstr(err, "not enough free space on null://tiny?free=1000000"));
+	assert_non_null(strstr(err, "1.0 MB free"));
+	bench_null_counts(&n);
+	assert_int_equal(n.ops[BNULL_MKDIR], 0);	/* nothing written */
+	assert_int_equal(rs.n, 0);
+	release(&h);
+
+	/* Exactly enough: 2 x 4 MiB + the margin. */
+	{
+		char url[128];
+
+		snprintf(url, sizeof(url), "null://exact?free=%llu",
+			 (unsigned long long)(2 * (4ull << 20) + BENCH_SPACE_MARGIN));
+		hold(&h, url);
+		assert_int_equal(bench_run(&bench_drv_null, &h.t, BENCH_SEQ_WRITE, &o, &rs, err,
+					   sizeof(err)), 0);
+		bench_results_clear(&rs);
+		release(&h);
+	}
+
+	hold(&h, "null://eng");
+	assert_int_equal(bench_drv_null.mkdir(h.c, "Mac.sparsebundle"), 0);
+	assert_int_equal(bench_run(&bench_drv_null, &h.t, BENCH_SEQ_WRITE, &o, &rs, err,
+				   sizeof(err)), -EPERM);
+	assert_non_null(strstr(err, "Time Machine"));
+	assert_non_null(strstr(err, "--force"));
+	assert_int_equal(bench_null_entries("eng"), 1);
+	o.force = true;
+	assert_int_equal(bench_run(&bench_drv_null, &h.t, BENCH_SEQ_WRITE, &o, &rs, err,
+				   sizeof(err)), 0);
+	assert_int_equal(bench_null_entries("eng"), 1);	/* the sparsebundle only */
+	bench_results_clear(&rs);
+	release(&h);
+}
+
+static void
+test_failure_mid_run(void **state)
+{
+	struct bench_opts o = small_opts();
+	struct bench_results rs = { 0 };
+	struct held h;
+	char err[512] = "";
+	enum bench_workload w;
+
+	(void)state;
+	/* The 7th write fails: in the second run of seq-write. */
+	hold(&h, "null://eng?fail=pwrite:7");
+	assert_int_equal(bench_run(&bench_drv_null, &h.t, BENCH_SEQ_WRITE, &o, &rs, err,
+				   sizeof(err)), -EIO);
+	assert_non_null(strstr(err, "seq-write: write .nastune-bench-"));
+	assert_non_null(strstr(err, "injected failure of pwrite call 7"));
+	assert_int_equal(rs.n, 0);
+	assert_int_equal(bench_null_entries("eng"), 0);
+	release(&h);
+
+	/* A failing stat in metadata, a failing rename in small-files, a failing read in
+	 * mixed-rw's reader thread: each surfaces and the scratch goes. */
+	for (w = BENCH_MIXED_RW; w <= BENCH_METADATA; w++) {
+		const char *url = w == BENCH_METADATA ? "null://eng?fail=stat:30" :
+				  w == BENCH_SMALL_FILES ? "null://eng?fail=rename:15" :
+				  w == BENCH_MIXED_RW ? "null://eng?fail=pread:3" :
+							"null://eng?fail=pread:2";
+
+		hold(&h, url);
+		err[0] = '\0';
+		assert_int_equal(bench_run(&bench_drv_null, &h.t, w, &o, &rs, err, sizeof(err)),
+				 -EIO);
+		assert_non_null(strstr(err, "injected failure"));
+		assert_int_equal(bench_null_entries("eng"), 0);
+		release(&h);
+	}
+	assert_int_equal(rs.n, 0);
+
+	/* Failing to remove the scratch is an error too. */
+	hold(&h, "null://eng?fail=rmdir:1");
+	assert_int_equal(bench_run(&bench_drv_null, &h.t, BENCH_SEQ_WRITE, &o, &rs, err,
+				   sizeof(err)), -EIO);
+	assert_non_null(strstr(err, "cannot remove the scratch directory"));
+	release(&h);
+}
+
+static volatile sig_atomic_t stop;
+
+static void
+stop_at_third(const struct bench_progress *p, void *arg)
+{
+	(void)arg;
+	if (p->run == 3)
+		stop = 1;
+}
+
+static int drops;
+
+static int
+count_drop(void *arg)
+{
+	(void)arg;
+	drops++;
+	return 0;
+}
+
+static void
+test_stop_and_cold(void **state)
+{
+	struct bench_opts o = small_opts();
+	struct bench_results rs = { 0 };
+	struct held h;
+	char err[512] = "";
+
+	(void)state;
+	hold(&h, "null://eng");
+	o.stop = &stop;
+	o.progress = stop_at_third;
+	stop = 0;
+	assert_int_equal(bench_run(&bench_drv_null, &h.t, BENCH_SMALL_FILES, &o, &rs, err,
+				   sizeof(err)), -EINTR);
+	assert_string_equal(err, "interrupted");
+	assert_int_equal(bench_null_entries("eng"), 0);
+	assert_int_equal(rs.n, 0);
+
+	stop = 0;
+	o.progress = NULL;
+	o.cache = BENCH_CACHE_COLD;
+	o.drop_caches = count_drop;
+	run_ok(&h, BENCH_SEQ_READ, &o, &rs);
+	assert_int_equal(drops, 3);	/* before each measured run, not the warm-up */
+	assert_string_equal(rs.v[0].cache, "cold");
+	bench_results_clear(&rs);
+	o.drop_caches = NULL;	/* cannot drop: labelled hot */
+	run_ok(&h, BENCH_SEQ_READ, &o, &rs);
+	assert_string_equal(rs.v[0].cache, "hot");
+	bench_results_clear(&rs);
+	release(&h);
+}
+
+static void
+test_stale(void **state)
+{
+	struct bench_opts o = small_opts();
+	struct bench_results rs = { 0 };
+	struct bench_stat st;
+	char host[128], stale[256], err[512];
+	struct held h;
+	pid_t pid;
+
+	(void)state;
+	pid = fork();
+	if (pid == 0)
+		_exit(0);
+	waitpid(pid, NULL, 0);	/* a pid that is surely gone */
+	gethostname(host, sizeof(host));
+	snprintf(stale, sizeof(stale), ".nastune-bench-%s-%ld-1", host, (long)pid);
+	hold(&h, "null://eng");
+	assert_int_equal(bench_drv_null.mkdir(h.c, stale), 0);
+	snprintf(err, sizeof(err), "%s/sub", stale);
+	assert_int_equal(bench_drv_null.mkdir(h.c, err), 0);
+	assert_int_equal(bench_drv_null.mkdir(h.c, ".nastune-bench-otherhost-1-1"), 0);
+	{	/* a raw disk baseline's file left by the dead process */
+		struct bench_file *f;
+		char file[256];
+
+		snprintf(file, sizeof(file), ".nastune-bench-%s-%ld-disk", host, (long)pid);
+		assert_int_equal(bench_drv_null.open(h.c, file, BENCH_WR | BENCH_CREATE, &f), 0);
+		bench_drv_null.close(h.c, f);
+	}
+	assert_int_equal(bench_drv_null.mkdir(h.c, "user-data"), 0);
+	assert_int_equal(bench_run(&bench_drv_null, &h.t, BENCH_SEQ_WRITE, &o, &rs, err,
+				   sizeof(err)), 0);
+	assert_int_equal(bench_drv_null.stat(h.c, stale, &st), -ENOENT);
+	assert_int_equal(bench_drv_null.stat(h.c, ".nastune-bench-otherhost-1-1", &st), 0);
+	assert_int_equal(bench_drv_null.stat(h.c, "user-data", &st), 0);
+	assert_int_equal(bench_null_entries("eng"), 2);
+	bench_results_clear(&rs);
+	release(&h);
+}
+
+static void
+test_json_and_reports(void **state)
+{
+	struct bench_opts o = small_opts();
+	struct bench_results rs = { 0 }, back = { 0 };
+	struct held h;
+	json_t *a, *doc;
+	char err[512], *text, *html;
+	size_t i;
+
+	(void)state;
+	o.repeats = 2;
+	hold(&h, "null://eng");
+	run_ok(&h, BENCH_SEQ_WRITE, &o, &rs);
+	run_ok(&h, BENCH_SMALL_IO, &o, &rs);
+	o.repeats = 1;
+	o.warmup = 0;
+	run_ok(&h, BENCH_VIDEO, &o, &rs);
+	release(&h);
+	rs.v[0].bottleneck = strdup("disk-bound (97% of raw disk)");
+	a = bench_results_to_json(&rs);
+	assert_int_equal(json_array_size(a), rs.n);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(a, 0), "client")),
+			    "loopback");
+	assert_int_equal(bench_results_from_json(a, &back, err, sizeof(err)), 0);
+	assert_int_equal(back.n, rs.n);
+	for (i = 0; i < rs.n; i++) {
+		assert_string_equal(back.v[i].metric, rs.v[i].metric);
+		assert_string_equal(back.v[i].unit, rs.v[i].unit);
+		assert_int_equal(back.v[i].nruns, rs.v[i].nruns);
+		assert_memory_equal(back.v[i].runs, rs.v[i].runs, rs.v[i].nruns * sizeof(double));
+		assert_float_equal(back.v[i].st.median, rs.v[i].st.median, 1e-9);
+		assert_float_equal(back.v[i].st.ci95_high, rs.v[i].st.ci95_high, 1e-9);
+		assert_int_equal(back.v[i].pass, rs.v[i].pass);
+		assert_int_equal(!!back.v[i].hist, !!rs.v[i].hist);
+	}
+	assert_string_equal(back.v[0].bottleneck, "disk-bound (97% of raw disk)");
+	{
+		json_t *bad = json_pack("[{s:s}]", "target", "x");
+
+		assert_int_equal(bench_results_from_json(bad, &back, err, sizeof(err)), -EINVAL);
+		assert_non_null(strstr(err, "\"protocol\" is missing"));
+		json_decref(bad);
+	}
+	doc = json_pack("{s:i, s:s, s:o, s:[], s:[]}", "run", 7, "created",
+			"2026-01-01T00:00:00Z", "results", a, "baselines", "errors");
+	text = bench_report_text(doc, err, sizeof(err));
+	assert_non_null(text);
+	assert_non_null(strstr(text, "run 7"));
+	assert_non_null(strstr(text, "seq-write"));
+	assert_non_null(strstr(text, "PASS"));
+	html = bench_report_html(doc, err, sizeof(err));
+	assert_non_null(html);
+	assert_non_null(strstr(html, "<svg"));
+	assert_non_null(strstr(html, "Throughput by protocol and workload"));
+	assert_non_null(strstr(html, ">PASS<"));
+	assert_null(strstr(html, "<script"));
+	free(text);
+	free(html);
+	json_decref(doc);
+	doc = json_object();
+	assert_null(bench_report_text(doc, err, sizeof(err)));
+	json_decref(doc);
+	bench_results_clear(&rs);
+	bench_results_clear(&back);
+}
+
+static void
+test_attribute(void **state)
+{
+	struct bench_baseline b = { .disk_write = 500, .disk_read = 600, .tcp = 118 };
+	struct bench_result r = { .metric = "read", .unit = "MB/s" };
+
+	(void)state;
+	r.st.median = 114.5;
+	bench_attribute(&r, &b, true);
+	assert_string_equal(r.bottleneck, "network-bound (97% of TCP)");
+	r.st.median = 76.7;
+	bench_attribute(&r, &b, true);
+	assert_string_equal(r.bottleneck, "protocol overhead 35% (ceiling: TCP 118 MB/s)");
+	r.st.median = 590;
+	bench_attribute(&r, &b, false);
+	assert_string_equal(r.bottleneck, "disk-bound (98% of raw disk)");
+	r.st.median = 1200;
+	bench_attribute(&r, &b, false);
+	assert_string_equal(r.bottleneck, "page cache (200% of raw disk: served from RAM)");
+	r.unit = "us";
+	bench_attribute(&r, &b, false);
+	assert_null(r.bottleneck);
+
+	/* The own TCP stream test over loopback gives a number and says how. */
+	memset(&b, 0, sizeof(b));
+	assert_int_equal(bench_baseline_tcp_loopback(64u << 20, &b), 0);
+	assert_true(b.tcp > 10);
+	assert_string_equal(b.tcp_method, "tcp stream (loopback)");
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_sequential),
+		cmocka_unit_test(test_copy),
+		cmocka_unit_test(test_mixed),
+		cmocka_unit_test(test_small),
+		cmocka_unit_test(test_random_meta),
+		cmocka_unit_test(test_video),
+		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_failure_mid_run),
+		cmocka_unit_test(test_stop_and_cold),
+		cmocka_unit_test(test_stale),
+		cmocka_unit_test(test_json_and_reports),
+		cmocka_unit_test(test_attribute),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
