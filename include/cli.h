@@ -41,6 +41,20 @@ struct mdns_service;
 /* The JSON array `mdns browse --json` and `status --json` print; caller owns the reference. */
 struct json_t *cli_mdns_services_json(const struct mdns_service *v, size_t n);
 
+/* The agent key's default place: <root>/var/lib/nastune/agent.key. Caller frees. */
+char *cli_agent_key_path(const struct ctx *ctx);
+
+struct bench_opts;
+struct bench_results;
+/* bench --client: runs the selected workloads (video excepted) for every share of m on every
+ * agent (HOST[:PORT] or "auto" through mDNS), appending results labelled with the agent to
+ * all, failures to errors and each agent's facts to agents. Returns 0, or -errno when any
+ * agent or job failed (the rest still ran). */
+int cli_bench_clients(const struct ctx *ctx, const struct model *m, char *const *clients,
+		      size_t nclients, const char *token_file, const char *protos, const bool *wl,
+		      const struct bench_opts *o, struct bench_results *all, struct json_t *errors,
+		      struct json_t *agents);
+
 int cmd_check(struct ctx *ctx, int argc, char **argv);
 int cmd_render(struct ctx *ctx, int argc, char **argv);
 int cmd_diff(struct ctx *ctx, int argc, char **argv);
@@ -49,6 +63,8 @@ int cmd_rollback(struct ctx *ctx, int argc, char **argv);
 int cmd_status(struct ctx *ctx, int argc, char **argv);
 int cmd_mtu(struct ctx *ctx, int argc, char **argv);
 int cmd_mdns(struct ctx *ctx, int argc, char **argv);
+int cmd_agent(struct ctx *ctx, int argc, char **argv);
+int cmd_pair(struct ctx *ctx, int argc, char **argv);
 int cmd_bench(struct ctx *ctx, int argc, char **argv);
 int cmd_report(struct ctx *ctx, int argc, char **argv);
 int cmd_history(struct ctx *ctx, int argc, char **argv);

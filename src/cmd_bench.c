@@ -278,6 +278,8 @@ bench_usage(FILE *fp)
 		    "[--cache hot|cold|auto]\n"
 		    "                     [--files N] [--entries N] [--video FORMAT@FPS,...] "
 		    "[--video-seconds S] [--no-baseline]\n"
+		    "                     [--client HOST[:PORT]|auto]... [--token-file FILE] "
+		    "[--clients-only]\n"
 		    "workloads:");
 	for (i = 0; i < BENCH_NWORKLOADS; i++)
 		fprintf(fp, " %s", bench_workload_name(i));
@@ -324,12 +326,19 @@ cmd_bench(struct ctx *ctx, int argc, char **argv)
 		{ "video", required_argument, NULL, 'V' },
 		{ "video-seconds", required_argument, NULL, 'S' },
 		{ "no-baseline", no_argument, NULL, 'B' },
+		{ "client", required_argument, NULL, 'c' },
+		{ "token-file", required_argument, NULL, 'T' },
+		{ "clients-only", no_argument, NULL, 'O' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct bench_opts o = { .warmup = 1, .cache = geteuid() == 0 ? BENCH_CACHE_COLD :
 								       BENCH_CACHE_HOT };
-	const char *protos = NULL, *wls = NULL, *creds = NULL, *video_arg = NULL;
+	const char *protos = NULL, *wls = NULL, *creds = NULL, *video_arg = NULL, *token = NULL;
+	char **clients = NULL;
+	size_t nclients = 0;
+	bool clients_only = false;
+	json_t *agents = json_array();
 	char **urls = NULL, err[1024], created[32], hash[65] = "", *hwtext = NULL;
 	struct video_spec videos[MAX_VIDEO];
 	struct target *tg = NULL;
@@ -411,6 +420,16 @@ cmd_bench(struct ctx *ctx, int argc, char **argv)
 			break;
 		case 'B':
 			no_baseline = true;
+			break;
+		case 'c':
+			clients = xreallocarray(clients, nclients + 1, sizeof(*clients));
+			clients[nclients++] = optarg;
+			break;
+		case 'T':
+			token = optarg;
+			break;
+		case 'O':
+			clients_only = true;
 			break;
 		case 'h':
 			bench_usage(stdout);
@@ -523,7 +542,16 @@ cmd_bench(struct ctx *ctx, int argc, char **argv)
 		tg = xreallocarray(tg, ntg + 1, sizeof(*tg));
 		tg[ntg++] = t;
 	}
-	if (!nurls)
+	if (clients_only && !nclients) {
+		fprintf(stderr, "nastune bench: --clients-only needs --client HOST or --client auto\n");
+		goto usage;
+	}
+	if (nclients && !m) {
+		fprintf(stderr, "nastune bench: --client needs the configuration (its shares are "
+				"what the agents benchmark)\n");
+		goto usage;
+	}
+	if (!nurls && !clients_only)
 		derive_targets(ctx, m, protos, &tg, &ntg);
 	for (i = 0; i < ntg; i++) {
 		if (!tg[i].t.host)	/* file://, null://: no login */
@@ -536,7 +564,7 @@ cmd_bench(struct ctx *ctx, int argc, char **argv)
 		if (bench_target_prompt(&tg[i].t) == -ENOTTY)
 			log_info("bench: no terminal to ask for %s's password", tg[i].t.user);
 	}
-	if (!ntg) {
+	if (!ntg && !nclients) {
 		log_warnx("bench: nothing to benchmark (no target with a driver in this build)");
 		status = EXIT_FAIL;
 		goto out;
@@ -609,6 +637,11 @@ cmd_bench(struct ctx *ctx, int argc, char **argv)
 		for (k = first; k < all.n; k++)
 			bench_attribute(&all.v[k], &bl, network);
 	}
+	/* Client-assisted: the same workloads from the agents' machines. */
+	if (nclients && !stop_flag && any_wl &&
+	    cli_bench_clients(ctx, m, clients, nclients, token, protos, wl, &o, &all, errors,
+			      agents) < 0)
+		status = EXIT_FAIL;
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
 	if (stop_flag) {
@@ -630,7 +663,8 @@ cmd_bench(struct ctx *ctx, int argc, char **argv)
 	json_object_set_new(doc, "results", bench_results_to_json(&all));
 	json_object_set_new(doc, "baselines", baselines);
 	json_object_set_new(doc, "errors", errors);
-	baselines = errors = NULL;
+	json_object_set_new(doc, "agents", agents);
+	baselines = errors = agents = NULL;
 	json_object_set_new(doc, "hw_hash", json_string(hash));
 	json_object_set_new(doc, "hw", json_string(hwtext ? hwtext : ""));
 	json_object_set_new(doc, "options", json_pack("{s:I, s:i, s:i, s:s}", "size",
@@ -685,6 +719,8 @@ out:
 	}
 	free(tg);
 	free(urls);
+	free(clients);
+	json_decref(agents);
 	free(hwtext);
 	bench_results_clear(&all);
 	json_decref(doc);

@@ -29,6 +29,10 @@ static const struct {
 	  "benchmark the shares (or URLs); results stored, see report" },
 	{ "report", cmd_report, "[--html FILE] [--run ID]", "a stored benchmark run as text or HTML" },
 	{ "history", cmd_history, "", "list the stored benchmark runs" },
+	{ "pair", cmd_pair, "[--force] [--token-file FILE]",
+	  "new key for the agents; prints the command to start one" },
+	{ "agent", cmd_agent, "[--listen ADDR:PORT] [--token-file F] [--mount PROTO=PATH]",
+	  "run on a client: benchmark jobs for the NAS, over mDNS" },
 };
 
 static void

@@ -1,0 +1,786 @@
+/* agent.c - the nastune agent on client machines, and the controller's connection to it.
+ *
+ * Thread per connection (at most max_conns; more are told "busy"), jobs one at a time behind
+ * a mutex with a bounded queue. Nothing is answered before the handshake succeeds. A job
+ * writes only inside the scratch directory the engine creates in its target. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <ifaddrs.h>
+#include <jansson.h>
+#include <net/if.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent.h"
+#include "bench.h"
+#include "log.h"
+#include "xmalloc.h"
+
+#ifndef MSG_NOSIGNAL
+#define MSG_NOSIGNAL 0
+#endif
+
+#define HANDSHAKE_MS 5000
+#define IDLE_MS (10 * 60 * 1000)	/* a controller silent this long is dropped */
+#define MAX_SIZE (64ull << 30)
+#define MAX_REPEATS 100
+
+/* ---- listen address ---- */
+
+int
+agent_parse_listen(const char *spec, char *addr, size_t addrlen, int *port)
+{
+	const char *colon;
+	char *end;
+	long p = AGENT_DEFAULT_PORT;
+
+	if (!spec || !*spec) {
+		snprintf(addr, addrlen, "0.0.0.0");
+		*port = AGENT_DEFAULT_PORT;
+		return 0;
+	}
+	if (spec[0] == '[') {
+		const char *close = strchr(spec, ']');
+
+		if (!close || (size_t)(close - spec - 1) >= addrlen)
+			return -EINVAL;
+		snprintf(addr, addrlen, "%.*s", (int)(close - spec - 1), spec + 1);
+		colon = close[1] == ':' ? close + 1 : NULL;
+		if (close[1] && !colon)
+			return -EINVAL;
+	} else {
+		colon = strrchr(spec, ':');
+		if (colon && strchr(spec, ':') != colon)
+			return -EINVAL;	/* bare IPv6 needs brackets */
+		snprintf(addr, addrlen, "%.*s", colon ? (int)(colon - spec) : (int)strlen(spec),
+			 spec);
+		if (!*addr)
+			snprintf(addr, addrlen, "0.0.0.0");
+	}
+	if (colon) {
+		p = strtol(colon + 1, &end, 10);
+		if (*end || end == colon + 1 || p <= 0 || p > 65535)
+			return -EINVAL;
+	}
+	*port = (int)p;
+	return 0;
+}
+
+/* ---- facts ---- */
+
+/* The interface carrying the local address of fd, with its MTU and (Linux) speed. */
+static json_t *
+nic_facts(int fd)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	struct ifaddrs *ifa = NULL, *i;
+	char addr[INET6_ADDRSTRLEN] = "", name[IF_NAMESIZE] = "";
+	int mtu = 0, speed = -1;
+
+	if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0) {
+		void *a = ss.ss_family == AF_INET ? (void *)&((struct sockaddr_in *)&ss)->sin_addr :
+						    (void *)&((struct sockaddr_in6 *)&ss)->sin6_addr;
+		inet_ntop(ss.ss_family, a, addr, sizeof(addr));
+	}
+	if (getifaddrs(&ifa) == 0) {
+		for (i = ifa; i; i = i->ifa_next) {
+			char a[INET6_ADDRSTRLEN] = "";
+
+			if (!i->ifa_addr || i->ifa_addr->sa_family != ss.ss_family)
+				continue;
+			inet_ntop(i->ifa_addr->sa_family,
+				  i->ifa_addr->sa_family == AF_INET ?
+					  (void *)&((struct sockaddr_in *)i->ifa_addr)->sin_addr :
+					  (void *)&((struct sockaddr_in6 *)i->ifa_addr)->sin6_addr,
+				  a, sizeof(a));
+			if (strcmp(a, addr) == 0) {
+				snprintf(name, sizeof(name), "%s", i->ifa_name);
+				break;
+			}
+		}
+		freeifaddrs(ifa);
+	}
+	if (name[0]) {
+		struct ifreq ifr;
+		int s = socket(AF_INET, SOCK_DGRAM, 0);
+
+		memset(&ifr, 0, sizeof(ifr));
+		snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", name);
+		if (s >= 0 && ioctl(s, SIOCGIFMTU, &ifr) == 0)
+			mtu = ifr.ifr_mtu;
+		if (s >= 0)
+			close(s);
+#ifdef __linux__
+		{
+			char path[64], buf[32] = "";
+			FILE *fp;
+
+			snprintf(path, sizeof(path), "/sys/class/net/%s/speed", name);
+			if ((fp = fopen(path, "r"))) {
+				if (fgets(buf, sizeof(buf), fp))
+					speed = atoi(buf);
+				fclose(fp);
+			}
+		}
+#endif
+	}
+	return json_pack("{s:s, s:s, s:i, s:i}", "name", name, "address", addr, "mtu", mtu,
+			 "speed_mbps", speed);
+}
+
+static json_t *
+cpu_facts(void)
+{
+	char model[256] = "unknown";
+#ifdef __linux__
+	char line[512];
+	FILE *fp = fopen("/proc/cpuinfo", "r");
+
+	while (fp && fgets(line, sizeof(line), fp)) {
+		char *c = strchr(line, ':');
+
+		if (strncmp(line, "model name", 10) == 0 && c) {
+			snprintf(model, sizeof(model), "%s", c + 2);
+			model[strcspn(model, "\n")] = '\0';
+			break;
+		}
+	}
+	if (fp)
+		fclose(fp);
+#endif
+	return json_pack("{s:s, s:i}", "model", model, "count", (int)sysconf(_SC_NPROCESSORS_ONLN));
+}
+
+/* Which protocols the OS itself can mount (what a user of this machine gets without nastune). */
+static json_t *
+mount_facts(const struct utsname *u)
+{
+	bool smb = false, nfs = false, afp = false;
+#ifdef __linux__
+	char line[128];
+	FILE *fp = fopen("/proc/filesystems", "r");
+
+	while (fp && fgets(line, sizeof(line), fp)) {
+		smb |= strstr(line, "\tcifs") || strstr(line, "\tsmb3");
+		nfs |= strstr(line, "\tnfs") != NULL;
+	}
+	if (fp)
+		fclose(fp);
+	(void)u;
+#elif defined(__APPLE__)
+	/* macOS 27 (Darwin 26) removed the AFP client (FIELD.md). */
+	smb = nfs = true;
+	afp = atoi(u->release) < 26;
+#else
+	(void)u;
+#endif
+	return json_pack("{s:b, s:b, s:b}", "smb", smb, "nfs", nfs, "afp", afp);
+}
+
+struct agent {
+	const struct agent_opts *o;
+	pthread_mutex_t lock;		/* jobs, one at a time */
+	pthread_mutex_t state;		/* the counters and the cache below */
+	unsigned conns, waiting;
+	json_t *disk;			/* client disk baseline, measured once */
+	char hostname[256];
+};
+
+static json_t *
+facts(struct agent *a, int fd)
+{
+	struct utsname u;
+	json_t *f, *mounts = json_object(), *drivers = json_array();
+	const struct bench_driver *const *d;
+	size_t i;
+
+	uname(&u);
+	for (i = 0; i < a->o->nmounts; i++)
+		json_object_set_new(mounts, a->o->mounts[i].proto,
+				    json_string(a->o->mounts[i].path));
+	for (d = bench_drivers(); *d; d++)
+		if (strcmp((*d)->name, "null") != 0)
+			json_array_append_new(drivers, json_string((*d)->name));
+	pthread_mutex_lock(&a->state);
+	if (!a->disk) {
+		struct bench_baseline b = { 0 };
+		const char *dir = a->o->scratch_dir ? a->o->scratch_dir : "/var/tmp";
+
+		if (bench_baseline_disk(dir, 64ull << 20, &b) == 0)
+			a->disk = json_pack("{s:s, s:f, s:f, s:s}", "dir", dir, "write_mbs",
+					    b.disk_write, "read_mbs", b.disk_read, "method",
+					    b.disk_method);
+		else
+			a->disk = json_pack("{s:s, s:n}", "dir", dir, "write_mbs");
+	}
+	f = json_pack("{s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:O, s:o, s:o, s:o}", "type", "facts",
+		      "hostname", a->hostname, "os", u.sysname, "os_version", u.release,
+		      "agent_version", NASTUNE_VERSION, "cpu", cpu_facts(), "nic", nic_facts(fd),
+		      "disk", a->disk, "can_mount", mount_facts(&u), "mounts", mounts, "drivers",
+		      drivers);
+	pthread_mutex_unlock(&a->state);
+	return f;
+}
+
+/* ---- jobs ---- */
+
+struct job_ctx {
+	int fd;
+	json_int_t id;
+	volatile sig_atomic_t stop;	/* the controller went away */
+	const volatile sig_atomic_t *global_stop;
+};
+
+static void
+job_progress(const struct bench_progress *p, void *arg)
+{
+	struct job_ctx *j = arg;
+	json_t *m = json_pack("{s:s, s:I, s:s, s:i, s:i, s:b}", "type", "progress", "id", j->id,
+			      "workload", p->workload, "run", (int)p->run, "runs", (int)p->runs,
+			      "warmup", p->warmup);
+
+	/* A controller that is gone makes the send fail: stop the job, scratch is removed. */
+	if (agent_send(j->fd, m) < 0)
+		j->stop = 1;
+	if (j->global_stop && *j->global_stop)
+		j->stop = 1;
+	json_decref(m);
+}
+
+static int
+opt_u64(json_t *opts, const char *key, uint64_t max, uint64_t *out, char *err, size_t errlen)
+{
+	json_t *v = json_object_get(opts, key);
+
+	if (!v)
+		return 0;
+	if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+	    (uint64_t)json_integer_value(v) > max) {
+		snprintf(err, errlen, "options.%s must be an integer from 0 to %llu", key,
+			 (unsigned long long)max);
+		return -EINVAL;
+	}
+	*out = (uint64_t)json_integer_value(v);
+	return 0;
+}
+
+/* Runs one job message; returns the reply (result or error). */
+static json_t *
+run_job(struct agent *a, int fd, json_t *msg)
+{
+	const char *wname = json_string_value(json_object_get(msg, "workload"));
+	const char *proto = json_string_value(json_object_get(msg, "protocol"));
+	const char *url = json_string_value(json_object_get(msg, "target"));
+	json_t *opts = json_object_get(msg, "options"), *reply;
+	json_int_t id = json_integer_value(json_object_get(msg, "id"));
+	struct job_ctx jc = { .fd = fd, .id = id, .global_stop = a->o->stop };
+	struct bench_opts o = { .progress = job_progress, .progress_arg = &jc, .stop = &jc.stop };
+	struct bench_results rs = { 0 };
+	struct bench_target t = { 0 };
+	const struct bench_driver *d = NULL;
+	uint64_t size = 0, repeats = 0, warmup = 1, files = 0;
+	char err[512] = "", *mount_url = NULL;
+	size_t i;
+	int w, rc;
+
+	if (!wname || (w = bench_workload_parse(wname)) < 0) {
+		snprintf(err, sizeof(err), "unknown workload \"%s\"", wname ? wname : "");
+		goto fail;
+	}
+	if (!proto || !url || strlen(url) > 1024 || strlen(proto) > 16) {
+		snprintf(err, sizeof(err), "a job needs \"protocol\" and \"target\"");
+		goto fail;
+	}
+	if (opts && !json_is_object(opts)) {
+		snprintf(err, sizeof(err), "\"options\" must be an object");
+		goto fail;
+	}
+	if (opt_u64(opts, "size", MAX_SIZE, &size, err, sizeof(err)) < 0 ||
+	    opt_u64(opts, "repeats", MAX_REPEATS, &repeats, err, sizeof(err)) < 0 ||
+	    opt_u64(opts, "warmup", 10, &warmup, err, sizeof(err)) < 0 ||
+	    opt_u64(opts, "small_files", 100000, &files, err, sizeof(err)) < 0)
+		goto fail;
+	o.size = size;
+	o.repeats = (unsigned)repeats;
+	o.warmup = (unsigned)warmup;
+	o.small_files = (unsigned)files;
+	o.cache = BENCH_CACHE_HOT;
+	o.force = json_is_true(json_object_get(opts, "force"));
+
+	/* --mount PROTO=PATH: the OS's own client, through the posix driver. */
+	for (i = 0; i < a->o->nmounts; i++)
+		if (strcmp(a->o->mounts[i].proto, proto) == 0)
+			mount_url = xasprintf("file://%s", a->o->mounts[i].path);
+	if ((rc = bench_target_parse(mount_url ? mount_url : url, &t, err, sizeof(err))) < 0)
+		goto fail;
+	d = mount_url ? bench_driver_find("posix") : bench_driver_for_scheme(t.scheme);
+	if (!d || strcmp(d->name, "null") == 0 || (!mount_url && strcmp(d->name, proto) != 0)) {
+		snprintf(err, sizeof(err), "this agent has no %s driver for %s", proto, t.scheme);
+		goto fail;
+	}
+	if (!mount_url && a->o->credentials &&
+	    bench_target_credentials(&t, a->o->credentials, err, sizeof(err)) < 0)
+		goto fail;
+	if (t.user && !t.password) {
+		snprintf(err, sizeof(err), "no password for %s on this agent: start it with "
+			 "--credentials FILE", t.user);
+		goto fail;
+	}
+	log_info("agent: job %lld: %s over %s on %s", (long long)id, wname, d->name,
+		 mount_url ? mount_url : url);
+	rc = bench_run(d, &t, (enum bench_workload)w, &o, &rs, err, sizeof(err));
+	if (rc < 0)
+		goto fail;
+	for (i = 0; i < rs.n; i++) {
+		free(rs.v[i].client);
+		rs.v[i].client = xstrdup(a->hostname);
+		if (mount_url) {
+			/* Say that the OS's client was measured, and which protocol it spoke. */
+			free(rs.v[i].protocol);
+			rs.v[i].protocol = xasprintf("%s (os mount)", proto);
+		}
+	}
+	reply = json_pack("{s:s, s:I, s:o}", "type", "result", "id", id, "results",
+			  bench_results_to_json(&rs));
+	bench_results_clear(&rs);
+	bench_target_clear(&t);
+	free(mount_url);
+	log_info("agent: job %lld done", (long long)id);
+	return reply;
+fail:
+	log_warnx("agent: job %lld failed: %s", (long long)id, err);
+	bench_results_clear(&rs);
+	bench_target_clear(&t);
+	free(mount_url);
+	return json_pack("{s:s, s:I, s:s}", "type", "error", "id", id, "error", err);
+}
+
+/* ---- connections ---- */
+
+struct conn_arg {
+	struct agent *a;
+	int fd;
+	char peer[INET6_ADDRSTRLEN + 8];
+};
+
+static void
+reply_error(int fd, const char *why)
+{
+	json_t *m = json_pack("{s:s, s:s}", "type", "error", "error", why);
+
+	agent_send(fd, m);
+	json_decref(m);
+}
+
+static void *
+conn_thread(void *p)
+{
+	struct conn_arg *c = p;
+	struct agent *a = c->a;
+	char err[512];
+	json_t *msg;
+	int rc;
+
+	rc = agent_server_handshake(c->fd, a->o->key, HANDSHAKE_MS, NASTUNE_VERSION, err,
+				    sizeof(err));
+	if (rc < 0) {
+		log_warnx("agent: refused %s: %s", c->peer, err);
+		goto out;
+	}
+	log_info("agent: %s authenticated", c->peer);
+	for (;;) {
+		const char *type;
+
+		rc = agent_recv(c->fd, IDLE_MS, &msg, err, sizeof(err));
+		if (rc == -ECONNRESET)
+			break;
+		if (rc < 0) {
+			/* Framing cannot resynchronise after a bad message: say why and hang up. */
+			log_warnx("agent: %s: %s; closing the connection", c->peer, err);
+			reply_error(c->fd, err);
+			break;
+		}
+		type = agent_type(msg);
+		if (strcmp(type, "facts") == 0) {
+			json_t *f = facts(a, c->fd);
+
+			agent_send(c->fd, f);
+			json_decref(f);
+		} else if (strcmp(type, "job") == 0) {
+			bool queued;
+
+			pthread_mutex_lock(&a->state);
+			queued = a->waiting < (a->o->max_queue ? a->o->max_queue : 2);
+			if (queued)
+				a->waiting++;
+			pthread_mutex_unlock(&a->state);
+			if (!queued) {
+				reply_error(c->fd, "busy: too many jobs queued on this agent");
+			} else {
+				json_t *r;
+
+				pthread_mutex_lock(&a->lock);
+				pthread_mutex_lock(&a->state);
+				a->waiting--;
+				pthread_mutex_unlock(&a->state);
+				r = run_job(a, c->fd, msg);
+				pthread_mutex_unlock(&a->lock);
+				agent_send(c->fd, r);
+				json_decref(r);
+			}
+		} else if (strcmp(type, "bye") == 0) {
+			json_decref(msg);
+			break;
+		} else {
+			char why[96];
+
+			snprintf(why, sizeof(why), "unknown message type \"%.32s\"", type);
+			reply_error(c->fd, why);
+		}
+		json_decref(msg);
+	}
+out:
+	close(c->fd);
+	pthread_mutex_lock(&a->state);
+	a->conns--;
+	pthread_mutex_unlock(&a->state);
+	free(c);
+	return NULL;
+}
+
+int
+agent_serve(const struct agent_opts *o, char *err, size_t errlen)
+{
+	struct agent a = { .o = o };
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE |
+								      AI_NUMERICHOST };
+	struct addrinfo *ai = NULL;
+	char addr[128], portstr[8], kid[17], osver[300];
+	void *adv = NULL;
+	struct utsname u;
+	int port, lfd = -1, one = 1, rc;
+
+	if (agent_parse_listen(o->listen, addr, sizeof(addr), &port) < 0) {
+		snprintf(err, errlen, "bad --listen \"%s\": expected ADDR:PORT, ADDR, :PORT or "
+			 "[V6]:PORT", o->listen);
+		return -EINVAL;
+	}
+	snprintf(portstr, sizeof(portstr), "%d", port);
+	if ((rc = getaddrinfo(addr, portstr, &hints, &ai)) != 0) {
+		snprintf(err, errlen, "bad listen address %s: %s", addr, gai_strerror(rc));
+		return -EINVAL;
+	}
+	lfd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, 0);
+	if (lfd < 0 || setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+	    bind(lfd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(lfd, 8) < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "cannot listen on %s:%d: %s", addr, port, strerror(errno));
+		if (lfd >= 0)
+			close(lfd);
+		freeaddrinfo(ai);
+		return rc;
+	}
+	freeaddrinfo(ai);
+	signal(SIGPIPE, SIG_IGN);
+	pthread_mutex_init(&a.lock, NULL);
+	pthread_mutex_init(&a.state, NULL);
+	gethostname(a.hostname, sizeof(a.hostname) - 1);
+	agent_key_id(o->key, kid);
+	uname(&u);
+	log_info("agent: listening on %s:%d (key id %s)", addr, port, kid);
+	if (o->advertise) {
+		char t_os[80], t_ver[320], t_agent[64], t_kid[32];
+		const char *txt[] = { "role=agent", t_os, t_ver, t_agent, t_kid };
+
+		snprintf(osver, sizeof(osver), "%s", u.release);
+		snprintf(t_os, sizeof(t_os), "os=%s", u.sysname);
+		snprintf(t_ver, sizeof(t_ver), "os_version=%s", osver);
+		snprintf(t_agent, sizeof(t_agent), "agent=%s", NASTUNE_VERSION);
+		snprintf(t_kid, sizeof(t_kid), "key_id=%s", kid);
+		adv = o->advertise(a.hostname, port, txt, 5);
+	}
+	while (!(o->stop && *o->stop)) {
+		struct pollfd pfd = { .fd = lfd, .events = POLLIN };
+		struct sockaddr_storage ss;
+		socklen_t sl = sizeof(ss);
+		struct conn_arg *c;
+		pthread_t th;
+		bool full;
+		int fd;
+
+		if (poll(&pfd, 1, 200) <= 0)
+			continue;
+		fd = accept(lfd, (struct sockaddr *)&ss, &sl);
+		if (fd < 0)
+			continue;
+		c = xcalloc(1, sizeof(*c));
+		c->a = &a;
+		c->fd = fd;
+		{
+			char host[INET6_ADDRSTRLEN] = "?";
+
+			if (ss.ss_family == AF_INET)
+				inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, host,
+					  sizeof(host));
+			else if (ss.ss_family == AF_INET6)
+				inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr, host,
+					  sizeof(host));
+			snprintf(c->peer, sizeof(c->peer), "%s", host);
+		}
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		pthread_mutex_lock(&a.state);
+		full = a.conns >= (o->max_conns ? o->max_conns : 4);
+		if (!full)
+			a.conns++;
+		pthread_mutex_unlock(&a.state);
+		if (full) {
+			log_warnx("agent: %s: too many connections; refused", c->peer);
+			reply_error(fd, "busy: too many connections to this agent");
+			close(fd);
+			free(c);
+			continue;
+		}
+		if (pthread_create(&th, NULL, conn_thread, c) != 0) {
+			close(fd);
+			free(c);
+			pthread_mutex_lock(&a.state);
+			a.conns--;
+			pthread_mutex_unlock(&a.state);
+			continue;
+		}
+		pthread_detach(th);
+	}
+	log_info("agent: stopping");
+	if (adv && o->unadvertise)
+		o->unadvertise(adv);
+	close(lfd);
+	/* Wait (bounded) for running jobs to notice the stop and clean their scratch. */
+	for (int i = 0; i < 300; i++) {
+		unsigned n;
+
+		pthread_mutex_lock(&a.state);
+		n = a.conns;
+		pthread_mutex_unlock(&a.state);
+		if (!n)
+			break;
+		usleep(100000);
+	}
+	json_decref(a.disk);
+	return 0;
+}
+
+/* ---- controller side ---- */
+
+struct agent_conn {
+	int fd;
+	json_int_t next_id;
+	char local[INET6_ADDRSTRLEN];
+	char peer[300];
+	json_t *facts;
+};
+
+int
+agent_connect(const char *host, int port, const uint8_t key[AGENT_KEY_LEN], int timeout_ms,
+	      struct agent_conn **out, char *err, size_t errlen)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *ai = NULL, *i;
+	struct agent_conn *c;
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	char portstr[8], e2[384];
+	int fd = -1, rc = -EHOSTUNREACH, one = 1;
+
+	*out = NULL;
+	signal(SIGPIPE, SIG_IGN);
+	snprintf(portstr, sizeof(portstr), "%d", port);
+	if ((rc = getaddrinfo(host, portstr, &hints, &ai)) != 0) {
+		snprintf(err, errlen, "%s: %s", host, gai_strerror(rc));
+		return -EADDRNOTAVAIL;
+	}
+	rc = -EHOSTUNREACH;
+	for (i = ai; i; i = i->ai_next) {
+		struct pollfd p;
+		int soerr = 0;
+		socklen_t el = sizeof(soerr);
+
+		fd = socket(i->ai_family, i->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+		if (fd < 0)
+			continue;
+		if (connect(fd, i->ai_addr, i->ai_addrlen) < 0 && errno != EINPROGRESS) {
+			rc = -errno;
+			close(fd);
+			fd = -1;
+			continue;
+		}
+		p = (struct pollfd){ .fd = fd, .events = POLLOUT };
+		if (poll(&p, 1, timeout_ms) <= 0) {
+			rc = -ETIMEDOUT;
+			close(fd);
+			fd = -1;
+			continue;
+		}
+		getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &el);
+		if (soerr) {
+			rc = -soerr;
+			close(fd);
+			fd = -1;
+			continue;
+		}
+		break;
+	}
+	freeaddrinfo(ai);
+	if (fd < 0) {
+		snprintf(err, errlen, "cannot connect to the agent at %s:%d: %s", host, port,
+			 strerror(-rc));
+		return rc;
+	}
+	/* Blocking from here; agent_recv bounds every wait with poll. */
+	{
+		int fl = 0;
+
+		ioctl(fd, FIONBIO, &fl);
+	}
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	rc = agent_client_handshake(fd, key, timeout_ms, NULL, e2, sizeof(e2));
+	if (rc < 0) {
+		snprintf(err, errlen, "agent %s:%d: %s", host, port, e2);
+		close(fd);
+		return rc;
+	}
+	c = xcalloc(1, sizeof(*c));
+	c->fd = fd;
+	c->next_id = 1;
+	snprintf(c->peer, sizeof(c->peer), "%s", host);
+	if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0)
+		inet_ntop(ss.ss_family, ss.ss_family == AF_INET ?
+					(void *)&((struct sockaddr_in *)&ss)->sin_addr :
+					(void *)&((struct sockaddr_in6 *)&ss)->sin6_addr,
+			  c->local, sizeof(c->local));
+	*out = c;
+	return 0;
+}
+
+const char *
+agent_conn_local_addr(struct agent_conn *c)
+{
+	return c->local;
+}
+
+const char *
+agent_conn_peer(struct agent_conn *c)
+{
+	return c->peer;
+}
+
+int
+agent_conn_facts(struct agent_conn *c, json_t **out, char *err, size_t errlen)
+{
+	json_t *m;
+	int rc;
+
+	if (!c->facts) {
+		m = json_pack("{s:s}", "type", "facts");
+		rc = agent_send(c->fd, m);
+		json_decref(m);
+		if (rc < 0) {
+			snprintf(err, errlen, "%s: %s", c->peer, strerror(-rc));
+			return rc;
+		}
+		/* The first answer measures the client's disk: allow for it. */
+		if ((rc = agent_recv(c->fd, 60000, &m, err, errlen)) < 0)
+			return rc;
+		if (strcmp(agent_type(m), "facts") != 0) {
+			snprintf(err, errlen, "%s answered \"%s\" to facts", c->peer, agent_type(m));
+			json_decref(m);
+			return -EBADMSG;
+		}
+		c->facts = m;
+		if (json_string_value(json_object_get(m, "hostname"))) {
+			char with[300];
+
+			snprintf(with, sizeof(with), "%.64s (%.200s)",
+				 json_string_value(json_object_get(m, "hostname")), c->peer);
+			snprintf(c->peer, sizeof(c->peer), "%s", with);
+		}
+	}
+	*out = c->facts;
+	return 0;
+}
+
+int
+agent_conn_job(struct agent_conn *c, json_t *job, int job_timeout_ms,
+	       void (*progress)(json_t *msg, void *arg), void *arg, struct bench_results *out,
+	       char *err, size_t errlen)
+{
+	json_int_t id = c->next_id++;
+	json_t *m;
+	int rc;
+
+	json_object_set_new(job, "type", json_string("job"));
+	json_object_set_new(job, "id", json_integer(id));
+	if ((rc = agent_send(c->fd, job)) < 0) {
+		snprintf(err, errlen, "%s: cannot send the job: %s", c->peer, strerror(-rc));
+		return rc == -EPIPE ? -ECONNRESET : rc;
+	}
+	for (;;) {
+		const char *type;
+
+		rc = agent_recv(c->fd, job_timeout_ms, &m, err, errlen);
+		if (rc == -ECONNRESET) {
+			snprintf(err, errlen, "agent %s disappeared mid-job (connection closed)",
+				 c->peer);
+			return rc;
+		}
+		if (rc < 0)
+			return rc;
+		type = agent_type(m);
+		if (strcmp(type, "progress") == 0) {
+			if (progress)
+				progress(m, arg);
+			json_decref(m);
+			continue;
+		}
+		if (strcmp(type, "result") == 0) {
+			rc = bench_results_from_json(json_object_get(m, "results"), out, err, errlen);
+			json_decref(m);
+			return rc;
+		}
+		if (strcmp(type, "error") == 0) {
+			snprintf(err, errlen, "agent %s: %s", c->peer,
+				 json_string_value(json_object_get(m, "error")) ?
+					 json_string_value(json_object_get(m, "error")) : "error");
+			json_decref(m);
+			return -EIO;
+		}
+		snprintf(err, errlen, "agent %s sent an unexpected \"%s\"", c->peer, type);
+		json_decref(m);
+		return -EBADMSG;
+	}
+}
+
+void
+agent_close(struct agent_conn *c)
+{
+	json_t *m;
+
+	if (!c)
+		return;
+	m = json_pack("{s:s}", "type", "bye");
+	agent_send(c->fd, m);
+	json_decref(m);
+	close(c->fd);
+	json_decref(c->facts);
+	free(c);
+}

@@ -1,0 +1,246 @@
+/* cmd_clients.c - the controller's side of client-assisted benchmarks: find agents (mDNS or
+ * named), authenticate, hand them jobs against this NAS's shares, merge their results. */
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent.h"
+#include "bench.h"
+#include "cli.h"
+#include "log.h"
+#include "mdns.h"
+#include "model.h"
+#include "xmalloc.h"
+
+struct peer {
+	char *host;
+	int port;
+	char *label;	/* how it was found */
+};
+
+static void
+add_peer(struct peer **v, size_t *n, const char *host, int port, const char *label)
+{
+	size_t i;
+
+	for (i = 0; i < *n; i++)
+		if (strcmp((*v)[i].host, host) == 0 && (*v)[i].port == port)
+			return;
+	*v = xreallocarray(*v, *n + 1, sizeof(**v));
+	(*v)[*n].host = xstrdup(host);
+	(*v)[*n].port = port;
+	(*v)[*n].label = xstrdup(label);
+	(*n)++;
+}
+
+/* "auto": every _nastune._tcp with role=agent on the network (IPv4). */
+static int
+discover(struct peer **v, size_t *n)
+{
+	static const char *const types[] = { "_nastune._tcp", NULL };
+	struct mdns_service *s = NULL;
+	size_t ns = 0, i, k;
+	char err[512];
+	int found = 0;
+
+	if (mdns_browse(types, 4, true, 3000, &s, &ns, err, sizeof(err)) < 0) {
+		log_warnx("bench: cannot look for agents: %s", err);
+		return -ENOENT;
+	}
+	for (i = 0; i < ns; i++) {
+		bool agent = false;
+
+		for (k = 0; k < s[i].ntxt; k++)
+			agent |= strcmp(s[i].txt[k], "role=agent") == 0;
+		if (!agent || !s[i].address || s[i].local)
+			continue;
+		add_peer(v, n, s[i].address, s[i].port, s[i].name);
+		found++;
+	}
+	mdns_services_free(s, ns);
+	log_info("bench: %d agent(s) found over mDNS", found);
+	return found;
+}
+
+static char *
+url_part(const char *s)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	char *out = xmalloc(3 * strlen(s) + 1), *w = out;
+
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+		    strchr("-._~/", ch)) {
+			*w++ = (char)ch;
+		} else {
+			*w++ = '%';
+			*w++ = hex[ch >> 4];
+			*w++ = hex[ch & 15];
+		}
+	}
+	*w = '\0';
+	return out;
+}
+
+static bool
+listed(const char *list, const char *name)
+{
+	char *copy, *tok, *save = NULL;
+	bool found = false;
+
+	if (!list)
+		return true;
+	copy = xstrdup(list);
+	for (tok = strtok_r(copy, ",", &save); tok && !found; tok = strtok_r(NULL, ",", &save))
+		found = strcmp(tok, name) == 0;
+	free(copy);
+	return found;
+}
+
+static void
+job_progress(json_t *msg, void *arg)
+{
+	const char *who = arg;
+
+	log_debug("bench: %s: %s run %lld/%lld%s", who,
+		  json_string_value(json_object_get(msg, "workload")),
+		  (long long)json_integer_value(json_object_get(msg, "run")),
+		  (long long)json_integer_value(json_object_get(msg, "runs")),
+		  json_is_true(json_object_get(msg, "warmup")) ? " (warm-up)" : "");
+}
+
+int
+cli_bench_clients(const struct ctx *ctx, const struct model *m, char *const *clients,
+		  size_t nclients, const char *token_file, const char *protos, const bool *wl,
+		  const struct bench_opts *o, struct bench_results *all, json_t *errors,
+		  json_t *agents)
+{
+	static const struct {
+		const char *name;
+		unsigned bit;
+	} ps[] = { { "smb", PROTO_SMB }, { "nfs", PROTO_NFS }, { "afp", PROTO_AFP } };
+	uint8_t key[AGENT_KEY_LEN];
+	struct peer *peers = NULL;
+	char err[1024], *keyfile;
+	size_t npeers = 0, i, s, k;
+	int w, rc, failures = 0;
+
+	keyfile = token_file ? xstrdup(token_file) : cli_agent_key_path(ctx);
+	if ((rc = agent_key_load(keyfile, key, err, sizeof(err))) < 0) {
+		log_warnx("bench: %s", err);
+		free(keyfile);
+		return rc;
+	}
+	free(keyfile);
+	for (i = 0; i < nclients; i++) {
+		if (strcmp(clients[i], "auto") == 0) {
+			discover(&peers, &npeers);
+		} else {
+			char host[256];
+			int port = AGENT_DEFAULT_PORT;
+
+			if (agent_parse_listen(clients[i], host, sizeof(host), &port) < 0) {
+				log_warnx("bench: --client '%s' is not HOST[:PORT]", clients[i]);
+				failures++;
+				continue;
+			}
+			add_peer(&peers, &npeers, host, port, clients[i]);
+		}
+	}
+	if (!npeers)
+		log_warnx("bench: no agent to run client jobs on");
+	for (i = 0; i < npeers; i++) {
+		struct agent_conn *c = NULL;
+		json_t *facts = NULL;
+		bool gone = false;
+
+		rc = agent_connect(peers[i].host, peers[i].port, key, 5000, &c, err, sizeof(err));
+		if (rc == 0)
+			rc = agent_conn_facts(c, &facts, err, sizeof(err));
+		if (rc < 0) {
+			log_warnx("bench: %s", err);
+			json_array_append_new(errors, json_pack("{s:s, s:s}", "client",
+								peers[i].host, "message", err));
+			agent_close(c);
+			failures++;
+			continue;
+		}
+		json_array_append_new(agents, json_deep_copy(facts));
+		log_info("bench: agent %s: %s %s, NIC %s MTU %lld at %lld Mb/s", agent_conn_peer(c),
+			 json_string_value(json_object_get(facts, "os")),
+			 json_string_value(json_object_get(facts, "os_version")),
+			 json_string_value(json_object_get(json_object_get(facts, "nic"), "name")),
+			 (long long)json_integer_value(json_object_get(json_object_get(facts, "nic"),
+								      "mtu")),
+			 (long long)json_integer_value(json_object_get(json_object_get(facts, "nic"),
+								      "speed_mbps")));
+		for (s = 0; s < m->n_shares && !gone; s++) {
+			const struct share *sh = &m->shares[s];
+
+			if (sh->tm_enabled || sh->read_only)
+				continue;
+			for (k = 0; k < 3 && !gone; k++) {
+				bool enabled = k == 0 ? m->smb.enabled : k == 1 ? m->nfs.enabled :
+									 m->afp.enabled;
+				char *part, *url;
+
+				if (!(sh->protocols & ps[k].bit) || !enabled || !listed(protos, ps[k].name))
+					continue;
+				/* Our address as the agent reached it: the one it can mount from. */
+				part = url_part(k == 1 ? sh->path : sh->name);
+				url = xasprintf("%s://%s%s%s", ps[k].name, agent_conn_local_addr(c),
+						k == 1 ? "" : "/", part);
+				free(part);
+				for (w = 0; w < BENCH_NWORKLOADS && !gone; w++) {
+					json_t *job;
+					size_t before = all->n;
+
+					if (!wl[w] || w == BENCH_VIDEO)
+						continue;
+					job = json_pack("{s:s, s:s, s:s, s:{s:I, s:i, s:i, s:i, s:b}}",
+							"workload", bench_workload_name(w), "protocol",
+							ps[k].name, "target", url, "options", "size",
+							(json_int_t)(o->size ? o->size : BENCH_DEFAULT_SIZE),
+							"repeats", o->repeats ? (int)o->repeats : 5,
+							"warmup", (int)o->warmup, "small_files",
+							(int)o->small_files, "force", o->force);
+					log_info("bench: %s: %s over %s on %s", agent_conn_peer(c),
+						 bench_workload_name(w), ps[k].name, url);
+					rc = agent_conn_job(c, job, 30 * 60 * 1000, job_progress,
+							    (void *)agent_conn_peer(c), all, err,
+							    sizeof(err));
+					json_decref(job);
+					if (rc < 0) {
+						log_warnx("bench: %s", err);
+						json_array_append_new(errors, json_pack(
+							"{s:s, s:s, s:s, s:s, s:s}", "client",
+							agent_conn_peer(c), "target", url, "protocol",
+							ps[k].name, "workload", bench_workload_name(w),
+							"message", err));
+						failures++;
+						/* A vanished agent takes no more jobs; the others go on. */
+						gone = rc == -ECONNRESET || rc == -ETIMEDOUT;
+						continue;
+					}
+					for (; before < all->n; before++) {
+						free(all->v[before].client);
+						all->v[before].client = xstrdup(agent_conn_peer(c));
+					}
+				}
+				free(url);
+			}
+		}
+		agent_close(c);
+	}
+	for (i = 0; i < npeers; i++) {
+		free(peers[i].host);
+		free(peers[i].label);
+	}
+	free(peers);
+	memset(key, 0, sizeof(key));
+	return failures ? -EIO : 0;
+}
