@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# The agent and its protocol on this host (issue 8): pairing, keys, two agents answering one
+# controller, a wrong key refused on both sides with no job run, malformed and oversized
+# messages rejected while the agent keeps serving, an agent killed mid-job. The agents run
+# their jobs on directories through --mount (the posix driver), so no lab is needed; the lab
+# test (tests/lab/t_agent.sh) covers discovery and real protocols.
+. "$(dirname "$0")/lib.sh"
+plan 30
+tmp=$(mktemp -d /tmp/nastune-agent.XXXXXX)
+root=$tmp/root
+base=$((20000 + $$ % 20000))
+PA=$base PB=$((base + 1)) PC=$((base + 2)) PW=$((base + 3))
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$tmp"; }
+trap cleanup EXIT
+mkdir -p "$root/srv/data" "$tmp/a" "$tmp/b" "$tmp/c" "$tmp/w"
+cat >"$tmp/nas.conf" <<'CONF'
+shares = ( { name = "Data"; path = "/srv/data"; protocols = ["smb"]; guest = true; } );
+protocols = { nfs = { enabled = false; }; };
+CONF
+# agent NAME PORT KEY DIR: starts an agent in the background, logging to $tmp/NAME.log.
+agent() {
+	"$NASTUNE" agent --listen "127.0.0.1:$2" --token-file "$3" --mount "smb=$4" --no-advertise \
+		>"$tmp/$1.log" 2>&1 &
+	pids+=($!)
+	disown $!
+	for _ in $(seq 50); do grep -q listening "$tmp/$1.log" && return 0; sleep 0.1; done
+	return 1
+}
+bench() { nt --root "$root" -c "$tmp/nas.conf" "$@"; }
+quick=(--workload seq-write --size 1M --repeat 2 --warmup 0 --cache hot)
+
+# --- pairing and keys
+nt --root "$root" pair
+key=$root/var/lib/nastune/agent.key
+hex=$(cat "$key" 2>/dev/null)
+[ "$rc" = 0 ] && [ "$(stat -c %a "$key")" = 600 ] && [ ${#hex} = 64 ] && grep -q "echo $hex > /etc/nastune/agent.key && nastune agent --token-file /etc/nastune/agent.key" <<<"$out"
+ok $? "pair: a 0600 key under var/lib/nastune and the one-line command to start an agent with it"
+nt --root "$root" pair
+[ "$rc" = 2 ] && grep -q -- "--force" <<<"$err" && [ "$(cat "$key")" = "$hex" ]
+ok $? "pair again: refused (exit 2, --force named), the key is unchanged"
+nt --root "$root" --json pair --force
+[ "$rc" = 0 ] && [ "$(cat "$key")" != "$hex" ] && python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert len(d["key"])==64 and len(d["key_id"])==16' "$out"
+ok $? "pair --force: a new key (JSON with key and key_id)"
+install -m 600 "$key" "$tmp/key"
+nt agent --token-file "$tmp/nokey"
+[ "$rc" = 2 ] && grep -q "nastune pair" <<<"$err"
+ok $? "agent without a key file: exit 2, says to run nastune pair"
+install -m 644 "$key" "$tmp/loose"
+nt agent --token-file "$tmp/loose"
+[ "$rc" = 2 ] && grep -q "chmod 600" <<<"$err"
+ok $? "agent with a world-readable key: exit 2, says chmod 600"
+nt agent --listen nonsense:port --token-file "$tmp/key"
+is "$rc" 2 "agent --listen with a bad port: exit 2"
+nt agent --mount ftp=/x --token-file "$tmp/key"
+is "$rc" 2 "agent --mount with an unknown protocol: exit 2"
+
+# --- two agents, one controller
+agent a "$PA" "$tmp/key" "$tmp/a"; ok $? "agent a listens"
+agent b "$PB" "$tmp/key" "$tmp/b"; ok $? "agent b listens"
+bench --json bench --client "127.0.0.1:$PA" --client "127.0.0.1:$PB" --clients-only "${quick[@]}"
+is "$rc" 0 "bench --client a --client b --clients-only exits 0"
+python3 - "$out" <<'PY'
+import json, sys
+d = json.loads(sys.argv[1])
+rs = d["results"]
+assert len(rs) == 2, rs
+for r in rs:
+    assert r["client"].endswith("(127.0.0.1)") and r["client"] != "loopback", r["client"]
+    assert r["protocol"] == "smb (os mount)" and r["workload"] == "seq-write" and r["unit"] == "MB/s"
+    assert len(r["runs"]) == 2 and r["median"] > 0
+assert len(d["agents"]) == 2 and all(a["agent_version"] and a["nic"]["name"] == "lo" and a["disk"]["write_mbs"] > 0 for a in d["agents"])
+assert d["errors"] == []
+PY
+ok $? "each agent's result is labelled with its client, with facts (NIC, disk) per agent" 
+grep -q "job 1: seq-write over posix on file://$tmp/a" "$tmp/a.log" && grep -q "job 1 done" "$tmp/b.log"
+ok $? "both agents ran the job on their own mount"
+[ -z "$(ls -A "$tmp/a")$(ls -A "$tmp/b")" ]
+ok $? "... and left nothing behind in it"
+bench --json bench --client "127.0.0.1:$PA" "${quick[@]}" --protocol smb
+[ "$rc" = 0 ] && python3 -c 'import json,sys; d=json.loads(sys.argv[1]); cl={r["client"] for r in d["results"]}; sys.exit(0 if cl and all(c.endswith("(127.0.0.1)") for c in cl) else 1)' "$out"
+ok $? "without --clients-only the agent's results come too (no smb driver needed on this side)"
+
+# --- a wrong key
+jobs_before=$(grep -c "job [0-9]*:" "$tmp/a.log")
+nt --root "$root" pair --token-file "$tmp/other.key"
+bench bench --client "127.0.0.1:$PA" --clients-only --token-file "$tmp/other.key" "${quick[@]}"
+[ "$rc" = 1 ] && grep -q "the agent refused us: authentication failed" <<<"$err"
+ok $? "a controller with another key: exit 1, says the agent refused it" 
+grep -q "refused 127.0.0.1: authentication failed: the controller does not hold this agent's key" "$tmp/a.log"
+ok $? "... and the agent logs the refusal with the reason"
+[ "$(grep -c "job [0-9]*:" "$tmp/a.log")" = "$jobs_before" ]
+ok $? "... and no job ran (its log has only the $jobs_before earlier ones)"
+
+# --- malformed, oversized, out of order
+peer() { timeout 20 python3 "$top/tests/cli/agent_peer.py" "$PA" "$tmp/key" "$1" 2>&1; }
+out=$(peer bigframe)
+grep -q "reply: error message length 2097152 is outside 1..1048576" <<<"$out" && grep -q "reply: closed" <<<"$out"
+ok $? "a 2 MiB length prefix: rejected with the limit named, connection closed" "$out"
+out=$(peer garbage)
+grep -q "reply: error malformed message" <<<"$out"
+ok $? "a body that is not JSON: rejected as malformed" 
+out=$(peer badjob)
+grep -q "options.size must be an integer from 0 to" <<<"$out" && grep -q 'unknown workload "nope"' <<<"$out"
+ok $? "a job with a 1 PiB size or an unknown workload: refused with the reason" "$out"
+out=$(peer unknown)
+grep -q 'unknown message type "shell"' <<<"$out" && grep -q "reply: facts" <<<"$out"
+ok $? "an unknown message type: refused, and the connection still answers facts" "$out"
+out=$(peer preauth)
+grep -q "reply: error authentication failed" <<<"$out"
+ok $? "a job before authenticating: only an error, then the connection is closed" "$out"
+grep -q '"job" message before authentication' "$tmp/a.log"
+ok $? "... logged by the agent"
+out=$(peer ok)
+grep -q "reply: facts" <<<"$out"
+ok $? "after all that the agent still serves (facts over a fresh connection)" "$out"
+kill -0 "${pids[0]}"
+ok $? "agent a is still running"
+
+# --- an agent killed mid-job; the other one finishes
+agent c "$PC" "$tmp/key" "$tmp/c"; ok $? "agent c listens"
+(
+	for _ in $(seq 100); do grep -q "job 1:" "$tmp/c.log" && break; sleep 0.05; done
+	kill -9 "$(pgrep -f "agent --listen 127.0.0.1:$PC")"
+) 2>/dev/null &
+bench --json bench --client "127.0.0.1:$PC" --client "127.0.0.1:$PB" --clients-only --workload seq-write --size 64M --repeat 30 --warmup 0 --cache hot
+wait $! 2>/dev/null
+[ "$rc" = 1 ] && grep -q "disappeared mid-job" <<<"$err"
+ok $? "agent c killed mid-job: exit 1, reported as disappeared mid-job" "$err"
+python3 -c '
+import json, sys
+d = json.loads(sys.argv[1])
+assert any("disappeared mid-job" in e["message"] for e in d["errors"]), d["errors"]
+assert len(d["results"]) == 1 and len(d["results"][0]["runs"]) == 30, d["results"]
+' "$out"
+ok $? "... and agent b's job still ran to the end (its result is in the run)"
+[ -n "$(ls -A "$tmp/c")" ]
+ok $? "the killed agent left its scratch behind (as SIGKILL must)..."
+agent c2 "$PC" "$tmp/key" "$tmp/c"
+bench bench --client "127.0.0.1:$PC" --clients-only "${quick[@]}"
+[ "$rc" = 0 ] && [ -z "$(ls -A "$tmp/c")" ]
+ok $? "... and the next job on that mount removes it (stale scratch of a dead process)" "$(ls -A "$tmp/c")"
