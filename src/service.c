@@ -204,6 +204,12 @@ pidfile_reload(const char *root, const struct service_desc *d, const char *pidfi
 		return rc;
 	}
 	if (kill(pid, SIGHUP) < 0) {
+		if (errno == ESRCH) {
+			/* A stale pidfile: the daemon is not running (it may have exited when its
+			 * file was removed, e.g. by a rollback to the distro's originals). */
+			free(path);
+			return 1;
+		}
 		rc = -errno;
 		snprintf(err, errlen, "%s (pid %d from %s) cannot be signalled: %s", d->daemon,
 			 (int)pid, path, strerror(errno));

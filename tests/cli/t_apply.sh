@@ -12,7 +12,7 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
-plan 41
+plan 42
 conf="$top/profiles/demo.conf"
 
 # A config whose services use pidfiles we control.
@@ -90,6 +90,10 @@ is "$(sums "$r" | grep -v var/)" "$(echo "$before" | grep -v var/)" "the previou
 bash -c 'trap "" HUP; while :; do sleep 1; done' & pids+=($!); echo $! > "$r/run/fake-smbd.pid"
 nt --root "$r" -c "$tmp/svc2.conf" apply; is "$rc" 0 "the next apply works once the service survives reloads"
 grep -q '^\[Data2\]' "$r/etc/samba/smb.conf"; ok $? "and installs the new files"
+# A stale pidfile (the daemon exited, e.g. after a rollback removed its file) is "not running".
+sleep 0.1 & wait $!; echo $! > "$r/run/fake-smbd.pid"
+nt --root "$r" -c "$tmp/svc.conf" apply
+[ "$rc" = 0 ] && echo "$err" | grep -q "smbd: not running"; ok $? "a stale pidfile: the service counts as not running, the apply succeeds"
 
 # --- SIGKILL at every step: previous files intact or restored, next apply works
 steps="locked backup validate journal install reloaded record"
