@@ -6,6 +6,9 @@
 
 /* Registry order is the order `bench` runs protocols in when none are named. */
 static const struct bench_driver *const drivers[] = {
+	&bench_drv_smb,
+	&bench_drv_nfs,
+	&bench_drv_afp,
 	NULL,
 };
 
