@@ -30,10 +30,12 @@ LIB_OBJ := $(patsubst src/%.c,$(B)/obj/%.o,$(LIB_SRC))
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
+# The drivers' exerciser for the lab tests and benchmarks (not a unit test: needs a server).
+DRVTOOL := $(B)/tests/drvtool
 
 .PHONY: all deps check check-unit check-lab demo demo-down bench fuzz asan install uninstall deb clean format
 
-all: $(B)/nastune
+all: $(B)/nastune $(DRVTOOL)
 
 $(B)/obj/%.o: src/%.c
 	@mkdir -p $(dir $@)
@@ -52,6 +54,11 @@ $(B)/tests/%: tests/unit/%.c $(B)/libnastune.a
 	@[ "$(V)" = 1 ] || echo "  CC      $<"
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libnastune.a $(LDLIBS) -lcmocka
 
+$(DRVTOOL): tests/lab/drvtool.c $(B)/libnastune.a
+	@mkdir -p $(dir $@)
+	@[ "$(V)" = 1 ] || echo "  CC      $<"
+	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libnastune.a $(LDLIBS)
+
 deps:
 	bash tests/deps.sh
 	@mkdir -p $(B) && touch $(B)/.deps-stamp
@@ -62,13 +69,13 @@ $(B)/.deps-stamp: tests/deps.sh
 	@mkdir -p $(B) && touch $@
 
 check: $(B)/.deps-stamp
-	$(MAKE) $(B)/nastune $(UNIT_BIN)
+	$(MAKE) $(B)/nastune $(DRVTOOL) $(UNIT_BIN)
 	bash tests/run --build $(B)
 
 check-unit: $(B)/nastune $(UNIT_BIN)
 	bash tests/run --build $(B) unit golden cli
 
-check-lab: $(B)/nastune
+check-lab: $(B)/nastune $(DRVTOOL)
 	bash tests/run --build $(B) lab
 
 asan:
@@ -86,13 +93,13 @@ demo: $(B)/.deps-stamp
 demo-down:
 	bash tests/lab/lab down
 
-bench: $(B)/nastune
+bench: $(B)/nastune $(DRVTOOL)
 	bash tests/bench/run
 
 format:
 	clang-format -i src/*.c src/bench/*.c include/*.h tests/unit/*.c tests/fuzz/*.c
 
-install: $(B)/nastune
+install: $(B)/nastune $(DRVTOOL)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(DATADIR)/profiles $(DESTDIR)$(DATADIR)/templates
 	install -m 0755 $(B)/nastune $(DESTDIR)$(BINDIR)/nastune
 	install -m 0644 profiles/*.conf $(DESTDIR)$(DATADIR)/profiles/
@@ -105,4 +112,4 @@ uninstall:
 clean:
 	rm -rf build
 
--include $(LIB_OBJ:.o=.d) $(B)/obj/main.d
+-include $(LIB_OBJ:.o=.d) $(B)/obj/main.d $(DRVTOOL).d

@@ -17,7 +17,7 @@
 #include <sys/types.h>
 
 /* A parsed target URL: smb://[user@]host[:port]/share[/sub/dir],
- * nfs://host[:port]/export/path[?version=3|4], afp://[user@]host[:port]/volume[/sub],
+ * nfs://host[:port]/export/path[?version=3|4][&uid=N&gid=N], afp://[user@]host[:port]/volume[/sub],
  * file:///abs/path, null://[name]. */
 struct bench_target {
 	char *url;		/* as given, without the password */
@@ -30,6 +30,9 @@ struct bench_target {
 	char *share;		/* SMB share, NFS export path ("/srv/x"), AFP volume; file: the path */
 	char *subdir;		/* below the share; "" for its root */
 	int nfs_version;	/* 3 or 4; 0: the driver's default (3) */
+	/* NFS AUTH_SYS identity from ?uid=N&gid=N (libnfs' URL options): the server's ids, which
+	 * the client need not know by name. -1 (bench_target_parse's default): the process's. */
+	int nfs_uid, nfs_gid;
 };
 
 /* Parses url into t. Returns 0, or -EINVAL with one sentence in err naming the problem and

@@ -8,6 +8,9 @@
 static const struct bench_driver *const drivers[] = {
 	&bench_drv_null,
 	&bench_drv_posix,
+	&bench_drv_smb,
+	&bench_drv_nfs,
+	&bench_drv_afp,
 	NULL,
 };
 

@@ -20,7 +20,7 @@ expected_form(const char *scheme)
 	if (strcmp(scheme, "smb") == 0)
 		return "smb://[user@]host[:port]/share[/dir]";
 	if (strcmp(scheme, "nfs") == 0)
-		return "nfs://host[:port]/export/path[?version=3|4]";
+		return "nfs://host[:port]/export/path[?version=3|4][&uid=N&gid=N]";
 	if (strcmp(scheme, "afp") == 0)
 		return "afp://[user@]host[:port]/volume[/dir]";
 	if (strcmp(scheme, "file") == 0)
@@ -49,6 +49,20 @@ pct_decode(char *s)
 	return 0;
 }
 
+/* A uid or gid in decimal, or -1. */
+static int
+parse_id(const char *s)
+{
+	char *end;
+	long v;
+
+	if (!isdigit((unsigned char)*s))
+		return -1;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	return (*end || errno || v > 0x7fffffffL) ? -1 : (int)v;
+}
+
 static int
 fail(struct bench_target *t, char *err, size_t errlen, const char *url, const char *why)
 {
@@ -75,6 +89,7 @@ bench_target_parse(const char *url, struct bench_target *t, char *err, size_t er
 	int rc = 0;
 
 	memset(t, 0, sizeof(*t));
+	t->nfs_uid = t->nfs_gid = -1;
 	p = strstr(url, "://");
 	if (!p)
 		return fail(t, err, errlen, url, "no scheme");
@@ -197,6 +212,10 @@ hostdone:
 				t->nfs_version = 3;
 			else if (strcmp(t->scheme, "nfs") == 0 && strcmp(kv, "version=4") == 0)
 				t->nfs_version = 4;
+			else if (strcmp(t->scheme, "nfs") == 0 &&
+				 (strncmp(kv, "uid=", 4) == 0 || strncmp(kv, "gid=", 4) == 0) &&
+				 parse_id(kv + 4) >= 0)
+				*(kv[0] == 'u' ? &t->nfs_uid : &t->nfs_gid) = parse_id(kv + 4);
 			else {
 				char why[160];
 				snprintf(why, sizeof(why), "unknown option \"%s\"", kv);

@@ -2,7 +2,7 @@
 """A hostile or honest controller for tests: speaks the agent protocol (4-byte length + JSON,
 mutual HMAC-SHA256 handshake, include/agent_proto.h) and sends what it is told.
 
-  agent_peer.py PORT KEYFILE SCRIPT   where SCRIPT is one of:
+  agent_peer.py [HOST:]PORT KEYFILE SCRIPT   where SCRIPT is one of:
     ok           handshake, ask for facts, print them
     bigframe     handshake, then a 2 MiB length prefix
     garbage      handshake, then a framed non-JSON body
@@ -12,9 +12,10 @@ mutual HMAC-SHA256 handshake, include/agent_proto.h) and sends what it is told.
 Prints one line per reply: the reply's type and error (if any)."""
 import hashlib, hmac, json, os, socket, struct, sys
 
-port, keyfile, script = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+hostport, keyfile, script = sys.argv[1], sys.argv[2], sys.argv[3]
+host, _, port = hostport.rpartition(":")
 key = bytes.fromhex(open(keyfile).read().strip())
-s = socket.create_connection(("127.0.0.1", port), timeout=10)
+s = socket.create_connection((host or "127.0.0.1", int(port)), timeout=10)
 
 def send(obj):
     obj["v"] = 1

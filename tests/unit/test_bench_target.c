@@ -53,6 +53,14 @@ test_nfs_file_null(void **state)
 					    sizeof(err)), 0);
 	assert_string_equal(t.share, "/srv/media");
 	assert_int_equal(t.nfs_version, 4);
+	assert_int_equal(t.nfs_uid, -1);
+	assert_int_equal(t.nfs_gid, -1);
+	bench_target_clear(&t);
+	assert_int_equal(bench_target_parse("nfs://server/srv/media?uid=29001&gid=29000&version=3",
+					    &t, err, sizeof(err)), 0);
+	assert_int_equal(t.nfs_uid, 29001);
+	assert_int_equal(t.nfs_gid, 29000);
+	assert_int_equal(t.nfs_version, 3);
 	bench_target_clear(&t);
 	assert_int_equal(bench_target_parse("file:///srv/x", &t, err, sizeof(err)), 0);
 	assert_string_equal(t.share, "/srv/x");
@@ -78,6 +86,9 @@ test_errors(void **state)
 		{ "smb://[::1/s", "bad host or port" },
 		{ "smb://h/s/../../etc", "\"..\"" },
 		{ "nfs://h/x?version=5", "unknown option" },
+		{ "nfs://h/x?uid=alice", "unknown option" },
+		{ "nfs://h/x?uid=-1", "unknown option" },
+		{ "smb://h/x?uid=1", "unknown option" },
 		{ "file://relative", "absolute" },
 		{ "smb://h/s%zz", "escape" },
 	};
