@@ -572,6 +572,8 @@ cmd_bench(struct ctx *ctx, int argc, char **argv)
 	for (i = 0; i < BENCH_NWORKLOADS; i++)
 		any_wl |= wl[i];
 
+	/* A server or agent that hangs up must give an error, not kill us. */
+	signal(SIGPIPE, SIG_IGN);
 	sa.sa_handler = on_signal;	/* no SA_RESTART: blocked I/O returns EINTR */
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, &old_int);

@@ -363,7 +363,9 @@ smb_space(struct bench_conn *c, const char *path, uint64_t *free_bytes)
 	free(u);
 	if (rc < 0)
 		return smb_fail(c, errno, "free space", path);
-	*free_bytes = (uint64_t)sv.f_bavail * (sv.f_frsize ? sv.f_frsize : sv.f_bsize);
+	/* libsmbclient fills f_bsize with the bytes per sector and f_frsize with the sectors per
+	 * allocation unit (SMBC_fstatvfs_ctx); the blocks count allocation units. */
+	*free_bytes = (uint64_t)sv.f_bavail * sv.f_bsize * (sv.f_frsize ? sv.f_frsize : 1);
 	return 0;
 }
 

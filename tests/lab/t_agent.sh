@@ -53,7 +53,7 @@ start_agent client1 "$KEY"; ok $? "agent on client1 (1g, MTU 1500)" "$(log_of cl
 start_agent client2 "$KEY"; ok $? "agent on client2 (10g, MTU 9000)" "$(log_of client2)"
 
 # --- discovery and the two links
-nts mdns browse --type _nastune._tcp -4 --json
+nts --json mdns browse --type _nastune._tcp -4
 python3 -c '
 import json, sys
 d = json.loads(sys.argv[1])
