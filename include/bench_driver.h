@@ -106,6 +106,9 @@ struct bench_driver {
 	const char *copy_method;
 	/* Can run two connections at once to one target (mixed-rw opens a second one). */
 	bool concurrent;
+	/* Its library keeps per-thread state it cannot set up here (libsmbclient without
+	 * smbc_thread_posix): a concurrent second connection then runs in a child process. */
+	bool no_threads;
 };
 
 /* The driver registered under name, or NULL. */

@@ -554,4 +554,7 @@ const struct bench_driver bench_drv_smb = {
 	.copy = smb_copy,
 	.copy_method = "copychunk",
 	.concurrent = true,
+	/* libsmbclient's talloc stack frames are per process unless smbc_thread_posix() is
+	 * called, and Debian's 4.17 library does not export it: two threads abort. */
+	.no_threads = true,
 };

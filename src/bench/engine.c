@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "bench.h"
@@ -443,7 +444,11 @@ mixed_setup(struct run *r)
 	spath(r, p, sizeof(p), "mixed-src.dat");
 	if ((rc = write_file(r, r->c, p, r->o.size, BLOCK, true, r->err)) < 0)
 		return rc;
-	if (r->d->concurrent) {
+	if (r->d->concurrent && r->d->no_threads) {
+		snprintf(r->note, sizeof(r->note), "one reader and one writer at once, two "
+			 "connections (the writer in a child process: the %s library is not "
+			 "thread-safe)", r->d->name);
+	} else if (r->d->concurrent) {
 		if ((rc = r->d->connect(r->t, &r->c2, r->err, sizeof(r->err))) < 0)
 			return rc;
 		snprintf(r->note, sizeof(r->note), "one reader and one writer at once, two "
@@ -453,6 +458,74 @@ mixed_setup(struct run *r)
 			 "connections at once, so read then write on one", r->d->name);
 	}
 	return 0;
+}
+
+/* The writer of mixed-rw in a child process with its own connection, for drivers whose
+ * library cannot serve two threads. The child reports through a pipe. */
+struct rw_report {
+	int rc;
+	uint64_t bytes;
+	double secs;
+	char err[512];
+};
+
+static int
+rw_job_fork(struct rw_job *wr, pid_t *pid, int *fd)
+{
+	int p[2];
+
+	if (pipe(p) < 0)
+		return -errno;
+	*pid = fork();
+	if (*pid < 0) {
+		close(p[0]);
+		close(p[1]);
+		return -errno;
+	}
+	if (*pid == 0) {
+		struct rw_report rep = { 0 };
+		ssize_t n;
+
+		close(p[0]);
+		rep.rc = wr->r->d->connect(wr->r->t, &wr->c, rep.err, sizeof(rep.err));
+		if (rep.rc == 0) {
+			rw_job_run(wr);
+			rep.rc = wr->rc;
+			rep.bytes = wr->bytes;
+			rep.secs = wr->secs;
+			memcpy(rep.err, wr->err, sizeof(rep.err));
+			wr->r->d->disconnect(wr->c);
+		}
+		n = write(p[1], &rep, sizeof(rep));
+		_exit(n == (ssize_t)sizeof(rep) ? 0 : 1);
+	}
+	close(p[1]);
+	*fd = p[0];
+	return 0;
+}
+
+static void
+rw_job_reap(struct rw_job *wr, pid_t pid, int fd)
+{
+	struct rw_report rep;
+	ssize_t n;
+	int st;
+
+	do
+		n = read(fd, &rep, sizeof(rep));
+	while (n < 0 && errno == EINTR);
+	close(fd);
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	if (n != (ssize_t)sizeof(rep)) {
+		wr->rc = -EIO;
+		snprintf(wr->err, sizeof(wr->err), "mixed-rw: the writer process died");
+		return;
+	}
+	wr->rc = rep.rc;
+	wr->bytes = rep.bytes;
+	wr->secs = rep.secs;
+	memcpy(wr->err, rep.err, sizeof(wr->err));
 }
 
 static int
@@ -465,7 +538,18 @@ mixed_run(struct run *r)
 
 	spath(r, rd.path, sizeof(rd.path), "mixed-src.dat");
 	spath(r, wr.path, sizeof(wr.path), "mixed-dst.dat");
-	if (r->c2) {
+	if (r->d->concurrent && r->d->no_threads) {
+		pid_t pid = -1;
+		int fd = -1;
+
+		if ((rc = rw_job_fork(&wr, &pid, &fd)) < 0) {
+			snprintf(r->err, sizeof(r->err), "mixed-rw: cannot start the writer: %s",
+				 strerror(-rc));
+			return rc;
+		}
+		rw_job_run(&rd);
+		rw_job_reap(&wr, pid, fd);
+	} else if (r->c2) {
 		wr.c = r->c2;
 		if ((rc = pthread_create(&th, NULL, rw_job_run, &wr)) != 0) {
 			snprintf(r->err, sizeof(r->err), "mixed-rw: cannot start a thread: %s",
