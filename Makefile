@@ -5,6 +5,9 @@ BINDIR ?= $(PREFIX)/sbin
 DATADIR ?= $(PREFIX)/share/nastune
 MANDIR ?= $(PREFIX)/share/man
 SYSCONFDIR ?= /etc
+LIBEXECDIR ?= $(PREFIX)/lib/nastune
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+COMPLETIONSDIR ?= $(PREFIX)/share/bash-completion/completions
 VERSION := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
 
 CC ?= cc
@@ -14,7 +17,7 @@ PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 \
 	-Wno-format-nonliteral
 CFLAGS ?= -O2 -g
-ALL_CFLAGS = $(CFLAGS) -std=gnu11 -D_GNU_SOURCE $(WARN) -Iinclude $(PKG_CFLAGS) -MMD -MP \
+ALL_CFLAGS = $(CPPFLAGS) $(CFLAGS) -std=gnu11 -D_GNU_SOURCE $(WARN) -Iinclude $(PKG_CFLAGS) -MMD -MP \
 	-DNASTUNE_VERSION='"$(VERSION)"' -DNASTUNE_DATADIR='"$(DATADIR)"'
 LDLIBS += $(PKG_LIBS) -lm
 
@@ -33,11 +36,18 @@ FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 # The drivers' exerciser for the lab tests and benchmarks (not a unit test: needs a server).
 DRVTOOL := $(B)/tests/drvtool
 
-.PHONY: all deps check check-unit check-lab demo demo-down bench fuzz asan install uninstall deb clean format
+.PHONY: all deps check check-unit check-lab demo demo-down bench fuzz asan install uninstall deb clean format FORCE
 
 all: $(B)/nastune $(DRVTOOL)
 
-$(B)/obj/%.o: src/%.c
+# The binary embeds VERSION and DATADIR: rebuild when either changes, so that
+# `make install PREFIX=/usr` after a plain `make` does not install a binary looking for its
+# data under /usr/local.
+$(B)/.build-flags: FORCE
+	@mkdir -p $(B)
+	@echo '$(VERSION) $(DATADIR)' | cmp -s - $@ || echo '$(VERSION) $(DATADIR)' >$@
+
+$(B)/obj/%.o: src/%.c $(B)/.build-flags
 	@mkdir -p $(dir $@)
 	@[ "$(V)" = 1 ] || echo "  CC      $<"
 	$(Q)$(CC) $(ALL_CFLAGS) -c -o $@ $<
@@ -99,15 +109,61 @@ bench: $(B)/nastune $(DRVTOOL)
 format:
 	clang-format -i src/*.c src/bench/*.c include/*.h tests/unit/*.c tests/fuzz/*.c
 
-install: $(B)/nastune $(DRVTOOL)
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(DATADIR)/profiles $(DESTDIR)$(DATADIR)/templates
+# Paths the installed hook and units name.
+SUBST = sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@DATADIR@|$(DATADIR)|g' \
+	-e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' -e 's|@LIBEXECDIR@|$(LIBEXECDIR)|g'
+UNITS := $(notdir $(wildcard packaging/systemd/*.service))
+
+install: $(B)/nastune
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(DATADIR)/profiles $(DESTDIR)$(DATADIR)/templates \
+		$(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8 \
+		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(COMPLETIONSDIR) $(DESTDIR)$(SYSCONFDIR)/nastune
 	install -m 0755 $(B)/nastune $(DESTDIR)$(BINDIR)/nastune
 	install -m 0644 profiles/*.conf $(DESTDIR)$(DATADIR)/profiles/
 	install -m 0644 templates/*.mustache $(DESTDIR)$(DATADIR)/templates/
+	install -m 0644 packaging/nastune.conf.example $(DESTDIR)$(DATADIR)/nastune.conf.example
+	$(SUBST) packaging/apply-hook >$(DESTDIR)$(LIBEXECDIR)/apply-hook
+	chmod 0755 $(DESTDIR)$(LIBEXECDIR)/apply-hook
+	install -m 0644 packaging/man/nastune.8 $(DESTDIR)$(MANDIR)/man8/nastune.8
+	install -m 0644 packaging/man/nastune.conf.5 $(DESTDIR)$(MANDIR)/man5/nastune.conf.5
+	for u in $(UNITS); do \
+		$(SUBST) packaging/systemd/$$u >$(DESTDIR)$(UNITDIR)/$$u && \
+		chmod 0644 $(DESTDIR)$(UNITDIR)/$$u || exit 1; \
+	done
+	install -m 0644 packaging/bash-completion/nastune $(DESTDIR)$(COMPLETIONSDIR)/nastune
+	@# The configuration is the site's: the example goes in only where there is none.
+	[ -e $(DESTDIR)$(SYSCONFDIR)/nastune/nastune.conf ] || \
+		install -m 0644 packaging/nastune.conf.example $(DESTDIR)$(SYSCONFDIR)/nastune/nastune.conf
 
+# Removes what install wrote; the configuration only while it is still the example.
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/nastune
-	rm -rf $(DESTDIR)$(DATADIR)
+	rm -f $(DESTDIR)$(BINDIR)/nastune $(DESTDIR)$(MANDIR)/man8/nastune.8 \
+		$(DESTDIR)$(MANDIR)/man5/nastune.conf.5 $(DESTDIR)$(COMPLETIONSDIR)/nastune \
+		$(addprefix $(DESTDIR)$(UNITDIR)/,$(UNITS))
+	rm -rf $(DESTDIR)$(DATADIR) $(DESTDIR)$(LIBEXECDIR)
+	if cmp -s packaging/nastune.conf.example $(DESTDIR)$(SYSCONFDIR)/nastune/nastune.conf; then \
+		rm -f $(DESTDIR)$(SYSCONFDIR)/nastune/nastune.conf; \
+		rmdir $(DESTDIR)$(SYSCONFDIR)/nastune 2>/dev/null || true; \
+	fi
+
+# The Debian package, built from a copy of the tree with packaging/debian as debian/ (the
+# tools want it at the top; the tree keeps it under packaging/). Output in $(B)/deb/.
+DEB_SRC = $(B)/deb/nastune-$(VERSION)
+deb:
+	@v=$$(dpkg-parsechangelog -l packaging/debian/changelog -S Version) && \
+		[ "$$v" = "$(VERSION)" ] || { echo "packaging/debian/changelog is at $$v," \
+		"VERSION at $(VERSION): add a changelog entry (dch -v $(VERSION))"; exit 1; }
+	rm -rf $(B)/deb
+	mkdir -p $(DEB_SRC)
+	tar -c --exclude=./build --exclude=./.git --exclude='./tests/fuzz/corpus-*' -f - . | \
+		tar -x -C $(DEB_SRC)
+	cp -R packaging/debian $(DEB_SRC)/debian
+	@# make exports its command-line variables (B=...), also through MAKEFLAGS: they must
+	@# not reach the package build's own make.
+	cd $(DEB_SRC) && env -u MAKEFLAGS -u MFLAGS -u MAKEOVERRIDES -u MAKELEVEL -u B \
+		dpkg-buildpackage -b -us -uc
+	lintian --fail-on error --info $(B)/deb/nastune_$(VERSION)_*.changes
+	@echo "built $$(ls $(B)/deb/*.deb)"
 
 clean:
 	rm -rf build

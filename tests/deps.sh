@@ -20,6 +20,11 @@ pkgs=(
 	# the lab (tests/lab): trixie keys for debootstrap, nfs-common (ganesha's dirs), users'
 	# password hashes (openssl), DHX2 login in the lab's AFP client (python3-cryptography)
 	debian-archive-keyring gpgv wget nfs-common openssl python3-cryptography
+	# packaging (make deb, tests/pkg): the build and lint tools, the man page and unit
+	# checkers (systemd for systemd-analyze; no systemd runs), completion, and sqlite3,
+	# which the package's postrm uses
+	dpkg-dev debhelper lintian fakeroot binutils man-db groff-base bash-completion systemd
+	sqlite3
 )
 if [ "${NASTUNE_DEPS_NO_UPDATE:-}" != 1 ]; then apt-get update -q; fi
 apt-get install -y -q --no-install-recommends "${pkgs[@]}"

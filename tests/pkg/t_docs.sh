@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# The man pages: every command of main.c's table has a nastune(8) entry, every key
+# profile.c accepts has a nastune.conf(5) entry and no entry names a key it does not
+# accept (tests/pkg/doccheck, which is shown to catch each omission on altered copies);
+# both pages format without a warning (man --warnings as lintian runs it, groff -ww); the
+# version is the same everywhere; README shows the same postinst snippet as nastune(8).
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=../cli/lib.sh
+. "$here/../cli/lib.sh"
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+plan 18
+
+DC=$here/doccheck
+MAN8=$top/packaging/man/nastune.8
+MAN5=$top/packaging/man/nastune.conf.5
+MAIN=$top/src/main.c
+PROFILE=$top/src/profile.c
+VERSION=$(cat "$top/VERSION")
+run() { out=$("$@" 2>&1); rc=$?; }
+show() { [[ -z $out ]] || sed 's/^/#   /' <<<"$out"; }
+
+run "$DC" commands "$MAIN" "$MAN8"
+is "$rc" 0 "every command in src/main.c's table has an entry in nastune(8)"; show
+run "$DC" keys "$PROFILE" "$MAN5"
+is "$rc" 0 "every key src/profile.c accepts has an entry in nastune.conf(5), and no other"; show
+
+# The checker itself, on altered copies: each omission must be caught and named.
+sed '/^\.B check$/d' "$MAN8" >"$tmp/no-check.8"
+run "$DC" commands "$MAIN" "$tmp/no-check.8"
+[[ $rc -ne 0 ]] && grep -q "command 'check'" <<<"$out"
+ok $? "a missing command entry is caught"
+sed 's/^} commands\[\] = {$/&\n\t{ "frobnicate", cmd_frob, "", "" },/' "$MAIN" >"$tmp/main.c"
+run "$DC" commands "$tmp/main.c" "$MAN8"
+[[ $rc -ne 0 ]] && grep -q "command 'frobnicate'" <<<"$out"
+ok $? "a new command without an entry is caught"
+sed 's/"goal", "allow_unsafe", "budget", NULL/"goal", "allow_unsafe", "budget", "rounds", NULL/' \
+	"$PROFILE" >"$tmp/profile.c"
+run "$DC" keys "$tmp/profile.c" "$MAN5"
+[[ $rc -ne 0 ]] && grep -q "key 'tuning.rounds'" <<<"$out"
+ok $? "a new key without an entry is caught"
+sed 's/^\.B shares\[\]\.nfs\.async$/.B shares[].nfs.asink/' "$MAN5" >"$tmp/stale.5"
+run "$DC" keys "$PROFILE" "$tmp/stale.5"
+[[ $rc -ne 0 ]] && grep -q "key 'shares\[\].nfs.async'" <<<"$out" &&
+	grep -q "documents 'shares\[\].nfs.asink'" <<<"$out"
+ok $? "a misspelt entry is caught both ways (missing key, stale entry)"
+awk '{ print } /^load_tuning\(/ { f = 1 } f && /^{$/ {
+	print "\tstatic const char *const rate_keys[] = { \"max\", NULL };"; f = 0 }' \
+	"$PROFILE" >"$tmp/profile2.c"
+run "$DC" keys "$tmp/profile2.c" "$MAN5"
+[[ $rc -ne 0 ]] && grep -q "key table load_tuning/rate_keys is not known" <<<"$out"
+ok $? "a key table the checker cannot place is an error, not skipped"
+
+# Formatting, as lintian checks it and stricter.
+for page in "$MAN8" "$MAN5"; do
+	# stdout is the formatted page; only the diagnostics matter.
+	out=$(LC_ALL=C.UTF-8 MANROFFSEQ='' MANWIDTH=80 man --warnings -E UTF-8 -l -Tutf8 -Z \
+		"$page" 2>&1 >/dev/null)
+	rc=$?
+	[[ $rc -eq 0 && -z $out ]]
+	ok $? "man --warnings -l $(basename "$page"): no warning"; show
+	run groff -man -ww -z "$page"
+	[[ $rc -eq 0 && -z $out ]]
+	ok $? "groff -man -ww -z $(basename "$page"): no warning"; show
+done
+printf '.TH X 8\n.SH NAME\nx \\- y\n.BX bogus\n' >"$tmp/bad.8"
+run groff -man -ww -z "$tmp/bad.8"
+[[ -n $out ]]
+ok $? "the formatting check reports an undefined macro"
+
+for page in "$MAN8" "$MAN5"; do
+	is "$(sed -n 's/^\.TH [^ ]* [0-9] "[^"]*" "nastune \([^"]*\)".*/\1/p' "$page")" "$VERSION" \
+		"$(basename "$page") names nastune $VERSION"
+done
+if command -v dpkg-parsechangelog >/dev/null; then
+	is "$(dpkg-parsechangelog -l "$top/packaging/debian/changelog" -S Version)" "$VERSION" \
+		"packaging/debian/changelog is at VERSION"
+else
+	ok 1 "packaging/debian/changelog is at VERSION (dpkg-dev missing: run make deps)"
+fi
+grep -q 'nastune(8) and nastune.conf(5)' <<<"$("$NASTUNE" --help 2>/dev/null)"
+ok $? "nastune --help points at both pages"
+
+# The snippet other packages copy: the same in nastune(8) and README.md.
+snippet=$(sed -n '/^if \[ "\$1" = configure \] && \[ \\-x/,/^fi$/p' "$MAN8" | sed 's/\\-/-/g')
+[[ -n $snippet ]] && python3 -c 'import sys; sys.exit(sys.argv[1] not in open(sys.argv[2]).read())' \
+	"$snippet" "$top/README.md"
+ok $? "README.md shows the postinst snippet of nastune(8)"
+grep -q '^## Packaging' "$top/README.md"
+ok $? "README.md has a Packaging section"
