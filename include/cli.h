@@ -49,5 +49,6 @@ int cmd_rollback(struct ctx *ctx, int argc, char **argv);
 int cmd_status(struct ctx *ctx, int argc, char **argv);
 int cmd_mtu(struct ctx *ctx, int argc, char **argv);
 int cmd_mdns(struct ctx *ctx, int argc, char **argv);
+int cmd_knobs(struct ctx *ctx, int argc, char **argv);
 
 #endif

@@ -25,6 +25,8 @@ static const struct {
 	  "show, set, probe or prove-and-set the MTU (commit-confirm)" },
 	{ "mdns", cmd_mdns, "publish [--name N] [--type T] [--port P] | withdraw | browse",
 	  "live Bonjour records, and what the network advertises" },
+	{ "knobs", cmd_knobs, "[--json] [NAME...]",
+	  "every tunable: value and source, candidates, safety, what tune may try" },
 };
 
 static void
