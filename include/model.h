@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "knobs.h"
+
 #define PROTO_SMB (1u << 0)
 #define PROTO_NFS (1u << 1)
 #define PROTO_AFP (1u << 2)
@@ -24,8 +26,11 @@ struct strlist {
 enum nfs_server { NFS_SERVER_KERNEL, NFS_SERVER_GANESHA };
 enum mtu_mode { MTU_KEEP, MTU_AUTO, MTU_FIXED };
 enum tune_goal { GOAL_THROUGHPUT, GOAL_SMALL_FILES, GOAL_VIDEO, GOAL_BALANCED };
-/* The services nastune configures; order is fixed (service.c, render.c index by it). */
-enum svc { SVC_SMB, SVC_NFS, SVC_AFP, SVC_MDNS, SVC_COUNT };
+/* The services nastune configures; order is fixed (service.c, render.c index by it). The
+ * daemons come first (services.<name> config groups exist for them); SVC_SYS is the kernel's
+ * sysctl file (sysctl -p), SVC_SELF nastune's own tuned.conf (nothing to reload). */
+enum svc { SVC_SMB, SVC_NFS, SVC_AFP, SVC_MDNS, SVC_SYS, SVC_SELF, SVC_COUNT };
+#define SVC_DAEMONS (SVC_MDNS + 1)
 
 struct share {
 	char *name;
@@ -38,9 +43,17 @@ struct share {
 	bool tm_enabled;
 	uint64_t tm_max_size;	/* bytes; 0: no limit */
 	struct strlist nfs_clients;
-	bool nfs_async;		/* only with tuning.allow_unsafe */
+	bool nfs_async_set;	/* nfs.async written for this share: overrides nfs.export_sync */
+	bool nfs_async;		/* only with tuning.allow_unsafe; see knob_export_async() */
 	uint32_t nfs_fsid;	/* stable, derived from the path */
 	struct loc loc, loc_name, loc_path, loc_users, loc_clients;
+};
+
+/* A knob's value (knobs.h), canonical as knob_parse writes it; NULL value: unset. */
+struct knob_setting {
+	char *value;
+	enum knob_src src;
+	struct loc loc;		/* where it was set */
 };
 
 struct user {
@@ -88,6 +101,8 @@ struct model {
 		bool allow_unsafe;
 		unsigned budget_s;
 	} tuning;
+	/* tuning.knobs (KNOB_CONFIG) over tuned.conf (KNOB_TUNED), indexed by enum knob_id. */
+	struct knob_setting knobs[KNOB_COUNT];
 	struct {
 		char *backend;			/* auto | systemd | pidfile | none */
 		char *svc_backend[SVC_COUNT];	/* per service override, or NULL */
@@ -112,7 +127,7 @@ bool strlist_has(const struct strlist *l, const char *s);
 const char *goal_name(enum tune_goal g);
 /* FNV-1a of s: stable ids (NFS fsid, Ganesha Export_Id) derived from a share path. */
 uint32_t model_hash32(const char *s);
-/* "smb", "nfs", "afp", "mdns" */
+/* "smb", "nfs", "afp", "mdns", "sys", "nastune" */
 const char *svc_name(enum svc s);
 
 #endif

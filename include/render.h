@@ -3,17 +3,20 @@
 #ifndef NASTUNE_RENDER_H
 #define NASTUNE_RENDER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "model.h"
 
 /* Template texts by name ("smb.conf", "exports", "ganesha.conf", "afp.conf",
- * "nastune.service", "nfs.service"); the loader fills them, render only reads. */
+ * "nastune.service", "nfs.service", "sysctl.conf", "tuned.conf"); the loader fills them,
+ * render only reads. */
+#define RENDER_TEMPLATES_MAX 12
 struct render_templates {
-	const char *name[8];
-	const char *text[8];
-	size_t len[8];
-	const char *origin[8];	/* where each came from, for messages */
+	const char *name[RENDER_TEMPLATES_MAX];
+	const char *text[RENDER_TEMPLATES_MAX];
+	size_t len[RENDER_TEMPLATES_MAX];
+	const char *origin[RENDER_TEMPLATES_MAX];	/* where each came from, for messages */
 	size_t n;
 };
 
@@ -42,5 +45,16 @@ void render_free(struct rendered *r);
 /* Files nastune owns at any time: fixed paths plus this glob-like prefix for per-export
  * Avahi files. Used by apply to remove files a new configuration no longer renders. */
 #define RENDER_NFS_SERVICE_PREFIX "/etc/avahi/services/nastune-nfs-"
+/* The kernel settings of the sys.* knobs; rendered only when one is set (SVC_SYS). */
+#define RENDER_SYSCTL_PATH "/etc/sysctl.d/90-nastune.conf"
+/* The knob values tune chose; rendered only when there are any (SVC_SELF), and read back
+ * over nastune.conf by profile_load_tuned. Generations keep it with the configs, so
+ * rollback restores the knobs of the configuration it restores. */
+#define RENDER_TUNED_PATH "/etc/nastune/tuned.conf"
+
+/* true for a nastune-owned file that a configuration may or may not render (the per-export
+ * Avahi files, the sysctl file, tuned.conf): apply removes it when the last generation had
+ * it and the new rendering does not. */
+bool render_optional_path(const char *path);
 
 #endif

@@ -11,11 +11,14 @@
 /* What a service is and how it takes a change; one row per service (service.c). */
 struct service_desc {
 	enum svc svc;
-	const char *daemon;	/* "smbd", "ganesha.nfsd", "exportfs", "afpd", "avahi-daemon" */
-	const char *unit;	/* systemd unit */
+	const char *daemon;	/* "smbd", "ganesha.nfsd", "exportfs", "afpd", "avahi-daemon",
+				 * "sysctl", "nastune" */
+	const char *unit;	/* systemd unit, or NULL */
 	const char *pidfile;	/* default pidfile (without root), or NULL */
 	int port;		/* TCP port to find listening after the change; 0: none */
-	const char *action;	/* "reload" (SIGHUP / reload-or-restart) or "exportfs" */
+	const char *action;	/* "reload" (SIGHUP / reload-or-restart), "exportfs" (exportfs -ra),
+				 * "sysctl" (sysctl -p the nastune file; both only without --root),
+				 * "none" (a file only nastune reads: tuned.conf) */
 };
 
 struct service_backend {

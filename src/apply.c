@@ -27,6 +27,7 @@
 #include "hwinfo.h"
 #include "log.h"
 #include "netif.h"
+#include "profile.h"
 #include "service.h"
 #include "state.h"
 #include "xmalloc.h"
@@ -383,6 +384,10 @@ svc_of_path(const char *path)
 		return SVC_NFS;
 	if (strncmp(path, "/etc/netatalk/", 14) == 0)
 		return SVC_AFP;
+	if (strncmp(path, "/etc/sysctl.d/", 14) == 0)
+		return SVC_SYS;
+	if (strncmp(path, "/etc/nastune/", 13) == 0)
+		return SVC_SELF;
 	return SVC_MDNS;
 }
 
@@ -527,6 +532,28 @@ out:
 	return rc;
 }
 
+/* tuned.conf must load back: the next run reads it over nastune.conf. */
+static int
+validate_tuned(const struct rfile *f, char *err, size_t errlen)
+{
+	struct model *m = model_new();
+	struct diag d;
+	size_t i;
+	int rc;
+
+	diag_init(&d);
+	m->tuning.allow_unsafe = true;	/* policy is the loader's job; this checks syntax */
+	rc = profile_load_tuned_string(m, f->path, f->data, &d);
+	for (i = 0; rc < 0 && i < d.n && d.v[i].warning; i++)
+		;
+	if (rc < 0)
+		snprintf(err, errlen, "it does not load back: line %d: %s", i < d.n ?
+			 d.v[i].line : 0, i < d.n ? d.v[i].msg : "?");
+	diag_free(&d);
+	model_free(m);
+	return rc;
+}
+
 /* No checker exists for these formats; ours checks the structure they must have. */
 static int
 validate_structure(const struct rfile *f, char *err, size_t errlen)
@@ -582,7 +609,7 @@ reload_services(struct job *j, unsigned mask, bool quiet_errors)
 			continue;
 		be = service_backend(j->m, j->o->root, i);
 		d = service_desc(j->m, i);
-		if (!be)
+		if (!be || strcmp(d->action, "none") == 0)
 			continue;
 		rc = be->reload(j->o->root, d, service_pidfile(j->m, i), err, sizeof(err));
 		if (rc < 0 && !quiet_errors)
@@ -606,6 +633,8 @@ reload_and_check(struct job *j, char *err, size_t errlen)
 			continue;
 		be = service_backend(j->m, j->o->root, i);
 		d = service_desc(j->m, i);
+		if (strcmp(d->action, "none") == 0)
+			continue;	/* tuned.conf: read by nastune itself, next run */
 		pidfile = service_pidfile(j->m, i);
 		crash_point("reload");
 		rc = be->reload(j->o->root, d, pidfile, err, errlen);
@@ -613,6 +642,12 @@ reload_and_check(struct job *j, char *err, size_t errlen)
 			log_warnx("avahi-daemon is not running: the Bonjour records are written to "
 				  "%s/etc/avahi/services and will be published when it starts",
 				  j->o->root);
+			continue;
+		}
+		if (rc == 1 && strcmp(d->action, "sysctl") == 0) {
+			log_info("sysctl: %s not loaded into the kernel (%s); it takes effect at "
+				 "boot", RENDER_SYSCTL_PATH, *j->o->root ? "--root is a staging "
+				 "root" : "none backend");
 			continue;
 		}
 		if (rc == 1) {
@@ -732,8 +767,7 @@ compute_changes(struct job *j, const struct rendered *r, const struct generation
 		struct stat st;
 		char *abs;
 
-		if (!gf->present || strncmp(gf->path, RENDER_NFS_SERVICE_PREFIX,
-					    strlen(RENDER_NFS_SERVICE_PREFIX)) != 0)
+		if (!gf->present || !render_optional_path(gf->path))
 			continue;
 		for (k = 0; k < r->n; k++)
 			rendered |= strcmp(r->f[k].path, gf->path) == 0;
@@ -867,6 +901,8 @@ backup:
 		err[0] = '\0';
 		if (j.ch[i].f->svc == SVC_SMB)
 			rc = validate_smb(&j, j.ch[i].f, err, sizeof(err));
+		else if (j.ch[i].f->svc == SVC_SELF)
+			rc = validate_tuned(j.ch[i].f, err, sizeof(err));
 		else
 			rc = validate_structure(j.ch[i].f, err, sizeof(err));
 		if (rc < 0) {
@@ -1003,7 +1039,8 @@ show_dry_run(struct job *j)
 	for (s = 0; s < SVC_COUNT; s++) {
 		const struct service_backend *be;
 
-		if (!(j->svc_mask & (1u << s)))
+		if (!(j->svc_mask & (1u << s)) ||
+		    strcmp(service_desc(j->m, s)->action, "none") == 0)
 			continue;
 		be = service_backend(j->m, j->o->root, s);
 		printf("would %s %s (%s backend)\n", j->o->no_reload ? "not reload" : "reload",

@@ -11,6 +11,7 @@
 #include "diag.h"
 #include "fsutil.h"
 #include "log.h"
+#include "model.h"
 #include "profile.h"
 #include "render.h"
 #include "templates.h"
@@ -98,6 +99,16 @@ cli_load_model(const struct ctx *ctx, int *status)
 		goto out;
 	}
 	m = profile_load(path, (const char *const *)dirs, (size_t)n, &d);
+	if (m) {
+		/* tune's choices, over the configuration (pinned knobs win). */
+		char *tuned = fs_rooted(ctx->root, RENDER_TUNED_PATH);
+
+		if (profile_load_tuned(m, tuned, &d) < 0) {
+			model_free(m);
+			m = NULL;
+		}
+		free(tuned);
+	}
 	diag_print(&d, stderr);
 	if (!m) {
 		fprintf(stderr, "nastune: %zu error%s in the configuration; nothing was changed\n",

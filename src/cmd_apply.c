@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "fsutil.h"
 #include "hwinfo.h"
+#include "knobs.h"
 #include "log.h"
 #include "mdns.h"
 #include "model.h"
@@ -161,7 +162,8 @@ cmd_status(struct ctx *ctx, int argc, char **argv)
 	for (i = 0; i < nids; i++)
 		json_array_append_new(gens, json_integer(ids[i]));
 	json_object_set_new(o, "generations", gens);
-	for (s = 0; s < SVC_COUNT; s++) {
+	/* The daemons; the sysctl file and tuned.conf show up as knobs (nastune knobs). */
+	for (s = 0; s < SVC_DAEMONS; s++) {
 		const struct service_backend *be = service_backend(m, ctx->root, s);
 		const struct service_desc *d = service_desc(m, s);
 
@@ -200,13 +202,24 @@ cmd_status(struct ctx *ctx, int argc, char **argv)
 		if (g.created && g.mtu)
 			printf("\nMTU of %s with this generation: %d", g.mtu_iface, g.mtu);
 		printf("\nservices:\n");
-		for (s = 0; s < SVC_COUNT; s++) {
+		for (s = 0; s < SVC_DAEMONS; s++) {
 			const struct service_backend *be = service_backend(m, ctx->root, s);
 			const struct service_desc *d = service_desc(m, s);
 
 			printf("  %-5s %-13s backend %-8s %s\n", svc_name(s), d->daemon,
 			       be ? be->name : "?", d->port ? (service_port_listening(d->port) ?
 						"listening" : "not listening") : "");
+		}
+		{
+			const struct knob *k;
+			unsigned pinned = 0, tuned = 0;
+
+			for (k = knob_first(); k; k = knob_next(k)) {
+				pinned += knob_source(m, k->id) == KNOB_CONFIG;
+				tuned += knob_source(m, k->id) == KNOB_TUNED;
+			}
+			printf("knobs: %u pinned in nastune.conf, %u from tuned.conf, the rest at "
+			       "the daemons' defaults (nastune knobs)\n", pinned, tuned);
 		}
 		printf("hardware %.16s…:\n%s", hash, text);
 		if (changes && *changes)

@@ -120,7 +120,7 @@ cmd_render(struct ctx *ctx, int argc, char **argv)
 		case 'O':
 			if (parse_only(optarg, &only) < 0) {
 				fprintf(stderr, "nastune render: --only '%s' is not valid — use a "
-						"comma list of smb, nfs, afp, mdns\n", optarg);
+						"comma list of smb, nfs, afp, mdns, sys, nastune\n", optarg);
 				return EXIT_USAGE;
 			}
 			break;

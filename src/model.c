@@ -81,6 +81,8 @@ model_free(struct model *m)
 		free(m->services.svc_backend[i]);
 		free(m->services.svc_pidfile[i]);
 	}
+	for (i = 0; i < KNOB_COUNT; i++)
+		free(m->knobs[i].value);
 	strlist_free(&m->files);
 	free(m);
 }
@@ -142,7 +144,8 @@ goal_name(enum tune_goal g)
 const char *
 svc_name(enum svc s)
 {
-	static const char *const names[SVC_COUNT] = { "smb", "nfs", "afp", "mdns" };
+	static const char *const names[SVC_COUNT] = { "smb", "nfs", "afp", "mdns", "sys",
+						       "nastune" };
 
 	return (unsigned)s < SVC_COUNT ? names[s] : "?";
 }

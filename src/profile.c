@@ -10,6 +10,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "knobs.h"
 #include "profile.h"
 #include "units.h"
 #include "xmalloc.h"
@@ -377,6 +378,19 @@ is_ipaddr(const char *v, int *family)
 	return false;
 }
 
+/* Sets (value non-NULL) or clears knob id with its origin s. */
+static void
+set_knob(struct ld *ld, enum knob_id id, const char *value, enum knob_src src,
+	 const config_setting_t *s)
+{
+	struct knob_setting *k = &ld->m->knobs[id];
+
+	free(k->value);
+	k->value = value ? xstrdup(value) : NULL;
+	k->src = value ? src : KNOB_UNSET;
+	k->loc = loc_of(ld, s);
+}
+
 static bool
 check_ifname(struct ld *ld, const config_setting_t *s, const char *what, const char *v)
 {
@@ -556,12 +570,18 @@ load_network(struct ld *ld, const config_setting_t *g)
 					   "\"auto\" or \"keep\"", v);
 			} else {
 				m->network.mtu_mode = MTU_FIXED;
+				char num[16];
+
 				m->network.mtu = (int)v;
+				snprintf(num, sizeof(num), "%d", (int)v);
+				set_knob(ld, KNOB_NET_MTU, num, KNOB_CONFIG, s);
 			}
 		} else if (is_kind(s, K_STR) && strcmp(config_setting_get_string(s), "auto") == 0) {
 			m->network.mtu_mode = MTU_AUTO;
+			set_knob(ld, KNOB_NET_MTU, NULL, KNOB_UNSET, s);
 		} else if (is_kind(s, K_STR) && strcmp(config_setting_get_string(s), "keep") == 0) {
 			m->network.mtu_mode = MTU_KEEP;
+			set_knob(ld, KNOB_NET_MTU, NULL, KNOB_UNSET, s);
 		} else {
 			ERR(ld, s, "network.mtu must be a number from 576 to 9216, \"auto\" or "
 				   "\"keep\" — e.g. mtu = 9000; or mtu = \"auto\";");
@@ -825,7 +845,10 @@ load_share(struct ld *ld, config_setting_t *g, int idx, struct share *sh)
 		unknown_keys(ld, p, what, nfs_keys);
 		if ((s = get_strlist(ld, p, "clients", what, &sh->nfs_clients, check_nfs_client)))
 			sh->loc_clients = loc_of(ld, s);
-		get_bool(ld, p, "async", what, &sh->nfs_async);
+		if (member(ld, p, "async", K_BOOL, what)) {
+			get_bool(ld, p, "async", what, &sh->nfs_async);
+			sh->nfs_async_set = true;
+		}
 	}
 }
 
@@ -863,10 +886,98 @@ load_shares(struct ld *ld, config_setting_t *l)
 	}
 }
 
+/* The knob groups of tuning.knobs and tuned.conf: smb = { use_sendfile = "yes"; }; ...
+ * Values are strings, whole numbers, or true/false for yes/no knobs. A tuned value (src
+ * KNOB_TUNED) never replaces one pinned in nastune.conf. */
+static void
+load_knobs(struct ld *ld, const config_setting_t *g, const char *where, enum knob_src src)
+{
+	static const char *const groups[] = { "smb", "nfs", "afp", "sys", "net", NULL };
+	const char *keys[KNOB_COUNT + 1];
+	const struct knob *k;
+	char gwhere[64], what[96], canon[256], why[512], num[32];
+	int i, j, n, nk;
+
+	unknown_keys(ld, g, where, groups);
+	for (i = 0; groups[i]; i++) {
+		config_setting_t *p;
+
+		snprintf(gwhere, sizeof(gwhere), "%s.%s", where, groups[i]);
+		if (!(p = member(ld, g, groups[i], K_GROUP, where)))
+			continue;
+		nk = 0;
+		for (k = knob_first(); k; k = knob_next(k))
+			if (strncmp(k->name, groups[i], strlen(groups[i])) == 0 &&
+			    k->name[strlen(groups[i])] == '.')
+				keys[nk++] = knob_key(k);
+		keys[nk] = NULL;
+		unknown_keys(ld, p, gwhere, keys);
+		n = config_setting_length(p);
+		for (j = 0; j < n; j++) {
+			config_setting_t *e = config_setting_get_elem(p, (unsigned)j);
+			const char *name = config_setting_name(e), *v = NULL;
+			struct knob_setting *cur;
+			char full[64];
+
+			snprintf(full, sizeof(full), "%s.%s", groups[i], name ? name : "");
+			if (!(k = knob_find(full)))
+				continue;	/* reported by unknown_keys */
+			snprintf(what, sizeof(what), "%s.%s", where, full);
+			if (k->id == KNOB_NET_MTU) {
+				ERR(ld, e, "%s cannot be set here — the MTU is network.mtu's: write "
+					   "network = { mtu = 9000; }; (or \"auto\")", what);
+				continue;
+			}
+			switch (config_setting_type(e)) {
+			case CONFIG_TYPE_STRING:
+				v = config_setting_get_string(e);
+				break;
+			case CONFIG_TYPE_INT:
+			case CONFIG_TYPE_INT64:
+				snprintf(num, sizeof(num), "%lld",
+					 (long long)config_setting_get_int64(e));
+				if (config_setting_type(e) == CONFIG_TYPE_INT)
+					snprintf(num, sizeof(num), "%d", config_setting_get_int(e));
+				v = num;
+				break;
+			case CONFIG_TYPE_BOOL:
+				if (k->kind == KNOB_ENUM && (strcmp(k->words[0], "yes") == 0 ||
+							     strcmp(k->words[0], "no") == 0))
+					v = config_setting_get_bool(e) ? "yes" : "no";
+				break;
+			}
+			if (!v) {
+				ERR(ld, e, "%s is %s — write a quoted value, e.g. %s = \"%s\";", what,
+				    type_name(config_setting_type(e)), name, k->candidates[0]);
+				continue;
+			}
+			if (knob_parse(k, v, canon, sizeof(canon), why, sizeof(why)) < 0) {
+				ERR(ld, e, "%s %s", what, why);
+				continue;
+			}
+			cur = &ld->m->knobs[k->id];
+			if (src == KNOB_TUNED && cur->value && cur->src == KNOB_CONFIG) {
+				diag_warning(ld->d, sfile(ld, e), sline(e), "%s is pinned in "
+					     "nastune.conf (%s:%d) — the tuned value is ignored and "
+					     "dropped at the next apply", full, cur->loc.file,
+					     cur->loc.line);
+				continue;
+			}
+			if (src == KNOB_TUNED &&
+			    !knob_value_permitted(ld->m, k, canon, why, sizeof(why))) {
+				diag_warning(ld->d, sfile(ld, e), sline(e), "%s; the tuned value is "
+					     "ignored and dropped at the next apply", why);
+				continue;
+			}
+			set_knob(ld, k->id, canon, src, e);
+		}
+	}
+}
+
 static void
 load_tuning(struct ld *ld, const config_setting_t *g)
 {
-	static const char *const keys[] = { "goal", "allow_unsafe", "budget", NULL };
+	static const char *const keys[] = { "goal", "allow_unsafe", "budget", "knobs", NULL };
 	static const char *const goals[] = {
 		"throughput", "small-files", "video", "balanced", NULL,
 	};
@@ -895,6 +1006,8 @@ load_tuning(struct ld *ld, const config_setting_t *g)
 			ERR(ld, s, "tuning.budget must be a duration of at least 10 seconds — e.g. "
 				   "\"10m\", \"90s\" or \"1h\"");
 	}
+	if ((s = member(ld, g, "knobs", K_GROUP, "tuning")))
+		load_knobs(ld, s, "tuning.knobs", KNOB_CONFIG);
 }
 
 static void
@@ -909,7 +1022,7 @@ load_services(struct ld *ld, const config_setting_t *g)
 
 	unknown_keys(ld, g, "services", keys);
 	get_word(ld, g, "backend", "services", &m->services.backend, backends);
-	for (i = 0; i < SVC_COUNT; i++) {
+	for (i = 0; i < SVC_DAEMONS; i++) {
 		config_setting_t *p;
 
 		snprintf(where, sizeof(where), "services.%s", svc_name(i));
@@ -1061,6 +1174,20 @@ validate(struct ld *ld)
 				     "guest share: anyone on the network can read the backups",
 				     a->name);
 	}
+	for (i = 0; i < KNOB_COUNT; i++) {
+		const struct knob_setting *ks = &m->knobs[i];
+		const struct knob *kb = knob_get((enum knob_id)i);
+		char why[512];
+
+		if (!ks->value || ks->src != KNOB_CONFIG || kb->id == KNOB_NET_MTU)
+			continue;
+		if (!knob_value_permitted(m, kb, ks->value, why, sizeof(why)))
+			ERRL(ld, ks->loc, "tuning.knobs.%s", why);
+		else if (!knob_applicable(m, kb, why, sizeof(why)))
+			diag_warning(ld->d, ks->loc.file, ks->loc.line, "tuning.knobs.%s has no "
+				     "effect (%s) — remove it", kb->name,
+				     why + strlen("not applicable: "));
+	}
 	if (m->network.mtu_mode != MTU_KEEP && !m->network.interface)
 		diag_error(ld->d, m->files.n ? m->files.v[m->files.n - 1] : ld->fallback, 0,
 			   "network.mtu is set but network.interface is not — add "
@@ -1181,4 +1308,37 @@ profile_load_string(const char *name, const char *text, const char *const *dirs,
 		    struct diag *d)
 {
 	return load(name, text, dirs, ndirs, d);
+}
+
+static int
+load_tuned(struct model *m, const char *name, const char *text, struct diag *d)
+{
+	static const char *const keys[] = { "knobs", NULL };
+	struct ld ld = { .m = m, .d = d, .fallback = name };
+	config_setting_t *s;
+	config_t cfg;
+	size_t before = d->errors;
+
+	if (!text && access(name, F_OK) < 0 && errno == ENOENT)
+		return 0;
+	config_init(&cfg);
+	if (read_cfg(&ld, &cfg, name, text)) {
+		unknown_keys(&ld, config_root_setting(&cfg), "tuned.conf", keys);
+		if ((s = member(&ld, config_root_setting(&cfg), "knobs", K_GROUP, "tuned.conf")))
+			load_knobs(&ld, s, "knobs", KNOB_TUNED);
+	}
+	config_destroy(&cfg);
+	return d->errors > before ? -EINVAL : 0;
+}
+
+int
+profile_load_tuned(struct model *m, const char *path, struct diag *d)
+{
+	return load_tuned(m, path, NULL, d);
+}
+
+int
+profile_load_tuned_string(struct model *m, const char *name, const char *text, struct diag *d)
+{
+	return load_tuned(m, name, text, d);
 }

@@ -7,6 +7,7 @@
 
 #include "buf.h"
 #include "hash.h"
+#include "knobs.h"
 #include "render.h"
 #include "tmpl.h"
 #include "units.h"
@@ -15,8 +16,16 @@
 static char *adisk_uuid(const char *path);
 
 const char *const render_template_names[] = {
-	"smb.conf", "exports", "ganesha.conf", "afp.conf", "nastune.service", "nfs.service", NULL,
+	"smb.conf", "exports", "ganesha.conf", "afp.conf", "nastune.service", "nfs.service",
+	"sysctl.conf", "tuned.conf", NULL,
 };
+
+bool
+render_optional_path(const char *path)
+{
+	return strncmp(path, RENDER_NFS_SERVICE_PREFIX, strlen(RENDER_NFS_SERVICE_PREFIX)) == 0 ||
+	       strcmp(path, RENDER_SYSCTL_PATH) == 0 || strcmp(path, RENDER_TUNED_PATH) == 0;
+}
 
 static const char *
 tmpl_text(const struct render_templates *t, const char *name, size_t *len, const char **origin)
@@ -65,6 +74,72 @@ export_path(struct buf *b, const char *path)
 		buf_adds(b, path);
 }
 
+/* The knobs set for place as a list of { param, value } (value as the daemon reads it),
+ * except skip, which the template renders on a line of its own. Returns the count. */
+static size_t
+knob_list(struct view *obj, const char *key, const struct model *m, enum knob_place place,
+	  enum knob_id skip1, enum knob_id skip2)
+{
+	struct view *l = view_add_list(obj, key), *it;
+	const struct knob *k;
+	char val[256];
+	size_t n = 0;
+
+	for (k = knob_first(); k; k = knob_next(k)) {
+		const char *v = knob_value(m, k->id);
+
+		if (k->place != place || !v || k->id == skip1 || k->id == skip2)
+			continue;
+		knob_render_value(k, v, val, sizeof(val));
+		it = view_list_add_obj(l);
+		view_set_str(it, "param", k->param);
+		view_set_str(it, "value", val);
+		n++;
+	}
+	return n;
+}
+
+/* tuned.conf: the KNOB_TUNED values by group, in canonical form. */
+static void
+tuned_view(struct view *v, const struct model *m)
+{
+	static const char *const groups[] = { "smb", "nfs", "afp", "sys", "net", NULL };
+	struct view *l = view_add_list(v, "tuned"), *g, *items, *it;
+	const struct knob *k;
+	size_t i, glen;
+
+	for (i = 0; groups[i]; i++) {
+		glen = strlen(groups[i]);
+		g = NULL;
+		items = NULL;
+		for (k = knob_first(); k; k = knob_next(k)) {
+			if (knob_source(m, k->id) != KNOB_TUNED ||
+			    strncmp(k->name, groups[i], glen) != 0 || k->name[glen] != '.')
+				continue;
+			if (!g) {
+				g = view_list_add_obj(l);
+				view_set_str(g, "group", groups[i]);
+				items = view_add_list(g, "items");
+			}
+			it = view_list_add_obj(items);
+			view_set_str(it, "key", knob_key(k));
+			view_set_str(it, "value", knob_value(m, k->id));
+		}
+	}
+}
+
+/* The signing or encryption line: the knob when set, else the configured word in Samba's
+ * spelling ("required" as "mandatory", as nastune always wrote it). */
+static const char *
+smb_security(const struct model *m, enum knob_id id, const char *cfg)
+{
+	const char *v = knob_value(m, id);
+
+	if (v)
+		return v;
+	return strcmp(cfg, "required") == 0 && id == KNOB_SMB_SERVER_SIGNING ? "mandatory" : cfg;
+}
+
 static struct view *
 build_view(const struct model *m)
 {
@@ -100,11 +175,12 @@ build_view(const struct model *m)
 	o = view_new_obj();
 	o->key = xstrdup("smb");
 	view_set_str(o, "min_protocol", m->smb.min_protocol);
-	/* Samba spells "required" as "mandatory" and "desired" as "auto" for signing. */
-	view_set_str(o, "signing", strcmp(m->smb.signing, "required") == 0 ? "mandatory" :
-				   strcmp(m->smb.signing, "desired") == 0 ? "auto" :
-				   m->smb.signing);
-	view_set_str(o, "encryption", m->smb.encryption);
+	/* Samba 4.17 reads every word of protocols.smb.signing; "desired" is its own level
+	 * (it used to be written as "auto", which Samba reads as if_required). */
+	view_set_str(o, "signing", smb_security(m, KNOB_SMB_SERVER_SIGNING, m->smb.signing));
+	view_set_str(o, "encryption", smb_security(m, KNOB_SMB_SMB_ENCRYPT, m->smb.encryption));
+	knob_list(o, "knobs", m, KNOB_AT_SMB_GLOBAL, KNOB_SMB_SERVER_SIGNING,
+		  KNOB_SMB_SMB_ENCRYPT);
 	view_set_bool(o, "guest", guest_smb);
 	view_set_bool(o, "fruit", tm || m->smb.apple);
 	v->items = xreallocarray(v->items, v->n + 1, sizeof(*v->items));
@@ -114,12 +190,24 @@ build_view(const struct model *m)
 	o->key = xstrdup("afp");
 	view_set_bool(o, "guest", guest_afp);
 	view_set_str(o, "cnid_scheme", m->afp.cnid_scheme);
+	knob_list(o, "knobs", m, KNOB_AT_AFP_GLOBAL, KNOB_COUNT, KNOB_COUNT);
 	v->items = xreallocarray(v->items, v->n + 1, sizeof(*v->items));
 	v->items[v->n++] = o;
 
 	o = view_new_obj();
 	o->key = xstrdup("nfs");
-	view_set_str(o, "protocols", m->nfs.v3 && m->nfs.v4 ? "3, 4" : m->nfs.v3 ? "3" : "4");
+	if (knob_value(m, KNOB_NFS_VERSIONS)) {
+		char pv[16];
+
+		knob_render_value(knob_get(KNOB_NFS_VERSIONS), knob_value(m, KNOB_NFS_VERSIONS),
+				  pv, sizeof(pv));
+		view_set_str(o, "protocols", pv);
+	} else {
+		view_set_str(o, "protocols", m->nfs.v3 && m->nfs.v4 ? "3, 4" : m->nfs.v3 ? "3" :
+				 "4");
+	}
+	knob_list(o, "core_knobs", m, KNOB_AT_GANESHA_CORE, KNOB_NFS_VERSIONS, KNOB_COUNT);
+	knob_list(o, "export_knobs", m, KNOB_AT_GANESHA_EXPORT, KNOB_COUNT, KNOB_COUNT);
 	v->items = xreallocarray(v->items, v->n + 1, sizeof(*v->items));
 	v->items[v->n++] = o;
 
@@ -197,7 +285,7 @@ build_view(const struct model *m)
 		for (j = 0; j < sh->nfs_clients.n; j++)
 			buf_printf(&b, "%s%s(%s,%s,no_subtree_check,%s,fsid=%u)", j ? " " : "",
 				   sh->nfs_clients.v[j], sh->read_only ? "ro" : "rw",
-				   sh->nfs_async ? "async" : "sync",
+				   knob_export_async(m, i) ? "async" : "sync",
 				   sh->guest ? "all_squash,anonuid=65534,anongid=65534" :
 					       "root_squash", sh->nfs_fsid);
 		view_set_str(s, "export_clients", b.data ? b.data : "");
@@ -211,6 +299,12 @@ build_view(const struct model *m)
 	view_set_bool(o, "adisk", tm);
 	v->items = xreallocarray(v->items, v->n + 1, sizeof(*v->items));
 	v->items[v->n++] = o;
+	o = view_new_obj();
+	o->key = xstrdup("sys");
+	knob_list(o, "knobs", m, KNOB_AT_SYSCTL, KNOB_COUNT, KNOB_COUNT);
+	v->items = xreallocarray(v->items, v->n + 1, sizeof(*v->items));
+	v->items[v->n++] = o;
+	tuned_view(v, m);
 	l = view_add_list(v, "tm_disks");
 	for (i = 0; i < m->n_shares; i++) {
 		const struct share *sh = &m->shares[i];
@@ -304,7 +398,11 @@ render_all(const struct model *m, const struct render_templates *t, unsigned onl
 		{ "afp.conf", "/etc/netatalk/afp.conf", SVC_AFP, TMPL_ESC_CONF },
 		{ "nastune.service", "/etc/avahi/services/nastune.service", SVC_MDNS,
 		  TMPL_ESC_XML },
+		{ "sysctl.conf", RENDER_SYSCTL_PATH, SVC_SYS, TMPL_ESC_CONF },
+		{ "tuned.conf", RENDER_TUNED_PATH, SVC_SELF, TMPL_ESC_CONF },
 	};
+	bool any_sys = false, any_tuned = false;
+	const struct knob *k;
 	struct view *v = build_view(m);
 	struct tmpl *nfs_tmpl = NULL;
 	struct buf b;
@@ -313,6 +411,10 @@ render_all(const struct model *m, const struct render_templates *t, unsigned onl
 
 	out->f = NULL;
 	out->n = 0;
+	for (k = knob_first(); k; k = knob_next(k)) {
+		any_sys |= k->place == KNOB_AT_SYSCTL && knob_value(m, k->id);
+		any_tuned |= knob_source(m, k->id) == KNOB_TUNED;
+	}
 	buf_init(&b);
 	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
 		enum svc svc = files[i].svc;
@@ -324,6 +426,8 @@ render_all(const struct model *m, const struct render_templates *t, unsigned onl
 			continue;
 		if (svc == SVC_NFS && (strcmp(files[i].tmpl, "ganesha.conf") == 0) !=
 					      (m->nfs.server == NFS_SERVER_GANESHA))
+			continue;
+		if ((svc == SVC_SYS && !any_sys) || (svc == SVC_SELF && !any_tuned))
 			continue;
 		if ((rc = render_one(t, files[i].tmpl, v, files[i].esc, &b, err, errlen)) < 0)
 			goto out;

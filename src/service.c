@@ -11,6 +11,8 @@
 #include <unistd.h>
 
 #include "fsutil.h"
+#include "knobs.h"
+#include "render.h"
 #include "service.h"
 #include "xmalloc.h"
 
@@ -24,6 +26,8 @@ static const struct service_desc rows[] = {
 	{ SVC_AFP, "afpd", "netatalk.service", "/run/netatalk/afpd.pid", 548, "reload" },
 	{ SVC_MDNS, "avahi-daemon", "avahi-daemon.service", "/run/avahi-daemon/pid", 0,
 	  "reload" },
+	{ SVC_SYS, "sysctl", "systemd-sysctl.service", NULL, 0, "sysctl" },
+	{ SVC_SELF, "nastune", NULL, NULL, 0, "none" },
 };
 
 const struct service_desc *
@@ -36,6 +40,10 @@ service_desc(const struct model *m, enum svc svc)
 		return m->nfs.server == NFS_SERVER_GANESHA ? &rows[1] : &rows[2];
 	case SVC_AFP:
 		return &rows[3];
+	case SVC_SYS:
+		return &rows[5];
+	case SVC_SELF:
+		return &rows[6];
 	default:
 		return &rows[4];
 	}
@@ -112,6 +120,44 @@ wait_listening(const char *who, int port, bool was_listening, char *err, size_t 
 	return -ECONNREFUSED;
 }
 
+/* The sysctl file into the running kernel. When it is gone (rollback to before any sys.*
+ * knob), the sys.* keys go back to the kernel's defaults from the knob table and then every
+ * sysctl.d file is reread, so a value another file sets wins again. Only for the real
+ * system: a staging root's file is not this kernel's. Returns 0, 1 (nothing to do), -errno. */
+static int
+sysctl_apply(const char *root, char *err, size_t errlen)
+{
+	char *argv_p[] = { "sysctl", "-q", "-p", RENDER_SYSCTL_PATH, NULL };
+	char *argv_sys[] = { "sysctl", "-q", "--system", NULL };
+	const struct knob *k;
+	struct stat st;
+	int rc;
+
+	if (root && *root)
+		return 1;
+	if (stat(RENDER_SYSCTL_PATH, &st) == 0) {
+		rc = run(argv_p);
+	} else {
+		for (k = knob_first(); k; k = knob_next(k)) {
+			char val[64], *argv_w[] = { "sysctl", "-q", "-w", NULL, NULL };
+
+			if (k->place != KNOB_AT_SYSCTL || !k->dflt)
+				continue;
+			knob_render_value(k, k->dflt, val, sizeof(val));
+			argv_w[3] = xasprintf("%s=%s", k->param, val);
+			run(argv_w);	/* best effort: --system below reports real failures */
+			free(argv_w[3]);
+		}
+		rc = run(argv_sys);
+	}
+	if (rc != 0) {
+		snprintf(err, errlen, "sysctl failed to load %s (%s)", RENDER_SYSCTL_PATH,
+			 rc < 0 ? strerror(-rc) : "non-zero exit");
+		return rc < 0 ? rc : -EIO;
+	}
+	return 0;
+}
+
 /* ---- systemd ---- */
 
 static int
@@ -122,8 +168,11 @@ systemd_reload(const char *root, const struct service_desc *d, const char *pidfi
 	char *argv_ex[] = { "exportfs", "-ra", NULL };
 	int rc;
 
-	(void)root;
 	(void)pidfile;
+	if (strcmp(d->action, "sysctl") == 0)
+		return sysctl_apply(root, err, errlen);
+	if (strcmp(d->action, "none") == 0)
+		return 1;
 	rc = run(strcmp(d->action, "exportfs") == 0 ? argv_ex : argv_sd);
 	if (rc != 0) {
 		snprintf(err, errlen, "%s failed (%s)", strcmp(d->action, "exportfs") == 0 ?
@@ -142,6 +191,8 @@ systemd_check(const char *root, const struct service_desc *d, const char *pidfil
 
 	(void)root;
 	(void)pidfile;
+	if (strcmp(d->action, "sysctl") == 0 || strcmp(d->action, "none") == 0)
+		return 0;
 	if (run(argv) != 0) {
 		snprintf(err, errlen, "%s is not active after the reload", d->unit);
 		return -ESRCH;
@@ -178,6 +229,8 @@ pidfile_reload(const char *root, const struct service_desc *d, const char *pidfi
 	pid_t pid;
 	int rc;
 
+	if (strcmp(d->action, "sysctl") == 0)
+		return sysctl_apply(root, err, errlen);
 	if (strcmp(d->action, "exportfs") == 0) {
 		char *argv[] = { "exportfs", "-ra", NULL };
 
@@ -228,7 +281,7 @@ pidfile_check(const char *root, const struct service_desc *d, const char *pidfil
 	pid_t pid;
 	int i, rc;
 
-	if (strcmp(d->action, "exportfs") == 0 || !pidfile)
+	if (strcmp(d->action, "exportfs") == 0 || strcmp(d->action, "sysctl") == 0 || !pidfile)
 		return 0;
 	rc = read_pid(root, pidfile, &pid, &path);
 	if (rc < 0) {

@@ -1,5 +1,6 @@
 /* test_profile.c - configuration loading and validation: one case per error class, each
  * asserting the line and the message. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,6 +11,7 @@
 #include <string.h>
 
 #include "diag.h"
+#include "knobs.h"
 #include "model.h"
 #include "profile.h"
 
@@ -307,6 +309,194 @@ test_presets_all_load(void **state)
 	}
 }
 
+static void
+test_knobs_pinned(void **state)
+{
+	(void)state;
+	struct diag d;
+	struct model *m = load(
+		"shares = ( { name = \"A\"; path = \"/srv/a\"; } );\n"
+		"tuning = { knobs = {\n"
+		"  smb = { use_sendfile = true;\n"
+		"    aio_read_size = \"1m\"; socket_options = \"tcp_nodelay\"; };\n"
+		"  sys = { rmem_max = 16777216; tcp_rmem = \"4K 128K 16M\"; };\n"
+		"}; };\n", &d);
+
+	diag_print(&d, stderr);
+	assert_non_null(m);
+	assert_int_equal(d.n, 0);
+	assert_string_equal(knob_value(m, KNOB_SMB_USE_SENDFILE), "yes");
+	assert_int_equal(knob_source(m, KNOB_SMB_USE_SENDFILE), KNOB_CONFIG);
+	assert_int_equal(m->knobs[KNOB_SMB_USE_SENDFILE].loc.line, 3);
+	assert_string_equal(m->knobs[KNOB_SMB_USE_SENDFILE].loc.file, "test.conf");
+	assert_string_equal(knob_value(m, KNOB_SMB_AIO_READ_SIZE), "1M");
+	assert_int_equal(m->knobs[KNOB_SMB_AIO_READ_SIZE].loc.line, 4);
+	assert_string_equal(knob_value(m, KNOB_SMB_SOCKET_OPTIONS), "TCP_NODELAY");
+	assert_string_equal(knob_value(m, KNOB_SYS_RMEM_MAX), "16M");
+	assert_string_equal(knob_value(m, KNOB_SYS_TCP_RMEM), "4096 131072 16777216");
+	assert_null(knob_value(m, KNOB_SMB_STRICT_SYNC));
+	assert_int_equal(knob_source(m, KNOB_SMB_STRICT_SYNC), KNOB_UNSET);
+	model_free(m);
+	diag_free(&d);
+}
+
+static void
+test_knobs_errors(void **state)
+{
+	(void)state;
+	struct diag d;
+	struct model *m;
+
+	expect_error("tuning = { knobs = {\n  smb = { use_sendfil = \"yes\"; }; }; };\n", 2,
+		     "unknown key 'use_sendfil' in tuning.knobs.smb — did you mean 'use_sendfile'?");
+	expect_error("tuning = { knobs = {\n  smbb = { }; }; };\n", 2,
+		     "unknown key 'smbb' in tuning.knobs — did you mean 'smb'?");
+	expect_error("tuning = { knobs = { smb = {\n  aio_read_size = \"lots\"; }; }; };\n", 2,
+		     "tuning.knobs.smb.aio_read_size 'lots' is not a size — write e.g.");
+	expect_error("tuning = { knobs = { smb = {\n  use_sendfile = \"maybe\"; }; }; };\n", 2,
+		     "'maybe' is not valid — use one of: no, yes");
+	expect_error("tuning = { knobs = { nfs = {\n  threads = 1.5; }; }; };\n", 2,
+		     "is a decimal number — write a quoted value");
+	expect_error("tuning = { knobs = { sys = {\n  rmem_max = true; }; }; };\n", 2,
+		     "tuning.knobs.sys.rmem_max is true/false");
+	expect_error("tuning = { knobs = { net = {\n  mtu = 9000; }; }; };\n", 2,
+		     "the MTU is network.mtu's");
+	expect_error("tuning = {\n  knobs = \"fast\"; };\n", 2, "make it a group");
+	/* unsafe pinned without allow_unsafe: error at the knob's line */
+	expect_error("shares = ( { name = \"A\"; path = \"/srv/a\"; } );\n"
+		     "tuning = { knobs = { smb = {\n  strict_sync = \"no\"; }; }; };\n", 3,
+		     "tuning.knobs.smb.strict_sync = no may lose data on power loss — set "
+		     "tuning.allow_unsafe = true");
+	/* below the configured signing */
+	expect_error("protocols = { smb = { signing = \"required\"; }; };\n"
+		     "tuning = { knobs = { smb = {\n  server_signing = \"default\"; }; }; };\n", 3,
+		     "weaker than protocols.smb.signing = \"required\"");
+	/* a version the config does not serve */
+	expect_error("protocols = { nfs = { server = \"ganesha\"; versions = [4]; }; };\n"
+		     "tuning = { knobs = { nfs = {\n  versions = \"3,4\"; }; }; };\n", 3,
+		     "does not list");
+	/* all in one run */
+	m = load("tuning = { knobs = {\n"
+		 "  smb = { aio_read_size = \"x\";\n"
+		 "    bogus = 1; };\n"
+		 "  afp = { dsireadbuf = 0; }; }; };\n", &d);
+	assert_null(m);
+	assert_int_equal(d.errors, 3);
+	assert_diag(&d, 2, "aio_read_size");
+	assert_diag(&d, 3, "unknown key 'bogus'");
+	assert_diag(&d, 4, "1 to 128");
+	diag_free(&d);
+	/* a knob of a protocol nothing uses is a warning, not an error */
+	m = load("protocols = { afp = { enabled = false; }; };\n"
+		 "tuning = { knobs = { afp = {\n  dsireadbuf = 24; }; }; };\n", &d);
+	assert_non_null(m);
+	assert_int_equal(d.warnings, 1);
+	assert_diag(&d, 3, "has no effect");
+	model_free(m);
+	diag_free(&d);
+}
+
+static void
+test_nfs_async_folds_into_knob(void **state)
+{
+	(void)state;
+	struct diag d;
+	struct model *m = load(
+		"tuning = { allow_unsafe = true; };\n"
+		"shares = ( { name = \"A\"; path = \"/srv/a\"; protocols = [\"nfs\"];\n"
+		"  nfs = { clients = [\"*\"]; async = true; }; },\n"
+		"  { name = \"B\"; path = \"/srv/b\"; protocols = [\"nfs\"]; nfs = { clients = [\"*\"]; }; } );\n",
+		&d);
+
+	assert_non_null(m);
+	assert_true(m->shares[0].nfs_async_set);
+	assert_true(knob_export_async(m, 0));
+	assert_false(m->shares[1].nfs_async_set);
+	assert_false(knob_export_async(m, 1));
+	model_free(m);
+	diag_free(&d);
+}
+
+/* tuned.conf over nastune.conf: tuned values fill what the config leaves unset. */
+static void
+test_tuned_overlay(void **state)
+{
+	(void)state;
+	struct diag d;
+	struct model *m = load(
+		"shares = ( { name = \"A\"; path = \"/srv/a\"; } );\n"
+		"tuning = { knobs = { smb = {\n  use_sendfile = \"no\"; }; }; };\n", &d);
+
+	assert_non_null(m);
+	assert_int_equal(profile_load_tuned_string(m, "tuned.conf",
+		"knobs = {\n"
+		"  smb = { use_sendfile = \"yes\";\n"
+		"    aio_write_size = \"64K\";\n"
+		"    strict_sync = \"no\"; };\n"
+		"  sys = { wmem_max = \"4M\"; };\n"
+		"};\n", &d), 0);
+	/* pinned wins, with a warning at the tuned line */
+	assert_string_equal(knob_value(m, KNOB_SMB_USE_SENDFILE), "no");
+	assert_int_equal(knob_source(m, KNOB_SMB_USE_SENDFILE), KNOB_CONFIG);
+	assert_diag(&d, 2, "smb.use_sendfile is pinned in nastune.conf (test.conf:3)");
+	/* unsafe without allow_unsafe: dropped, with a warning */
+	assert_null(knob_value(m, KNOB_SMB_STRICT_SYNC));
+	assert_diag(&d, 4, "may lose data on power loss");
+	assert_int_equal(d.errors, 0);
+	assert_int_equal(d.warnings, 2);
+	/* the rest is tuned, with tuned.conf's lines */
+	assert_string_equal(knob_value(m, KNOB_SMB_AIO_WRITE_SIZE), "64K");
+	assert_int_equal(knob_source(m, KNOB_SMB_AIO_WRITE_SIZE), KNOB_TUNED);
+	assert_string_equal(m->knobs[KNOB_SMB_AIO_WRITE_SIZE].loc.file, "tuned.conf");
+	assert_int_equal(m->knobs[KNOB_SMB_AIO_WRITE_SIZE].loc.line, 3);
+	assert_string_equal(knob_value(m, KNOB_SYS_WMEM_MAX), "4M");
+	/* tune may not touch the pinned knob, and says why */
+	{
+		char why[256];
+
+		assert_false(knob_allowed(m, knob_get(KNOB_SMB_USE_SENDFILE), "yes", why,
+					  sizeof(why)));
+		assert_non_null(strstr(why, "pinned in nastune.conf"));
+		assert_true(knob_allowed(m, knob_get(KNOB_SMB_AIO_WRITE_SIZE), "1M", why,
+					 sizeof(why)));
+	}
+	model_free(m);
+	diag_free(&d);
+}
+
+static void
+test_tuned_errors(void **state)
+{
+	(void)state;
+	struct diag d;
+	struct model *m;
+
+	m = load("shares = ( { name = \"A\"; path = \"/srv/a\"; } );\n", &d);
+	assert_non_null(m);
+	assert_int_equal(profile_load_tuned_string(m, "tuned.conf",
+		"knobs = {\n  smb = { aio_read_sise = \"1M\"; };\n"
+		"  sys = {\n    tcp_rmem = \"1 2\"; }; };\n"
+		"tuning = { };\n", &d), -EINVAL);
+	assert_int_equal(d.errors, 3);
+	assert_diag(&d, 2, "did you mean 'aio_read_size'");
+	assert_diag(&d, 4, "knobs.sys.tcp_rmem '1 2' is not three ascending sizes");
+	assert_diag(&d, 5, "unknown key 'tuning' in tuned.conf");
+	for (size_t i = 0; i < d.n; i++)
+		assert_string_equal(d.v[i].file, "tuned.conf");
+	diag_free(&d);
+	diag_init(&d);
+	assert_int_equal(profile_load_tuned_string(m, "tuned.conf", "knobs = { smb = ;\n", &d),
+			 -EINVAL);
+	assert_diag(&d, 1, "fix the syntax");
+	diag_free(&d);
+	/* a missing file means nothing was tuned */
+	diag_init(&d);
+	assert_int_equal(profile_load_tuned(m, "/nonexistent/tuned.conf", &d), 0);
+	assert_int_equal(d.n, 0);
+	diag_free(&d);
+	model_free(m);
+}
+
 int
 main(void)
 {
@@ -328,6 +518,11 @@ main(void)
 		cmocka_unit_test(test_unsafe_needs_allow),
 		cmocka_unit_test(test_all_errors_in_one_run),
 		cmocka_unit_test(test_presets_all_load),
+		cmocka_unit_test(test_knobs_pinned),
+		cmocka_unit_test(test_knobs_errors),
+		cmocka_unit_test(test_nfs_async_folds_into_knob),
+		cmocka_unit_test(test_tuned_overlay),
+		cmocka_unit_test(test_tuned_errors),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

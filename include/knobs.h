@@ -1,0 +1,171 @@
+/* knobs.h - every tunable nastune knows, as one static table read by render, tune and report.
+ * Pure: no I/O. A knob's value lives in the model (model.h: struct knob_setting), set by
+ * nastune.conf's tuning.knobs (pinned) or by tune through /etc/nastune/tuned.conf. */
+#ifndef NASTUNE_KNOBS_H
+#define NASTUNE_KNOBS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Stable ids; the table in knobs.c is indexed by them. Names are in the table. */
+enum knob_id {
+	KNOB_SMB_SERVER_SIGNING,
+	KNOB_SMB_SMB_ENCRYPT,
+	KNOB_SMB_MULTICHANNEL,
+	KNOB_SMB_USE_SENDFILE,
+	KNOB_SMB_AIO_READ_SIZE,
+	KNOB_SMB_AIO_WRITE_SIZE,
+	KNOB_SMB_MIN_RECEIVEFILE_SIZE,
+	KNOB_SMB_SOCKET_OPTIONS,
+	KNOB_SMB_STRICT_SYNC,
+	KNOB_NFS_EXPORT_SYNC,
+	KNOB_NFS_THREADS,
+	KNOB_NFS_GANESHA_MAX_READ,
+	KNOB_NFS_GANESHA_MAX_WRITE,
+	KNOB_NFS_VERSIONS,
+	KNOB_AFP_SERVER_QUANTUM,
+	KNOB_AFP_DSIREADBUF,
+	KNOB_AFP_TCPRCVBUF,
+	KNOB_AFP_TCPSNDBUF,
+	KNOB_SYS_RMEM_MAX,
+	KNOB_SYS_WMEM_MAX,
+	KNOB_SYS_TCP_RMEM,
+	KNOB_SYS_TCP_WMEM,
+	KNOB_NET_MTU,
+	KNOB_COUNT
+};
+
+/* Where a value came from. */
+enum knob_src {
+	KNOB_UNSET,	/* the daemon's own default: nothing is rendered */
+	KNOB_CONFIG,	/* pinned in nastune.conf (or its preset): tune never changes it */
+	KNOB_TUNED,	/* chosen by tune, kept in /etc/nastune/tuned.conf */
+};
+
+/* Where a knob renders. */
+enum knob_place {
+	KNOB_AT_SMB_GLOBAL,	/* smb.conf [global] */
+	KNOB_AT_EXPORTS,	/* exports(5) options of every kernel export */
+	KNOB_AT_GANESHA_CORE,	/* ganesha.conf NFS_CORE_PARAM */
+	KNOB_AT_GANESHA_EXPORT,	/* ganesha.conf every EXPORT block */
+	KNOB_AT_AFP_GLOBAL,	/* afp.conf [Global] */
+	KNOB_AT_SYSCTL,		/* /etc/sysctl.d/90-nastune.conf */
+	KNOB_AT_NETLINK,	/* not rendered: netif sets it (network.mtu) */
+};
+
+/* How a change takes effect. */
+enum knob_effect {
+	KNOB_RELOAD,	/* the daemon rereads it (SIGHUP, exportfs -ra); new connections see it */
+	KNOB_RESTART,	/* only a daemon restart picks it up */
+	KNOB_LIVE,	/* immediate (sysctl -p, netlink) */
+};
+
+enum knob_safety {
+	KNOB_SAFE,	/* no value can lose acknowledged data */
+	KNOB_UNSAFE,	/* some values (knob.unsafe) may lose data on power loss */
+};
+
+/* Value syntax. */
+enum knob_kind {
+	KNOB_ENUM,	/* one of knob.words (case-insensitive, stored as spelled there) */
+	KNOB_SIZE,	/* units.h size within [min, max]; stored as "1M", rendered in bytes */
+	KNOB_INT,	/* decimal integer within [min, max] */
+	KNOB_TRIPLE,	/* "min default max" sizes for tcp_rmem/tcp_wmem, ascending; bytes */
+	KNOB_SOCKOPTS,	/* Samba socket options: known words, SO_RCVBUF=N / SO_SNDBUF=N */
+	KNOB_VERSIONS,	/* NFS versions: "3,4", "3" or "4" */
+};
+
+/* Benchmark workloads a knob can affect (names as the bench engine spells them). */
+enum knob_workload {
+	WL_SEQ_WRITE = 1u << 0,
+	WL_SEQ_READ = 1u << 1,
+	WL_COPY_IN_SHARE = 1u << 2,
+	WL_MIXED_RW = 1u << 3,
+	WL_SMALL_FILES = 1u << 4,
+	WL_SMALL_IO = 1u << 5,
+	WL_RANDOM_IO = 1u << 6,
+	WL_METADATA = 1u << 7,
+	WL_VIDEO_FRAMES = 1u << 8,
+};
+#define WL_COUNT 9
+#define WL_BULK (WL_SEQ_WRITE | WL_SEQ_READ | WL_COPY_IN_SHARE | WL_VIDEO_FRAMES)
+#define WL_ALL ((1u << WL_COUNT) - 1)
+
+struct knob {
+	enum knob_id id;
+	const char *name;	/* "smb.use_sendfile": <group>.<key> in tuning.knobs / tuned.conf */
+	unsigned proto;		/* PROTO_* (model.h), or 0 for the host (sys.*, net.*) */
+	const char *param;	/* as the daemon spells it: "use sendfile", "MaxRead" */
+	enum knob_place place;
+	const char *where;	/* human: "smb.conf [global]" */
+	enum knob_kind kind;
+	const char *const *words;	/* KNOB_ENUM */
+	uint64_t min, max;		/* KNOB_SIZE, KNOB_INT, KNOB_TRIPLE, KNOB_SOCKOPTS buffers */
+	const char *const *candidates;	/* what tune tries, NULL-terminated; the first is the
+					 * daemon's default when it has one (dflt), else the
+					 * simplest value */
+	const char *dflt;	/* the daemon's default as a value, or NULL (e.g. "the OS's") */
+	enum knob_effect effect;
+	enum knob_safety safety;
+	const char *const *unsafe;	/* values that may lose data; NULL when safe */
+	unsigned workloads;	/* WL_* */
+	const char *why;	/* one line */
+};
+
+/* The row for id, or NULL when id is out of range. */
+const struct knob *knob_get(enum knob_id id);
+/* The row named exactly name ("smb.use_sendfile"), or NULL. */
+const struct knob *knob_find(const char *name);
+/* Iteration: for (k = knob_first(); k; k = knob_next(k)). */
+const struct knob *knob_first(void);
+const struct knob *knob_next(const struct knob *k);
+/* The key half of k->name ("use_sendfile" of "smb.use_sendfile"), pointing into it. */
+const char *knob_key(const struct knob *k);
+/* The file a place renders into (without --root), or NULL for KNOB_AT_NETLINK. */
+const char *knob_place_file(enum knob_place p);
+/* "reload", "restart", "live"; "safe", "unsafe". */
+const char *knob_effect_name(enum knob_effect e);
+const char *knob_safety_name(enum knob_safety s);
+const char *knob_src_name(enum knob_src s);
+/* "seq-write" ... for a single WL_* bit, NULL otherwise. */
+const char *knob_workload_name(unsigned bit);
+
+/* Checks value's syntax and range for k and writes its canonical form into out ("1m" ->
+ * "1M", "YES" -> "yes", "4,3" -> "3,4"). Returns 0, or -EINVAL with "— fix" text in why
+ * (what is accepted). Pure. */
+int knob_parse(const struct knob *k, const char *value, char *out, size_t outlen, char *why,
+	       size_t whylen);
+/* The value as the daemon reads it in its file ("1M" -> "1048576" for sizes, "3,4" ->
+ * "3, 4" for Ganesha); writes into out. value must be canonical (knob_parse). */
+void knob_render_value(const struct knob *k, const char *value, char *out, size_t outlen);
+/* true when value is in k->unsafe. */
+bool knob_value_unsafe(const struct knob *k, const char *value);
+
+struct model;
+
+/* Whether k means anything under m: its protocol is enabled and serves a share, the NFS
+ * server is the one it belongs to. Returns true, or false with the reason in why. */
+bool knob_applicable(const struct model *m, const struct knob *k, char *why, size_t whylen);
+/* Whether m's own settings permit value for k, whoever sets it: unsafe values need
+ * tuning.allow_unsafe; smb.server_signing / smb.smb_encrypt never go below a configured
+ * "desired" or "required" (protocols.smb.signing / .encryption; weaker settings demand
+ * nothing); nfs.versions only serves versions protocols.nfs.versions lists. value must be
+ * canonical. Returns true, or false with the reason in why. */
+bool knob_value_permitted(const struct model *m, const struct knob *k, const char *value,
+			  char *why, size_t whylen);
+/* Whether tune may try value for k under m: the knob is applicable, not pinned in
+ * nastune.conf, not managed elsewhere (net.mtu: only with network.interface and peers to
+ * prove it, and not a fixed network.mtu; tune must further keep to MTUs the peers passed),
+ * value parses, and knob_value_permitted. Returns true, or false with the reason in why. */
+bool knob_allowed(const struct model *m, const struct knob *k, const char *value, char *why,
+		  size_t whylen);
+/* The value in force for k: m's setting, or NULL when unset (the daemon's default). */
+const char *knob_value(const struct model *m, enum knob_id id);
+/* Where m's value of k came from. */
+enum knob_src knob_source(const struct model *m, enum knob_id id);
+/* Whether the kernel export of share index i is async: the share's own nfs.async when
+ * written, else nfs.export_sync. The one place render decides sync/async. */
+bool knob_export_async(const struct model *m, size_t share);
+
+#endif

@@ -1,0 +1,715 @@
+/* knobs.c - the knob table and the rules for which values may be tried. Pure.
+ *
+ * Parameter names were checked against the daemons installed here: Samba 4.17 with
+ * `testparm -sv` (defaults included), NFS-Ganesha 4.3 with ganesha-core-config(8) and
+ * ganesha-export-config(8) (MaxRead/MaxWrite are EXPORT options, not NFS_CORE_PARAM ones),
+ * netatalk 4.2 with afp.conf(5), and the kernel's sysctl defaults of Debian 12. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "knobs.h"
+#include "model.h"
+#include "units.h"
+
+#define L(...) ((const char *const[]){ __VA_ARGS__, NULL })
+
+static const struct knob table[KNOB_COUNT] = {
+	[KNOB_SMB_SERVER_SIGNING] = {
+		.id = KNOB_SMB_SERVER_SIGNING,
+		.name = "smb.server_signing", .proto = PROTO_SMB, .param = "server signing",
+		.place = KNOB_AT_SMB_GLOBAL, .where = "smb.conf [global]", .kind = KNOB_ENUM,
+		.words = L("default", "disabled", "if_required", "desired", "required"),
+		.candidates = L("default", "disabled", "if_required", "desired", "required"),
+		.dflt = "default", .effect = KNOB_RELOAD, .safety = KNOB_SAFE,
+		.workloads = WL_BULK | WL_MIXED_RW | WL_SMALL_IO | WL_RANDOM_IO,
+		.why = "signing hashes every SMB packet: CPU per byte on fast links; never "
+		       "below a configured \"desired\"/\"required\"",
+	},
+	[KNOB_SMB_SMB_ENCRYPT] = {
+		.id = KNOB_SMB_SMB_ENCRYPT,
+		.name = "smb.smb_encrypt", .proto = PROTO_SMB, .param = "server smb encrypt",
+		.place = KNOB_AT_SMB_GLOBAL, .where = "smb.conf [global]", .kind = KNOB_ENUM,
+		.words = L("default", "off", "if_required", "desired", "required"),
+		.candidates = L("default", "off", "if_required", "desired", "required"),
+		.dflt = "default", .effect = KNOB_RELOAD, .safety = KNOB_SAFE,
+		.workloads = WL_BULK | WL_MIXED_RW | WL_SMALL_IO | WL_RANDOM_IO,
+		.why = "AES on every byte: often the ceiling of SMB3 throughput on small CPUs; "
+		       "never below a configured \"desired\"/\"required\"",
+	},
+	[KNOB_SMB_MULTICHANNEL] = {
+		.id = KNOB_SMB_MULTICHANNEL,
+		.name = "smb.multichannel", .proto = PROTO_SMB,
+		.param = "server multi channel support", .place = KNOB_AT_SMB_GLOBAL,
+		.where = "smb.conf [global]", .kind = KNOB_ENUM, .words = L("yes", "no"),
+		.candidates = L("yes", "no"), .dflt = "yes", .effect = KNOB_RELOAD,
+		.safety = KNOB_SAFE, .workloads = WL_BULK | WL_MIXED_RW,
+		.why = "several TCP connections per session: spreads bulk transfers over cores "
+		       "and NICs",
+	},
+	[KNOB_SMB_USE_SENDFILE] = {
+		.id = KNOB_SMB_USE_SENDFILE,
+		.name = "smb.use_sendfile", .proto = PROTO_SMB, .param = "use sendfile",
+		.place = KNOB_AT_SMB_GLOBAL, .where = "smb.conf [global]", .kind = KNOB_ENUM,
+		.words = L("no", "yes"), .candidates = L("no", "yes"), .dflt = "no",
+		.effect = KNOB_RELOAD, .safety = KNOB_SAFE,
+		.workloads = WL_SEQ_READ | WL_COPY_IN_SHARE | WL_VIDEO_FRAMES,
+		.why = "reads go from the page cache to the socket without a copy through smbd",
+	},
+	[KNOB_SMB_AIO_READ_SIZE] = {
+		.id = KNOB_SMB_AIO_READ_SIZE,
+		.name = "smb.aio_read_size", .proto = PROTO_SMB, .param = "aio read size",
+		.place = KNOB_AT_SMB_GLOBAL, .where = "smb.conf [global]", .kind = KNOB_SIZE,
+		.min = 0, .max = 16u << 20, .candidates = L("1", "0", "64K", "1M"), .dflt = "1",
+		.effect = KNOB_RELOAD, .safety = KNOB_SAFE,
+		.workloads = WL_SEQ_READ | WL_COPY_IN_SHARE | WL_MIXED_RW | WL_RANDOM_IO |
+			     WL_VIDEO_FRAMES,
+		.why = "reads at least this large run in smbd's thread pool (0: never), so one "
+		       "client can keep several reads in flight",
+	},
+	[KNOB_SMB_AIO_WRITE_SIZE] = {
+		.id = KNOB_SMB_AIO_WRITE_SIZE,
+		.name = "smb.aio_write_size", .proto = PROTO_SMB, .param = "aio write size",
+		.place = KNOB_AT_SMB_GLOBAL, .where = "smb.conf [global]", .kind = KNOB_SIZE,
+		.min = 0, .max = 16u << 20, .candidates = L("1", "0", "64K", "1M"), .dflt = "1",
+		.effect = KNOB_RELOAD, .safety = KNOB_SAFE,
+		.workloads = WL_SEQ_WRITE | WL_COPY_IN_SHARE | WL_MIXED_RW | WL_RANDOM_IO |
+			     WL_VIDEO_FRAMES,
+		.why = "writes at least this large run in smbd's thread pool (0: never)",
+	},
+	[KNOB_SMB_MIN_RECEIVEFILE_SIZE] = {
+		.id = KNOB_SMB_MIN_RECEIVEFILE_SIZE,
+		.name = "smb.min_receivefile_size", .proto = PROTO_SMB,
+		.param = "min receivefile size", .place = KNOB_AT_SMB_GLOBAL,
+		.where = "smb.conf [global]", .kind = KNOB_SIZE, .min = 0, .max = 16u << 20,
+		.candidates = L("0", "16K", "128K", "1M"), .dflt = "0", .effect = KNOB_RELOAD,
+		.safety = KNOB_SAFE, .workloads = WL_SEQ_WRITE | WL_COPY_IN_SHARE,
+		.why = "writes at least this large are spliced from the socket to the file "
+		       "without a copy (0: off)",
+	},
+	[KNOB_SMB_SOCKET_OPTIONS] = {
+		.id = KNOB_SMB_SOCKET_OPTIONS,
+		.name = "smb.socket_options", .proto = PROTO_SMB, .param = "socket options",
+		.place = KNOB_AT_SMB_GLOBAL, .where = "smb.conf [global]", .kind = KNOB_SOCKOPTS,
+		.min = 4096, .max = 64u << 20,
+		.candidates = L("TCP_NODELAY", "TCP_NODELAY IPTOS_THROUGHPUT",
+				"TCP_NODELAY SO_RCVBUF=262144 SO_SNDBUF=262144",
+				"TCP_NODELAY SO_RCVBUF=1048576 SO_SNDBUF=1048576"),
+		.dflt = "TCP_NODELAY", .effect = KNOB_RELOAD, .safety = KNOB_SAFE,
+		.workloads = WL_BULK | WL_MIXED_RW | WL_SMALL_IO,
+		.why = "fixed SO_RCVBUF/SO_SNDBUF switch off Linux's TCP autotuning: they can "
+		       "help a long fat link or cripple it",
+	},
+	[KNOB_SMB_STRICT_SYNC] = {
+		.id = KNOB_SMB_STRICT_SYNC,
+		.name = "smb.strict_sync", .proto = PROTO_SMB, .param = "strict sync",
+		.place = KNOB_AT_SMB_GLOBAL, .where = "smb.conf [global]", .kind = KNOB_ENUM,
+		.words = L("yes", "no"), .candidates = L("yes", "no"), .dflt = "yes",
+		.effect = KNOB_RELOAD, .safety = KNOB_UNSAFE, .unsafe = L("no"),
+		.workloads = WL_SEQ_WRITE | WL_COPY_IN_SHARE | WL_SMALL_FILES | WL_MIXED_RW |
+			     WL_METADATA,
+		.why = "\"no\" ignores clients' flush requests: faster writes, but acknowledged "
+		       "data can be lost on power loss",
+	},
+	[KNOB_NFS_EXPORT_SYNC] = {
+		.id = KNOB_NFS_EXPORT_SYNC,
+		.name = "nfs.export_sync", .proto = PROTO_NFS, .param = "sync/async",
+		.place = KNOB_AT_EXPORTS, .where = "exports (every export)", .kind = KNOB_ENUM,
+		.words = L("sync", "async"), .candidates = L("sync", "async"), .dflt = "sync",
+		.effect = KNOB_RELOAD, .safety = KNOB_UNSAFE, .unsafe = L("async"),
+		.workloads = WL_SEQ_WRITE | WL_COPY_IN_SHARE | WL_SMALL_FILES | WL_MIXED_RW |
+			     WL_RANDOM_IO | WL_METADATA,
+		.why = "\"async\" acknowledges writes before they reach the disk: much faster, "
+		       "and loses them on power loss",
+	},
+	[KNOB_NFS_THREADS] = {
+		.id = KNOB_NFS_THREADS,
+		.name = "nfs.threads", .proto = PROTO_NFS, .param = "RPC_Ioq_ThrdMax",
+		.place = KNOB_AT_GANESHA_CORE, .where = "ganesha.conf NFS_CORE_PARAM",
+		.kind = KNOB_INT, .min = 2, .max = 16384,
+		.candidates = L("200", "16", "64", "512"), .dflt = "200",
+		.effect = KNOB_RESTART, .safety = KNOB_SAFE,
+		.workloads = WL_MIXED_RW | WL_SMALL_FILES | WL_SMALL_IO | WL_RANDOM_IO |
+			     WL_METADATA,
+		.why = "how many requests Ganesha serves at once; too few queue, too many "
+		       "thrash",
+	},
+	[KNOB_NFS_GANESHA_MAX_READ] = {
+		.id = KNOB_NFS_GANESHA_MAX_READ,
+		.name = "nfs.ganesha_max_read", .proto = PROTO_NFS, .param = "MaxRead",
+		.place = KNOB_AT_GANESHA_EXPORT, .where = "ganesha.conf EXPORT (every export)",
+		.kind = KNOB_SIZE, .min = 512, .max = 64u << 20,
+		.candidates = L("64M", "16M", "4M", "1M"), .dflt = "64M",
+		.effect = KNOB_RESTART, .safety = KNOB_SAFE,
+		.workloads = WL_SEQ_READ | WL_COPY_IN_SHARE | WL_VIDEO_FRAMES,
+		.why = "the largest READ a client may send: bounds rsize",
+	},
+	[KNOB_NFS_GANESHA_MAX_WRITE] = {
+		.id = KNOB_NFS_GANESHA_MAX_WRITE,
+		.name = "nfs.ganesha_max_write", .proto = PROTO_NFS, .param = "MaxWrite",
+		.place = KNOB_AT_GANESHA_EXPORT, .where = "ganesha.conf EXPORT (every export)",
+		.kind = KNOB_SIZE, .min = 512, .max = 64u << 20,
+		.candidates = L("64M", "16M", "4M", "1M"), .dflt = "64M",
+		.effect = KNOB_RESTART, .safety = KNOB_SAFE,
+		.workloads = WL_SEQ_WRITE | WL_COPY_IN_SHARE,
+		.why = "the largest WRITE a client may send: bounds wsize",
+	},
+	[KNOB_NFS_VERSIONS] = {
+		.id = KNOB_NFS_VERSIONS,
+		.name = "nfs.versions", .proto = PROTO_NFS, .param = "Protocols",
+		.place = KNOB_AT_GANESHA_CORE, .where = "ganesha.conf NFS_CORE_PARAM and EXPORT",
+		.kind = KNOB_VERSIONS, .candidates = L("3,4", "3", "4"), .dflt = NULL,
+		.effect = KNOB_RESTART, .safety = KNOB_SAFE, .workloads = WL_ALL,
+		.why = "v3 is stateless and often faster for bulk I/O; v4 has one port and "
+		       "delegations; only versions protocols.nfs.versions lists",
+	},
+	[KNOB_AFP_SERVER_QUANTUM] = {
+		.id = KNOB_AFP_SERVER_QUANTUM,
+		.name = "afp.server_quantum", .proto = PROTO_AFP, .param = "server quantum",
+		.place = KNOB_AT_AFP_GLOBAL, .where = "afp.conf [Global]", .kind = KNOB_SIZE,
+		.min = 32000, .max = 0xFFFFFFFFFull, .candidates = L("1M", "256K", "4M", "16M"),
+		.dflt = "1M", .effect = KNOB_RESTART, .safety = KNOB_SAFE,
+		.workloads = WL_BULK,
+		.why = "the largest DSI request: bigger quanta mean fewer round trips per MB",
+	},
+	[KNOB_AFP_DSIREADBUF] = {
+		.id = KNOB_AFP_DSIREADBUF,
+		.name = "afp.dsireadbuf", .proto = PROTO_AFP, .param = "dsireadbuf",
+		.place = KNOB_AT_AFP_GLOBAL, .where = "afp.conf [Global]", .kind = KNOB_INT,
+		.min = 1, .max = 128, .candidates = L("12", "4", "24", "48"), .dflt = "12",
+		.effect = KNOB_RESTART, .safety = KNOB_SAFE,
+		.workloads = WL_SEQ_WRITE | WL_COPY_IN_SHARE | WL_VIDEO_FRAMES,
+		.why = "read-ahead from the client's socket, in server quanta, per connection "
+		       "(memory per client)",
+	},
+	[KNOB_AFP_TCPRCVBUF] = {
+		.id = KNOB_AFP_TCPRCVBUF,
+		.name = "afp.tcprcvbuf", .proto = PROTO_AFP, .param = "tcprcvbuf",
+		.place = KNOB_AT_AFP_GLOBAL, .where = "afp.conf [Global]", .kind = KNOB_SIZE,
+		.min = 4096, .max = 64u << 20, .candidates = L("128K", "512K", "2M", "8M"),
+		.dflt = NULL, .effect = KNOB_RESTART, .safety = KNOB_SAFE,
+		.workloads = WL_SEQ_WRITE | WL_COPY_IN_SHARE | WL_VIDEO_FRAMES,
+		.why = "a fixed TCP receive buffer for afpd (unset: the kernel autotunes it)",
+	},
+	[KNOB_AFP_TCPSNDBUF] = {
+		.id = KNOB_AFP_TCPSNDBUF,
+		.name = "afp.tcpsndbuf", .proto = PROTO_AFP, .param = "tcpsndbuf",
+		.place = KNOB_AT_AFP_GLOBAL, .where = "afp.conf [Global]", .kind = KNOB_SIZE,
+		.min = 4096, .max = 64u << 20, .candidates = L("128K", "512K", "2M", "8M"),
+		.dflt = NULL, .effect = KNOB_RESTART, .safety = KNOB_SAFE,
+		.workloads = WL_SEQ_READ | WL_COPY_IN_SHARE | WL_VIDEO_FRAMES,
+		.why = "a fixed TCP send buffer for afpd (unset: the kernel autotunes it)",
+	},
+	[KNOB_SYS_RMEM_MAX] = {
+		.id = KNOB_SYS_RMEM_MAX,
+		.name = "sys.rmem_max", .proto = 0, .param = "net.core.rmem_max",
+		.place = KNOB_AT_SYSCTL, .where = "/etc/sysctl.d/90-nastune.conf",
+		.kind = KNOB_SIZE, .min = 4096, .max = 1u << 30,
+		.candidates = L("208K", "4M", "16M", "64M"), .dflt = "208K",
+		.effect = KNOB_LIVE, .safety = KNOB_SAFE,
+		.workloads = WL_SEQ_WRITE | WL_COPY_IN_SHARE | WL_VIDEO_FRAMES,
+		.why = "caps SO_RCVBUF: socket options and tcprcvbuf above it are silently "
+		       "clipped",
+	},
+	[KNOB_SYS_WMEM_MAX] = {
+		.id = KNOB_SYS_WMEM_MAX,
+		.name = "sys.wmem_max", .proto = 0, .param = "net.core.wmem_max",
+		.place = KNOB_AT_SYSCTL, .where = "/etc/sysctl.d/90-nastune.conf",
+		.kind = KNOB_SIZE, .min = 4096, .max = 1u << 30,
+		.candidates = L("208K", "4M", "16M", "64M"), .dflt = "208K",
+		.effect = KNOB_LIVE, .safety = KNOB_SAFE,
+		.workloads = WL_SEQ_READ | WL_COPY_IN_SHARE | WL_VIDEO_FRAMES,
+		.why = "caps SO_SNDBUF: socket options and tcpsndbuf above it are silently "
+		       "clipped",
+	},
+	[KNOB_SYS_TCP_RMEM] = {
+		.id = KNOB_SYS_TCP_RMEM,
+		.name = "sys.tcp_rmem", .proto = 0, .param = "net.ipv4.tcp_rmem",
+		.place = KNOB_AT_SYSCTL, .where = "/etc/sysctl.d/90-nastune.conf",
+		.kind = KNOB_TRIPLE, .min = 1024, .max = 1u << 30,
+		.candidates = L("4096 131072 6291456", "4096 131072 16777216",
+				"4096 131072 33554432", "4096 131072 67108864"),
+		.dflt = "4096 131072 6291456", .effect = KNOB_LIVE, .safety = KNOB_SAFE,
+		.workloads = WL_SEQ_WRITE | WL_COPY_IN_SHARE | WL_VIDEO_FRAMES,
+		.why = "min, start and autotuning ceiling of every TCP receive window: the "
+		       "ceiling bounds a single stream's rate",
+	},
+	[KNOB_SYS_TCP_WMEM] = {
+		.id = KNOB_SYS_TCP_WMEM,
+		.name = "sys.tcp_wmem", .proto = 0, .param = "net.ipv4.tcp_wmem",
+		.place = KNOB_AT_SYSCTL, .where = "/etc/sysctl.d/90-nastune.conf",
+		.kind = KNOB_TRIPLE, .min = 1024, .max = 1u << 30,
+		.candidates = L("4096 16384 4194304", "4096 65536 16777216",
+				"4096 65536 33554432", "4096 65536 67108864"),
+		.dflt = "4096 16384 4194304", .effect = KNOB_LIVE, .safety = KNOB_SAFE,
+		.workloads = WL_SEQ_READ | WL_COPY_IN_SHARE | WL_VIDEO_FRAMES,
+		.why = "min, start and autotuning ceiling of every TCP send buffer",
+	},
+	[KNOB_NET_MTU] = {
+		.id = KNOB_NET_MTU,
+		.name = "net.mtu", .proto = 0, .param = "mtu", .place = KNOB_AT_NETLINK,
+		.where = "netlink (network.mtu; not rendered)", .kind = KNOB_INT, .min = 576,
+		.max = 9216, .candidates = L("1500", "9000"), .dflt = "1500",
+		.effect = KNOB_LIVE, .safety = KNOB_SAFE, .workloads = WL_BULK | WL_MIXED_RW,
+		.why = "jumbo frames cut per-packet cost; only MTUs every peer was proven to "
+		       "receive",
+	},
+};
+
+const struct knob *
+knob_get(enum knob_id id)
+{
+	return (unsigned)id < KNOB_COUNT ? &table[id] : NULL;
+}
+
+const struct knob *
+knob_find(const char *name)
+{
+	size_t i;
+
+	for (i = 0; name && i < KNOB_COUNT; i++)
+		if (strcmp(table[i].name, name) == 0)
+			return &table[i];
+	return NULL;
+}
+
+const struct knob *
+knob_first(void)
+{
+	return &table[0];
+}
+
+const struct knob *
+knob_next(const struct knob *k)
+{
+	return k && k + 1 < table + KNOB_COUNT ? k + 1 : NULL;
+}
+
+const char *
+knob_key(const struct knob *k)
+{
+	return strchr(k->name, '.') + 1;
+}
+
+const char *
+knob_place_file(enum knob_place p)
+{
+	switch (p) {
+	case KNOB_AT_SMB_GLOBAL:
+		return "/etc/samba/smb.conf";
+	case KNOB_AT_EXPORTS:
+		return "/etc/exports.d/nastune.exports";
+	case KNOB_AT_GANESHA_CORE:
+	case KNOB_AT_GANESHA_EXPORT:
+		return "/etc/ganesha/ganesha.conf";
+	case KNOB_AT_AFP_GLOBAL:
+		return "/etc/netatalk/afp.conf";
+	case KNOB_AT_SYSCTL:
+		return "/etc/sysctl.d/90-nastune.conf";
+	case KNOB_AT_NETLINK:
+		break;
+	}
+	return NULL;
+}
+
+const char *
+knob_effect_name(enum knob_effect e)
+{
+	return e == KNOB_RELOAD ? "reload" : e == KNOB_RESTART ? "restart" : "live";
+}
+
+const char *
+knob_safety_name(enum knob_safety s)
+{
+	return s == KNOB_UNSAFE ? "unsafe" : "safe";
+}
+
+const char *
+knob_src_name(enum knob_src s)
+{
+	return s == KNOB_CONFIG ? "config" : s == KNOB_TUNED ? "tuned" : "unset";
+}
+
+const char *
+knob_workload_name(unsigned bit)
+{
+	static const char *const names[WL_COUNT] = {
+		"seq-write", "seq-read", "copy-in-share", "mixed-rw", "small-files", "small-io",
+		"random-io", "metadata", "video-frames",
+	};
+	unsigned i;
+
+	for (i = 0; i < WL_COUNT; i++)
+		if (bit == 1u << i)
+			return names[i];
+	return NULL;
+}
+
+/* ---- values ---- */
+
+static int
+parse_u64(const char *s, uint64_t *v)
+{
+	char *end;
+
+	if (!(*s >= '0' && *s <= '9'))
+		return -EINVAL;
+	errno = 0;
+	*v = strtoull(s, &end, 10);
+	return *end || errno ? -EINVAL : 0;
+}
+
+static void
+range_text(const struct knob *k, char *buf, size_t len)
+{
+	char a[32], b[32];
+
+	if (k->kind == KNOB_INT) {
+		snprintf(buf, len, "%llu to %llu", (unsigned long long)k->min,
+			 (unsigned long long)k->max);
+		return;
+	}
+	units_format_size(k->min, a, sizeof(a));
+	units_format_size(k->max, b, sizeof(b));
+	snprintf(buf, len, "%s to %s", a, b);
+}
+
+static int
+parse_size(const struct knob *k, const char *v, uint64_t *bytes, char *why, size_t whylen)
+{
+	char r[80];
+
+	range_text(k, r, sizeof(r));
+	if (units_parse_size(v, bytes) < 0) {
+		snprintf(why, whylen, "'%s' is not a size — write e.g. \"%s\" (bytes, or K, M, G "
+			 "suffixes), %s", v, k->candidates[1] ? k->candidates[1] : k->candidates[0],
+			 r);
+		return -EINVAL;
+	}
+	if (*bytes < k->min || *bytes > k->max) {
+		snprintf(why, whylen, "'%s' is out of range — use %s", v, r);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int
+parse_sockopts(const struct knob *k, const char *value, char *out, size_t outlen, char *why,
+	       size_t whylen)
+{
+	static const char *const words[] = {
+		"TCP_NODELAY", "TCP_QUICKACK", "SO_KEEPALIVE", "IPTOS_LOWDELAY", "IPTOS_THROUGHPUT",
+		"SO_RCVBUF", "SO_SNDBUF", NULL,
+	};
+	char copy[256], *tok, *save = NULL, seen[8] = { 0 };
+	size_t used = 0, i;
+
+	if (strlen(value) >= sizeof(copy) || !*value) {
+		snprintf(why, whylen, "socket options must be 1 to 255 characters — e.g. "
+			 "\"TCP_NODELAY\"");
+		return -EINVAL;
+	}
+	snprintf(copy, sizeof(copy), "%s", value);
+	out[0] = '\0';
+	for (tok = strtok_r(copy, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save)) {
+		char *eq = strchr(tok, '=');
+		char item[64];
+
+		if (eq)
+			*eq = '\0';
+		for (i = 0; words[i]; i++)
+			if (strcasecmp(words[i], tok) == 0)
+				break;
+		if (!words[i]) {
+			snprintf(why, whylen, "socket option '%s' is not one nastune knows — use "
+				 "TCP_NODELAY, TCP_QUICKACK, SO_KEEPALIVE, IPTOS_LOWDELAY, "
+				 "IPTOS_THROUGHPUT, SO_RCVBUF=N, SO_SNDBUF=N", tok);
+			return -EINVAL;
+		}
+		if (seen[i]++) {
+			snprintf(why, whylen, "socket option %s is given twice — keep one",
+				 words[i]);
+			return -EINVAL;
+		}
+		if ((strncmp(words[i], "SO_", 3) == 0 && strcmp(words[i], "SO_KEEPALIVE") != 0) !=
+		    (eq != NULL)) {
+			snprintf(why, whylen, eq ? "socket option %s takes no value — write just "
+				 "%s" : "socket option %s needs a size — e.g. %s=262144",
+				 words[i], words[i]);
+			return -EINVAL;
+		}
+		if (eq) {
+			uint64_t b;
+
+			if (parse_size(k, eq + 1, &b, why, whylen) < 0)
+				return -EINVAL;
+			snprintf(item, sizeof(item), "%s=%llu", words[i], (unsigned long long)b);
+		} else {
+			snprintf(item, sizeof(item), "%s", words[i]);
+		}
+		if (used + strlen(item) + 2 > outlen) {
+			snprintf(why, whylen, "socket options are too long");
+			return -EINVAL;
+		}
+		used += (size_t)snprintf(out + used, outlen - used, "%s%s", used ? " " : "", item);
+	}
+	if (!used) {
+		snprintf(why, whylen, "socket options are empty — e.g. \"TCP_NODELAY\"");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int
+knob_parse(const struct knob *k, const char *value, char *out, size_t outlen, char *why,
+	   size_t whylen)
+{
+	uint64_t v, t[3];
+	char r[80], list[160] = "";
+	size_t i;
+
+	if (!value || outlen == 0) {
+		snprintf(why, whylen, "no value");
+		return -EINVAL;
+	}
+	switch (k->kind) {
+	case KNOB_ENUM:
+		for (i = 0; k->words[i]; i++)
+			if (strcasecmp(k->words[i], value) == 0) {
+				snprintf(out, outlen, "%s", k->words[i]);
+				return 0;
+			}
+		for (i = 0; k->words[i]; i++) {
+			strncat(list, i ? ", " : "", sizeof(list) - strlen(list) - 1);
+			strncat(list, k->words[i], sizeof(list) - strlen(list) - 1);
+		}
+		snprintf(why, whylen, "'%s' is not valid — use one of: %s", value, list);
+		return -EINVAL;
+	case KNOB_SIZE:
+		if (parse_size(k, value, &v, why, whylen) < 0)
+			return -EINVAL;
+		units_format_size(v, out, outlen);
+		return 0;
+	case KNOB_INT:
+		range_text(k, r, sizeof(r));
+		if (parse_u64(value, &v) < 0 || v < k->min || v > k->max) {
+			snprintf(why, whylen, "'%s' is not a whole number from %s — e.g. \"%s\"",
+				 value, r, k->candidates[0]);
+			return -EINVAL;
+		}
+		snprintf(out, outlen, "%llu", (unsigned long long)v);
+		return 0;
+	case KNOB_TRIPLE: {
+		char a[32], b[32], c[32], extra[2];
+
+		if (sscanf(value, "%31s %31s %31s %1s", a, b, c, extra) != 3 ||
+		    parse_size(k, a, &t[0], why, whylen) < 0 ||
+		    parse_size(k, b, &t[1], why, whylen) < 0 ||
+		    parse_size(k, c, &t[2], why, whylen) < 0 || t[0] > t[1] || t[1] > t[2]) {
+			range_text(k, r, sizeof(r));
+			snprintf(why, whylen, "'%s' is not three ascending sizes \"min default "
+				 "max\" — e.g. \"%s\" (each %s)", value, k->candidates[1], r);
+			return -EINVAL;
+		}
+		snprintf(out, outlen, "%llu %llu %llu", (unsigned long long)t[0],
+			 (unsigned long long)t[1], (unsigned long long)t[2]);
+		return 0;
+	}
+	case KNOB_SOCKOPTS:
+		return parse_sockopts(k, value, out, outlen, why, whylen);
+	case KNOB_VERSIONS: {
+		bool v3 = false, v4 = false, ok = *value != '\0';
+		const char *p;
+
+		for (p = value; *p && ok; p++) {
+			if (*p == '3' && !v3)
+				v3 = true;
+			else if (*p == '4' && !v4)
+				v4 = true;
+			else if (*p != ',' && *p != ' ')
+				ok = false;
+			else if (*p == ',' && (p == value || p[1] == '\0'))
+				ok = false;
+		}
+		if (!ok || (!v3 && !v4) || (v3 && v4 && !strchr(value, ','))) {
+			snprintf(why, whylen, "'%s' is not a set of NFS versions — use \"3,4\", \"3\" "
+				 "or \"4\"", value);
+			return -EINVAL;
+		}
+		snprintf(out, outlen, "%s", v3 && v4 ? "3,4" : v3 ? "3" : "4");
+		return 0;
+	}
+	}
+	snprintf(why, whylen, "unknown knob kind");
+	return -EINVAL;
+}
+
+void
+knob_render_value(const struct knob *k, const char *value, char *out, size_t outlen)
+{
+	uint64_t v;
+
+	if (k->kind == KNOB_SIZE && units_parse_size(value, &v) == 0)
+		snprintf(out, outlen, "%llu", (unsigned long long)v);
+	else if (k->kind == KNOB_VERSIONS)
+		snprintf(out, outlen, "%s", strcmp(value, "3,4") == 0 ? "3, 4" : value);
+	else
+		snprintf(out, outlen, "%s", value);
+}
+
+bool
+knob_value_unsafe(const struct knob *k, const char *value)
+{
+	size_t i;
+
+	for (i = 0; k->unsafe && k->unsafe[i]; i++)
+		if (strcmp(k->unsafe[i], value) == 0)
+			return true;
+	return false;
+}
+
+/* ---- policy ---- */
+
+/* Strength of a signing or encryption setting, in either vocabulary (the config's words and
+ * Samba's): 0 off, 1 offered when asked, 2 desired, 3 required. */
+static int
+smb_strength(const char *v)
+{
+	if (!v)
+		return 1;
+	if (strcmp(v, "disabled") == 0 || strcmp(v, "off") == 0)
+		return 0;
+	if (strcmp(v, "desired") == 0)
+		return 2;
+	if (strcmp(v, "required") == 0 || strcmp(v, "mandatory") == 0)
+		return 3;
+	return 1;	/* default, auto, if_required */
+}
+
+bool
+knob_applicable(const struct model *m, const struct knob *k, char *why, size_t whylen)
+{
+	if (k->proto) {
+		const char *p = k->proto == PROTO_SMB ? "smb" : k->proto == PROTO_NFS ? "nfs" : "afp";
+		bool enabled = k->proto == PROTO_SMB ? m->smb.enabled :
+			       k->proto == PROTO_NFS ? m->nfs.enabled : m->afp.enabled;
+
+		if (!enabled) {
+			snprintf(why, whylen, "not applicable: %s is disabled (protocols.%s.enabled)",
+				 p, p);
+			return false;
+		}
+		if (!model_uses(m, k->proto)) {
+			snprintf(why, whylen, "not applicable: no share is served over %s", p);
+			return false;
+		}
+	}
+	if (k->place == KNOB_AT_EXPORTS && m->nfs.server != NFS_SERVER_KERNEL) {
+		snprintf(why, whylen, "not applicable: the NFS server is ganesha (kernel exports "
+			 "only)");
+		return false;
+	}
+	if ((k->place == KNOB_AT_GANESHA_CORE || k->place == KNOB_AT_GANESHA_EXPORT) &&
+	    m->nfs.server != NFS_SERVER_GANESHA) {
+		snprintf(why, whylen, "not applicable: the NFS server is kernel (NFS-Ganesha "
+			 "only; the kernel's threads and versions live in /etc/nfs.conf, which "
+			 "nastune does not manage)");
+		return false;
+	}
+	if (k->place == KNOB_AT_NETLINK && !m->network.interface) {
+		snprintf(why, whylen, "not applicable: no network.interface to set the MTU of");
+		return false;
+	}
+	return true;
+}
+
+bool
+knob_value_permitted(const struct model *m, const struct knob *k, const char *value,
+		     char *why, size_t whylen)
+{
+	if (knob_value_unsafe(k, value) && !m->tuning.allow_unsafe) {
+		snprintf(why, whylen, "%s = %s may lose data on power loss — set "
+			 "tuning.allow_unsafe = true to allow it, or use %s", k->name, value,
+			 k->candidates[0]);
+		return false;
+	}
+	if (k->id == KNOB_SMB_SERVER_SIGNING || k->id == KNOB_SMB_SMB_ENCRYPT) {
+		const char *cfg = k->id == KNOB_SMB_SERVER_SIGNING ? m->smb.signing :
+								     m->smb.encryption;
+		const char *key = k->id == KNOB_SMB_SERVER_SIGNING ? "signing" : "encryption";
+		int floor = smb_strength(cfg);
+
+		/* Only a demand is a floor: "default" and weaker ask for nothing. */
+		if (floor >= 2 && smb_strength(value) < floor) {
+			snprintf(why, whylen, "%s = %s is weaker than protocols.smb.%s = \"%s\" — "
+				 "use a stronger value, or relax protocols.smb.%s", k->name, value,
+				 key, cfg, key);
+			return false;
+		}
+	}
+	if (k->id == KNOB_NFS_VERSIONS && ((strchr(value, '3') && !m->nfs.v3) ||
+					   (strchr(value, '4') && !m->nfs.v4))) {
+		snprintf(why, whylen, "nfs.versions = %s serves a version protocols.nfs.versions "
+			 "does not list — use \"%s\", or add the version there", value,
+			 m->nfs.v3 ? "3" : "4");
+		return false;
+	}
+	return true;
+}
+
+bool
+knob_allowed(const struct model *m, const struct knob *k, const char *value, char *why,
+	     size_t whylen)
+{
+	const struct knob_setting *s = &m->knobs[k->id];
+	char canon[256], perr[256];
+
+	if (!knob_applicable(m, k, why, whylen))
+		return false;
+	if (s->src == KNOB_CONFIG) {
+		if (s->loc.file)
+			snprintf(why, whylen, "pinned in nastune.conf (%s:%d)", s->loc.file,
+				 s->loc.line);
+		else
+			snprintf(why, whylen, "pinned in nastune.conf");
+		return false;
+	}
+	if (k->id == KNOB_NET_MTU && m->network.mtu_mode == MTU_KEEP) {
+		snprintf(why, whylen, "network.mtu is \"keep\": nastune leaves the MTU alone");
+		return false;
+	}
+	if (k->id == KNOB_NET_MTU && m->network.peers.n == 0) {
+		snprintf(why, whylen, "no network.peers to prove an MTU against");
+		return false;
+	}
+	if (knob_parse(k, value, canon, sizeof(canon), perr, sizeof(perr)) < 0) {
+		snprintf(why, whylen, "%s", perr);
+		return false;
+	}
+	return knob_value_permitted(m, k, canon, why, whylen);
+}
+
+const char *
+knob_value(const struct model *m, enum knob_id id)
+{
+	return (unsigned)id < KNOB_COUNT ? m->knobs[id].value : NULL;
+}
+
+enum knob_src
+knob_source(const struct model *m, enum knob_id id)
+{
+	return (unsigned)id < KNOB_COUNT && m->knobs[id].value ? m->knobs[id].src : KNOB_UNSET;
+}
+
+bool
+knob_export_async(const struct model *m, size_t share)
+{
+	const struct share *sh = &m->shares[share];
+	const char *v = m->knobs[KNOB_NFS_EXPORT_SYNC].value;
+
+	if (sh->nfs_async_set)
+		return sh->nfs_async;
+	return v && strcmp(v, "async") == 0;
+}

@@ -1,0 +1,516 @@
+/* test_knobs.c - the knob table: its invariants, value syntax, that every knob renders into
+ * its file with every candidate (through the real templates), and which values tune may try. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "diag.h"
+#include "knobs.h"
+#include "model.h"
+#include "profile.h"
+#include "render.h"
+#include "templates.h"
+
+static const char *const dirs[] = { "profiles" };
+
+/* Every protocol on, one share over all of them; server is "kernel" or "ganesha". */
+static struct model *
+model_for(const char *server, const char *extra)
+{
+	char text[2048];
+	struct diag d;
+	struct model *m;
+
+	snprintf(text, sizeof(text),
+		 "network = { interface = \"eth0\"; mtu = \"auto\"; peers = [\"192.0.2.9\"]; };\n"
+		 "protocols = { smb = { enabled = true; }; afp = { enabled = true; };\n"
+		 "  nfs = { enabled = true; server = \"%s\"; versions = [3, 4]; }; };\n"
+		 "shares = ( { name = \"Media\"; path = \"/srv/media\";\n"
+		 "  protocols = [\"smb\", \"nfs\", \"afp\"]; nfs = { clients = [\"192.0.2.0/24\"]; }; } );\n"
+		 "tuning = { allow_unsafe = true; };\n%s",
+		 server, extra ? extra : "");
+	diag_init(&d);
+	m = profile_load_string("t.conf", text, dirs, 1, &d);
+	diag_print(&d, stderr);
+	assert_non_null(m);
+	diag_free(&d);
+	return m;
+}
+
+static void
+set(struct model *m, enum knob_id id, const char *value, enum knob_src src)
+{
+	free(m->knobs[id].value);
+	m->knobs[id].value = value ? strdup(value) : NULL;
+	m->knobs[id].src = value ? src : KNOB_UNSET;
+	m->knobs[id].loc.file = NULL;
+	m->knobs[id].loc.line = 0;
+}
+
+static void
+test_table_invariants(void **state)
+{
+	const struct knob *k, *o;
+	char canon[256], why[512];
+	size_t i, n = 0;
+
+	(void)state;
+	for (k = knob_first(); k; k = knob_next(k), n++) {
+		const char *dot = strchr(k->name, '.');
+
+		assert_ptr_equal(knob_get(k->id), k);
+		assert_int_equal(k->id, n);	/* the table is indexed by id */
+		assert_ptr_equal(knob_find(k->name), k);
+		assert_non_null(dot);
+		assert_string_equal(knob_key(k), dot + 1);
+		/* the group names the protocol: smb/nfs/afp knobs belong to it, sys/net to the host */
+		if (strncmp(k->name, "smb.", 4) == 0)
+			assert_int_equal(k->proto, PROTO_SMB);
+		else if (strncmp(k->name, "nfs.", 4) == 0)
+			assert_int_equal(k->proto, PROTO_NFS);
+		else if (strncmp(k->name, "afp.", 4) == 0)
+			assert_int_equal(k->proto, PROTO_AFP);
+		else if (strncmp(k->name, "sys.", 4) == 0 || strncmp(k->name, "net.", 4) == 0)
+			assert_int_equal(k->proto, 0);
+		else
+			fail_msg("%s: unknown group", k->name);
+		for (o = knob_first(); o != k; o = knob_next(o))
+			assert_string_not_equal(o->name, k->name);
+		assert_non_null(k->param);
+		assert_non_null(k->where);
+		assert_true(k->why && strlen(k->why) > 10);
+		assert_true(k->workloads != 0 && (k->workloads & ~WL_ALL) == 0);
+		assert_true((knob_place_file(k->place) == NULL) == (k->place == KNOB_AT_NETLINK));
+		/* candidates: at least two, each valid and already canonical, no repeats */
+		assert_non_null(k->candidates[0]);
+		assert_non_null(k->candidates[1]);
+		for (i = 0; k->candidates[i]; i++) {
+			size_t j;
+
+			if (knob_parse(k, k->candidates[i], canon, sizeof(canon), why, sizeof(why)) < 0)
+				fail_msg("%s: candidate '%s' invalid: %s", k->name, k->candidates[i],
+					 why);
+			assert_string_equal(canon, k->candidates[i]);
+			for (j = 0; j < i; j++)
+				assert_string_not_equal(k->candidates[j], k->candidates[i]);
+		}
+		/* the first candidate is the daemon's default when it has one */
+		if (k->dflt)
+			assert_string_equal(k->candidates[0], k->dflt);
+		/* unsafe knobs name their unsafe values; those are candidates, never the first */
+		assert_true((k->safety == KNOB_UNSAFE) == (k->unsafe != NULL));
+		for (i = 0; k->unsafe && k->unsafe[i]; i++) {
+			size_t j;
+
+			for (j = 0; k->candidates[j]; j++)
+				if (strcmp(k->candidates[j], k->unsafe[i]) == 0)
+					break;
+			assert_non_null(k->candidates[j]);
+			assert_true(j > 0);
+			assert_true(knob_value_unsafe(k, k->unsafe[i]));
+		}
+		assert_false(knob_value_unsafe(k, k->candidates[0]));
+	}
+	assert_int_equal(n, KNOB_COUNT);
+	assert_null(knob_find("smb.nope"));
+	assert_null(knob_find("use_sendfile"));
+	assert_null(knob_get(KNOB_COUNT));
+	/* the list */
+	assert_int_equal(knob_get(KNOB_SMB_STRICT_SYNC)->safety, KNOB_UNSAFE);
+	assert_int_equal(knob_get(KNOB_NFS_EXPORT_SYNC)->safety, KNOB_UNSAFE);
+	for (i = 0; i < WL_COUNT; i++)
+		assert_non_null(knob_workload_name(1u << i));
+	assert_null(knob_workload_name(3));
+}
+
+static void
+expect_canon(enum knob_id id, const char *in, const char *want)
+{
+	char out[256], why[512] = "";
+
+	if (knob_parse(knob_get(id), in, out, sizeof(out), why, sizeof(why)) < 0)
+		fail_msg("%s '%s': %s", knob_get(id)->name, in, why);
+	assert_string_equal(out, want);
+}
+
+static void
+expect_bad(enum knob_id id, const char *in, const char *needle)
+{
+	char out[256], why[512] = "";
+
+	assert_int_equal(knob_parse(knob_get(id), in, out, sizeof(out), why, sizeof(why)), -EINVAL);
+	if (!strstr(why, needle))
+		fail_msg("'%s': '%s' lacks '%s'", in, why, needle);
+}
+
+static void
+test_parse_values(void **state)
+{
+	(void)state;
+	expect_canon(KNOB_SMB_USE_SENDFILE, "YES", "yes");
+	expect_bad(KNOB_SMB_USE_SENDFILE, "maybe", "use one of: no, yes");
+	expect_canon(KNOB_SMB_AIO_READ_SIZE, "1m", "1M");
+	expect_canon(KNOB_SMB_AIO_READ_SIZE, "1048576", "1M");
+	expect_canon(KNOB_SMB_AIO_READ_SIZE, "0", "0");
+	expect_canon(KNOB_SMB_AIO_READ_SIZE, "1000", "1000");
+	expect_bad(KNOB_SMB_AIO_READ_SIZE, "32M", "out of range");
+	expect_bad(KNOB_SMB_AIO_READ_SIZE, "lots", "not a size");
+	expect_bad(KNOB_AFP_SERVER_QUANTUM, "16K", "out of range");
+	expect_canon(KNOB_NFS_THREADS, "64", "64");
+	expect_bad(KNOB_NFS_THREADS, "1", "2 to 16384");
+	expect_bad(KNOB_NFS_THREADS, "6x", "whole number");
+	expect_canon(KNOB_SYS_TCP_RMEM, "4K 128K 16M", "4096 131072 16777216");
+	expect_bad(KNOB_SYS_TCP_RMEM, "4096 131072", "three ascending");
+	expect_bad(KNOB_SYS_TCP_RMEM, "16M 128K 4K", "three ascending");
+	expect_bad(KNOB_SYS_TCP_RMEM, "4096 131072 6291456 1", "three ascending");
+	expect_canon(KNOB_SMB_SOCKET_OPTIONS, "tcp_nodelay  so_rcvbuf=256K", "TCP_NODELAY SO_RCVBUF=262144");
+	expect_bad(KNOB_SMB_SOCKET_OPTIONS, "TCP_NODELAY TCP_NODELAY", "twice");
+	expect_bad(KNOB_SMB_SOCKET_OPTIONS, "SO_RCVBUF", "needs a size");
+	expect_bad(KNOB_SMB_SOCKET_OPTIONS, "TCP_NODELAY=1", "takes no value");
+	expect_bad(KNOB_SMB_SOCKET_OPTIONS, "SO_BINDTODEVICE=eth0", "not one nastune knows");
+	expect_bad(KNOB_SMB_SOCKET_OPTIONS, "SO_SNDBUF=1", "out of range");
+	expect_bad(KNOB_SMB_SOCKET_OPTIONS, "", "1 to 255");
+	expect_canon(KNOB_NFS_VERSIONS, "4,3", "3,4");
+	expect_canon(KNOB_NFS_VERSIONS, "3, 4", "3,4");
+	expect_canon(KNOB_NFS_VERSIONS, "4", "4");
+	expect_bad(KNOB_NFS_VERSIONS, "3,3", "not a set");
+	expect_bad(KNOB_NFS_VERSIONS, "2", "not a set");
+	expect_bad(KNOB_NFS_VERSIONS, "34", "not a set");
+	expect_bad(KNOB_NFS_VERSIONS, ",4", "not a set");
+}
+
+/* The line a knob's value must produce in its file. */
+static void
+expected_line(const struct knob *k, const char *value, char *out, size_t len)
+{
+	char v[256];
+
+	knob_render_value(k, value, v, sizeof(v));
+	switch (k->place) {
+	case KNOB_AT_SMB_GLOBAL:
+	case KNOB_AT_AFP_GLOBAL:
+		snprintf(out, len, "\t%s = %s\n", k->param, v);
+		break;
+	case KNOB_AT_GANESHA_CORE:
+	case KNOB_AT_GANESHA_EXPORT:
+		snprintf(out, len, "\t%s = %s;\n", k->param, v);
+		break;
+	case KNOB_AT_SYSCTL:
+		snprintf(out, len, "\n%s = %s\n", k->param, v);
+		break;
+	case KNOB_AT_EXPORTS:
+		snprintf(out, len, "(rw,%s,", v);
+		break;
+	case KNOB_AT_NETLINK:
+		out[0] = '\0';
+		break;
+	}
+}
+
+static const struct rfile *
+find_file(const struct rendered *r, const char *path)
+{
+	size_t i;
+
+	for (i = 0; i < r->n; i++)
+		if (strcmp(r->f[i].path, path) == 0)
+			return &r->f[i];
+	return NULL;
+}
+
+static void
+render_ok(const struct model *m, const struct render_templates *t, struct rendered *r)
+{
+	char err[512] = "";
+
+	if (render_all(m, t, 0, r, err, sizeof(err)) < 0)
+		fail_msg("render: %s", err);
+}
+
+static void
+test_every_candidate_renders(void **state)
+{
+	static const char *const tdirs[] = { "templates" };
+	struct render_templates t;
+	const struct knob *k;
+	char err[512], line[512];
+	size_t i, checked = 0;
+
+	(void)state;
+	assert_int_equal(templates_load(tdirs, 1, &t, err, sizeof(err)), 0);
+	for (k = knob_first(); k; k = knob_next(k)) {
+		bool ganesha = k->place == KNOB_AT_GANESHA_CORE || k->place == KNOB_AT_GANESHA_EXPORT;
+
+		if (k->place == KNOB_AT_NETLINK)
+			continue;	/* net.mtu: netif sets it, nothing is rendered */
+		for (i = 0; k->candidates[i]; i++) {
+			struct model *m = model_for(ganesha ? "ganesha" : "kernel", NULL);
+			struct rendered r;
+			const struct rfile *f;
+
+			set(m, k->id, k->candidates[i], KNOB_CONFIG);
+			render_ok(m, &t, &r);
+			f = find_file(&r, knob_place_file(k->place));
+			if (!f)
+				fail_msg("%s: %s not rendered", k->name, knob_place_file(k->place));
+			expected_line(k, k->candidates[i], line, sizeof(line));
+			if (!strstr(f->data, line))
+				fail_msg("%s = %s: '%s' not in %s:\n%s", k->name, k->candidates[i],
+					 line, f->path, f->data);
+			/* pinned knobs are not tune's: no tuned.conf */
+			assert_null(find_file(&r, RENDER_TUNED_PATH));
+			render_free(&r);
+			model_free(m);
+			checked++;
+		}
+	}
+	assert_true(checked > 60);
+	templates_free(&t);
+}
+
+/* Unset knobs leave the daemons' defaults alone: no line, and no sysctl file or tuned.conf. */
+static void
+test_unset_renders_nothing(void **state)
+{
+	static const char *const tdirs[] = { "templates" };
+	static const char *const servers[] = { "kernel", "ganesha" };
+	struct render_templates t;
+	const struct knob *k;
+	char err[512], pat[256];
+	size_t s;
+
+	(void)state;
+	assert_int_equal(templates_load(tdirs, 1, &t, err, sizeof(err)), 0);
+	for (s = 0; s < 2; s++) {
+		struct model *m = model_for(servers[s], NULL);
+		struct rendered r;
+
+		render_ok(m, &t, &r);
+		assert_null(find_file(&r, RENDER_SYSCTL_PATH));
+		assert_null(find_file(&r, RENDER_TUNED_PATH));
+		for (k = knob_first(); k; k = knob_next(k)) {
+			const struct rfile *f;
+
+			/* these four have always been written from protocols.*; a knob only
+			 * changes their value */
+			if (k->place == KNOB_AT_NETLINK || k->id == KNOB_SMB_SERVER_SIGNING ||
+			    k->id == KNOB_SMB_SMB_ENCRYPT || k->id == KNOB_NFS_VERSIONS ||
+			    k->id == KNOB_NFS_EXPORT_SYNC)
+				continue;
+			if (!(f = find_file(&r, knob_place_file(k->place))))
+				continue;
+			snprintf(pat, sizeof(pat), "\t%s = ", k->param);
+			if (strstr(f->data, pat))
+				fail_msg("unset %s rendered in %s", k->name, f->path);
+		}
+		render_free(&r);
+		model_free(m);
+	}
+	templates_free(&t);
+}
+
+/* Tuned values render into tuned.conf, which loads back to the same values. */
+static void
+test_tuned_conf_round_trip(void **state)
+{
+	static const char *const tdirs[] = { "templates" };
+	struct render_templates t;
+	struct model *m = model_for("ganesha", NULL), *back;
+	const struct rfile *f;
+	struct rendered r;
+	struct diag d;
+	char err[512];
+
+	(void)state;
+	assert_int_equal(templates_load(tdirs, 1, &t, err, sizeof(err)), 0);
+	set(m, KNOB_SMB_AIO_READ_SIZE, "1M", KNOB_TUNED);
+	set(m, KNOB_SMB_SOCKET_OPTIONS, "TCP_NODELAY SO_RCVBUF=262144", KNOB_TUNED);
+	set(m, KNOB_SYS_TCP_RMEM, "4096 131072 16777216", KNOB_TUNED);
+	set(m, KNOB_NFS_VERSIONS, "3", KNOB_TUNED);
+	set(m, KNOB_SMB_USE_SENDFILE, "yes", KNOB_CONFIG);	/* pinned: not tune's */
+	render_ok(m, &t, &r);
+	f = find_file(&r, RENDER_TUNED_PATH);
+	assert_non_null(f);
+	assert_int_equal(f->svc, SVC_SELF);
+	assert_non_null(strstr(f->data, "\tsmb = {\n\t\taio_read_size = \"1M\";\n"));
+	assert_non_null(strstr(f->data, "\t\tsocket_options = \"TCP_NODELAY SO_RCVBUF=262144\";\n"));
+	assert_non_null(strstr(f->data, "\tsys = {\n\t\ttcp_rmem = \"4096 131072 16777216\";\n"));
+	assert_null(strstr(f->data, "use_sendfile"));
+	assert_int_equal(find_file(&r, RENDER_SYSCTL_PATH)->svc, SVC_SYS);
+
+	back = model_for("ganesha", NULL);
+	diag_init(&d);
+	assert_int_equal(profile_load_tuned_string(back, RENDER_TUNED_PATH, f->data, &d), 0);
+	diag_print(&d, stderr);
+	assert_int_equal(d.n, 0);
+	assert_string_equal(knob_value(back, KNOB_SMB_AIO_READ_SIZE), "1M");
+	assert_int_equal(knob_source(back, KNOB_SMB_AIO_READ_SIZE), KNOB_TUNED);
+	assert_string_equal(knob_value(back, KNOB_SMB_SOCKET_OPTIONS), "TCP_NODELAY SO_RCVBUF=262144");
+	assert_string_equal(knob_value(back, KNOB_SYS_TCP_RMEM), "4096 131072 16777216");
+	assert_string_equal(knob_value(back, KNOB_NFS_VERSIONS), "3");
+	assert_null(knob_value(back, KNOB_SMB_USE_SENDFILE));
+	diag_free(&d);
+	model_free(back);
+	render_free(&r);
+	model_free(m);
+	templates_free(&t);
+}
+
+static void
+expect_allowed(const struct model *m, enum knob_id id, const char *v, bool want,
+	       const char *needle)
+{
+	char why[512] = "";
+	bool got = knob_allowed(m, knob_get(id), v, why, sizeof(why));
+
+	if (got != want)
+		fail_msg("%s = %s: allowed %d, want %d (%s)", knob_get(id)->name, v, got, want, why);
+	if (!want && needle && !strstr(why, needle))
+		fail_msg("%s = %s: '%s' lacks '%s'", knob_get(id)->name, v, why, needle);
+}
+
+static struct model *
+model_text(const char *text)
+{
+	struct diag d;
+	struct model *m;
+
+	diag_init(&d);
+	m = profile_load_string("t.conf", text, dirs, 1, &d);
+	diag_print(&d, stderr);
+	assert_non_null(m);
+	diag_free(&d);
+	return m;
+}
+
+static void
+test_allowed(void **state)
+{
+	struct model *m;
+
+	(void)state;
+	/* unsafe values need allow_unsafe; the safe value of an unsafe knob does not */
+	m = model_text("shares = ( { name = \"A\"; path = \"/srv/a\"; protocols = [\"smb\", \"nfs\"];\n"
+		       "  nfs = { clients = [\"*\"]; }; } );\n");
+	expect_allowed(m, KNOB_SMB_STRICT_SYNC, "no", false, "tuning.allow_unsafe");
+	expect_allowed(m, KNOB_SMB_STRICT_SYNC, "yes", true, NULL);
+	expect_allowed(m, KNOB_NFS_EXPORT_SYNC, "async", false, "power loss");
+	expect_allowed(m, KNOB_NFS_EXPORT_SYNC, "sync", true, NULL);
+	m->tuning.allow_unsafe = true;
+	expect_allowed(m, KNOB_SMB_STRICT_SYNC, "no", true, NULL);
+	expect_allowed(m, KNOB_NFS_EXPORT_SYNC, "async", true, NULL);
+	/* kernel server: the Ganesha knobs are not applicable */
+	expect_allowed(m, KNOB_NFS_THREADS, "64", false, "not applicable");
+	expect_allowed(m, KNOB_NFS_GANESHA_MAX_READ, "1M", false, "not applicable");
+	expect_allowed(m, KNOB_NFS_VERSIONS, "3", false, "not applicable");
+	/* AFP is off by default */
+	expect_allowed(m, KNOB_AFP_DSIREADBUF, "24", false, "afp is disabled");
+	/* host knobs always apply; bad values are refused with the parse reason */
+	expect_allowed(m, KNOB_SYS_RMEM_MAX, "16M", true, NULL);
+	expect_allowed(m, KNOB_SYS_RMEM_MAX, "2G", false, "out of range");
+	/* signing "default" demands nothing: every value may be tried */
+	expect_allowed(m, KNOB_SMB_SERVER_SIGNING, "disabled", true, NULL);
+	/* pinned: never tune's */
+	set(m, KNOB_SMB_USE_SENDFILE, "yes", KNOB_CONFIG);
+	expect_allowed(m, KNOB_SMB_USE_SENDFILE, "no", false, "pinned in nastune.conf");
+	set(m, KNOB_SMB_USE_SENDFILE, "yes", KNOB_TUNED);
+	expect_allowed(m, KNOB_SMB_USE_SENDFILE, "no", true, NULL);
+	/* net.mtu: no interface */
+	expect_allowed(m, KNOB_NET_MTU, "9000", false, "no network.interface");
+	model_free(m);
+
+	/* SMB floors: required allows only required; desired allows desired and required */
+	m = model_text("protocols = { smb = { signing = \"required\"; encryption = \"desired\"; }; };\n"
+		       "shares = ( { name = \"A\"; path = \"/srv/a\"; } );\n");
+	expect_allowed(m, KNOB_SMB_SERVER_SIGNING, "disabled", false, "weaker than protocols.smb.signing");
+	expect_allowed(m, KNOB_SMB_SERVER_SIGNING, "default", false, "weaker");
+	expect_allowed(m, KNOB_SMB_SERVER_SIGNING, "desired", false, "weaker");
+	expect_allowed(m, KNOB_SMB_SERVER_SIGNING, "required", true, NULL);
+	expect_allowed(m, KNOB_SMB_SMB_ENCRYPT, "off", false, "protocols.smb.encryption");
+	expect_allowed(m, KNOB_SMB_SMB_ENCRYPT, "if_required", false, "weaker");
+	expect_allowed(m, KNOB_SMB_SMB_ENCRYPT, "desired", true, NULL);
+	expect_allowed(m, KNOB_SMB_SMB_ENCRYPT, "required", true, NULL);
+	/* NFS on, but no share over it */
+	expect_allowed(m, KNOB_NFS_EXPORT_SYNC, "sync", false, "no share is served over nfs");
+	model_free(m);
+	m = model_text("protocols = { smb = { signing = \"mandatory\"; encryption = \"required\"; }; };\n"
+		       "shares = ( { name = \"A\"; path = \"/srv/a\"; } );\n");
+	expect_allowed(m, KNOB_SMB_SERVER_SIGNING, "if_required", false, "weaker");
+	expect_allowed(m, KNOB_SMB_SMB_ENCRYPT, "desired", false, "weaker");
+	expect_allowed(m, KNOB_SMB_SMB_ENCRYPT, "required", true, NULL);
+	model_free(m);
+
+	/* Ganesha with v3 only: nfs.versions never adds v4; the kernel knob is not applicable */
+	m = model_text("protocols = { nfs = { server = \"ganesha\"; versions = [3]; }; };\n"
+		       "shares = ( { name = \"A\"; path = \"/srv/a\"; protocols = [\"nfs\"];\n"
+		       "  nfs = { clients = [\"*\"]; }; } );\n"
+		       "network = { interface = \"eth0\"; mtu = 9000; peers = [\"192.0.2.1\"]; };\n");
+	expect_allowed(m, KNOB_NFS_VERSIONS, "3", true, NULL);
+	expect_allowed(m, KNOB_NFS_VERSIONS, "3,4", false, "does not list");
+	expect_allowed(m, KNOB_NFS_VERSIONS, "4", false, "does not list");
+	expect_allowed(m, KNOB_NFS_EXPORT_SYNC, "sync", false, "kernel exports only");
+	expect_allowed(m, KNOB_NFS_THREADS, "512", true, NULL);
+	expect_allowed(m, KNOB_SMB_USE_SENDFILE, "yes", false, "no share is served over smb");
+	/* a fixed network.mtu pins net.mtu */
+	assert_string_equal(knob_value(m, KNOB_NET_MTU), "9000");
+	expect_allowed(m, KNOB_NET_MTU, "1500", false, "pinned in nastune.conf (t.conf:4)");
+	model_free(m);
+
+	m = model_text("network = { interface = \"eth0\"; mtu = \"auto\"; };\n");
+	expect_allowed(m, KNOB_NET_MTU, "9000", false, "no network.peers");
+	model_free(m);
+	m = model_text("network = { interface = \"eth0\"; mtu = \"auto\"; peers = [\"192.0.2.1\"]; };\n");
+	expect_allowed(m, KNOB_NET_MTU, "9000", true, NULL);
+	expect_allowed(m, KNOB_NET_MTU, "9500", false, "576 to 9216");
+	assert_null(knob_value(m, KNOB_NET_MTU));
+	model_free(m);
+	m = model_text("network = { interface = \"eth0\"; peers = [\"192.0.2.1\"]; };\n");
+	expect_allowed(m, KNOB_NET_MTU, "9000", false, "\"keep\"");
+	model_free(m);
+}
+
+/* One place decides sync/async for a kernel export: the share's own nfs.async, else the knob. */
+static void
+test_export_async(void **state)
+{
+	struct model *m;
+
+	(void)state;
+	m = model_text("tuning = { allow_unsafe = true; };\n"
+		       "shares = ( { name = \"A\"; path = \"/srv/a\"; protocols = [\"nfs\"];\n"
+		       "  nfs = { clients = [\"*\"]; }; },\n"
+		       "  { name = \"B\"; path = \"/srv/b\"; protocols = [\"nfs\"];\n"
+		       "  nfs = { clients = [\"*\"]; async = false; }; },\n"
+		       "  { name = \"C\"; path = \"/srv/c\"; protocols = [\"nfs\"];\n"
+		       "  nfs = { clients = [\"*\"]; async = true; }; } );\n");
+	assert_false(knob_export_async(m, 0));
+	assert_false(knob_export_async(m, 1));
+	assert_true(knob_export_async(m, 2));
+	set(m, KNOB_NFS_EXPORT_SYNC, "async", KNOB_TUNED);
+	assert_true(knob_export_async(m, 0));
+	assert_false(knob_export_async(m, 1));	/* the share said sync itself */
+	assert_true(knob_export_async(m, 2));
+	model_free(m);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_table_invariants),
+		cmocka_unit_test(test_parse_values),
+		cmocka_unit_test(test_every_candidate_renders),
+		cmocka_unit_test(test_unset_renders_nothing),
+		cmocka_unit_test(test_tuned_conf_round_trip),
+		cmocka_unit_test(test_allowed),
+		cmocka_unit_test(test_export_async),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
