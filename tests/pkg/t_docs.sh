@@ -34,7 +34,7 @@ sed 's/^} commands\[\] = {$/&\n\t{ "frobnicate", cmd_frob, "", "" },/' "$MAIN" >
 run "$DC" commands "$tmp/main.c" "$MAN8"
 [[ $rc -ne 0 ]] && grep -q "command 'frobnicate'" <<<"$out"
 ok $? "a new command without an entry is caught"
-sed 's/"goal", "allow_unsafe", "budget", NULL/"goal", "allow_unsafe", "budget", "rounds", NULL/' \
+sed 's/"goal", "allow_unsafe", "budget", "knobs", NULL/"goal", "allow_unsafe", "budget", "knobs", "rounds", NULL/' \
 	"$PROFILE" >"$tmp/profile.c"
 run "$DC" keys "$tmp/profile.c" "$MAN5"
 [[ $rc -ne 0 ]] && grep -q "key 'tuning.rounds'" <<<"$out"
