@@ -16,6 +16,10 @@ struct apply_opts {
 	bool json;
 	int lock_timeout_s;	/* how long to wait for a concurrent apply */
 	const char *reason;	/* recorded with the generation: "apply", "tune" */
+	/* A tune trial: install and reload like an apply, but record no generation and keep
+	 * the journal naming the generation before the trials, so that the next trial, an
+	 * interrupted tune's next run, or apply_end_trials puts it back first. No MTU. */
+	bool trial;
 };
 
 /* Applies the rendered set r of model m. Returns EXIT_OK (also for "nothing to do"),
@@ -25,6 +29,10 @@ int apply_run(const struct model *m, const struct rendered *r, const struct appl
 /* Restores generation id (-1: the one before the newest) and reloads what changed.
  * Returns EXIT_OK, EXIT_FAIL, or EXIT_USAGE for an unknown generation. */
 int apply_rollback(const struct model *m, long id, const struct apply_opts *o);
+
+/* Ends a series of trials: restores the generation the journal names (the configuration in
+ * force before them) and reloads. Returns EXIT_OK (also when there were none) or EXIT_FAIL. */
+int apply_end_trials(const struct model *m, const struct apply_opts *o);
 
 struct hwinfo;
 /* The hardware fingerprint: hwinfo plus each NIC's max MTU from netlink. Returns as

@@ -69,5 +69,6 @@ int cmd_bench(struct ctx *ctx, int argc, char **argv);
 int cmd_report(struct ctx *ctx, int argc, char **argv);
 int cmd_history(struct ctx *ctx, int argc, char **argv);
 int cmd_knobs(struct ctx *ctx, int argc, char **argv);
+int cmd_tune(struct ctx *ctx, int argc, char **argv);
 
 #endif

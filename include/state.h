@@ -67,4 +67,13 @@ int state_get_bench_run(struct state *st, long id, struct state_bench_run *r);
 int state_list_bench_runs(struct state *st, struct state_bench_run **runs, size_t *n);
 void state_bench_run_clear(struct state_bench_run *r);
 
+/* Tune runs in tune_results: a JSON document each (status "running" while it runs, then
+ * "done", "aborted" or "dry-run"), with the generation and hardware fingerprint. */
+int state_add_tune(struct state *st, const char *created, long gen, const char *hw_hash,
+		   const char *json, long *id);
+int state_set_tune(struct state *st, long id, const char *json);
+/* Tune id, or the newest when id < 0: its id, hardware hash and JSON (caller frees both).
+ * Returns 0, -ENOENT or -EIO. */
+int state_get_tune(struct state *st, long id, long *out_id, char **hw_hash, char **json);
+
 #endif

@@ -445,7 +445,10 @@ recover(struct job *j)
 		free(p);
 		return -1;
 	}
-	log_info("an earlier apply was interrupted: restoring generation %ld first", prev);
+	if (j->o->trial)
+		log_debug("restoring generation %ld before the next trial", prev);
+	else
+		log_info("an earlier apply was interrupted: restoring generation %ld first", prev);
 	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		if (strncmp(line, "file ", 5) != 0)
 			continue;
@@ -464,7 +467,10 @@ recover(struct job *j)
 		free(p);
 		return -1;
 	}
-	if (!j->o->no_reload)
+	/* A trial reloads these with its own changes. */
+	if (j->o->trial)
+		j->svc_mask |= mask;
+	else if (!j->o->no_reload)
 		reload_services(j, mask, true);
 	unlink(p);
 	free(p);
@@ -852,7 +858,7 @@ apply_run(const struct model *m, const struct rendered *r, const struct apply_op
 	if (recover(&j) < 0)
 		goto out;
 	have_last = state_last_generation(j.st, &last) == 0;
-	if (o->if_changed && have_last && strcmp(last.inputs_hash, ihash) == 0 &&
+	if (o->if_changed && !o->trial && have_last && strcmp(last.inputs_hash, ihash) == 0 &&
 	    strcmp(last.hw_hash, hwhash) == 0 && !mtu_drifted(m, &last)) {
 		log_info("nothing to do: configuration, templates, version and hardware are "
 			 "unchanged since generation %ld", last.id);
@@ -861,6 +867,15 @@ apply_run(const struct model *m, const struct rendered *r, const struct apply_op
 	}
 	if (compute_changes(&j, r, have_last ? &last : NULL) < 0)
 		goto out;
+	if (o->trial && j.nch == 0 && have_last) {
+		/* Only what the journal restored changed: reload it. */
+		if (j.svc_mask && !o->no_reload && reload_and_check(&j, err, sizeof(err)) < 0) {
+			log_warnx("apply: trial: %s", err);
+			goto out;
+		}
+		status = EXIT_OK;
+		goto out;
+	}
 	if (j.nch == 0 && !mtu_managed(m)) {
 		log_info("nothing to do: the installed files match the configuration%s",
 			 have_last ? "" : " (recording them as generation 0)");
@@ -947,8 +962,15 @@ backup:
 		goto out;
 	}
 	crash_point("reloaded");
+	if (o->trial) {
+		/* Not recorded: the journal keeps naming the generation before the trials, so an
+		 * interrupted tune (or apply_end_trials) restores it. */
+		log_debug("trial installed (%zu file(s))", j.nch);
+		status = EXIT_OK;
+		goto out;
+	}
 mtu:
-	if (mtu_managed(m)) {
+	if (mtu_managed(m) && !o->trial) {
 		err[0] = '\0';
 		if ((rc = mtu_run(&j, err, sizeof(err))) < 0) {
 			/* netif has put the old MTU back; the files follow it. */
@@ -1130,6 +1152,28 @@ out:
 	generation_clear(&target);
 	generation_clear(&last);
 	hwinfo_free(&hw);
+	job_free(&j);
+	return status;
+}
+
+int
+apply_end_trials(const struct model *m, const struct apply_opts *o)
+{
+	struct job j = { .m = m, .o = o, .lockfd = -1 };
+	char serr[512];
+	int status = EXIT_FAIL;
+
+	j.sdir = fs_rooted(o->root, "/var/lib/nastune");
+	if (lock_acquire(&j) < 0)
+		goto out;
+	if (state_open(o->root, &j.st, serr, sizeof(serr)) < 0) {
+		log_warnx("apply: %s", serr);
+		goto out;
+	}
+	if (recover(&j) < 0)
+		goto out;
+	status = EXIT_OK;
+out:
 	job_free(&j);
 	return status;
 }

@@ -33,6 +33,8 @@ static const struct {
 	  "new key for the agents; prints the command to start one" },
 	{ "agent", cmd_agent, "[--listen ADDR:PORT] [--token-file F] [--mount PROTO=PATH]",
 	  "run on a client: benchmark jobs for the NAS, over mDNS" },
+	{ "tune", cmd_tune, "[--budget T] [--goal G] [--clients auto|HOST] [--dry-run] [--if-changed]",
+	  "measure the knobs, apply the fastest safe settings, explain" },
 	{ "knobs", cmd_knobs, "[--json] [NAME...]",
 	  "every tunable: value and source, candidates, safety, what tune may try" },
 };

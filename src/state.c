@@ -406,3 +406,73 @@ state_list_bench_runs(struct state *st, struct state_bench_run **runs, size_t *n
 	sqlite3_finalize(s);
 	return rc == SQLITE_DONE ? 0 : -EIO;
 }
+
+/* ---- tune runs (same shape as bench runs, table tune_results) ---- */
+
+int
+state_add_tune(struct state *st, const char *created, long gen, const char *hw_hash,
+	       const char *json, long *id)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	if (sqlite3_prepare_v2(st->db, "INSERT INTO tune_results (created, gen, hw_hash, json) "
+				       "VALUES (?, ?, ?, ?)", -1, &s, NULL) != SQLITE_OK)
+		return -EIO;
+	sqlite3_bind_text(s, 1, created, -1, SQLITE_TRANSIENT);
+	if (gen >= 0)
+		sqlite3_bind_int64(s, 2, gen);
+	else
+		sqlite3_bind_null(s, 2);
+	sqlite3_bind_text(s, 3, hw_hash ? hw_hash : "", -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(s, 4, json, -1, SQLITE_TRANSIENT);
+	rc = sqlite3_step(s) == SQLITE_DONE ? 0 : -EIO;
+	sqlite3_finalize(s);
+	if (rc == 0)
+		*id = (long)sqlite3_last_insert_rowid(st->db);
+	return rc;
+}
+
+int
+state_set_tune(struct state *st, long id, const char *json)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	if (sqlite3_prepare_v2(st->db, "UPDATE tune_results SET json = ? WHERE id = ?", -1, &s,
+			       NULL) != SQLITE_OK)
+		return -EIO;
+	sqlite3_bind_text(s, 1, json, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int64(s, 2, id);
+	rc = sqlite3_step(s) == SQLITE_DONE ? 0 : -EIO;
+	sqlite3_finalize(s);
+	if (rc == 0 && sqlite3_changes(st->db) == 0)
+		rc = -ENOENT;
+	return rc;
+}
+
+int
+state_get_tune(struct state *st, long id, long *out_id, char **hw_hash, char **json)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	if (sqlite3_prepare_v2(st->db, id < 0 ?
+				       "SELECT id, hw_hash, json FROM tune_results ORDER BY id DESC "
+				       "LIMIT 1" :
+				       "SELECT id, hw_hash, json FROM tune_results WHERE id = ?",
+			       -1, &s, NULL) != SQLITE_OK)
+		return -EIO;
+	if (id >= 0)
+		sqlite3_bind_int64(s, 1, id);
+	rc = sqlite3_step(s);
+	if (rc != SQLITE_ROW) {
+		sqlite3_finalize(s);
+		return rc == SQLITE_DONE ? -ENOENT : -EIO;
+	}
+	*out_id = (long)sqlite3_column_int64(s, 0);
+	*hw_hash = col_str(s, 1);
+	*json = col_str(s, 2);
+	sqlite3_finalize(s);
+	return 0;
+}

@@ -1,0 +1,40 @@
+/* tune.h - the pure part of self-tuning: which workloads a goal measures, one score per
+ * measured run, and whether a candidate is better. No I/O (cmd_tune.c does the rest). */
+#ifndef NASTUNE_TUNE_H
+#define NASTUNE_TUNE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "bench.h"
+#include "model.h"
+
+/* Accept a change only when it is significantly better (two-sided Mann-Whitney U, p below
+ * this) and by at least TUNE_MIN_GAIN. */
+#define TUNE_ALPHA 0.05
+#define TUNE_MIN_GAIN 0.03
+
+/* Marks in wl[BENCH_NWORKLOADS] the workloads goal g measures; returns the knob workload mask
+ * (WL_*) for matching knobs. */
+unsigned tune_goal_workloads(enum tune_goal g, bool *wl);
+
+/* One score per measured run: the geometric mean, over the results rs->v[from..] with a
+ * "higher is better" unit (MB/s, files/s, fps), of run i's value. Runs are aligned by index;
+ * n is the smallest run count. *scores is malloc'd (caller frees). Returns 0, or -ENOENT when
+ * no result has such a unit. */
+int tune_scores(const struct bench_results *rs, size_t from, double **scores, size_t *n);
+
+enum tune_verdict { TUNE_BETTER, TUNE_NO_EFFECT, TUNE_WORSE };
+
+struct tune_cmp {
+	enum tune_verdict verdict;
+	double effect;		/* median(cand) / median(base) - 1 */
+	double p;		/* two-sided Mann-Whitney U p-value */
+};
+
+/* Compares candidate scores with the base's: BETTER when significantly higher by at least
+ * TUNE_MIN_GAIN, WORSE when significantly lower by as much, else NO_EFFECT. */
+void tune_compare(const double *base, size_t nb, const double *cand, size_t nc,
+		  struct tune_cmp *out);
+
+#endif

@@ -1,0 +1,959 @@
+/* cmd_tune.c - `nastune tune`: baseline, then a budget-bounded coordinate descent over the knob
+ * table with real measurements (each candidate installed as an unrecorded trial), the winner
+ * applied as a generation, every decision explained. */
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "apply.h"
+#include "bench.h"
+#include "cli.h"
+#include "fsutil.h"
+#include "hash.h"
+#include "hwinfo.h"
+#include "knobs.h"
+#include "log.h"
+#include "model.h"
+#include "render.h"
+#include "state.h"
+#include "tune.h"
+#include "units.h"
+#include "xmalloc.h"
+
+#define TUNE_USAGE "usage: nastune tune [--budget TIME] [--goal G] [--clients auto|HOST]... " \
+	"[--token-file F] [--credentials F]\n" \
+	"                    [--knobs LIST] [--exhaustive] [--dry-run] [--if-changed] " \
+	"[--size S] [--repeat N]\n"
+#define MAX_GRID 64
+
+static volatile sig_atomic_t tune_stop;
+
+static void
+on_stop(int sig)
+{
+	tune_stop = sig;
+}
+
+static double
+mono(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+struct ttarget {
+	struct bench_target t;
+	const struct bench_driver *d;
+};
+
+struct decision {
+	const struct knob *k;
+	char *before, *after;	/* values; NULL: the daemon's default */
+	bool applied, tried;
+	char reason[256];
+	double effect, p;
+};
+
+struct tuner {
+	const struct ctx *ctx;
+	struct model *m;
+	struct ttarget *tg;
+	size_t ntg;
+	bool wl[BENCH_NWORKLOADS];
+	unsigned wlmask;
+	struct bench_opts bo;
+	struct apply_opts ao;
+	json_t *cache;		/* trial key -> [scores] (resume) */
+	json_t *doc;		/* the tune document being built */
+	struct state *st;
+	long id;
+	unsigned trials;
+	struct bench_results *keep;	/* where measure() also puts its results; NULL */
+};
+
+/* ---- targets: one writable, non-Time-Machine share per enabled protocol, over loopback ---- */
+
+static char *
+escape(const char *s)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	char *out = xmalloc(3 * strlen(s) + 1), *w = out;
+
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		    strchr("-._~/", c)) {
+			*w++ = (char)c;
+		} else {
+			*w++ = '%';
+			*w++ = hex[c >> 4];
+			*w++ = hex[c & 15];
+		}
+	}
+	*w = '\0';
+	return out;
+}
+
+static void
+pick_targets(struct tuner *t, const char *creds)
+{
+	static const struct {
+		const char *name;
+		unsigned bit;
+	} ps[] = { { "smb", PROTO_SMB }, { "nfs", PROTO_NFS }, { "afp", PROTO_AFP } };
+	const struct model *m = t->m;
+	size_t k, i;
+
+	for (k = 0; k < 3; k++) {
+		bool enabled = k == 0 ? m->smb.enabled : k == 1 ? m->nfs.enabled : m->afp.enabled;
+		const struct bench_driver *d = bench_driver_find(ps[k].name);
+
+		if (!enabled || !d)
+			continue;
+		/* NFS: guest exports first (their clients include us). SMB and AFP: with a login,
+		 * a share that needs it first (what users do), else a guest share. */
+		for (size_t pass = 0, found = 0; pass < 2 && !found; pass++)
+		for (i = 0; i < m->n_shares && !found; i++) {
+			const struct share *s = &m->shares[i];
+			char err[512], *esc, *url;
+			struct ttarget tt = { .d = d };
+			bool guest_first = k == 1 || !creds;
+
+			if (!(s->protocols & ps[k].bit) || s->tm_enabled || s->read_only ||
+			    s->guest != (guest_first ? pass == 0 : pass == 1))
+				continue;
+			if (!s->guest && !creds && k != 1)
+				continue;	/* needs a login we do not have */
+			esc = escape(k == 1 ? s->path : s->name);
+			if (k == 1) {
+				/* As the share's owner: non-guest exports squash root. */
+				char *local = fs_rooted(t->ctx->root, s->path);
+				struct stat sb;
+
+				if (stat(local, &sb) == 0)
+					url = xasprintf("nfs://127.0.0.1%s?version=3&uid=%u&gid=%u", esc,
+							(unsigned)sb.st_uid, (unsigned)sb.st_gid);
+				else
+					url = xasprintf("nfs://127.0.0.1%s?version=3", esc);
+				free(local);
+			} else {
+				url = xasprintf("%s://127.0.0.1/%s", ps[k].name, esc);
+			}
+			free(esc);
+			if (bench_target_parse(url, &tt.t, err, sizeof(err)) < 0) {
+				log_warnx("tune: %s", err);
+				free(url);
+				continue;
+			}
+			free(url);
+			if (!s->guest && creds &&
+			    bench_target_credentials(&tt.t, creds, err, sizeof(err)) < 0) {
+				log_warnx("tune: %s", err);
+				bench_target_clear(&tt.t);
+				continue;
+			}
+			t->tg = xreallocarray(t->tg, t->ntg + 1, sizeof(*t->tg));
+			t->tg[t->ntg++] = tt;
+			found = 1;
+		}
+	}
+}
+
+/* ---- measuring ---- */
+
+/* Measures the configuration in force: every goal workload on every target. Returns 0 with
+ * the per-run scores (caller frees) and the results appended to out, or -errno. */
+static unsigned
+target_proto(const struct ttarget *tt)
+{
+	return strcmp(tt->d->name, "smb") == 0 ? PROTO_SMB :
+	       strcmp(tt->d->name, "nfs") == 0 ? PROTO_NFS : PROTO_AFP;
+}
+
+static int
+measure(struct tuner *t, unsigned protos, double **scores, size_t *n, struct bench_results *out,
+	char *err, size_t errlen)
+{
+	struct bench_results rs = { 0 };
+	size_t i;
+	int w, rc = 0;
+
+	for (i = 0; i < t->ntg && rc == 0; i++)
+		for (w = 0; w < BENCH_NWORKLOADS && rc == 0; w++) {
+			if (!t->wl[w] || !(target_proto(&t->tg[i]) & protos))
+				continue;
+			if (tune_stop)
+				rc = -EINTR;
+			else
+				rc = bench_run(t->tg[i].d, &t->tg[i].t, (enum bench_workload)w, &t->bo,
+					       &rs, err, errlen);
+		}
+	if (rc == 0 && (rc = tune_scores(&rs, 0, scores, n)) < 0)
+		snprintf(err, errlen, "no throughput result to score");
+	if (rc == 0 && out)
+		for (i = 0; i < rs.n; i++)
+			bench_results_add(out, &rs.v[i]);
+	bench_results_clear(&rs);
+	return rc;
+}
+
+/* The key a trial is cached under: every tuned knob's value. */
+static char *
+trial_key(const struct model *m)
+{
+	struct buf {
+		char *s;
+	} b = { xstrdup("") };
+	const struct knob *k;
+
+	for (k = knob_first(); k; k = knob_next(k)) {
+		const char *v = knob_value(m, k->id);
+		char *n;
+
+		if (!v || knob_source(m, k->id) != KNOB_TUNED)
+			continue;
+		n = xasprintf("%s%s%s=%s", b.s, *b.s ? "," : "", k->name, v);
+		free(b.s);
+		b.s = n;
+	}
+	return b.s;
+}
+
+static void
+save(struct tuner *t)
+{
+	char *text;
+
+	if (!t->st || t->id < 0)
+		return;
+	json_object_set(t->doc, "trials", t->cache);
+	text = json_dumps(t->doc, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	if (state_set_tune(t->st, t->id, text) < 0)
+		log_warnx("tune: cannot save progress in the state database");
+	free(text);
+}
+
+/* Installs the model's current knob values as a trial and measures it (or takes the
+ * measurement an interrupted run of the same tune already made). */
+static int
+trial(struct tuner *t, unsigned protos, double **scores, size_t *n, char *err, size_t errlen)
+{
+	char *assign = trial_key(t->m), *key = xasprintf("%u:%s", protos, assign);
+	json_t *cached = json_object_get(t->cache, key), *arr;
+	struct rendered r = { 0 };
+	size_t i;
+	int rc;
+
+	if (json_is_array(cached) && json_array_size(cached) > 0) {
+		*n = json_array_size(cached);
+		*scores = xcalloc(*n, sizeof(**scores));
+		for (i = 0; i < *n; i++)
+			(*scores)[i] = json_real_value(json_array_get(cached, i));
+		log_info("tune: %s: measured before this run was interrupted; reused", *assign ?
+			 assign : "the starting configuration");
+		free(assign);
+		free(key);
+		return 0;
+	}
+	if (cli_render(t->ctx, t->m, 0, &r) != EXIT_OK) {
+		snprintf(err, errlen, "cannot render the trial configuration");
+		free(assign);
+		free(key);
+		return -EINVAL;
+	}
+	rc = apply_run(t->m, &r, &t->ao) == EXIT_OK ? 0 : -EIO;
+	render_free(&r);
+	if (rc < 0) {
+		snprintf(err, errlen, "the trial configuration could not be installed (see above)");
+		free(assign);
+		free(key);
+		return rc;
+	}
+	rc = measure(t, protos, scores, n, t->keep, err, errlen);
+	if (rc == 0) {
+		arr = json_array();
+		for (i = 0; i < *n; i++)
+			json_array_append_new(arr, json_real((*scores)[i]));
+		json_object_set_new(t->cache, key, arr);
+		t->trials++;
+		save(t);
+	}
+	free(assign);
+	free(key);
+	return rc;
+}
+
+static void
+set_knob(struct model *m, enum knob_id id, const char *value, enum knob_src src)
+{
+	free(m->knobs[id].value);
+	m->knobs[id].value = value ? xstrdup(value) : NULL;
+	m->knobs[id].src = value ? src : KNOB_UNSET;
+}
+
+static json_t *
+score_json(const double *v, size_t n)
+{
+	struct bench_stats s;
+	json_t *runs = json_array();
+	size_t i;
+
+	bench_stats_compute(v, n, 1, &s);
+	for (i = 0; i < n; i++)
+		json_array_append_new(runs, json_real(v[i]));
+	return json_pack("{s:f, s:f, s:f, s:o}", "median", s.median, "ci95_low", s.ci95_low,
+			 "ci95_high", s.ci95_high, "runs", runs);
+}
+
+/* ---- advice for client classes ---- */
+
+static json_t *
+advice(const struct model *m, json_t *agents)
+{
+	json_t *a = json_array(), *f;
+	size_t i;
+
+	if (!agents || json_array_size(agents) == 0) {
+		json_array_append_new(a, json_pack("{s:s, s:s}", "client", "all", "advice",
+			"client results are missing: this tune measured over loopback only; run "
+			"nastune agent on client machines and tune --clients auto"));
+	}
+	json_array_foreach(agents, i, f) {
+		const char *os = json_string_value(json_object_get(f, "os"));
+		const char *ver = json_string_value(json_object_get(f, "os_version"));
+		const char *host = json_string_value(json_object_get(f, "hostname"));
+		char text[1024];
+
+		if (os && strcmp(os, "Darwin") == 0) {
+			int darwin = ver ? atoi(ver) : 0;
+
+			snprintf(text, sizeof(text),
+				 "macOS (Darwin %s): use SMB%s%s; /etc/nsmb.conf: [default] "
+				 "signing_required=%s, protocol_vers_map=6 (SMB 2 and 3), mc_on=yes "
+				 "(multichannel)", ver ? ver : "?",
+				 darwin >= 26 ? " (macOS 27 and later have no AFP client)" :
+						" (AFP still works here but is deprecated)",
+				 model_has_time_machine(m) ? "; Time Machine over SMB" : "",
+				 m->smb.signing && strcmp(m->smb.signing, "required") == 0 ? "yes" :
+											"no");
+		} else if (os && strcmp(os, "Linux") == 0) {
+			snprintf(text, sizeof(text),
+				 "Linux: NFS with mount -o vers=3,rsize=1048576,wsize=1048576,"
+				 "nconnect=4 (or vers=4.2); SMB with mount -t cifs -o vers=3.1.1,"
+				 "cache=strict%s", m->smb.encryption &&
+							   strcmp(m->smb.encryption, "required") == 0 ?
+							   ",seal" : "");
+		} else {
+			snprintf(text, sizeof(text), "%s: use SMB 3 (Windows: multichannel on by "
+				 "default; no NFS client unless installed)", os ? os : "unknown OS");
+		}
+		json_array_append_new(a, json_pack("{s:s, s:s}", "client", host ? host : "?",
+						   "advice", text));
+	}
+	return a;
+}
+
+/* ---- the command ---- */
+
+static void
+decision_json(json_t *arr, const struct decision *d)
+{
+	json_array_append_new(arr, json_pack("{s:s, s:s, s:s?, s:s?, s:b, s:s, s:f, s:f}", "name",
+					     d->k->name, "safety", knob_safety_name(d->k->safety),
+					     "before", d->before, "after", d->after, "applied",
+					     d->applied, "reason", d->reason, "effect", d->effect,
+					     "p", d->p));
+}
+
+static int
+parse_knob_list(const char *list, bool *sel)
+{
+	char *copy = xstrdup(list), *tok, *save = NULL;
+	int rc = 0;
+
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		const struct knob *k = knob_find(tok);
+
+		if (!k) {
+			fprintf(stderr, "nastune tune: unknown knob '%s' — see `nastune knobs`\n", tok);
+			rc = -EINVAL;
+			break;
+		}
+		sel[k->id] = true;
+	}
+	free(copy);
+	return rc;
+}
+
+static void
+print_text(const struct tuner *t, json_t *doc, struct decision *dec, size_t ndec)
+{
+	json_t *b = json_object_get(doc, "before"), *a = json_object_get(doc, "after"), *x;
+	size_t i;
+
+	printf("tune %ld: goal %s, %u trial(s) in %.0fs (budget %llds)%s\n", t->id,
+	       json_string_value(json_object_get(doc, "goal")), t->trials,
+	       json_real_value(json_object_get(doc, "elapsed_s")),
+	       (long long)json_integer_value(json_object_get(doc, "budget_s")),
+	       json_is_true(json_object_get(doc, "dry_run")) ? ", dry run" : "");
+	json_array_foreach(json_object_get(doc, "targets"), i, x)
+		printf("  target %s\n", json_string_value(x));
+	printf("score (geometric mean of the goal's throughput metrics, per run):\n"
+	       "  before %.1f [%.1f, %.1f]\n  after  %.1f [%.1f, %.1f]  (%+.1f%%)\n",
+	       json_real_value(json_object_get(b, "median")),
+	       json_real_value(json_object_get(b, "ci95_low")),
+	       json_real_value(json_object_get(b, "ci95_high")),
+	       json_real_value(json_object_get(a, "median")),
+	       json_real_value(json_object_get(a, "ci95_low")),
+	       json_real_value(json_object_get(a, "ci95_high")),
+	       100 * json_real_value(json_object_get(doc, "improvement")));
+	printf("%-26s %-22s %-22s %-7s %s\n", "knob", "before", "after", "applied", "reason");
+	for (i = 0; i < ndec; i++)
+		printf("%-26s %-22s %-22s %-7s %s\n", dec[i].k->name,
+		       dec[i].before ? dec[i].before : "(default)",
+		       dec[i].after ? dec[i].after : "(default)", dec[i].applied ? "yes" : "no",
+		       dec[i].reason);
+	json_array_foreach(json_object_get(doc, "advice"), i, x)
+		printf("advice for %s: %s\n", json_string_value(json_object_get(x, "client")),
+		       json_string_value(json_object_get(x, "advice")));
+}
+
+int
+cmd_tune(struct ctx *ctx, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "budget", required_argument, NULL, 'b' },
+		{ "goal", required_argument, NULL, 'g' },
+		{ "clients", required_argument, NULL, 'c' },
+		{ "token-file", required_argument, NULL, 'T' },
+		{ "credentials", required_argument, NULL, 'C' },
+		{ "knobs", required_argument, NULL, 'k' },
+		{ "exhaustive", no_argument, NULL, 'x' },
+		{ "dry-run", no_argument, NULL, 'n' },
+		{ "if-changed", no_argument, NULL, 'i' },
+		{ "size", required_argument, NULL, 's' },
+		{ "repeat", required_argument, NULL, 'r' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct tuner t = { .ctx = ctx, .id = -1 };
+	struct bench_results before_res = { 0 }, after_res = { 0 }, cl_before = { 0 },
+			      cl_after = { 0 };
+	struct decision *dec = NULL;
+	struct hwinfo hw = { 0 };
+	struct sigaction sa = { .sa_handler = on_stop }, old_int, old_term;
+	const char *goal_arg = NULL, *creds = NULL, *token = NULL, *knob_list = NULL;
+	char **clients = NULL, err[1024], hwhash[65], created[32], *end;
+	bool sel[KNOB_COUNT] = { false }, exhaustive = false, dry_run = false, if_changed = false;
+	bool handlers = false;
+	double *best = NULL, *first = NULL, *pbest[4] = { NULL }, t0, trial_cost;
+	size_t nfirst = 0, npbest[4] = { 0 };
+	size_t nbest = 0, nclients = 0, ndec = 0, i;
+	unsigned budget = 0, repeats = 5;
+	uint64_t size = 128ull << 20;
+	json_t *agents = json_array(), *errors = json_array(), *knobs_json = json_array();
+	int c, rc, status = EXIT_FAIL;
+	enum tune_goal goal;
+
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "b:g:c:T:C:k:xnis:r:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'b':
+			if (units_parse_duration(optarg, &budget) < 0 || budget < 10) {
+				fprintf(stderr, "nastune tune: --budget '%s' is not a duration of at "
+						"least 10s (e.g. 90s, 10m, 1h)\n", optarg);
+				goto usage;
+			}
+			break;
+		case 'g':
+			goal_arg = optarg;
+			break;
+		case 'c':
+			clients = xreallocarray(clients, nclients + 1, sizeof(*clients));
+			clients[nclients++] = optarg;
+			break;
+		case 'T':
+			token = optarg;
+			break;
+		case 'C':
+			creds = optarg;
+			break;
+		case 'k':
+			knob_list = optarg;
+			break;
+		case 'x':
+			exhaustive = true;
+			break;
+		case 'n':
+			dry_run = true;
+			break;
+		case 'i':
+			if_changed = true;
+			break;
+		case 's':
+			if (units_parse_size(optarg, &size) < 0 || size < (1u << 20)) {
+				fprintf(stderr, "nastune tune: --size '%s' is not a size of at least "
+						"1M\n", optarg);
+				goto usage;
+			}
+			break;
+		case 'r':
+			repeats = (unsigned)strtoul(optarg, &end, 10);
+			if (*end || repeats < 4 || repeats > 100) {
+				fprintf(stderr, "nastune tune: --repeat must be 4 to 100 (with fewer "
+						"runs no difference can be significant at p < 0.05)\n");
+				goto usage;
+			}
+			break;
+		case 'h':
+			fputs(TUNE_USAGE, stdout);
+			status = EXIT_OK;
+			goto out;
+		default:
+			goto usage;
+		}
+	}
+	if (optind != argc) {
+		fprintf(stderr, "nastune tune: unexpected argument '%s'\n", argv[optind]);
+		goto usage;
+	}
+	if (knob_list && parse_knob_list(knob_list, sel) < 0)
+		goto usage;
+	if (exhaustive && !knob_list) {
+		fprintf(stderr, "nastune tune: --exhaustive needs --knobs LIST (the grid of every "
+				"knob would never end)\n");
+		goto usage;
+	}
+	if (!(t.m = cli_load_model(ctx, &status)))
+		goto out;
+	goal = t.m->tuning.goal;
+	if (goal_arg) {
+		if (strcmp(goal_arg, "throughput") == 0)
+			goal = GOAL_THROUGHPUT;
+		else if (strcmp(goal_arg, "small-files") == 0)
+			goal = GOAL_SMALL_FILES;
+		else if (strcmp(goal_arg, "video") == 0)
+			goal = GOAL_VIDEO;
+		else if (strcmp(goal_arg, "balanced") == 0)
+			goal = GOAL_BALANCED;
+		else {
+			fprintf(stderr, "nastune tune: --goal must be throughput, small-files, video "
+					"or balanced\n");
+			goto usage;
+		}
+	}
+	if (!budget)
+		budget = t.m->tuning.budget_s;
+
+	if (apply_read_hw(&hw) < 0)
+		log_warnx("tune: cannot read the hardware fingerprint");
+	hwinfo_hash(&hw, hwhash);
+	if ((rc = state_open(ctx->root, &t.st, err, sizeof(err))) < 0) {
+		log_warnx("tune: %s", err);
+		goto out;
+	}
+	/* A previous tune: --if-changed compares fingerprints; a tune that was interrupted with
+	 * the same configuration and hardware resumes from its measurements. */
+	{
+		long lid;
+		char *lhw = NULL, *ljson = NULL;
+
+		t.cache = json_object();
+		if (state_get_tune(t.st, -1, &lid, &lhw, &ljson) == 0) {
+			json_t *ld = json_loads(ljson, 0, NULL);
+			const char *lst = json_string_value(json_object_get(ld, "status"));
+
+			if (if_changed && lst && strcmp(lst, "done") == 0 && strcmp(lhw, hwhash) == 0) {
+				log_info("nothing to do: the hardware is unchanged since tune %ld", lid);
+				json_decref(ld);
+				free(lhw);
+				free(ljson);
+				status = EXIT_OK;
+				goto out;
+			}
+			if (lst && strcmp(lst, "running") == 0 && strcmp(lhw, hwhash) == 0 &&
+			    json_is_object(json_object_get(ld, "trials")) &&
+			    json_string_value(json_object_get(ld, "goal")) &&
+			    strcmp(json_string_value(json_object_get(ld, "goal")), goal_name(goal)) ==
+				    0) {
+				json_decref(t.cache);
+				t.cache = json_incref(json_object_get(ld, "trials"));
+				log_info("tune: resuming tune %ld (%zu measurement(s) kept)", lid,
+					 json_object_size(t.cache));
+			}
+			json_decref(ld);
+		}
+		free(lhw);
+		free(ljson);
+	}
+
+	t.wlmask = tune_goal_workloads(goal, t.wl);
+	pick_targets(&t, creds);
+	if (!t.ntg) {
+		log_warnx("tune: nothing to measure: no enabled protocol has a writable share this "
+			  "host can log in to (give --credentials FILE for shares with valid users)");
+		goto out;
+	}
+	t.bo = (struct bench_opts){ .size = size, .repeats = repeats, .warmup = 1,
+				    .cache = BENCH_CACHE_HOT, .small_files = 200,
+				    .video_seconds = 3, .stop = &tune_stop };
+	t.ao = (struct apply_opts){ .root = ctx->root, .trial = true, .lock_timeout_s = 60 };
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	handlers = true;
+	signal(SIGPIPE, SIG_IGN);
+	tune_stop = 0;
+	t0 = mono();
+
+	{
+		time_t now = time(NULL);
+		struct tm tm;
+		json_t *tj = json_array();
+
+		gmtime_r(&now, &tm);
+		strftime(created, sizeof(created), "%Y-%m-%dT%H:%M:%SZ", &tm);
+		for (i = 0; i < t.ntg; i++)
+			json_array_append_new(tj, json_string(t.tg[i].t.url));
+		t.doc = json_pack("{s:n, s:s, s:s, s:s, s:b, s:b, s:i, s:o}", "tune", "created",
+				  created, "status", "running", "goal", goal_name(goal), "dry_run",
+				  dry_run, "exhaustive", exhaustive, "budget_s", (int)budget,
+				  "targets", tj);
+		{
+			char *text = json_dumps(t.doc, JSON_COMPACT);
+
+			if (state_add_tune(t.st, created, -1, hwhash, text, &t.id) < 0)
+				log_warnx("tune: cannot record the tune in the state database");
+			free(text);
+		}
+		json_object_set_new(t.doc, "tune", json_integer(t.id));
+	}
+
+	/* Whatever an interrupted tune left installed goes first. */
+	if (apply_end_trials(t.m, &t.ao) != EXIT_OK)
+		goto restore;
+
+	/* Baseline: the configuration in force, measured the same way as every candidate. */
+	log_info("tune: measuring the current configuration (%s goal, %zu target(s))",
+		 goal_name(goal), t.ntg);
+	t.keep = &before_res;
+	rc = trial(&t, PROTO_SMB | PROTO_NFS | PROTO_AFP, &best, &nbest, err, sizeof(err));
+	t.keep = NULL;
+	if (rc < 0) {
+		log_warnx("tune: the baseline measurement failed: %s", err);
+		goto restore;
+	}
+	json_object_set_new(t.doc, "before", score_json(best, nbest));
+	first = best;
+	nfirst = nbest;
+	best = NULL;
+	nbest = 0;
+	if (nclients) {
+		struct bench_opts cbo = t.bo;
+
+		cbo.stop = &tune_stop;
+		if (cli_bench_clients(ctx, t.m, clients, nclients, token, NULL, t.wl, &cbo,
+				      &cl_before, errors, agents) < 0)
+			log_warnx("tune: some client measurements failed (see errors)");
+	}
+	trial_cost = mono() - t0 + 2;
+
+	/* Decisions for every knob, in table order. */
+	dec = xcalloc(KNOB_COUNT, sizeof(*dec));
+	for (const struct knob *k = knob_first(); k; k = knob_next(k)) {
+		struct decision *d = &dec[ndec++];
+		const char *cur = knob_value(t.m, k->id);
+		char why[256] = "";
+		const char *const *v;
+		enum knob_src src0;
+		unsigned kp;
+		size_t pi;
+		char other[64] = "";
+		bool any = false;
+
+		d->k = k;
+		d->before = cur ? xstrdup(cur) : NULL;
+		if (knob_list && !sel[k->id]) {
+			snprintf(d->reason, sizeof(d->reason), "not selected (--knobs)");
+			continue;
+		}
+		if (!(k->workloads & t.wlmask)) {
+			snprintf(d->reason, sizeof(d->reason), "no effect on the %s goal's workloads",
+				 goal_name(goal));
+			continue;
+		}
+		if (!knob_applicable(t.m, k, why, sizeof(why))) {
+			snprintf(d->reason, sizeof(d->reason), "%s%s",
+				 strncmp(why, "not applicable", 14) ? "not applicable: " : "", why);
+			continue;
+		}
+		if (knob_source(t.m, k->id) == KNOB_CONFIG) {
+			snprintf(d->reason, sizeof(d->reason), "not allowed: pinned in %s:%d",
+				 t.m->knobs[k->id].loc.file ? t.m->knobs[k->id].loc.file :
+							       "nastune.conf",
+				 t.m->knobs[k->id].loc.line);
+			continue;
+		}
+		if (k->id == KNOB_NET_MTU) {
+			snprintf(d->reason, sizeof(d->reason), "not tried: the MTU is network.mtu's "
+				 "(apply proves it against network.peers); loopback runs do not "
+				 "cross the NIC");
+			continue;
+		}
+		src0 = knob_source(t.m, k->id);
+		kp = k->proto ? k->proto : PROTO_SMB | PROTO_NFS | PROTO_AFP;
+		/* The knob's own protocol measured at the best configuration so far. */
+		pi = k->proto == PROTO_SMB ? 0 : k->proto == PROTO_NFS ? 1 : k->proto == PROTO_AFP ? 2 : 3;
+		free(best);
+		best = NULL;
+		nbest = 0;
+		if (pbest[pi]) {
+			best = xmalloc(npbest[pi] * sizeof(*best));
+			memcpy(best, pbest[pi], npbest[pi] * sizeof(*best));
+			nbest = npbest[pi];
+		}
+		for (v = k->candidates; *v; v++) {
+			struct tune_cmp cmp;
+			double *sc = NULL;
+			size_t nsc = 0;
+
+			if ((cur && strcmp(cur, *v) == 0) ||
+			    (!cur && k->dflt && strcmp(k->dflt, *v) == 0))
+				continue;
+			if (!knob_allowed(t.m, k, *v, why, sizeof(why))) {
+				if (!any && !d->reason[0])
+					snprintf(d->reason, sizeof(d->reason), "not tried: %s", why);
+				continue;
+			}
+			if (tune_stop)
+				break;
+			if (!exhaustive && mono() - t0 + trial_cost > budget) {
+				snprintf(d->reason, sizeof(d->reason), "not tried: budget exhausted "
+					 "(%us)", budget);
+				any = true;
+				break;
+			}
+			if (!best) {
+				if ((rc = trial(&t, kp, &best, &nbest, err, sizeof(err))) < 0) {
+					snprintf(d->reason, sizeof(d->reason), "not tried: measuring "
+						 "the current value failed: %.180s", err);
+					any = true;
+					if (rc == -EINTR)
+						break;
+					continue;
+				}
+			}
+			set_knob(t.m, k->id, *v, KNOB_TUNED);
+			log_info("tune: trying %s = %s", k->name, *v);
+			rc = trial(&t, kp, &sc, &nsc, err, sizeof(err));
+			if (rc == 0)
+				tune_compare(best, nbest, sc, nsc, &cmp);
+			if (rc == 0 && cmp.verdict == TUNE_BETTER) {
+				free(best);
+				best = sc;
+				nbest = nsc;
+				free(d->after);
+				d->after = xstrdup(*v);
+				d->effect = cmp.effect;
+				d->p = cmp.p;
+				cur = t.m->knobs[k->id].value;
+				snprintf(d->reason, sizeof(d->reason), "better: %s %+.1f%% (p=%.3f)", *v,
+					 100 * cmp.effect, cmp.p);
+				any = d->tried = true;
+				continue;
+			}
+			/* Not better: the simpler value in force before stays. */
+			set_knob(t.m, k->id, d->after ? d->after : d->before,
+				 d->after ? KNOB_TUNED : src0);
+			free(sc);
+			if (rc < 0) {
+				log_warnx("tune: %s = %s: %s", k->name, *v, err);
+				if (rc == -EINTR)
+					break;
+				if (!d->after)
+					snprintf(d->reason, sizeof(d->reason), "%s failed: %.200s", *v,
+						 err);
+				any = true;
+				continue;
+			}
+			any = d->tried = true;
+			if (!d->after && (!other[0] || fabs(cmp.effect) > fabs(d->effect))) {
+				d->effect = cmp.effect;
+				d->p = cmp.p;
+				snprintf(other, sizeof(other), "%s", *v);
+				snprintf(d->reason, sizeof(d->reason),
+					 cmp.verdict == TUNE_WORSE ? "worse: %s %+.1f%% (p=%.3f); kept" :
+					 "no significant effect (largest: %s %+.1f%%, p=%.3f); kept",
+					 other, 100 * d->effect, d->p);
+			}
+		}
+		d->applied = d->after != NULL;
+		if (best) {
+			/* What this protocol scores now; a host knob changes every protocol. */
+			if (d->applied)
+				for (size_t q = 0; q < 4; q++)
+					if (q == pi || pi == 3 || q == 3) {
+						free(pbest[q]);
+						pbest[q] = NULL;
+					}
+			if (!pbest[pi]) {
+				pbest[pi] = xmalloc(nbest * sizeof(*best));
+				memcpy(pbest[pi], best, nbest * sizeof(*best));
+				npbest[pi] = nbest;
+			}
+		}
+		if (!d->reason[0])
+			snprintf(d->reason, sizeof(d->reason), "no candidate other than the current "
+				 "value");
+		if (tune_stop)
+			break;
+	}
+	/* Decisions for the knobs the loop did not reach (interrupted). */
+	for (const struct knob *k = knob_first(); k && ndec < KNOB_COUNT; k = knob_next(k)) {
+		size_t j;
+
+		for (j = 0; j < ndec && dec[j].k != k; j++)
+			;
+		if (j == ndec) {
+			dec[ndec].k = k;
+			snprintf(dec[ndec].reason, sizeof(dec[ndec].reason), "not reached");
+			ndec++;
+		}
+	}
+	if (tune_stop) {
+		log_warnx("tune: interrupted by %s", tune_stop == SIGINT ? "SIGINT" : "SIGTERM");
+		goto restore;
+	}
+
+	/* After: the chosen configuration on every target, measured like the baseline. */
+	free(best);
+	best = NULL;
+	t.keep = &after_res;
+	rc = trial(&t, PROTO_SMB | PROTO_NFS | PROTO_AFP, &best, &nbest, err, sizeof(err));
+	t.keep = NULL;
+	if (rc < 0) {
+		log_warnx("tune: measuring the chosen configuration failed: %s", err);
+		goto restore;
+	}
+	/* The winner: back to the configuration before the trials, then apply it for real. */
+	if (apply_end_trials(t.m, &t.ao) != EXIT_OK)
+		goto restore;
+	json_object_set_new(t.doc, "after", score_json(best, nbest));
+	{
+		struct tune_cmp all;
+
+		tune_compare(first, nfirst, best, nbest, &all);
+		json_object_set_new(t.doc, "improvement", json_real(all.effect));
+		json_object_set_new(t.doc, "improvement_p", json_real(all.p));
+	}
+	for (i = 0; i < ndec; i++)
+		decision_json(knobs_json, &dec[i]);
+	json_object_set_new(t.doc, "knobs", knobs_json);
+	knobs_json = NULL;
+	{
+		bool changed = false;
+
+		for (i = 0; i < ndec; i++)
+			changed |= dec[i].applied;
+		if (changed && !dry_run) {
+			struct rendered r = { 0 };
+			struct apply_opts ao = { .root = ctx->root, .reason = "tune",
+						 .lock_timeout_s = 60 };
+
+			if (cli_render(ctx, t.m, 0, &r) != EXIT_OK ||
+			    apply_run(t.m, &r, &ao) != EXIT_OK) {
+				render_free(&r);
+				log_warnx("tune: the chosen configuration could not be applied; the "
+					  "previous one is in force");
+				goto record;
+			}
+			render_free(&r);
+		} else if (!changed) {
+			log_info("tune: no knob made a significant difference; the configuration is "
+				 "unchanged");
+		}
+	}
+	/* What clients get now. */
+	if (nclients && !dry_run) {
+		struct bench_opts cbo = t.bo;
+
+		cli_bench_clients(ctx, t.m, clients, nclients, token, NULL, t.wl, &cbo, &cl_after,
+				  errors, json_array());
+	}
+	status = EXIT_OK;
+	goto record;
+
+restore:
+	log_warnx("tune: aborted; restoring the configuration in force before the tune");
+	if (apply_end_trials(t.m, &t.ao) != EXIT_OK)
+		log_warnx("tune: could not restore it now; the next apply or tune will");
+	json_object_set_new(t.doc, "status", json_string("aborted"));
+	save(&t);
+	status = EXIT_FAIL;
+	goto out;
+
+record:
+	json_object_set_new(t.doc, "status", json_string(status == EXIT_OK ?
+							 (dry_run ? "dry-run" : "done") : "failed"));
+	json_object_set_new(t.doc, "elapsed_s", json_real(mono() - t0));
+	json_object_set_new(t.doc, "results_before", bench_results_to_json(&before_res));
+	json_object_set_new(t.doc, "results", bench_results_to_json(&after_res));
+	json_object_set_new(t.doc, "clients_before", bench_results_to_json(&cl_before));
+	json_object_set_new(t.doc, "clients_after", bench_results_to_json(&cl_after));
+	json_object_set(t.doc, "agents", agents);
+	json_object_set(t.doc, "errors", errors);
+	json_object_set_new(t.doc, "advice", advice(t.m, agents));
+	save(&t);
+	if (ctx->json) {
+		json_object_del(t.doc, "trials");
+		json_dumpf(t.doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+		fputc('\n', stdout);
+	} else {
+		print_text(&t, t.doc, dec, ndec);
+	}
+	goto out;
+usage:
+	status = EXIT_USAGE;
+out:
+	if (handlers) {
+		sigaction(SIGINT, &old_int, NULL);
+		sigaction(SIGTERM, &old_term, NULL);
+	}
+	for (i = 0; i < ndec; i++) {
+		free(dec[i].before);
+		free(dec[i].after);
+	}
+	free(dec);
+	for (i = 0; i < t.ntg; i++)
+		bench_target_clear(&t.tg[i].t);
+	free(t.tg);
+	free(best);
+	free(first);
+	for (i = 0; i < 4; i++)
+		free(pbest[i]);
+	free(clients);
+	bench_results_clear(&before_res);
+	bench_results_clear(&after_res);
+	bench_results_clear(&cl_before);
+	bench_results_clear(&cl_after);
+	json_decref(agents);
+	json_decref(errors);
+	json_decref(knobs_json);
+	json_decref(t.cache);
+	json_decref(t.doc);
+	hwinfo_free(&hw);
+	state_close(t.st);
+	model_free(t.m);
+	return status;
+}
