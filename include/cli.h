@@ -24,6 +24,9 @@ struct rendered;
 /* Loads and validates the configuration; prints diagnostics. Returns the model (caller frees
  * with model_free) or NULL after printing every error, and sets *status to EXIT_USAGE. */
 struct model *cli_load_model(const struct ctx *ctx, int *status);
+/* cli_load_model, but first puts back what an interrupted apply or tune left installed (its
+ * journal), since tuned.conf, read as part of the configuration, may be one of those files. */
+struct model *cli_load_model_recovered(const struct ctx *ctx, int *status);
 /* The configuration path in force (ctx->config or the default under the root); caller frees. */
 char *cli_config_path(const struct ctx *ctx);
 /* Directory list for templates and profiles, searched in order; caller frees each entry. */

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "apply.h"
 #include "cli.h"
 #include "diag.h"
 #include "fsutil.h"
@@ -143,4 +144,28 @@ cli_render(const struct ctx *ctx, const struct model *m, unsigned only, struct r
 		return EXIT_FAIL;
 	}
 	return EXIT_OK;
+}
+
+struct model *
+cli_load_model_recovered(const struct ctx *ctx, int *status)
+{
+	struct model *m = cli_load_model(ctx, status);
+	char *pending = fs_rooted(ctx->root, "/var/lib/nastune/pending");
+	struct apply_opts o = { .root = ctx->root, .lock_timeout_s = 60 };
+	struct stat sb;
+
+	if (m && stat(pending, &sb) == 0) {
+		/* An interrupted apply or tune left its journal: put its generation back first,
+		 * then read the configuration again (tuned.conf is one of the files). */
+		if (apply_end_trials(m, &o) != EXIT_OK) {
+			model_free(m);
+			m = NULL;
+			*status = EXIT_FAIL;
+		} else {
+			model_free(m);
+			m = cli_load_model(ctx, status);
+		}
+	}
+	free(pending);
+	return m;
 }

@@ -67,7 +67,7 @@ cmd_apply(struct ctx *ctx, int argc, char **argv)
 		fprintf(stderr, "nastune apply: unexpected argument '%s'\n", argv[optind]);
 		return EXIT_USAGE;
 	}
-	if (!(m = cli_load_model(ctx, &status)))
+	if (!(m = o.dry_run ? cli_load_model(ctx, &status) : cli_load_model_recovered(ctx, &status)))
 		return status;
 	if ((status = cli_render(ctx, m, 0, &r)) == EXIT_OK) {
 		status = apply_run(m, &r, &o);

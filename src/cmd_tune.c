@@ -535,7 +535,7 @@ cmd_tune(struct ctx *ctx, int argc, char **argv)
 				"knob would never end)\n");
 		goto usage;
 	}
-	if (!(t.m = cli_load_model(ctx, &status)))
+	if (!(t.m = cli_load_model_recovered(ctx, &status)))
 		goto out;
 	goal = t.m->tuning.goal;
 	if (goal_arg) {

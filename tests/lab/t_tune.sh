@@ -1,0 +1,113 @@
+#!/bin/bash
+# Self-tuning in the lab (issue 9): planted known-bad settings are measured and fixed when
+# safe (SMB encryption required, planted as a tuned value), unsafe ones stay and say why
+# (strict sync with tuning.allow_unsafe = false), pinned ones are left alone, every knob has a
+# decision; the winner is a generation that rollback undoes; --dry-run and --if-changed; a
+# tune interrupted (SIGTERM) or killed (SIGKILL) leaves the configuration it started with.
+# shellcheck source=tests/lab/lib.sh
+. "$(dirname "$0")/lib.sh"
+lab_ready
+plan 23
+
+cleanup() { "$LAB" apply "$DEMO" >/dev/null 2>&1; rm -f "$SROOT/etc/nastune/tuned.conf"; rm -rf "$WORK"; }
+trap cleanup EXIT
+both() { printf 'rc=%s\nstdout:\n%s\nstderr:\n%s\n' "$rc" "$out" "$err" | head -c 20000; }
+CONF=$SROOT/etc/nastune/nastune.conf
+CR=$SROOT/etc/nastune/tune.creds
+printf 'username = alice\npassword = %s\n' "$(password alice)" >"$CR"
+chmod 600 "$CR"
+nts() {
+	timeout 900 "$LAB" exec server "$NASTUNE" --root "$SROOT" -c "$CONF" "$@" >"$WORK/out" 2>"$WORK/err" 7>&-
+	rc=$?
+	out=$(<"$WORK/out")
+	err=$(<"$WORK/err")
+}
+j() { python3 -c 'import json,sys; d=json.loads(sys.argv[1]); sys.exit(0 if eval(sys.argv[2]) else 1)' "$out" "$1"; }
+knob() { python3 -c 'import json,sys; d=json.loads(sys.argv[1]); k=[x for x in d["knobs"] if x["name"]==sys.argv[2]][0]; print(json.dumps(k))' "$out" "$1"; }
+smbconf() { cat "$SROOT/etc/samba/smb.conf"; }
+gens() { "$LAB" exec server "$NASTUNE" --root "$SROOT" -c "$CONF" --json status 7>&- | python3 -c 'import json,sys; print(json.load(sys.stdin)["generations"][-1])'; }
+quick=(--size 32M --repeat 5 --credentials "$CR")
+
+# --- plant: encryption required (as if an earlier tune had chosen it); a pin; the defaults
+cp "$DEMO" "$CONF"
+sed -i 's|^tuning = .*|tuning = { goal = "throughput"; allow_unsafe = false; budget = "10m"; knobs = { smb = { multichannel = "yes"; }; }; };|' "$CONF"
+printf 'knobs = { smb = { smb_encrypt = "required"; }; };\n' >"$SROOT/etc/nastune/tuned.conf"
+nts apply
+[[ $rc = 0 ]] && grep -q "server smb encrypt = required" <<<"$(smbconf)"
+ok $? "planted: smb encrypt = required is in force (tuned.conf), multichannel pinned in nastune.conf" "$(both)"
+pre=$(smbconf)
+g0=$(gens)
+
+# --- dry run: measures, reports, changes nothing
+nts --json tune --dry-run --knobs smb.smb_encrypt "${quick[@]}"
+[[ $rc = 0 ]] && j 'd["status"]=="dry-run"' && [[ $(smbconf) = "$pre" && $(gens) = "$g0" ]]
+ok $? "tune --dry-run: reports, and the installed configuration and generations are unchanged" "$(both)"
+
+# --- the tune
+nts --json tune --knobs smb.smb_encrypt,smb.strict_sync,smb.multichannel,smb.use_sendfile "${quick[@]}"
+[[ $rc = 0 ]] && j 'd["status"]=="done"'
+ok $? "tune exits 0, status done" "$(both)"
+k=$(knob smb.smb_encrypt)
+python3 -c 'import json,sys; k=json.loads(sys.argv[1]); sys.exit(0 if k["before"]=="required" and k["after"] in ("default","off","if_required","desired") and k["applied"] and k["reason"].startswith("better") and k["effect"]>0.03 else 1)' "$k"
+ok $? "encryption required -> $(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["after"])' "$k"): measured better and applied ($(python3 -c 'import json,sys; k=json.loads(sys.argv[1]); print(k["reason"])' "$k"))" "$k"
+k=$(knob smb.strict_sync)
+python3 -c 'import json,sys; k=json.loads(sys.argv[1]); sys.exit(0 if not k["applied"] and k["safety"]=="unsafe" and "lose data" in k["reason"] and "allow_unsafe" in k["reason"] else 1)' "$k"
+ok $? "strict sync: unsafe, not tried with allow_unsafe = false, and says so" "$k"
+k=$(knob smb.multichannel)
+python3 -c 'import json,sys; k=json.loads(sys.argv[1]); sys.exit(0 if not k["applied"] and "pinned" in k["reason"] and "nastune.conf" in k["reason"] else 1)' "$k"
+ok $? "multichannel: pinned in nastune.conf, left alone, with the file and line" "$k"
+k=$(knob smb.use_sendfile)
+python3 -c 'import json,sys; k=json.loads(sys.argv[1]); sys.exit(0 if k["reason"] and (k["applied"] == k["reason"].startswith("better")) else 1)' "$k"
+ok $? "use sendfile: measured, with a decision ($(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["reason"])' "$k"))" "$k"
+j 'len(d["knobs"])==23 and all(x["reason"] for x in d["knobs"]) and all(set(x)>= {"name","safety","before","after","applied","reason","effect"} for x in d["knobs"])'
+ok $? "every knob of the table has a decision with name, safety, before, after, applied, reason, effect" "$(both)"
+j 'd["before"]["median"]>0 and d["after"]["median"]>d["before"]["median"] and d["before"]["ci95_low"]<=d["before"]["median"]<=d["before"]["ci95_high"] and d["results"]'
+ok $? "before/after scores with intervals, after better, with the results" "$(both)"
+j 'any("client results are missing" in a["advice"] for a in d["advice"])'
+ok $? "a loopback-only tune says that client results are missing" "$(both)"
+! grep -q "server smb encrypt = required" <<<"$(smbconf)" && grep -q "smb_encrypt" "$SROOT/etc/nastune/tuned.conf" && [[ $(gens) -gt $g0 ]]
+ok $? "applied: smb.conf no longer requires encryption, tuned.conf records the choice, a new generation" "$(smbconf | grep -i encrypt; cat "$SROOT/etc/nastune/tuned.conf")"
+nts tune --if-changed "${quick[@]}"
+[[ $rc = 0 ]] && grep -q "nothing to do: the hardware is unchanged since tune" <<<"$err"
+ok $? "tune --if-changed right after: nothing to do" "$(both)"
+nts report
+nts rollback "$g0"
+[[ $rc = 0 && $(smbconf) = "$pre" ]] && grep -q 'smb_encrypt = "required"' "$SROOT/etc/nastune/tuned.conf"
+ok $? "rollback to the generation before the tune restores smb.conf and tuned.conf" "$(both)"
+
+# --- interrupted tunes leave the configuration they started with
+pre=$(smbconf)
+( sleep 6; pkill -TERM -f "^$NASTUNE --root $SROOT -c $CONF tune" ) &
+nts tune --knobs smb.use_sendfile,smb.aio_read_size,smb.aio_write_size,smb.socket_options --size 64M --repeat 6 --credentials "$CR"
+wait
+[[ $rc = 1 ]] && grep -q "interrupted by SIGTERM" <<<"$err" && grep -q "restoring the configuration in force before the tune" <<<"$err"
+ok $? "SIGTERM mid-tune: exit 1, says it restores the configuration" "$(both)"
+[[ $(smbconf) = "$pre" && ! -e $SROOT/var/lib/nastune/pending ]]
+ok $? "... smb.conf is as before the tune, no journal left" "$(diff <(echo "$pre") <(smbconf))"
+[[ -z $(find "$SROOT/srv" -maxdepth 2 -name '.nastune-bench-*') ]]
+ok $? "... and no scratch directory is left on the shares"
+( sleep 8; pkill -KILL -f "^$NASTUNE --root $SROOT -c $CONF tune" ) &
+nts tune --knobs smb.use_sendfile,smb.aio_read_size,smb.aio_write_size,smb.socket_options --size 64M --repeat 6 --credentials "$CR"
+wait
+[[ $rc -ne 0 ]]
+ok $? "SIGKILL mid-tune (exit $rc)" "$(both)"
+killed_conf=$(smbconf)
+nts --json status
+j 'True'
+ok $? "status still works after the kill" "$(both)"
+nts apply
+[[ $rc = 0 && $(smbconf) = "$pre" ]]
+ok $? "the next apply restores the configuration the killed tune started from (journal)" "$(diff <(echo "$pre") <(smbconf); both)"
+nts --json tune --knobs smb.use_sendfile --size 16M --repeat 4 --credentials "$CR" --dry-run
+[[ $rc = 0 ]]
+ok $? "a tune after the kill runs (and resumes what it can)" "$(both)"
+[[ $(smbconf) = "$pre" ]]
+ok $? "... dry run: configuration unchanged" "$(diff <(echo "$pre") <(smbconf))"
+nts tune --knobs nosuch.knob
+[[ $rc = 2 ]] && grep -q "unknown knob 'nosuch.knob'" <<<"$err"
+ok $? "an unknown knob: exit 2, named" "$(both)"
+nts tune --exhaustive
+[[ $rc = 2 ]] && grep -q "needs --knobs" <<<"$err"
+ok $? "--exhaustive without --knobs: exit 2" "$(both)"
+[[ $TAP_N = 23 ]] || echo "# ran $TAP_N tests, planned 23"
+done_testing
