@@ -260,7 +260,7 @@ trial(struct tuner *t, unsigned protos, double **scores, size_t *n, char *err, s
 		*scores = xcalloc(*n, sizeof(**scores));
 		for (i = 0; i < *n; i++)
 			(*scores)[i] = json_real_value(json_array_get(cached, i));
-		log_info("tune: %s: measured before this run was interrupted; reused", *assign ?
+		log_info("tune: %s: already measured (in this run or an interrupted one); reused", *assign ?
 			 assign : "the starting configuration");
 		free(assign);
 		free(key);
@@ -393,6 +393,118 @@ parse_knob_list(const char *list, bool *sel)
 		sel[k->id] = true;
 	}
 	free(copy);
+	return rc;
+}
+
+/* --exhaustive: every combination of the selected knobs' allowed values (the current value
+ * included) is measured; the best median wins. For validating the descent. */
+static int
+grid(struct tuner *t, const bool *sel, struct decision *dec, size_t *ndec, double **best,
+     size_t *nbest, char *err, size_t errlen)
+{
+	const struct knob *ks[KNOB_COUNT];
+	const char *vals[KNOB_COUNT][16];
+	size_t nv[KNOB_COUNT], nk = 0, idx[KNOB_COUNT] = { 0 }, total = 1, g, i, j;
+	char *orig[KNOB_COUNT];
+	enum knob_src osrc[KNOB_COUNT];
+	size_t bestg = (size_t)-1;
+	double bestmed = -1;
+	unsigned protos = 0;
+	json_t *gj = json_array();
+	char why[256];
+	int rc = 0;
+
+	for (const struct knob *k = knob_first(); k; k = knob_next(k)) {
+		const char *cur = knob_value(t->m, k->id);
+		struct decision *d = &dec[(*ndec)++];
+
+		d->k = k;
+		d->before = cur ? xstrdup(cur) : NULL;
+		if (!sel[k->id]) {
+			snprintf(d->reason, sizeof(d->reason), "not selected (--knobs)");
+			continue;
+		}
+		if (!knob_applicable(t->m, k, why, sizeof(why)) ||
+		    knob_source(t->m, k->id) == KNOB_CONFIG || k->id == KNOB_NET_MTU) {
+			snprintf(d->reason, sizeof(d->reason), "not in the grid: %.200s",
+				 knob_source(t->m, k->id) == KNOB_CONFIG ? "pinned in nastune.conf" :
+				 k->id == KNOB_NET_MTU ? "the MTU is network.mtu's" : why);
+			continue;
+		}
+		ks[nk] = k;
+		nv[nk] = 0;
+		vals[nk][nv[nk]++] = cur ? cur : k->dflt;	/* NULL: unset */
+		for (const char *const *v = k->candidates; *v && nv[nk] < 16; v++) {
+			if ((cur && strcmp(cur, *v) == 0) || (!cur && k->dflt && strcmp(k->dflt, *v) == 0))
+				continue;
+			if (knob_allowed(t->m, k, *v, why, sizeof(why)))
+				vals[nk][nv[nk]++] = *v;
+		}
+		orig[nk] = cur ? xstrdup(cur) : NULL;
+		osrc[nk] = knob_source(t->m, k->id);
+		protos |= k->proto ? k->proto : PROTO_SMB | PROTO_NFS | PROTO_AFP;
+		total *= nv[nk];
+		nk++;
+	}
+	if (!nk || total > MAX_GRID) {
+		snprintf(err, errlen, !nk ? "--exhaustive: none of --knobs can be "
+			 "tried under this configuration" : "--exhaustive: %zu combinations, more "
+			 "than %d — select fewer knobs", total, MAX_GRID);
+		for (i = 0; i < nk; i++)
+			free(orig[i]);
+		json_decref(gj);
+		return -EINVAL;
+	}
+	log_info("tune: exhaustive grid of %zu combination(s) over %zu knob(s)", total, nk);
+	for (g = 0; g < total && rc == 0; g++) {
+		double *sc = NULL;
+		size_t nsc = 0;
+		json_t *assign = json_object();
+
+		for (i = 0, j = g; i < nk; i++) {
+			idx[i] = j % nv[i];
+			j /= nv[i];
+			set_knob(t->m, ks[i]->id, vals[i][idx[i]], idx[i] == 0 ? osrc[i] : KNOB_TUNED);
+			json_object_set_new(assign, ks[i]->name, vals[i][idx[i]] ?
+					    json_string(vals[i][idx[i]]) : json_null());
+		}
+		rc = trial(t, protos, &sc, &nsc, err, errlen);
+		if (rc == 0) {
+			json_t *e = score_json(sc, nsc);
+			double med = json_real_value(json_object_get(e, "median"));
+
+			json_object_set_new(e, "assign", assign);
+			json_array_append_new(gj, e);
+			if (med > bestmed) {
+				bestmed = med;
+				bestg = g;
+				free(*best);
+				*best = sc;
+				*nbest = nsc;
+				sc = NULL;
+			}
+		} else {
+			json_decref(assign);
+		}
+		free(sc);
+	}
+	json_object_set_new(t->doc, "grid", gj);
+	for (i = 0, j = bestg; i < nk; i++) {
+		struct decision *d;
+		size_t bi = bestg == (size_t)-1 ? 0 : j % nv[i];
+		const char *v = vals[i][bi];
+
+		j = bestg == (size_t)-1 ? 0 : j / nv[i];
+		set_knob(t->m, ks[i]->id, bi == 0 ? orig[i] : v, bi == 0 ? osrc[i] : KNOB_TUNED);
+		for (d = dec; d->k != ks[i]; d++)
+			;
+		d->tried = true;
+		d->applied = bi != 0;
+		d->after = d->applied ? xstrdup(v) : (d->before ? xstrdup(d->before) : NULL);
+		snprintf(d->reason, sizeof(d->reason), "exhaustive: best of %zu combination(s)%s",
+			 total, d->applied ? "" : " keeps the current value");
+		free(orig[i]);
+	}
 	return rc;
 }
 
@@ -669,9 +781,18 @@ cmd_tune(struct ctx *ctx, int argc, char **argv)
 	}
 	trial_cost = mono() - t0 + 2;
 
-	/* Decisions for every knob, in table order. */
 	dec = xcalloc(KNOB_COUNT, sizeof(*dec));
-	for (const struct knob *k = knob_first(); k; k = knob_next(k)) {
+	if (exhaustive) {
+		rc = grid(&t, sel, dec, &ndec, &best, &nbest, err, sizeof(err));
+		if (rc == -EINTR || tune_stop)
+			goto restore;
+		if (rc < 0) {
+			log_warnx("tune: %s", err);
+			goto restore;
+		}
+	}
+	/* Decisions for every knob, in table order (coordinate descent). */
+	for (const struct knob *k = knob_first(); k && !exhaustive; k = knob_next(k)) {
 		struct decision *d = &dec[ndec++];
 		const char *cur = knob_value(t.m, k->id);
 		char why[256] = "";
