@@ -22,6 +22,7 @@
 #include "knobs.h"
 #include "log.h"
 #include "model.h"
+#include "netif.h"
 #include "render.h"
 #include "state.h"
 #include "tune.h"
@@ -508,6 +509,112 @@ grid(struct tuner *t, const bool *sel, struct decision *dec, size_t *ndec, doubl
 	return rc;
 }
 
+/* net.mtu with agents: network.mtu "auto" semantics (the largest MTU up to 9216 that every
+ * peer - network.peers and the agents - receives with don't-fragment set), measured through
+ * the agents against their results at the old MTU. Kept only when significantly better; the
+ * final apply then records it (network.mtu fixed to it in the model) so rollback restores. */
+static void
+tune_mtu(struct tuner *t, char **clients, size_t nclients, const char *token,
+	 const struct bench_results *cl_before, json_t *agents, json_t *errors,
+	 struct decision *dec, size_t ndec)
+{
+	struct model *m = t->m;
+	struct decision *d = NULL;
+	struct netif_mtu_report rep = { 0 };
+	struct bench_results cl = { 0 };
+	const char **peers = NULL;
+	double *b = NULL, *c = NULL;
+	size_t nb = 0, nc = 0, np = 0, i;
+	struct tune_cmp cmp;
+	json_t *f, *scratch = json_array();
+	char err[768];
+	int rc;
+
+	for (i = 0; i < ndec; i++)
+		if (dec[i].k->id == KNOB_NET_MTU)
+			d = &dec[i];
+	if (!d)
+		goto out;
+	if (!m->network.interface || m->network.mtu_mode == MTU_FIXED) {
+		snprintf(d->reason, sizeof(d->reason), "not tried: %s",
+			 m->network.interface ? "network.mtu is fixed in nastune.conf" :
+						"network.interface is not set");
+		goto out;
+	}
+	if (tune_scores(cl_before, 0, &b, &nb) < 0) {
+		snprintf(d->reason, sizeof(d->reason), "not tried: no client result at the "
+			 "current MTU to compare with");
+		goto out;
+	}
+	for (i = 0; i < m->network.peers.n; i++) {
+		peers = xreallocarray(peers, np + 1, sizeof(*peers));
+		peers[np++] = m->network.peers.v[i];
+	}
+	json_array_foreach(agents, i, f) {
+		const char *a = json_string_value(json_object_get(json_object_get(f, "nic"),
+								  "address"));
+
+		/* The agent's own address on the way to us (its facts). */
+		if (a && *a) {
+			peers = xreallocarray(peers, np + 1, sizeof(*peers));
+			peers[np++] = a;
+		}
+	}
+	if (!np) {
+		snprintf(d->reason, sizeof(d->reason), "not tried: no peer to prove an MTU against");
+		goto out;
+	}
+	log_info("tune: trying the largest MTU every peer receives on %s", m->network.interface);
+	rc = netif_mtu_ensure(m->network.interface, NETIF_MTU_AUTO, 0, peers, np, &rep, err,
+			      sizeof(err));
+	d->before = xasprintf("%d", rep.old_mtu);
+	if (rc < 0) {
+		snprintf(d->reason, sizeof(d->reason), "not tried: %.200s", err);
+		goto out;
+	}
+	if (!rep.changed) {
+		snprintf(d->reason, sizeof(d->reason), "no larger MTU reaches every peer (tried %d)",
+			 rep.tried_mtu);
+		goto out;
+	}
+	d->tried = true;
+	rc = cli_bench_clients(t->ctx, m, clients, nclients, token, NULL, t->wl, &t->bo, &cl,
+			       errors, scratch);
+	if (tune_scores(&cl, 0, &c, &nc) < 0) {
+		char e2[512];
+
+		netif_set_mtu(m->network.interface, rep.old_mtu, e2, sizeof(e2));
+		snprintf(d->reason, sizeof(d->reason), "MTU %d: the clients could not be measured; "
+			 "%d restored", rep.final_mtu, rep.old_mtu);
+		goto out;
+	}
+	(void)rc;
+	tune_compare(b, nb, c, nc, &cmp);
+	d->effect = cmp.effect;
+	d->p = cmp.p;
+	if (cmp.verdict == TUNE_BETTER) {
+		d->applied = true;
+		d->after = xasprintf("%d", rep.final_mtu);
+		m->network.mtu_mode = MTU_FIXED;
+		m->network.mtu = rep.final_mtu;
+		snprintf(d->reason, sizeof(d->reason), "better: MTU %d %+.1f%% for the clients "
+			 "(p=%.3f), proven to every peer", rep.final_mtu, 100 * cmp.effect, cmp.p);
+	} else {
+		char e2[512];
+
+		netif_set_mtu(m->network.interface, rep.old_mtu, e2, sizeof(e2));
+		snprintf(d->reason, sizeof(d->reason), "no significant effect (MTU %d: %+.1f%%, "
+			 "p=%.3f); %d kept", rep.final_mtu, 100 * cmp.effect, cmp.p, rep.old_mtu);
+	}
+out:
+	netif_mtu_report_free(&rep);
+	bench_results_clear(&cl);
+	json_decref(scratch);
+	free(peers);
+	free(b);
+	free(c);
+}
+
 static void
 print_text(const struct tuner *t, json_t *doc, struct decision *dec, size_t ndec)
 {
@@ -827,9 +934,8 @@ cmd_tune(struct ctx *ctx, int argc, char **argv)
 			continue;
 		}
 		if (k->id == KNOB_NET_MTU) {
-			snprintf(d->reason, sizeof(d->reason), "not tried: the MTU is network.mtu's "
-				 "(apply proves it against network.peers); loopback runs do not "
-				 "cross the NIC");
+			snprintf(d->reason, sizeof(d->reason), "not tried: only clients cross the NIC "
+				 "(tune --clients); network.mtu otherwise");
 			continue;
 		}
 		src0 = knob_source(t.m, k->id);
@@ -956,6 +1062,11 @@ cmd_tune(struct ctx *ctx, int argc, char **argv)
 		log_warnx("tune: interrupted by %s", tune_stop == SIGINT ? "SIGINT" : "SIGTERM");
 		goto restore;
 	}
+
+	/* The NIC MTU: only clients cross the NIC, so only with agents; only MTUs every peer is
+	 * proven to receive (netif's commit-confirm), kept when the clients get faster. */
+	if (nclients && (!knob_list || sel[KNOB_NET_MTU]) && !tune_stop)
+		tune_mtu(&t, clients, nclients, token, &cl_before, agents, errors, dec, ndec);
 
 	/* After: the chosen configuration on every target, measured like the baseline. */
 	free(best);

@@ -83,6 +83,8 @@ lab_ready() {
 		diag "$out" 40
 		exit 1
 	fi
+	# Knob values a tune test left (tuned.conf is read with every configuration) go first.
+	rm -f "$("$LAB" root server)/etc/nastune/tuned.conf"
 	if ! out=$("$LAB" apply "$DEMO" 2>&1); then
 		echo "Bail out! lab apply $DEMO failed"
 		diag "$out" 40

@@ -9,7 +9,7 @@
 lab_ready
 plan 23
 
-cleanup() { "$LAB" apply "$DEMO" >/dev/null 2>&1; rm -f "$SROOT/etc/nastune/tuned.conf"; rm -rf "$WORK"; }
+cleanup() { rm -f "$SROOT/etc/nastune/tuned.conf"; "$LAB" apply "$DEMO" >/dev/null 2>&1; rm -rf "$WORK"; }
 trap cleanup EXIT
 both() { printf 'rc=%s\nstdout:\n%s\nstderr:\n%s\n' "$rc" "$out" "$err" | head -c 20000; }
 CONF=$SROOT/etc/nastune/nastune.conf

@@ -1,0 +1,64 @@
+#!/bin/bash
+# tune --clients and the NIC MTU (issue 9): the server at MTU 1500 on a 10 Gbit/s link with
+# offloads off (so the MTU matters, FIELD.md), client1 capable of 9000 and running an agent.
+# tune proves the largest MTU every peer receives, measures what the client gets, keeps it
+# because the client is faster, records it in the generation, and rollback restores 1500.
+# shellcheck source=tests/lab/lib.sh
+. "$(dirname "$0")/lib.sh"
+lab_ready --link 10g --offload off --server-mtu 1500 --client-mtu 9000 --switch-mtu 9216
+plan 7
+
+C1=$("$LAB" addr client1)
+CONF=$SROOT/etc/nastune/nastune.conf
+R1=$("$LAB" root client1)
+cleanup() {
+	pkill -f "[a]gent --token-file $R1/" 2>/dev/null
+	"$LAB" up >/dev/null 2>&1
+	"$LAB" apply "$DEMO" >/dev/null 2>&1
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+both() { printf 'rc=%s\nstdout:\n%s\nstderr:\n%s\n' "$rc" "$out" "$err" | head -c 20000; }
+nts() {
+	timeout 900 "$LAB" exec server "$NASTUNE" --root "$SROOT" -c "$CONF" "$@" >"$WORK/out" 2>"$WORK/err" 7>&-
+	rc=$?
+	out=$(<"$WORK/out")
+	err=$(<"$WORK/err")
+}
+mtu_of() { "$LAB" exec "$1" cat /sys/class/net/lab0/mtu; }
+
+sed -e "s|^network = .*|network = { interface = \"lab0\"; mtu = \"keep\"; peers = [\"$C1\"]; };|" "$DEMO" >"$CONF"
+nts apply
+g0=$("$LAB" exec server "$NASTUNE" --root "$SROOT" -c "$CONF" --json status 7>&- | python3 -c 'import json,sys; print(json.load(sys.stdin)["generations"][-1])')
+nts pair --force
+mkdir -p "$R1/etc/nastune"
+install -m 600 "$SROOT/var/lib/nastune/agent.key" "$R1/etc/nastune/agent.key"
+printf 'username = alice\npassword = %s\n' "$(password alice)" >"$R1/etc/nastune/creds"
+chmod 600 "$R1/etc/nastune/creds"
+rm -f "$R1/run/agent.log"
+(on client1 sh -c "exec $NASTUNE agent --token-file $R1/etc/nastune/agent.key --credentials $R1/etc/nastune/creds --no-advertise >$R1/run/agent.log 2>&1" &)
+for ((i = 0; i < 50; i++)); do grep -q listening "$R1/run/agent.log" 2>/dev/null && break; sleep 0.1; done
+grep -q listening "$R1/run/agent.log"
+ok $? "an agent on client1 (MTU 9000)"
+
+printf 'username = alice\npassword = %s\n' "$(password alice)" >"$SROOT/etc/nastune/creds"
+chmod 600 "$SROOT/etc/nastune/creds"
+nts --json tune --clients "$C1" --knobs net.mtu --goal throughput --size 128M --repeat 5 --credentials "$SROOT/etc/nastune/creds"
+[[ $rc = 0 ]]
+ok $? "tune --clients client1 --knobs net.mtu: exit 0" "$(both)"
+tuned=$out
+k=$(python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(json.dumps([x for x in d["knobs"] if x["name"]=="net.mtu"][0]))' "$out" 2>/dev/null)
+python3 -c 'import json,sys; k=json.loads(sys.argv[1]); sys.exit(0 if k["before"]=="1500" and int(k["after"])>=9000 and k["applied"] and k["reason"].startswith("better") and "proven" in k["reason"] else 1)' "$k"
+ok $? "net.mtu: 1500 -> $(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["after"])' "$k" 2>/dev/null), $(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["reason"])' "$k" 2>/dev/null)" "$k"$'\n'"$(both)"
+m=$(mtu_of server)
+[[ $m -ge 9000 ]] && "$LAB" exec server ping -4 -c 2 -i 0.2 -W 1 -M do -s $((m - 28)) "$C1" >/dev/null 2>&1
+ok $? "the server runs MTU $m and full-size don't-fragment echoes reach client1"
+nts status
+grep -q "MTU of lab0 with this generation: $m" <<<"$out"
+ok $? "the tune's generation records MTU $m" "$(both)"
+python3 -c 'import json,sys; d=json.loads(sys.argv[1]); a=d["clients_after"]; b=d["clients_before"]; sys.exit(0 if a and b and all(r["client"].startswith("client1") for r in a+b) else 1)' "$tuned"
+ok $? "client results before and after are in the report, labelled client1" "$(both)"
+nts rollback "$g0"
+[[ $rc = 0 && $(mtu_of server) = 1500 ]]
+ok $? "rollback to the generation before the tune: MTU 1500 again" "$(both)"
+done_testing
