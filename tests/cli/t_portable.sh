@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The agent's part builds without libconfig, libnl and Avahi (issue 8: it must build on
+# macOS): its sources include none of their headers (nor the modules that wrap them), and
+# they compile with only jansson, libcrypto, libsmbclient and libnfs on the include path,
+# as strict C11 plus POSIX (no _GNU_SOURCE).
+. "$(dirname "$0")/lib.sh"
+plan 3
+cd "$top"
+agent_srcs=(src/agent.c src/agent_proto.c src/bench/*.c src/log.c src/xmalloc.c src/buf.c)
+bad=$(grep -lE '#include [<"](libconfig|netlink/|avahi-|profile\.h|netif\.h|mdns\.h|model\.h|state\.h)' "${agent_srcs[@]}")
+[ -z "$bad" ]; ok $? "no agent source includes libconfig, libnl, Avahi or their wrappers${bad:+: $bad}"
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+flags="-std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Iinclude -DNASTUNE_VERSION=\"portable\" $(pkg-config --cflags jansson libcrypto smbclient libnfs)"
+log=$tmp/build.log
+okc=0
+for s in "${agent_srcs[@]}"; do
+	# shellcheck disable=SC2086
+	cc $flags -c -o "$tmp/$(basename "$s" .c).o" "$s" >>"$log" 2>&1 || { okc=1; echo "# $s does not build" ; }
+done
+ok $okc "the agent's sources compile with only jansson, libcrypto, libsmbclient and libnfs"
+[ $okc = 0 ] || sed 's/^/# /' "$log" | head -n 20
+# A deliberately broken include is caught (the test can fail).
+printf '#include <libconfig.h>\n' >"$tmp/bad.c"
+[ -n "$(grep -lE '#include [<"](libconfig|netlink/|avahi-|profile\.h|netif\.h|mdns\.h|model\.h|state\.h)' "$tmp/bad.c")" ]
+ok $? "the include check catches a libconfig include"
