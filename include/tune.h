@@ -37,4 +37,20 @@ struct tune_cmp {
 void tune_compare(const double *base, size_t nb, const double *cand, size_t nc,
 		  struct tune_cmp *out);
 
+struct json_t;
+/* A stored tune document (what `tune --json` prints) as text / one self-contained HTML page
+ * with an SVG chart (score before and after with intervals), the knob decisions, the results
+ * with their bottleneck and the client advice. Caller frees; NULL with err when doc is not a
+ * finished tune. */
+char *tune_report_text(const struct json_t *doc, char *err, size_t errlen);
+char *tune_report_html(const struct json_t *doc, char *err, size_t errlen);
+
+/* Which protocol each client should use: from client results (bench_results JSON, each
+ * labelled with its client) and the agents' facts, the fastest protocol by the goal's score
+ * that the client can use (never AFP for macOS 27 and later, whose AFP client is gone; SMB
+ * for Time Machine on current macOS). Returns a new JSON array of {"client", "os",
+ * "protocol", "why", "scores": {proto: score}}. */
+struct json_t *tune_protocol_choice(const struct json_t *results, const struct json_t *agents,
+				    bool time_machine);
+
 #endif

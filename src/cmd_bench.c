@@ -23,6 +23,7 @@
 #include "log.h"
 #include "model.h"
 #include "state.h"
+#include "tune.h"
 #include "units.h"
 #include "xmalloc.h"
 
@@ -761,10 +762,12 @@ cmd_report(struct ctx *ctx, int argc, char **argv)
 	static const struct option opts[] = {
 		{ "html", required_argument, NULL, 'H' },
 		{ "run", required_argument, NULL, 'r' },
+		{ "tune", no_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct state_bench_run run = { 0 };
+	bool tune = false;
 	const char *html = NULL;
 	struct state *st = NULL;
 	json_t *doc = NULL;
@@ -786,8 +789,11 @@ cmd_report(struct ctx *ctx, int argc, char **argv)
 				return EXIT_USAGE;
 			}
 			break;
+		case 't':
+			tune = true;
+			break;
 		case 'h':
-			printf("usage: nastune report [--html FILE] [--run ID]\n");
+			printf("usage: nastune report [--tune] [--html FILE] [--run ID]\n");
 			return EXIT_OK;
 		default:
 			return EXIT_USAGE;
@@ -799,7 +805,21 @@ cmd_report(struct ctx *ctx, int argc, char **argv)
 	}
 	if (open_existing(ctx, &st, "report") < 0)
 		return EXIT_FAIL;
-	if ((rc = state_get_bench_run(st, id, &run)) < 0) {
+	if (tune) {
+		long tid;
+		char *hw = NULL, *text = NULL;
+
+		if ((rc = state_get_tune(st, id, &tid, &hw, &text)) < 0) {
+			fprintf(stderr, rc == -ENOENT ? (id >= 0 ? "nastune report: no tune %ld\n" :
+					"nastune report: no tune yet — run `nastune tune`\n") :
+					"nastune report: cannot read the state database\n", id);
+			state_close(st);
+			return rc == -ENOENT && id >= 0 ? EXIT_USAGE : EXIT_FAIL;
+		}
+		run.id = tid;
+		run.json = text;
+		free(hw);
+	} else if ((rc = state_get_bench_run(st, id, &run)) < 0) {
 		if (rc == -ENOENT && id >= 0)
 			fprintf(stderr, "nastune report: no run %ld — see `nastune history`\n", id);
 		else if (rc == -ENOENT)
@@ -819,8 +839,12 @@ cmd_report(struct ctx *ctx, int argc, char **argv)
 		status = EXIT_OK;
 		goto out;
 	}
-	out = html ? bench_report_html(doc, err, sizeof(err)) : bench_report_text(doc, err,
-										  sizeof(err));
+	if (tune)
+		out = html ? tune_report_html(doc, err, sizeof(err)) :
+			     tune_report_text(doc, err, sizeof(err));
+	else
+		out = html ? bench_report_html(doc, err, sizeof(err)) :
+			     bench_report_text(doc, err, sizeof(err));
 	if (!out) {
 		fprintf(stderr, "nastune report: run %ld: %s\n", run.id, err);
 		goto out;

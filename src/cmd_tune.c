@@ -615,39 +615,6 @@ out:
 	free(c);
 }
 
-static void
-print_text(const struct tuner *t, json_t *doc, struct decision *dec, size_t ndec)
-{
-	json_t *b = json_object_get(doc, "before"), *a = json_object_get(doc, "after"), *x;
-	size_t i;
-
-	printf("tune %ld: goal %s, %u trial(s) in %.0fs (budget %llds)%s\n", t->id,
-	       json_string_value(json_object_get(doc, "goal")), t->trials,
-	       json_real_value(json_object_get(doc, "elapsed_s")),
-	       (long long)json_integer_value(json_object_get(doc, "budget_s")),
-	       json_is_true(json_object_get(doc, "dry_run")) ? ", dry run" : "");
-	json_array_foreach(json_object_get(doc, "targets"), i, x)
-		printf("  target %s\n", json_string_value(x));
-	printf("score (geometric mean of the goal's throughput metrics, per run):\n"
-	       "  before %.1f [%.1f, %.1f]\n  after  %.1f [%.1f, %.1f]  (%+.1f%%)\n",
-	       json_real_value(json_object_get(b, "median")),
-	       json_real_value(json_object_get(b, "ci95_low")),
-	       json_real_value(json_object_get(b, "ci95_high")),
-	       json_real_value(json_object_get(a, "median")),
-	       json_real_value(json_object_get(a, "ci95_low")),
-	       json_real_value(json_object_get(a, "ci95_high")),
-	       100 * json_real_value(json_object_get(doc, "improvement")));
-	printf("%-26s %-22s %-22s %-7s %s\n", "knob", "before", "after", "applied", "reason");
-	for (i = 0; i < ndec; i++)
-		printf("%-26s %-22s %-22s %-7s %s\n", dec[i].k->name,
-		       dec[i].before ? dec[i].before : "(default)",
-		       dec[i].after ? dec[i].after : "(default)", dec[i].applied ? "yes" : "no",
-		       dec[i].reason);
-	json_array_foreach(json_object_get(doc, "advice"), i, x)
-		printf("advice for %s: %s\n", json_string_value(json_object_get(x, "client")),
-		       json_string_value(json_object_get(x, "advice")));
-}
-
 int
 cmd_tune(struct ctx *ctx, int argc, char **argv)
 {
@@ -1074,6 +1041,21 @@ cmd_tune(struct ctx *ctx, int argc, char **argv)
 	t.keep = &after_res;
 	rc = trial(&t, PROTO_SMB | PROTO_NFS | PROTO_AFP, &best, &nbest, err, sizeof(err));
 	t.keep = NULL;
+	if (rc == 0 && after_res.n) {
+		/* The bottleneck of each result: raw disk of the first share, TCP over loopback. */
+		struct bench_baseline bl = { 0 };
+		char *local = NULL;
+
+		for (i = 0; i < t.m->n_shares && !local; i++)
+			if (!t.m->shares[i].tm_enabled && !t.m->shares[i].read_only)
+				local = fs_rooted(ctx->root, t.m->shares[i].path);
+		if (local && bench_baseline_disk(local, size, &bl) < 0)
+			log_warnx("tune: raw disk baseline of %s failed", local);
+		bench_baseline_tcp_loopback(size, &bl);
+		for (i = 0; i < after_res.n; i++)
+			bench_attribute(&after_res.v[i], &bl, true);
+		free(local);
+	}
 	if (rc < 0) {
 		log_warnx("tune: measuring the chosen configuration failed: %s", err);
 		goto restore;
@@ -1146,13 +1128,26 @@ record:
 	json_object_set(t.doc, "agents", agents);
 	json_object_set(t.doc, "errors", errors);
 	json_object_set_new(t.doc, "advice", advice(t.m, agents));
+	{
+		json_t *cr = bench_results_to_json(cl_after.n ? &cl_after : &cl_before);
+
+		json_object_set_new(t.doc, "protocol_choice",
+				    tune_protocol_choice(cr, agents, model_has_time_machine(t.m)));
+		json_decref(cr);
+	}
 	save(&t);
 	if (ctx->json) {
 		json_object_del(t.doc, "trials");
 		json_dumpf(t.doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 		fputc('\n', stdout);
 	} else {
-		print_text(&t, t.doc, dec, ndec);
+		char *text = tune_report_text(t.doc, err, sizeof(err));
+
+		if (text)
+			fputs(text, stdout);
+		else
+			log_warnx("tune: %s", err);
+		free(text);
 	}
 	goto out;
 usage:

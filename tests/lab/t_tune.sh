@@ -7,7 +7,7 @@
 # shellcheck source=tests/lab/lib.sh
 . "$(dirname "$0")/lib.sh"
 lab_ready
-plan 23
+plan 25
 
 cleanup() { rm -f "$SROOT/etc/nastune/tuned.conf"; "$LAB" apply "$DEMO" >/dev/null 2>&1; rm -rf "$WORK"; }
 trap cleanup EXIT
@@ -70,7 +70,19 @@ ok $? "applied: smb.conf no longer requires encryption, tuned.conf records the c
 nts tune --if-changed "${quick[@]}"
 [[ $rc = 0 ]] && grep -q "nothing to do: the hardware is unchanged since tune" <<<"$err"
 ok $? "tune --if-changed right after: nothing to do" "$(both)"
-nts report
+nts report --tune
+[[ $rc = 0 ]] && grep -q "^smb.smb_encrypt .* yes .*better" <<<"$out" && grep -q "^score" <<<"$out"
+ok $? "report --tune: the stored tune as text, with each knob's decision" "$(both)"
+nts report --tune --html "$WORK/tune.html"
+[[ $rc = 0 ]] && python3 - "$WORK/tune.html" <<'PY'
+import sys, html.parser
+t = open(sys.argv[1]).read()
+class P(html.parser.HTMLParser):
+    pass
+P().feed(t)
+assert "<svg" in t and "smb.smb_encrypt" in t and "strict_sync" in t and "<script" not in t
+PY
+ok $? "report --tune --html: one self-contained page with the SVG chart and every knob" "$(both)"
 nts rollback "$g0"
 [[ $rc = 0 && $(smbconf) = "$pre" ]] && grep -q 'smb_encrypt = "required"' "$SROOT/etc/nastune/tuned.conf"
 ok $? "rollback to the generation before the tune restores smb.conf and tuned.conf" "$(both)"
@@ -109,5 +121,5 @@ ok $? "an unknown knob: exit 2, named" "$(both)"
 nts tune --exhaustive
 [[ $rc = 2 ]] && grep -q "needs --knobs" <<<"$err"
 ok $? "--exhaustive without --knobs: exit 2" "$(both)"
-[[ $TAP_N = 23 ]] || echo "# ran $TAP_N tests, planned 23"
+[[ $TAP_N = 25 ]] || echo "# ran $TAP_N tests, planned 25"
 done_testing

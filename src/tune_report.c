@@ -1,0 +1,295 @@
+/* tune_report.c - a stored tune document as text and as one self-contained HTML page with an
+ * SVG chart. Pure: JSON in, a string out. */
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "tune.h"
+#include "xmalloc.h"
+
+static const char *
+str(const json_t *o, const char *k, const char *dflt)
+{
+	const char *s = json_string_value(json_object_get(o, k));
+
+	return s ? s : dflt;
+}
+
+static double
+num(const json_t *o, const char *k)
+{
+	return json_number_value(json_object_get(o, k));
+}
+
+static bool
+is_tune_doc(const json_t *doc, char *err, size_t errlen)
+{
+	if (!json_is_object(doc) || !json_is_array(json_object_get(doc, "knobs")) ||
+	    !json_is_object(json_object_get(doc, "before"))) {
+		snprintf(err, errlen, "not a finished tune (no knobs or before score)");
+		return false;
+	}
+	return true;
+}
+
+char *
+tune_report_text(const json_t *doc, char *err, size_t errlen)
+{
+	const json_t *b, *a, *x;
+	struct buf out;
+	size_t i;
+
+	if (!is_tune_doc(doc, err, errlen))
+		return NULL;
+	buf_init(&out);
+	b = json_object_get(doc, "before");
+	a = json_object_get(doc, "after");
+	buf_printf(&out, "tune %lld: goal %s, status %s, %.0fs (budget %llds)\n",
+		   (long long)json_integer_value(json_object_get(doc, "tune")),
+		   str(doc, "goal", "?"), str(doc, "status", "?"), num(doc, "elapsed_s"),
+		   (long long)json_integer_value(json_object_get(doc, "budget_s")));
+	json_array_foreach(json_object_get(doc, "targets"), i, x)
+		buf_printf(&out, "  target %s\n", json_string_value(x));
+	buf_printf(&out, "score (geometric mean of the goal's throughput metrics, per run):\n"
+			 "  before %.1f [%.1f, %.1f]\n", num(b, "median"), num(b, "ci95_low"),
+		   num(b, "ci95_high"));
+	if (json_is_object(a))
+		buf_printf(&out, "  after  %.1f [%.1f, %.1f]  (%+.1f%%, p=%.3f)\n", num(a, "median"),
+			   num(a, "ci95_low"), num(a, "ci95_high"), 100 * num(doc, "improvement"),
+			   num(doc, "improvement_p"));
+	buf_printf(&out, "%-26s %-10s %-22s %-22s %-7s %s\n", "knob", "safety", "before", "after",
+		   "applied", "reason");
+	json_array_foreach(json_object_get(doc, "knobs"), i, x)
+		buf_printf(&out, "%-26s %-10s %-22s %-22s %-7s %s\n", str(x, "name", "?"),
+			   str(x, "safety", "?"), str(x, "before", "(default)"),
+			   str(x, "after", "(default)"),
+			   json_is_true(json_object_get(x, "applied")) ? "yes" : "no",
+			   str(x, "reason", ""));
+	json_array_foreach(json_object_get(doc, "results"), i, x)
+		if (json_string_value(json_object_get(x, "bottleneck")))
+			buf_printf(&out, "bottleneck: %s %s %s: %s\n", str(x, "target", "?"),
+				   str(x, "workload", "?"), str(x, "metric", "?"),
+				   str(x, "bottleneck", ""));
+	json_array_foreach(json_object_get(doc, "protocol_choice"), i, x)
+		buf_printf(&out, "use for %s: %s (%s)\n", str(x, "client", "?"),
+			   str(x, "protocol", "?"), str(x, "why", ""));
+	json_array_foreach(json_object_get(doc, "advice"), i, x)
+		buf_printf(&out, "advice for %s: %s\n", str(x, "client", "?"), str(x, "advice", ""));
+	return buf_steal(&out, NULL);
+}
+
+static void
+esc(struct buf *b, const char *s)
+{
+	for (; s && *s; s++) {
+		switch (*s) {
+		case '<':
+			buf_adds(b, "&lt;");
+			break;
+		case '>':
+			buf_adds(b, "&gt;");
+			break;
+		case '&':
+			buf_adds(b, "&amp;");
+			break;
+		case '"':
+			buf_adds(b, "&quot;");
+			break;
+		default:
+			buf_addc(b, *s);
+		}
+	}
+}
+
+/* Before/after bars with their 95% intervals as error bars. */
+static void
+chart(struct buf *b, const json_t *before, const json_t *after)
+{
+	const json_t *v[2] = { before, after };
+	const char *label[2] = { "before", "after" };
+	double max = 0;
+	int i;
+
+	for (i = 0; i < 2; i++)
+		if (json_is_object(v[i]) && num(v[i], "ci95_high") > max)
+			max = num(v[i], "ci95_high");
+	if (max <= 0)
+		max = 1;
+	buf_adds(b, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"520\" height=\"180\" "
+		    "role=\"img\" aria-label=\"score before and after\">\n");
+	for (i = 0; i < 2; i++) {
+		double med, lo, hi, y = 30 + i * 70;
+
+		if (!json_is_object(v[i]))
+			continue;
+		med = num(v[i], "median");
+		lo = num(v[i], "ci95_low");
+		hi = num(v[i], "ci95_high");
+		buf_printf(b, "<text x=\"8\" y=\"%.0f\" font-family=\"sans-serif\" font-size=\"14\">"
+			      "%s</text>\n", y + 25, label[i]);
+		buf_printf(b, "<rect x=\"70\" y=\"%.0f\" width=\"%.1f\" height=\"40\" fill=\"%s\"/>\n",
+			   y, 400 * med / max, i ? "#2e7d32" : "#9e9e9e");
+		buf_printf(b, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.0f\" y2=\"%.0f\" stroke=\"#000\" "
+			      "stroke-width=\"2\"/>\n", 70 + 400 * lo / max, 70 + 400 * hi / max,
+			   y + 20, y + 20);
+		buf_printf(b, "<text x=\"%.1f\" y=\"%.0f\" font-family=\"sans-serif\" "
+			      "font-size=\"12\">%.1f</text>\n", 76 + 400 * hi / max, y + 25, med);
+	}
+	buf_adds(b, "</svg>\n");
+}
+
+char *
+tune_report_html(const json_t *doc, char *err, size_t errlen)
+{
+	const json_t *x;
+	struct buf b;
+	size_t i;
+	char *text;
+
+	if (!is_tune_doc(doc, err, errlen))
+		return NULL;
+	buf_init(&b);
+	buf_printf(&b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+		       "<title>nastune tune %lld</title>\n<style>body{font-family:sans-serif;"
+		       "margin:2em}table{border-collapse:collapse}td,th{border:1px solid #ccc;"
+		       "padding:3px 6px;font-size:13px}tr.applied{background:#e8f5e9}"
+		       "tr.unsafe td.s{color:#b71c1c}</style></head><body>\n",
+		   (long long)json_integer_value(json_object_get(doc, "tune")));
+	buf_printf(&b, "<h1>nastune tune %lld</h1>\n<p>Goal <b>",
+		   (long long)json_integer_value(json_object_get(doc, "tune")));
+	esc(&b, str(doc, "goal", "?"));
+	buf_adds(&b, "</b>, status ");
+	esc(&b, str(doc, "status", "?"));
+	buf_printf(&b, ", %.0f s of a %lld s budget; score change %+.1f%% (p=%.3f).</p>\n",
+		   num(doc, "elapsed_s"),
+		   (long long)json_integer_value(json_object_get(doc, "budget_s")),
+		   100 * num(doc, "improvement"), num(doc, "improvement_p"));
+	buf_adds(&b, "<h2>Score before and after (median, 95% interval)</h2>\n");
+	chart(&b, json_object_get(doc, "before"), json_object_get(doc, "after"));
+	buf_adds(&b, "<h2>Every knob: the decision and why</h2>\n<table><tr><th>knob</th>"
+		     "<th>safety</th><th>before</th><th>after</th><th>applied</th><th>reason</th>"
+		     "</tr>\n");
+	json_array_foreach(json_object_get(doc, "knobs"), i, x) {
+		bool applied = json_is_true(json_object_get(x, "applied"));
+
+		buf_printf(&b, "<tr class=\"%s%s\"><td>", applied ? "applied" : "",
+			   strcmp(str(x, "safety", ""), "unsafe") == 0 ? " unsafe" : "");
+		esc(&b, str(x, "name", "?"));
+		buf_adds(&b, "</td><td class=\"s\">");
+		esc(&b, str(x, "safety", "?"));
+		buf_adds(&b, "</td><td>");
+		esc(&b, str(x, "before", "(default)"));
+		buf_adds(&b, "</td><td>");
+		esc(&b, str(x, "after", "(default)"));
+		buf_printf(&b, "</td><td>%s</td><td>", applied ? "yes" : "no");
+		esc(&b, str(x, "reason", ""));
+		buf_adds(&b, "</td></tr>\n");
+	}
+	buf_adds(&b, "</table>\n<h2>Results after, and their bottleneck</h2>\n<table><tr>"
+		     "<th>target</th><th>workload</th><th>metric</th><th>median</th><th>unit</th>"
+		     "<th>bottleneck</th></tr>\n");
+	json_array_foreach(json_object_get(doc, "results"), i, x) {
+		buf_adds(&b, "<tr><td>");
+		esc(&b, str(x, "target", "?"));
+		buf_adds(&b, "</td><td>");
+		esc(&b, str(x, "workload", "?"));
+		buf_adds(&b, "</td><td>");
+		esc(&b, str(x, "metric", "?"));
+		buf_printf(&b, "</td><td>%.1f</td><td>", num(x, "median"));
+		esc(&b, str(x, "unit", ""));
+		buf_adds(&b, "</td><td>");
+		esc(&b, str(x, "bottleneck", ""));
+		buf_adds(&b, "</td></tr>\n");
+	}
+	buf_adds(&b, "</table>\n<h2>Clients</h2>\n<ul>\n");
+	json_array_foreach(json_object_get(doc, "protocol_choice"), i, x) {
+		buf_adds(&b, "<li>");
+		esc(&b, str(x, "client", "?"));
+		buf_adds(&b, ": use <b>");
+		esc(&b, str(x, "protocol", "?"));
+		buf_adds(&b, "</b> (");
+		esc(&b, str(x, "why", ""));
+		buf_adds(&b, ")</li>\n");
+	}
+	json_array_foreach(json_object_get(doc, "advice"), i, x) {
+		buf_adds(&b, "<li>");
+		esc(&b, str(x, "client", "?"));
+		buf_adds(&b, ": ");
+		esc(&b, str(x, "advice", ""));
+		buf_adds(&b, "</li>\n");
+	}
+	buf_adds(&b, "</ul>\n</body></html>\n");
+	text = buf_steal(&b, NULL);
+	return text;
+}
+
+json_t *
+tune_protocol_choice(const json_t *results, const json_t *agents, bool time_machine)
+{
+	json_t *out = json_array(), *by = json_object(), *r, *f, *cl;
+	const char *client;
+	size_t i;
+
+	/* client -> protocol -> [sum of logs, count] of MB/s medians. */
+	json_array_foreach(results, i, r) {
+		const char *c = str(r, "client", NULL), *p = str(r, "protocol", NULL);
+		json_t *pc, *acc;
+		double v = num(r, "median");
+
+		if (!c || !p || strcmp(str(r, "unit", ""), "MB/s") != 0 || v <= 0)
+			continue;
+		if (!(pc = json_object_get(by, c)))
+			json_object_set_new(by, c, pc = json_object());
+		if (!(acc = json_object_get(pc, p)))
+			json_object_set_new(pc, p, acc = json_pack("[f, i]", 0.0, 0));
+		json_array_set_new(acc, 0, json_real(json_real_value(json_array_get(acc, 0)) +
+						     log(v)));
+		json_array_set_new(acc, 1, json_integer(json_integer_value(json_array_get(acc, 1)) +
+							1));
+	}
+	json_object_foreach(by, client, cl) {
+		const char *os = "?", *ver = "", *p, *bestp = NULL;
+		json_t *acc, *scores = json_object();
+		double best = -1;
+		bool mac = false, no_afp = false;
+		char why[256];
+
+		json_array_foreach(agents, i, f) {
+			const char *h = str(f, "hostname", "");
+
+			if (*h && strncmp(client, h, strlen(h)) == 0 && client[strlen(h)] == ' ') {
+				os = str(f, "os", "?");
+				ver = str(f, "os_version", "");
+			}
+		}
+		mac = strcmp(os, "Darwin") == 0;
+		no_afp = mac && atoi(ver) >= 26;
+		json_object_foreach(cl, p, acc) {
+			double score = exp(json_real_value(json_array_get(acc, 0)) /
+					   (double)json_integer_value(json_array_get(acc, 1)));
+
+			json_object_set_new(scores, p, json_real(score));
+			if (strncmp(p, "afp", 3) == 0 && no_afp)
+				continue;
+			if (score > best) {
+				best = score;
+				bestp = p;
+			}
+		}
+		if (!bestp) {
+			json_decref(scores);
+			continue;
+		}
+		snprintf(why, sizeof(why), "fastest measured for this client: %.1f MB/s%s%s", best,
+			 no_afp ? "; macOS 27 and later have no AFP client" : "",
+			 mac && time_machine ? "; Time Machine shares use SMB on current macOS" : "");
+		json_array_append_new(out, json_pack("{s:s, s:s, s:s, s:s, s:o}", "client", client,
+						     "os", os, "protocol", bestp, "why", why,
+						     "scores", scores));
+	}
+	json_decref(by);
+	return out;
+}
