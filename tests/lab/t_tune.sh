@@ -96,7 +96,7 @@ wait
 ok $? "SIGTERM mid-tune: exit 1, says it restores the configuration" "$(both)"
 [[ $(smbconf) = "$pre" && ! -e $SROOT/var/lib/nastune/pending ]]
 ok $? "... smb.conf is as before the tune, no journal left" "$(diff <(echo "$pre") <(smbconf))"
-[[ -z $(find "$SROOT/srv" -maxdepth 2 -name '.nastune-bench-*') ]]
+[[ -z $(find "$SROOT/srv" -maxdepth 2 -name '.nastune-bench-server-*') ]]
 ok $? "... and no scratch directory is left on the shares"
 ( sleep 8; pkill -KILL -f "^$NASTUNE --root $SROOT -c $CONF tune" ) &
 nts tune --knobs smb.use_sendfile,smb.aio_read_size,smb.aio_write_size,smb.socket_options --size 64M --repeat 6 --credentials "$CR"
