@@ -298,8 +298,10 @@ trial(struct tuner *t, unsigned protos, double **scores, size_t *n, char *err, s
 static void
 set_knob(struct model *m, enum knob_id id, const char *value, enum knob_src src)
 {
+	char *copy = value ? xstrdup(value) : NULL;	/* value may be the string freed below */
+
 	free(m->knobs[id].value);
-	m->knobs[id].value = value ? xstrdup(value) : NULL;
+	m->knobs[id].value = copy;
 	m->knobs[id].src = value ? src : KNOB_UNSET;
 }
 
@@ -434,14 +436,15 @@ grid(struct tuner *t, const bool *sel, struct decision *dec, size_t *ndec, doubl
 		}
 		ks[nk] = k;
 		nv[nk] = 0;
-		vals[nk][nv[nk]++] = cur ? cur : k->dflt;	/* NULL: unset */
+		/* A copy: set_knob frees the model's string. */
+		orig[nk] = cur ? xstrdup(cur) : NULL;
+		vals[nk][nv[nk]++] = orig[nk] ? orig[nk] : k->dflt;	/* NULL: unset */
 		for (const char *const *v = k->candidates; *v && nv[nk] < 16; v++) {
 			if ((cur && strcmp(cur, *v) == 0) || (!cur && k->dflt && strcmp(k->dflt, *v) == 0))
 				continue;
 			if (knob_allowed(t->m, k, *v, why, sizeof(why)))
 				vals[nk][nv[nk]++] = *v;
 		}
-		orig[nk] = cur ? xstrdup(cur) : NULL;
 		osrc[nk] = knob_source(t->m, k->id);
 		protos |= k->proto ? k->proto : PROTO_SMB | PROTO_NFS | PROTO_AFP;
 		total *= nv[nk];
@@ -496,7 +499,7 @@ grid(struct tuner *t, const bool *sel, struct decision *dec, size_t *ndec, doubl
 		const char *v = vals[i][bi];
 
 		j = bestg == (size_t)-1 ? 0 : j / nv[i];
-		set_knob(t->m, ks[i]->id, bi == 0 ? orig[i] : v, bi == 0 ? osrc[i] : KNOB_TUNED);
+		set_knob(t->m, ks[i]->id, v, bi == 0 ? osrc[i] : KNOB_TUNED);
 		for (d = dec; d->k != ks[i]; d++)
 			;
 		d->tried = true;
@@ -922,8 +925,11 @@ cmd_tune(struct ctx *ctx, int argc, char **argv)
 			double *sc = NULL;
 			size_t nsc = 0;
 
-			if ((cur && strcmp(cur, *v) == 0) ||
-			    (!cur && k->dflt && strcmp(k->dflt, *v) == 0))
+			const char *now = d->after ? d->after : d->before;
+
+			/* (d->before/after are copies: set_knob frees the model's strings.) */
+			if ((now && strcmp(now, *v) == 0) ||
+			    (!now && k->dflt && strcmp(k->dflt, *v) == 0))
 				continue;
 			if (!knob_allowed(t.m, k, *v, why, sizeof(why))) {
 				if (!any && !d->reason[0])
@@ -961,7 +967,6 @@ cmd_tune(struct ctx *ctx, int argc, char **argv)
 				d->after = xstrdup(*v);
 				d->effect = cmp.effect;
 				d->p = cmp.p;
-				cur = t.m->knobs[k->id].value;
 				snprintf(d->reason, sizeof(d->reason), "better: %s %+.1f%% (p=%.3f)", *v,
 					 100 * cmp.effect, cmp.p);
 				any = d->tried = true;
