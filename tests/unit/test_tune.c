@@ -1,0 +1,193 @@
+/* test_tune.c - the tuner's pure parts: scores per run, the acceptance rule, protocol choice
+ * per client, and the reports. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tune.h"
+#include "xmalloc.h"
+
+static void
+add(struct bench_results *rs, const char *unit, const double *runs, size_t n)
+{
+	struct bench_result r = { 0 };
+
+	r.target = "t";
+	r.protocol = "smb";
+	r.workload = "seq-read";
+	r.metric = "read";
+	r.unit = (char *)unit;
+	r.client = "loopback";
+	r.cache = "hot";
+	r.runs = (double *)runs;
+	r.nruns = n;
+	r.pass = -1;
+	bench_results_add(rs, &r);
+}
+
+static void
+test_scores(void **state)
+{
+	static const double a[] = { 100, 400, 100 }, b[] = { 400, 100, 100, 7 }, lat[] = { 5, 5, 5 };
+	struct bench_results rs = { 0 };
+	double *s;
+	size_t n;
+
+	(void)state;
+	assert_int_equal(tune_scores(&rs, 0, &s, &n), -ENOENT);
+	add(&rs, "us", lat, 3);
+	assert_int_equal(tune_scores(&rs, 0, &s, &n), -ENOENT);	/* latencies do not score */
+	add(&rs, "MB/s", a, 3);
+	add(&rs, "files/s", b, 4);
+	assert_int_equal(tune_scores(&rs, 0, &s, &n), 0);
+	assert_int_equal(n, 3);	/* the shortest run count */
+	assert_true(fabs(s[0] - 200) < 1e-9);	/* sqrt(100 * 400) */
+	assert_true(fabs(s[1] - 200) < 1e-9);
+	assert_true(fabs(s[2] - 100) < 1e-9);
+	free(s);
+	assert_int_equal(tune_scores(&rs, 2, &s, &n), 0);	/* from: only the last result */
+	assert_int_equal(n, 4);
+	assert_true(fabs(s[3] - 7) < 1e-9);
+	free(s);
+	bench_results_clear(&rs);
+}
+
+static void
+test_compare(void **state)
+{
+	static const double base[] = { 100, 101, 99, 98, 102 };	/* no ties: exact */
+	static const double better[] = { 110, 111, 109, 112, 113 };
+	static const double tiny[] = { 102, 103, 104, 102.5, 103.5 };	/* significant, < 3% */
+	static const double worse[] = { 90, 89, 91, 90, 88 };
+	static const double mixed[] = { 95, 108, 99, 104, 100 };
+	struct tune_cmp c;
+
+	(void)state;
+	tune_compare(base, 5, better, 5, &c);
+	assert_int_equal(c.verdict, TUNE_BETTER);
+	assert_true(fabs(c.p - 2.0 / 252) < 1e-9);	/* exact two-sided MWU, no overlap */
+	assert_true(fabs(c.effect - 0.11) < 1e-9);
+	tune_compare(base, 5, tiny, 5, &c);
+	assert_int_equal(c.verdict, TUNE_NO_EFFECT);
+	assert_true(c.p < 0.05 && c.effect < 0.03);
+	tune_compare(base, 5, worse, 5, &c);
+	assert_int_equal(c.verdict, TUNE_WORSE);
+	tune_compare(base, 5, mixed, 5, &c);
+	assert_int_equal(c.verdict, TUNE_NO_EFFECT);
+	assert_true(c.p > 0.05);
+	/* Three runs each can never be significant (smallest two-sided p is 0.1). */
+	tune_compare(base, 3, better, 3, &c);
+	assert_int_equal(c.verdict, TUNE_NO_EFFECT);
+	tune_compare(base, 0, better, 5, &c);
+	assert_int_equal(c.verdict, TUNE_NO_EFFECT);
+}
+
+static void
+test_goal(void **state)
+{
+	bool wl[BENCH_NWORKLOADS];
+
+	(void)state;
+	tune_goal_workloads(GOAL_THROUGHPUT, wl);
+	assert_true(wl[BENCH_SEQ_READ] && wl[BENCH_SEQ_WRITE] && !wl[BENCH_SMALL_FILES]);
+	tune_goal_workloads(GOAL_SMALL_FILES, wl);
+	assert_true(wl[BENCH_SMALL_FILES] && wl[BENCH_METADATA] && !wl[BENCH_SEQ_READ]);
+	tune_goal_workloads(GOAL_VIDEO, wl);
+	assert_true(wl[BENCH_VIDEO]);
+}
+
+static void
+test_protocol_choice(void **state)
+{
+	json_t *res = json_loads("["
+		"{\"client\":\"mac (198.18.0.11)\",\"protocol\":\"afp\",\"unit\":\"MB/s\",\"median\":900},"
+		"{\"client\":\"mac (198.18.0.11)\",\"protocol\":\"smb\",\"unit\":\"MB/s\",\"median\":500},"
+		"{\"client\":\"oldmac (198.18.0.13)\",\"protocol\":\"afp\",\"unit\":\"MB/s\",\"median\":900},"
+		"{\"client\":\"oldmac (198.18.0.13)\",\"protocol\":\"smb\",\"unit\":\"MB/s\",\"median\":500},"
+		"{\"client\":\"lin (198.18.0.12)\",\"protocol\":\"nfs\",\"unit\":\"MB/s\",\"median\":800},"
+		"{\"client\":\"lin (198.18.0.12)\",\"protocol\":\"nfs\",\"unit\":\"MB/s\",\"median\":200},"
+		"{\"client\":\"lin (198.18.0.12)\",\"protocol\":\"smb\",\"unit\":\"MB/s\",\"median\":450},"
+		"{\"client\":\"lin (198.18.0.12)\",\"protocol\":\"smb\",\"unit\":\"us\",\"median\":9}]",
+		0, NULL);
+	json_t *agents = json_loads("[{\"hostname\":\"mac\",\"os\":\"Darwin\",\"os_version\":\"26.0.0\"},"
+				    "{\"hostname\":\"oldmac\",\"os\":\"Darwin\",\"os_version\":\"24.1\"},"
+				    "{\"hostname\":\"lin\",\"os\":\"Linux\",\"os_version\":\"6.1\"}]",
+				    0, NULL);
+	json_t *c = tune_protocol_choice(res, agents, true), *x;
+	const char *mac = NULL, *oldmac = NULL, *lin = NULL, *why = NULL;
+	size_t i;
+
+	(void)state;
+	json_array_foreach(c, i, x) {
+		const char *cl = json_string_value(json_object_get(x, "client"));
+		const char *p = json_string_value(json_object_get(x, "protocol"));
+
+		if (strncmp(cl, "mac ", 4) == 0) {
+			mac = p;
+			why = json_string_value(json_object_get(x, "why"));
+		} else if (strncmp(cl, "oldmac", 6) == 0) {
+			oldmac = p;
+		} else {
+			lin = p;
+		}
+	}
+	assert_string_equal(mac, "smb");	/* AFP faster, but macOS 27 has no AFP client */
+	assert_non_null(strstr(why, "no AFP client"));
+	assert_string_equal(oldmac, "afp");	/* measured fastest and still possible there */
+	assert_string_equal(lin, "smb");	/* geometric mean of nfs is 400 < 450 */
+	json_decref(c);
+	json_decref(res);
+	json_decref(agents);
+}
+
+static void
+test_reports(void **state)
+{
+	json_t *doc = json_loads("{\"tune\":3,\"goal\":\"throughput\",\"status\":\"done\","
+		"\"budget_s\":60,\"elapsed_s\":12.5,\"targets\":[\"smb://127.0.0.1/M\"],"
+		"\"before\":{\"median\":100,\"ci95_low\":90,\"ci95_high\":110},"
+		"\"after\":{\"median\":150,\"ci95_low\":140,\"ci95_high\":160},\"improvement\":0.5,"
+		"\"knobs\":[{\"name\":\"smb.smb_encrypt\",\"safety\":\"safe\",\"before\":\"required\","
+		"\"after\":\"default\",\"applied\":true,\"reason\":\"better: <50%>\",\"effect\":0.5}],"
+		"\"results\":[],\"advice\":[]}", 0, NULL);
+	char err[128], *t, *h;
+
+	(void)state;
+	t = tune_report_text(doc, err, sizeof(err));
+	assert_non_null(t);
+	assert_non_null(strstr(t, "smb.smb_encrypt"));
+	assert_non_null(strstr(t, "after  150.0 [140.0, 160.0]"));
+	h = tune_report_html(doc, err, sizeof(err));
+	assert_non_null(h);
+	assert_non_null(strstr(h, "<svg"));
+	assert_non_null(strstr(h, "better: &lt;50%&gt;"));	/* escaped */
+	assert_null(strstr(h, "<script"));
+	free(t);
+	free(h);
+	json_decref(doc);
+	doc = json_loads("{\"results\":[]}", 0, NULL);
+	assert_null(tune_report_text(doc, err, sizeof(err)));
+	assert_non_null(strstr(err, "not a finished tune"));
+	json_decref(doc);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_scores),
+		cmocka_unit_test(test_compare),
+		cmocka_unit_test(test_goal),
+		cmocka_unit_test(test_protocol_choice),
+		cmocka_unit_test(test_reports),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
