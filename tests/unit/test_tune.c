@@ -64,7 +64,7 @@ test_compare(void **state)
 {
 	static const double base[] = { 100, 101, 99, 98, 102 };	/* no ties: exact */
 	static const double better[] = { 110, 111, 109, 112, 113 };
-	static const double tiny[] = { 102, 103, 104, 102.5, 103.5 };	/* significant, < 3% */
+	static const double tiny[] = { 102.1, 102.2, 102.3, 102.4, 102.5 };	/* significant, < 3% */
 	static const double worse[] = { 90, 89, 91, 90, 88 };
 	static const double mixed[] = { 95, 108, 99, 104, 100 };
 	struct tune_cmp c;
