@@ -646,6 +646,8 @@ cmd_tune(struct ctx *ctx, int argc, char **argv)
 	char **clients = NULL, err[1024], hwhash[65], created[32], *end;
 	bool sel[KNOB_COUNT] = { false }, exhaustive = false, dry_run = false, if_changed = false;
 	bool handlers = false;
+	enum knob_src src0[KNOB_COUNT];
+	size_t pass;
 	double *best = NULL, *first = NULL, *pbest[4] = { NULL }, t0, trial_cost;
 	size_t nfirst = 0, npbest[4] = { 0 };
 	size_t nbest = 0, nclients = 0, ndec = 0, i;
@@ -869,19 +871,28 @@ cmd_tune(struct ctx *ctx, int argc, char **argv)
 		}
 	}
 	/* Decisions for every knob, in table order (coordinate descent). */
-	for (const struct knob *k = knob_first(); k && !exhaustive; k = knob_next(k)) {
-		struct decision *d = &dec[ndec++];
+	/* Passes until one changes nothing (at most three): a knob whose effect an earlier
+	 * one hid (signing behind required encryption) gets its chance again. */
+	for (pass = 0; pass < 3 && !exhaustive && !tune_stop; pass++) {
+	bool accepted = false;
+
+	for (const struct knob *k = knob_first(); k; k = knob_next(k)) {
+		struct decision *d = &dec[k->id];
 		const char *cur = knob_value(t.m, k->id);
 		char why[256] = "";
 		const char *const *v;
-		enum knob_src src0;
 		unsigned kp;
 		size_t pi;
 		char other[64] = "";
 		bool any = false;
 
-		d->k = k;
-		d->before = cur ? xstrdup(cur) : NULL;
+		if (pass > 0 && !d->tried)
+			continue;	/* not eligible, or the budget ran out: as decided */
+		if (pass == 0) {
+			d->k = k;
+			d->before = cur ? xstrdup(cur) : NULL;
+			src0[k->id] = knob_source(t.m, k->id);
+		}
 		if (knob_list && !sel[k->id]) {
 			snprintf(d->reason, sizeof(d->reason), "not selected (--knobs)");
 			continue;
@@ -908,7 +919,6 @@ cmd_tune(struct ctx *ctx, int argc, char **argv)
 				 "(tune --clients); network.mtu otherwise");
 			continue;
 		}
-		src0 = knob_source(t.m, k->id);
 		kp = k->proto ? k->proto : PROTO_SMB | PROTO_NFS | PROTO_AFP;
 		/* The knob's own protocol measured at the best configuration so far. */
 		pi = k->proto == PROTO_SMB ? 0 : k->proto == PROTO_NFS ? 1 : k->proto == PROTO_AFP ? 2 : 3;
@@ -967,14 +977,14 @@ cmd_tune(struct ctx *ctx, int argc, char **argv)
 				d->after = xstrdup(*v);
 				d->effect = cmp.effect;
 				d->p = cmp.p;
-				snprintf(d->reason, sizeof(d->reason), "better: %s %+.1f%% (p=%.3f)", *v,
-					 100 * cmp.effect, cmp.p);
-				any = d->tried = true;
+				snprintf(d->reason, sizeof(d->reason), "better: %s %+.1f%% (p=%.3f)%s",
+					 *v, 100 * cmp.effect, cmp.p, pass ? " on a later pass" : "");
+				any = d->tried = accepted = true;
 				continue;
 			}
 			/* Not better: the simpler value in force before stays. */
 			set_knob(t.m, k->id, d->after ? d->after : d->before,
-				 d->after ? KNOB_TUNED : src0);
+				 d->after ? KNOB_TUNED : src0[k->id]);
 			free(sc);
 			if (rc < 0) {
 				log_warnx("tune: %s = %s: %s", k->name, *v, err);
@@ -1018,18 +1028,18 @@ cmd_tune(struct ctx *ctx, int argc, char **argv)
 		if (tune_stop)
 			break;
 	}
-	/* Decisions for the knobs the loop did not reach (interrupted). */
-	for (const struct knob *k = knob_first(); k && ndec < KNOB_COUNT; k = knob_next(k)) {
-		size_t j;
-
-		for (j = 0; j < ndec && dec[j].k != k; j++)
-			;
-		if (j == ndec) {
-			dec[ndec].k = k;
-			snprintf(dec[ndec].reason, sizeof(dec[ndec].reason), "not reached");
-			ndec++;
-		}
+	if (!accepted)
+		break;
 	}
+	if (!exhaustive)
+		ndec = KNOB_COUNT;
+	/* Decisions for the knobs the loop did not reach (interrupted). */
+	for (i = 0; i < KNOB_COUNT; i++)
+		if (!dec[i].k) {
+			dec[i].k = knob_get((enum knob_id)i);
+			snprintf(dec[i].reason, sizeof(dec[i].reason), "not reached");
+		}
+	ndec = KNOB_COUNT;
 	if (tune_stop) {
 		log_warnx("tune: interrupted by %s", tune_stop == SIGINT ? "SIGINT" : "SIGTERM");
 		goto restore;
