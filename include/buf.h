@@ -18,5 +18,7 @@ void buf_addc(struct buf *b, char c);
 void buf_printf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Hands the data to the caller (who frees it) and resets the buf. */
 char *buf_steal(struct buf *b, size_t *len);
+/* Appends s (NULL: nothing) escaped for HTML text and attribute values. */
+void buf_add_html(struct buf *b, const char *s);
 
 #endif

@@ -27,6 +27,11 @@ struct model *cli_load_model(const struct ctx *ctx, int *status);
 /* cli_load_model, but first puts back what an interrupted apply or tune left installed (its
  * journal), since tuned.conf, read as part of the configuration, may be one of those files. */
 struct model *cli_load_model_recovered(const struct ctx *ctx, int *status);
+/* s with everything but unreserved characters and '/' percent-encoded, for URLs. Caller
+ * frees. */
+char *cli_url_escape(const char *s);
+/* Whether name is in the comma-separated list; a NULL list holds everything. */
+bool cli_in_list(const char *list, const char *name);
 /* The configuration path in force (ctx->config or the default under the root); caller frees. */
 char *cli_config_path(const struct ctx *ctx);
 /* Directory list for templates and profiles, searched in order; caller frees each entry. */

@@ -94,3 +94,26 @@ buf_steal(struct buf *b, size_t *len)
 	buf_init(b);
 	return p;
 }
+
+void
+buf_add_html(struct buf *b, const char *s)
+{
+	for (; s && *s; s++) {
+		switch (*s) {
+		case '<':
+			buf_adds(b, "&lt;");
+			break;
+		case '>':
+			buf_adds(b, "&gt;");
+			break;
+		case '&':
+			buf_adds(b, "&amp;");
+			break;
+		case '"':
+			buf_adds(b, "&quot;");
+			break;
+		default:
+			buf_addc(b, *s);
+		}
+	}
+}

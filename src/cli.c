@@ -169,3 +169,40 @@ cli_load_model_recovered(const struct ctx *ctx, int *status)
 	free(pending);
 	return m;
 }
+
+char *
+cli_url_escape(const char *s)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	char *out = xmalloc(3 * strlen(s) + 1), *w = out;
+
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		    strchr("-._~/", c)) {
+			*w++ = (char)c;
+		} else {
+			*w++ = '%';
+			*w++ = hex[c >> 4];
+			*w++ = hex[c & 15];
+		}
+	}
+	*w = '\0';
+	return out;
+}
+
+bool
+cli_in_list(const char *list, const char *name)
+{
+	char *copy, *save = NULL, *tok;
+	bool found = false;
+
+	if (!list)
+		return true;
+	copy = xstrdup(list);
+	for (tok = strtok_r(copy, ",", &save); tok && !found; tok = strtok_r(NULL, ",", &save))
+		found = strcmp(tok, name) == 0;
+	free(copy);
+	return found;
+}

@@ -109,36 +109,6 @@ drop_caches(void *arg)
 	return rc;
 }
 
-static char *
-url_escape(const char *s)
-{
-	struct buf b;
-
-	buf_init(&b);
-	for (; *s; s++) {
-		if (isalnum((unsigned char)*s) || strchr("-._~/", *s))
-			buf_addc(&b, *s);
-		else
-			buf_printf(&b, "%%%02X", (unsigned char)*s);
-	}
-	return buf_steal(&b, NULL);
-}
-
-static bool
-in_list(const char *list, const char *name)
-{
-	char *copy, *save = NULL, *tok;
-	bool found = false;
-
-	if (!list)
-		return true;
-	copy = xstrdup(list);
-	for (tok = strtok_r(copy, ",", &save); tok && !found; tok = strtok_r(NULL, ",", &save))
-		found = strcmp(tok, name) == 0;
-	free(copy);
-	return found;
-}
-
 static void
 add_target(struct target **v, size_t *n, const char *url, const struct bench_driver *d,
 	   const char *local)
@@ -186,7 +156,7 @@ derive_targets(const struct ctx *ctx, const struct model *m, const char *protos,
 			bool enabled = k == 0 ? m->smb.enabled : k == 1 ? m->nfs.enabled :
 								 m->afp.enabled;
 
-			if (!(s->protocols & ps[k].bit) || !enabled || !in_list(protos, ps[k].name))
+			if (!(s->protocols & ps[k].bit) || !enabled || !cli_in_list(protos, ps[k].name))
 				continue;
 			if (!(d = bench_driver_find(ps[k].name))) {
 				if (!warned[k])
@@ -195,14 +165,14 @@ derive_targets(const struct ctx *ctx, const struct model *m, const char *protos,
 				warned[k] = true;
 				continue;
 			}
-			esc = url_escape(k == 1 ? s->path : s->name);
+			esc = cli_url_escape(k == 1 ? s->path : s->name);
 			url = xasprintf("%s://127.0.0.1%s%s", ps[k].name, k == 1 ? "" : "/", esc);
 			add_target(v, n, url, d, local);
 			free(esc);
 			free(url);
 		}
-		if (in_list(protos, "posix")) {
-			esc = url_escape(local);
+		if (cli_in_list(protos, "posix")) {
+			esc = cli_url_escape(local);
 			url = xasprintf("file://%s", esc);
 			add_target(v, n, url, &bench_drv_posix, local);
 			free(esc);
@@ -448,7 +418,7 @@ cmd_bench(struct ctx *ctx, int argc, char **argv)
 		char *copy = xstrdup(protos), *save = NULL, *tok;
 
 		for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
-			if (!in_list("null,posix,smb,nfs,afp", tok)) {
+			if (!cli_in_list("null,posix,smb,nfs,afp", tok)) {
 				fprintf(stderr, "nastune bench: unknown protocol '%s' (null, posix, "
 						"smb, nfs, afp)\n", tok);
 				free(copy);
@@ -522,7 +492,7 @@ cmd_bench(struct ctx *ctx, int argc, char **argv)
 			bench_target_clear(&t.t);
 			continue;
 		}
-		if (!in_list(protos, t.d->name)) {
+		if (!cli_in_list(protos, t.d->name)) {
 			fprintf(stderr, "nastune bench: --target %s is %s, not in --protocol %s\n",
 				t.t.url, t.d->name, protos);
 			bench_target_clear(&t.t);

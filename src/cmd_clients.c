@@ -64,43 +64,6 @@ discover(struct peer **v, size_t *n)
 	return found;
 }
 
-static char *
-url_part(const char *s)
-{
-	static const char hex[] = "0123456789ABCDEF";
-	char *out = xmalloc(3 * strlen(s) + 1), *w = out;
-
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-
-		if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-		    strchr("-._~/", ch)) {
-			*w++ = (char)ch;
-		} else {
-			*w++ = '%';
-			*w++ = hex[ch >> 4];
-			*w++ = hex[ch & 15];
-		}
-	}
-	*w = '\0';
-	return out;
-}
-
-static bool
-listed(const char *list, const char *name)
-{
-	char *copy, *tok, *save = NULL;
-	bool found = false;
-
-	if (!list)
-		return true;
-	copy = xstrdup(list);
-	for (tok = strtok_r(copy, ",", &save); tok && !found; tok = strtok_r(NULL, ",", &save))
-		found = strcmp(tok, name) == 0;
-	free(copy);
-	return found;
-}
-
 static void
 job_progress(json_t *msg, void *arg)
 {
@@ -188,10 +151,10 @@ cli_bench_clients(const struct ctx *ctx, const struct model *m, char *const *cli
 									 m->afp.enabled;
 				char *part, *url;
 
-				if (!(sh->protocols & ps[k].bit) || !enabled || !listed(protos, ps[k].name))
+				if (!(sh->protocols & ps[k].bit) || !enabled || !cli_in_list(protos, ps[k].name))
 					continue;
 				/* Our address as the agent reached it: the one it can mount from. */
-				part = url_part(k == 1 ? sh->path : sh->name);
+				part = cli_url_escape(k == 1 ? sh->path : sh->name);
 				url = xasprintf("%s://%s%s%s", ps[k].name, agent_conn_local_addr(c),
 						k == 1 ? "" : "/", part);
 				free(part);

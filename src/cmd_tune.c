@@ -84,28 +84,6 @@ struct tuner {
 
 /* ---- targets: one writable, non-Time-Machine share per enabled protocol, over loopback ---- */
 
-static char *
-escape(const char *s)
-{
-	static const char hex[] = "0123456789ABCDEF";
-	char *out = xmalloc(3 * strlen(s) + 1), *w = out;
-
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-		    strchr("-._~/", c)) {
-			*w++ = (char)c;
-		} else {
-			*w++ = '%';
-			*w++ = hex[c >> 4];
-			*w++ = hex[c & 15];
-		}
-	}
-	*w = '\0';
-	return out;
-}
-
 static void
 pick_targets(struct tuner *t, const char *creds)
 {
@@ -136,7 +114,7 @@ pick_targets(struct tuner *t, const char *creds)
 				continue;
 			if (!s->guest && !creds && k != 1)
 				continue;	/* needs a login we do not have */
-			esc = escape(k == 1 ? s->path : s->name);
+			esc = cli_url_escape(k == 1 ? s->path : s->name);
 			if (k == 1) {
 				/* As the share's owner: non-guest exports squash root. */
 				char *local = fs_rooted(t->ctx->root, s->path);

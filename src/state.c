@@ -313,15 +313,19 @@ state_bench_run_clear(struct state_bench_run *r)
 	memset(r, 0, sizeof(*r));
 }
 
-int
-state_add_bench_run(struct state *st, const char *created, long gen, const char *hw_hash,
-		    const char *json, long *id)
+/* bench_runs and tune_results have the same shape: one JSON document per row. */
+static int
+add_run(struct state *st, const char *table, const char *created, long gen,
+	const char *hw_hash, const char *json, long *id)
 {
 	sqlite3_stmt *s;
+	char *sql = xasprintf("INSERT INTO %s (created, gen, hw_hash, json) VALUES (?, ?, ?, ?)",
+			      table);
 	int rc;
 
-	if (sqlite3_prepare_v2(st->db, "INSERT INTO bench_runs (created, gen, hw_hash, json) "
-				       "VALUES (?, ?, ?, ?)", -1, &s, NULL) != SQLITE_OK)
+	rc = sqlite3_prepare_v2(st->db, sql, -1, &s, NULL);
+	free(sql);
+	if (rc != SQLITE_OK)
 		return -EIO;
 	sqlite3_bind_text(s, 1, created, -1, SQLITE_TRANSIENT);
 	if (gen >= 0)
@@ -337,14 +341,16 @@ state_add_bench_run(struct state *st, const char *created, long gen, const char 
 	return rc;
 }
 
-int
-state_set_bench_run_json(struct state *st, long id, const char *json)
+static int
+set_run_json(struct state *st, const char *table, long id, const char *json)
 {
 	sqlite3_stmt *s;
+	char *sql = xasprintf("UPDATE %s SET json = ? WHERE id = ?", table);
 	int rc;
 
-	if (sqlite3_prepare_v2(st->db, "UPDATE bench_runs SET json = ? WHERE id = ?", -1, &s,
-			       NULL) != SQLITE_OK)
+	rc = sqlite3_prepare_v2(st->db, sql, -1, &s, NULL);
+	free(sql);
+	if (rc != SQLITE_OK)
 		return -EIO;
 	sqlite3_bind_text(s, 1, json, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_int64(s, 2, id);
@@ -353,6 +359,19 @@ state_set_bench_run_json(struct state *st, long id, const char *json)
 	if (rc == 0 && sqlite3_changes(st->db) == 0)
 		rc = -ENOENT;
 	return rc;
+}
+
+int
+state_add_bench_run(struct state *st, const char *created, long gen, const char *hw_hash,
+		    const char *json, long *id)
+{
+	return add_run(st, "bench_runs", created, gen, hw_hash, json, id);
+}
+
+int
+state_set_bench_run_json(struct state *st, long id, const char *json)
+{
+	return set_run_json(st, "bench_runs", id, json);
 }
 
 static void
@@ -413,42 +432,13 @@ int
 state_add_tune(struct state *st, const char *created, long gen, const char *hw_hash,
 	       const char *json, long *id)
 {
-	sqlite3_stmt *s;
-	int rc;
-
-	if (sqlite3_prepare_v2(st->db, "INSERT INTO tune_results (created, gen, hw_hash, json) "
-				       "VALUES (?, ?, ?, ?)", -1, &s, NULL) != SQLITE_OK)
-		return -EIO;
-	sqlite3_bind_text(s, 1, created, -1, SQLITE_TRANSIENT);
-	if (gen >= 0)
-		sqlite3_bind_int64(s, 2, gen);
-	else
-		sqlite3_bind_null(s, 2);
-	sqlite3_bind_text(s, 3, hw_hash ? hw_hash : "", -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(s, 4, json, -1, SQLITE_TRANSIENT);
-	rc = sqlite3_step(s) == SQLITE_DONE ? 0 : -EIO;
-	sqlite3_finalize(s);
-	if (rc == 0)
-		*id = (long)sqlite3_last_insert_rowid(st->db);
-	return rc;
+	return add_run(st, "tune_results", created, gen, hw_hash, json, id);
 }
 
 int
 state_set_tune(struct state *st, long id, const char *json)
 {
-	sqlite3_stmt *s;
-	int rc;
-
-	if (sqlite3_prepare_v2(st->db, "UPDATE tune_results SET json = ? WHERE id = ?", -1, &s,
-			       NULL) != SQLITE_OK)
-		return -EIO;
-	sqlite3_bind_text(s, 1, json, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_int64(s, 2, id);
-	rc = sqlite3_step(s) == SQLITE_DONE ? 0 : -EIO;
-	sqlite3_finalize(s);
-	if (rc == 0 && sqlite3_changes(st->db) == 0)
-		rc = -ENOENT;
-	return rc;
+	return set_run_json(st, "tune_results", id, json);
 }
 
 int

@@ -81,28 +81,6 @@ tune_report_text(const json_t *doc, char *err, size_t errlen)
 	return buf_steal(&out, NULL);
 }
 
-static void
-esc(struct buf *b, const char *s)
-{
-	for (; s && *s; s++) {
-		switch (*s) {
-		case '<':
-			buf_adds(b, "&lt;");
-			break;
-		case '>':
-			buf_adds(b, "&gt;");
-			break;
-		case '&':
-			buf_adds(b, "&amp;");
-			break;
-		case '"':
-			buf_adds(b, "&quot;");
-			break;
-		default:
-			buf_addc(b, *s);
-		}
-	}
-}
 
 /* Before/after bars with their 95% intervals as error bars. */
 static void
@@ -160,9 +138,9 @@ tune_report_html(const json_t *doc, char *err, size_t errlen)
 		   (long long)json_integer_value(json_object_get(doc, "tune")));
 	buf_printf(&b, "<h1>nastune tune %lld</h1>\n<p>Goal <b>",
 		   (long long)json_integer_value(json_object_get(doc, "tune")));
-	esc(&b, str(doc, "goal", "?"));
+	buf_add_html(&b, str(doc, "goal", "?"));
 	buf_adds(&b, "</b>, status ");
-	esc(&b, str(doc, "status", "?"));
+	buf_add_html(&b, str(doc, "status", "?"));
 	buf_printf(&b, ", %.0f s of a %lld s budget; score change %+.1f%% (p=%.3f).</p>\n",
 		   num(doc, "elapsed_s"),
 		   (long long)json_integer_value(json_object_get(doc, "budget_s")),
@@ -177,15 +155,15 @@ tune_report_html(const json_t *doc, char *err, size_t errlen)
 
 		buf_printf(&b, "<tr class=\"%s%s\"><td>", applied ? "applied" : "",
 			   strcmp(str(x, "safety", ""), "unsafe") == 0 ? " unsafe" : "");
-		esc(&b, str(x, "name", "?"));
+		buf_add_html(&b, str(x, "name", "?"));
 		buf_adds(&b, "</td><td class=\"s\">");
-		esc(&b, str(x, "safety", "?"));
+		buf_add_html(&b, str(x, "safety", "?"));
 		buf_adds(&b, "</td><td>");
-		esc(&b, str(x, "before", "(default)"));
+		buf_add_html(&b, str(x, "before", "(default)"));
 		buf_adds(&b, "</td><td>");
-		esc(&b, str(x, "after", "(default)"));
+		buf_add_html(&b, str(x, "after", "(default)"));
 		buf_printf(&b, "</td><td>%s</td><td>", applied ? "yes" : "no");
-		esc(&b, str(x, "reason", ""));
+		buf_add_html(&b, str(x, "reason", ""));
 		buf_adds(&b, "</td></tr>\n");
 	}
 	buf_adds(&b, "</table>\n<h2>Results after, and their bottleneck</h2>\n<table><tr>"
@@ -193,32 +171,32 @@ tune_report_html(const json_t *doc, char *err, size_t errlen)
 		     "<th>bottleneck</th></tr>\n");
 	json_array_foreach(json_object_get(doc, "results"), i, x) {
 		buf_adds(&b, "<tr><td>");
-		esc(&b, str(x, "target", "?"));
+		buf_add_html(&b, str(x, "target", "?"));
 		buf_adds(&b, "</td><td>");
-		esc(&b, str(x, "workload", "?"));
+		buf_add_html(&b, str(x, "workload", "?"));
 		buf_adds(&b, "</td><td>");
-		esc(&b, str(x, "metric", "?"));
+		buf_add_html(&b, str(x, "metric", "?"));
 		buf_printf(&b, "</td><td>%.1f</td><td>", num(x, "median"));
-		esc(&b, str(x, "unit", ""));
+		buf_add_html(&b, str(x, "unit", ""));
 		buf_adds(&b, "</td><td>");
-		esc(&b, str(x, "bottleneck", ""));
+		buf_add_html(&b, str(x, "bottleneck", ""));
 		buf_adds(&b, "</td></tr>\n");
 	}
 	buf_adds(&b, "</table>\n<h2>Clients</h2>\n<ul>\n");
 	json_array_foreach(json_object_get(doc, "protocol_choice"), i, x) {
 		buf_adds(&b, "<li>");
-		esc(&b, str(x, "client", "?"));
+		buf_add_html(&b, str(x, "client", "?"));
 		buf_adds(&b, ": use <b>");
-		esc(&b, str(x, "protocol", "?"));
+		buf_add_html(&b, str(x, "protocol", "?"));
 		buf_adds(&b, "</b> (");
-		esc(&b, str(x, "why", ""));
+		buf_add_html(&b, str(x, "why", ""));
 		buf_adds(&b, ")</li>\n");
 	}
 	json_array_foreach(json_object_get(doc, "advice"), i, x) {
 		buf_adds(&b, "<li>");
-		esc(&b, str(x, "client", "?"));
+		buf_add_html(&b, str(x, "client", "?"));
 		buf_adds(&b, ": ");
-		esc(&b, str(x, "advice", ""));
+		buf_add_html(&b, str(x, "advice", ""));
 		buf_adds(&b, "</li>\n");
 	}
 	buf_adds(&b, "</ul>\n</body></html>\n");

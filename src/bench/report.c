@@ -104,28 +104,6 @@ bench_report_text(const json_t *doc, char *err, size_t errlen)
 	return buf_steal(&b, NULL);
 }
 
-static void
-esc(struct buf *b, const char *s)
-{
-	for (; s && *s; s++) {
-		switch (*s) {
-		case '<':
-			buf_adds(b, "&lt;");
-			break;
-		case '>':
-			buf_adds(b, "&gt;");
-			break;
-		case '&':
-			buf_adds(b, "&amp;");
-			break;
-		case '"':
-			buf_adds(b, "&quot;");
-			break;
-		default:
-			buf_addc(b, *s);
-		}
-	}
-}
 
 static const char *
 proto_color(const struct bench_results *rs, const char *proto)
@@ -180,14 +158,14 @@ chart_throughput(struct buf *b, const struct bench_results *rs)
 		fmt_num(med, sizeof(med), r->st.median);
 		buf_printf(b, "<text x=\"%.0f\" y=\"%.0f\" font-size=\"12\" text-anchor=\"end\" "
 			   "font-family=\"sans-serif\">", x0 - 6, y + 13);
-		esc(b, r->protocol);
+		buf_add_html(b, r->protocol);
 		buf_adds(b, " · ");
-		esc(b, r->workload);
+		buf_add_html(b, r->workload);
 		buf_adds(b, " · ");
-		esc(b, r->metric);
+		buf_add_html(b, r->metric);
 		buf_printf(b, "</text>\n<rect x=\"%.0f\" y=\"%.0f\" width=\"%.1f\" height=\"16\" "
 			   "fill=\"%s\"><title>", x0, y, bw, proto_color(rs, r->protocol));
-		esc(b, r->target);
+		buf_add_html(b, r->target);
 		buf_printf(b, "</title></rect>\n<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\" "
 			   "stroke=\"#000\" stroke-width=\"1.5\"/>\n", lo, y + 8, hi, y + 8);
 		buf_printf(b, "<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\" stroke=\"#000\"/>"
@@ -253,11 +231,11 @@ chart_latency(struct buf *b, const struct bench_results *rs)
 		buf_printf(b, "<rect x=\"%.0f\" y=\"%zu\" width=\"12\" height=\"12\" fill=\"%s\"/>"
 			   "<text x=\"%.0f\" y=\"%zu\" font-size=\"12\" font-family=\"sans-serif\">",
 			   x0, 250 + series * 18, color, x0 + 18, 260 + series * 18);
-		esc(b, r->protocol);
+		buf_add_html(b, r->protocol);
 		buf_adds(b, " ");
-		esc(b, r->metric);
+		buf_add_html(b, r->metric);
 		buf_printf(b, " (p99 %.0f µs) — ", r->st.median);
-		esc(b, r->target);
+		buf_add_html(b, r->target);
 		buf_adds(b, "</text>\n");
 		series++;
 	}
@@ -293,10 +271,10 @@ chart_video(struct buf *b, const struct bench_results *rs)
 			   r->pass ? "PASS" : "FAIL");
 		buf_printf(b, "<text x=\"85\" y=\"%.0f\" font-size=\"12\" font-family=\"sans-serif\">",
 			   y + 16);
-		esc(b, r->protocol);
+		buf_add_html(b, r->protocol);
 		buf_printf(b, " %s %.1f fps — ", strncmp(r->metric, "write", 5) == 0 ? "write" : "read",
 			   r->st.median);
-		esc(b, r->note);
+		buf_add_html(b, r->note);
 		buf_adds(b, "</text>\n");
 	}
 	buf_adds(b, "</svg>\n");
@@ -327,7 +305,7 @@ bench_report_html(const json_t *doc, char *err, size_t errlen)
 	chart_video(&b, &rs);
 	buf_adds(&b, "<h2>All results</h2>\n<pre>");
 	text = bench_report_text(doc, err, errlen);
-	esc(&b, text);
+	buf_add_html(&b, text);
 	free(text);
 	buf_adds(&b, "</pre>\n<p>Throughput in MB/s (10<sup>6</sup> bytes per second), latencies "
 		 "in microseconds; bars show the median of the measured runs and the whiskers its "
