@@ -32,6 +32,10 @@ struct model *cli_load_model_recovered(const struct ctx *ctx, int *status);
 char *cli_url_escape(const char *s);
 /* Whether name is in the comma-separated list; a NULL list holds everything. */
 bool cli_in_list(const char *list, const char *name);
+struct share;
+/* Whether the share's NFS clients admit this host over loopback (so a loopback benchmark of
+ * the export can work). */
+bool cli_nfs_loopback_ok(const struct share *s);
 /* The configuration path in force (ctx->config or the default under the root); caller frees. */
 char *cli_config_path(const struct ctx *ctx);
 /* Directory list for templates and profiles, searched in order; caller frees each entry. */

@@ -330,7 +330,8 @@ run_job(struct agent *a, int fd, json_t *msg)
 		snprintf(err, sizeof(err), "this agent has no %s driver for %s", proto, t.scheme);
 		goto fail;
 	}
-	if (!mount_url && a->o->credentials &&
+	/* Logins are for SMB and AFP; NFS (AUTH_SYS) goes by the uid/gid in the URL. */
+	if (!mount_url && a->o->credentials && strcmp(t.scheme, "nfs") != 0 &&
 	    bench_target_credentials(&t, a->o->credentials, err, sizeof(err)) < 0)
 		goto fail;
 	if (t.user && !t.password) {

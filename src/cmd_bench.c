@@ -158,6 +158,11 @@ derive_targets(const struct ctx *ctx, const struct model *m, const char *protos,
 
 			if (!(s->protocols & ps[k].bit) || !enabled || !cli_in_list(protos, ps[k].name))
 				continue;
+			if (k == 1 && !cli_nfs_loopback_ok(s)) {
+				log_info("bench: NFS export %s skipped: its clients do not include this "
+					 "host's loopback (measure it from a client: --client)", s->path);
+				continue;
+			}
 			if (!(d = bench_driver_find(ps[k].name))) {
 				if (!warned[k])
 					log_warnx("bench: no %s driver in this build; %s skipped",

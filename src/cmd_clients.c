@@ -5,10 +5,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "agent.h"
 #include "bench.h"
 #include "cli.h"
+#include "fsutil.h"
 #include "log.h"
 #include "mdns.h"
 #include "model.h"
@@ -158,6 +160,21 @@ cli_bench_clients(const struct ctx *ctx, const struct model *m, char *const *cli
 				url = xasprintf("%s://%s%s%s", ps[k].name, agent_conn_local_addr(c),
 						k == 1 ? "" : "/", part);
 				free(part);
+				if (k == 1) {
+					/* As the export's owner: the client does not know our users,
+					 * and non-guest exports squash root. */
+					char *local = fs_rooted(ctx->root, sh->path), *u2;
+					struct stat sb;
+
+					if (stat(local, &sb) == 0)
+						u2 = xasprintf("%s?version=3&uid=%u&gid=%u", url,
+							       (unsigned)sb.st_uid, (unsigned)sb.st_gid);
+					else
+						u2 = xasprintf("%s?version=3", url);
+					free(local);
+					free(url);
+					url = u2;
+				}
 				for (w = 0; w < BENCH_NWORKLOADS && !gone; w++) {
 					json_t *job;
 					size_t before = all->n;

@@ -110,7 +110,8 @@ pick_targets(struct tuner *t, const char *creds)
 			bool guest_first = k == 1 || !creds;
 
 			if (!(s->protocols & ps[k].bit) || s->tm_enabled || s->read_only ||
-			    s->guest != (guest_first ? pass == 0 : pass == 1))
+			    s->guest != (guest_first ? pass == 0 : pass == 1) ||
+			    (k == 1 && !cli_nfs_loopback_ok(s)))
 				continue;
 			if (!s->guest && !creds && k != 1)
 				continue;	/* needs a login we do not have */
