@@ -597,6 +597,24 @@ out:
 	free(c);
 }
 
+/* Accepted changes per protocol (SMB, NFS, AFP) and for the host (index 3). A knob's verdict
+ * can change only when something on its protocol's path changed: its own protocol, or the
+ * host; a host knob sees every change. */
+static unsigned
+epoch_now(const unsigned *e, const struct knob *k)
+{
+	size_t pi = k->proto == PROTO_SMB ? 0 : k->proto == PROTO_NFS ? 1 :
+		    k->proto == PROTO_AFP ? 2 : 3;
+
+	return pi == 3 ? e[0] + e[1] + e[2] + e[3] : e[pi] + e[3];
+}
+
+static void
+bump_epoch(unsigned *e, const struct knob *k)
+{
+	e[k->proto == PROTO_SMB ? 0 : k->proto == PROTO_NFS ? 1 : k->proto == PROTO_AFP ? 2 : 3]++;
+}
+
 int
 cmd_tune(struct ctx *ctx, int argc, char **argv)
 {
@@ -626,6 +644,7 @@ cmd_tune(struct ctx *ctx, int argc, char **argv)
 	bool sel[KNOB_COUNT] = { false }, exhaustive = false, dry_run = false, if_changed = false;
 	bool handlers = false;
 	enum knob_src src0[KNOB_COUNT];
+	unsigned acc_epoch[4] = { 0 }, tried_epoch[KNOB_COUNT] = { 0 };
 	size_t pass;
 	double *best = NULL, *first = NULL, *pbest[4] = { NULL }, t0, trial_cost;
 	size_t nfirst = 0, npbest[4] = { 0 };
@@ -867,6 +886,10 @@ cmd_tune(struct ctx *ctx, int argc, char **argv)
 
 		if (pass > 0 && !d->tried)
 			continue;	/* not eligible, or the budget ran out: as decided */
+		/* Again only when a later change of its protocol (or of the host) could have
+		 * changed its verdict. */
+		if (pass > 0 && epoch_now(acc_epoch, k) == tried_epoch[k->id])
+			continue;
 		if (pass == 0) {
 			d->k = k;
 			d->before = cur ? xstrdup(cur) : NULL;
@@ -959,6 +982,7 @@ cmd_tune(struct ctx *ctx, int argc, char **argv)
 				snprintf(d->reason, sizeof(d->reason), "better: %s %+.1f%% (p=%.3f)%s",
 					 *v, 100 * cmp.effect, cmp.p, pass ? " on a later pass" : "");
 				any = d->tried = accepted = true;
+				bump_epoch(acc_epoch, k);
 				continue;
 			}
 			/* Not better: the simpler value in force before stays. */
@@ -1004,6 +1028,7 @@ cmd_tune(struct ctx *ctx, int argc, char **argv)
 		if (!d->reason[0])
 			snprintf(d->reason, sizeof(d->reason), "no candidate other than the current "
 				 "value");
+		tried_epoch[k->id] = epoch_now(acc_epoch, k);
 		if (tune_stop)
 			break;
 	}
