@@ -848,6 +848,19 @@ cmd_tune(struct ctx *ctx, int argc, char **argv)
 	nfirst = nbest;
 	best = NULL;
 	nbest = 0;
+	/* Each protocol's own score at the start comes from the same baseline runs: no second
+	 * measurement before its first knob. */
+	for (i = 0; i < 3; i++) {
+		static const char *const names[] = { "smb", "nfs", "afp" };
+		struct bench_results one = { 0 };
+
+		for (size_t r = 0; r < before_res.n; r++)
+			if (strcmp(before_res.v[r].protocol, names[i]) == 0)
+				bench_results_add(&one, &before_res.v[r]);
+		if (one.n && tune_scores(&one, 0, &pbest[i], &npbest[i]) < 0)
+			pbest[i] = NULL;
+		bench_results_clear(&one);
+	}
 	if (nclients) {
 		struct bench_opts cbo = t.bo;
 
@@ -1054,12 +1067,35 @@ cmd_tune(struct ctx *ctx, int argc, char **argv)
 	if (nclients && (!knob_list || sel[KNOB_NET_MTU]) && !tune_stop)
 		tune_mtu(&t, clients, nclients, token, &cl_before, agents, errors, dec, ndec);
 
-	/* After: the chosen configuration on every target, measured like the baseline. */
+	/* After: the chosen configuration, measured like the baseline. Protocols no accepted
+	 * change touched keep their baseline runs (same configuration, already measured). */
 	free(best);
 	best = NULL;
-	t.keep = &after_res;
-	rc = trial(&t, PROTO_SMB | PROTO_NFS | PROTO_AFP, &best, &nbest, err, sizeof(err));
-	t.keep = NULL;
+	{
+		unsigned changed = 0, all = PROTO_SMB | PROTO_NFS | PROTO_AFP;
+		static const char *const names[] = { "smb", "nfs", "afp" };
+
+		for (i = 0; i < ndec; i++)
+			if (dec[i].applied)
+				changed |= dec[i].k->proto ? dec[i].k->proto : all;
+		if (!before_res.n)
+			changed = all;	/* resumed: no baseline runs at hand */
+		t.keep = &after_res;
+		rc = changed ? trial(&t, changed, &best, &nbest, err, sizeof(err)) : 0;
+		t.keep = NULL;
+		if (rc == 0 && changed != all) {
+			for (size_t r = 0; r < before_res.n; r++)
+				for (size_t q = 0; q < 3; q++)
+					if (!(changed & (1u << q)) &&
+					    strcmp(before_res.v[r].protocol, names[q]) == 0)
+						bench_results_add(&after_res, &before_res.v[r]);
+			free(best);
+			best = NULL;
+			rc = tune_scores(&after_res, 0, &best, &nbest);
+			if (rc < 0)
+				snprintf(err, sizeof(err), "no result to score");
+		}
+	}
 	if (rc == 0 && after_res.n) {
 		/* The bottleneck of each result: raw disk of the first share, TCP over loopback. */
 		struct bench_baseline bl = { 0 };
