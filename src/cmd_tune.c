@@ -963,7 +963,8 @@ cmd_tune(struct ctx *ctx, int argc, char **argv)
 			}
 			if (tune_stop)
 				break;
-			if (!exhaustive && mono() - t0 + trial_cost > budget) {
+			if (!exhaustive && mono() - t0 + 2 * trial_cost > budget) {
+				/* Room for this trial and the final measurement. */
 				snprintf(d->reason, sizeof(d->reason), "not tried: budget exhausted "
 					 "(%us)", budget);
 				any = true;

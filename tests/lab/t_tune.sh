@@ -7,7 +7,7 @@
 # shellcheck source=tests/lab/lib.sh
 . "$(dirname "$0")/lib.sh"
 lab_ready
-plan 25
+plan 26
 
 cleanup() { rm -f "$SROOT/etc/nastune/tuned.conf"; "$LAB" apply "$DEMO" >/dev/null 2>&1; rm -rf "$WORK"; }
 trap cleanup EXIT
@@ -115,11 +115,14 @@ nts --json tune --knobs smb.use_sendfile --size 16M --repeat 4 --credentials "$C
 ok $? "a tune after the kill runs (and resumes what it can)" "$(both)"
 [[ $(smbconf) = "$pre" ]]
 ok $? "... dry run: configuration unchanged" "$(diff <(echo "$pre") <(smbconf))"
+nts --json tune --dry-run --budget 25s --size 16M --repeat 4 --credentials "$CR"
+[[ $rc = 0 ]] && j 'd["elapsed_s"] <= 25 and any("budget exhausted" in k["reason"] for k in d["knobs"])'
+ok $? "--budget 25s: the tune stops in time, naming the knobs the budget left untried ($(python3 -c 'import json,sys; print(round(json.loads(sys.argv[1])["elapsed_s"]))' "$out" 2>/dev/null)s)" "$(both)"
 nts tune --knobs nosuch.knob
 [[ $rc = 2 ]] && grep -q "unknown knob 'nosuch.knob'" <<<"$err"
 ok $? "an unknown knob: exit 2, named" "$(both)"
 nts tune --exhaustive
 [[ $rc = 2 ]] && grep -q "needs --knobs" <<<"$err"
 ok $? "--exhaustive without --knobs: exit 2" "$(both)"
-[[ $TAP_N = 25 ]] || echo "# ran $TAP_N tests, planned 25"
+[[ $TAP_N = 26 ]] || echo "# ran $TAP_N tests, planned 26"
 done_testing
