@@ -138,7 +138,11 @@ auth_fn(SMBCCTX *ctx, const char *srv, const char *shr, char *wg, int wglen, cha
 	(void)shr;
 	if (t->domain)
 		snprintf(wg, wglen, "%s", t->domain);
-	snprintf(un, unlen, "%s", t->user ? t->user : "");
+	/* Guest as the user "guest", not an anonymous (null) session: Samba maps an unknown user
+	 * to its guest account (map to guest = bad user), whose token owns what it creates; an
+	 * anonymous token does not, so it could not write inside a directory it had just made.
+	 * libsmbclient still falls back to anonymous when that is refused. */
+	snprintf(un, unlen, "%s", t->user ? t->user : "guest");
 	snprintf(pw, pwlen, "%s", t->password ? t->password : "");
 }
 

@@ -6,7 +6,7 @@
 # shellcheck source=tests/lab/lib.sh
 . "$(dirname "$0")/lib.sh"
 lab_ready
-plan 17
+plan 18
 
 both() { printf 'rc=%s\nstdout:\n%s\nstderr:\n%s\n' "$rc" "$out" "$err"; }
 CR=$WORK/creds
@@ -41,6 +41,9 @@ PY
 	[[ -z $(scratch) ]]
 	ok $? "$p: nothing left on the share" "$(scratch)"
 done
+ntc --json bench --target "smb://$SERVER/Public" --workload seq-write,small-files,mixed-rw "${quick[@]}"
+[[ $rc = 0 ]] && python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert not d["errors"] and len(d["results"]) >= 9' "$out" && [[ -z $(scratch) ]]
+ok $? "smb as guest (Public): files inside the scratch directory it made, nothing left" "$(both)"
 ntc --json bench --target "smb://alice@$SERVER/Media" --credentials "$CR" --workload copy-in-share "${quick[@]}"
 python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert any("copychunk" in (r.get("note") or "") for r in d["results"]), d["results"]' "$out"
 ok $? "smb: copy-in-share says it used the server-side copy (copychunk)" "$(both)"
@@ -104,5 +107,5 @@ for p in smb afp; do
 	[[ $rc = 0 && -z $(scratch) ]]
 	ok $? "$p: the next run works and removes the scratch the killed run left" "$(scratch; both)"
 done
-[[ $TAP_N = 17 ]] || echo "# ran $TAP_N tests, planned 17"
+[[ $TAP_N = 18 ]] || echo "# ran $TAP_N tests, planned 18"
 done_testing
