@@ -67,6 +67,9 @@ int cli_bench_clients(const struct ctx *ctx, const struct model *m, char *const 
 		      const struct bench_opts *o, struct bench_results *all, struct json_t *errors,
 		      struct json_t *agents);
 
+/* Whether spec is a --client value (HOST, HOST:PORT, [V6]:PORT, auto); says why not. */
+bool cli_client_spec_ok(const char *spec);
+
 int cmd_check(struct ctx *ctx, int argc, char **argv);
 int cmd_render(struct ctx *ctx, int argc, char **argv);
 int cmd_diff(struct ctx *ctx, int argc, char **argv);

@@ -58,9 +58,6 @@ int mdns_publisher_start(const char *name, const struct mdns_record *recs, size_
 			 int wait_ms, struct mdns_publisher **out, char *err, size_t errlen);
 /* The name in force now (after collisions) into buf; whether it is established. */
 bool mdns_publisher_name(struct mdns_publisher *p, char *buf, size_t len);
-/* How often the records have been (re)registered: 1 after the start, +1 per daemon restart
- * or collision. */
-unsigned mdns_publisher_generation(struct mdns_publisher *p);
 /* Withdraws the records and frees p. NULL is fine. */
 void mdns_publisher_stop(struct mdns_publisher *p);
 

@@ -398,6 +398,8 @@ cmd_bench(struct ctx *ctx, int argc, char **argv)
 			no_baseline = true;
 			break;
 		case 'c':
+			if (!cli_client_spec_ok(optarg))
+				goto usage;
 			clients = xreallocarray(clients, nclients + 1, sizeof(*clients));
 			clients[nclients++] = optarg;
 			break;

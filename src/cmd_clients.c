@@ -224,3 +224,16 @@ cli_bench_clients(const struct ctx *ctx, const struct model *m, char *const *cli
 	memset(key, 0, sizeof(key));
 	return failures ? -EIO : 0;
 }
+
+bool
+cli_client_spec_ok(const char *spec)
+{
+	char host[256];
+	int port;
+
+	if (strcmp(spec, "auto") == 0 || agent_parse_listen(spec, host, sizeof(host), &port) == 0)
+		return true;
+	fprintf(stderr, "nastune: --client(s) '%s' is not HOST, HOST:PORT, [V6]:PORT or auto\n",
+		spec);
+	return false;
+}

@@ -86,7 +86,6 @@ mdns_publish(struct ctx *ctx, int argc, char **argv)
 	size_t ntxt = 0;
 	long port = 0, secs = 0;
 	time_t until = 0;
-	unsigned gen;
 	int c, rc, status = EXIT_FAIL;
 
 	optind = 0;
@@ -168,7 +167,6 @@ mdns_publish(struct ctx *ctx, int argc, char **argv)
 		log_warnx("mdns publish: cannot write %s: %s (withdraw will not find this process)",
 			  pidfile, strerror(-rc));
 	mdns_publisher_name(pub, last, sizeof(last));
-	gen = mdns_publisher_generation(pub);
 	printf("published \"%s\" (%s port %ld) until interrupted%s\n", last, type, port,
 	       secs ? "" : " (Ctrl-C or `nastune mdns withdraw` stops it)");
 	fflush(stdout);
@@ -176,16 +174,12 @@ mdns_publish(struct ctx *ctx, int argc, char **argv)
 		until = time(NULL) + secs;
 	while (!stop_requested && (!until || time(NULL) < until)) {
 		usleep(100000);
-		/* Renames and re-registrations are logged by mdns.c; say the name in force. */
+		/* mdns.c logs renames and re-registrations; say the name in force. */
 		mdns_publisher_name(pub, cur, sizeof(cur));
 		if (strcmp(cur, last) != 0) {
 			printf("now published as \"%s\"\n", cur);
 			fflush(stdout);
 			snprintf(last, sizeof(last), "%s", cur);
-		}
-		if (mdns_publisher_generation(pub) != gen) {
-			gen = mdns_publisher_generation(pub);
-			log_debug("mdns: registration %u", gen);
 		}
 	}
 	printf("withdrawn \"%s\"\n", last);

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "apply.h"
+#include "buf.h"
 #include "bench.h"
 #include "cli.h"
 #include "fsutil.h"
@@ -192,22 +193,17 @@ measure(struct tuner *t, unsigned protos, double **scores, size_t *n, struct ben
 static char *
 trial_key(const struct model *m)
 {
-	struct buf {
-		char *s;
-	} b = { xstrdup("") };
 	const struct knob *k;
+	struct buf b;
 
+	buf_init(&b);
 	for (k = knob_first(); k; k = knob_next(k)) {
 		const char *v = knob_value(m, k->id);
-		char *n;
 
-		if (!v || knob_source(m, k->id) != KNOB_TUNED)
-			continue;
-		n = xasprintf("%s%s%s=%s", b.s, *b.s ? "," : "", k->name, v);
-		free(b.s);
-		b.s = n;
+		if (v && knob_source(m, k->id) == KNOB_TUNED)
+			buf_printf(&b, "%s%s=%s", b.len ? "," : "", k->name, v);
 	}
-	return b.s;
+	return buf_steal(&b, NULL);
 }
 
 static void
@@ -669,6 +665,8 @@ cmd_tune(struct ctx *ctx, int argc, char **argv)
 			goal_arg = optarg;
 			break;
 		case 'c':
+			if (!cli_client_spec_ok(optarg))
+				goto usage;
 			clients = xreallocarray(clients, nclients + 1, sizeof(*clients));
 			clients[nclients++] = optarg;
 			break;

@@ -303,7 +303,7 @@ struct mdns_publisher {
 	size_t nrecs;
 	AvahiStringList **txt;	/* per record */
 	bool established;
-	unsigned generation;
+	unsigned generation;	/* registrations so far: 0 until the first */
 	int error;		/* avahi error that stopped registration; 0 */
 };
 
@@ -592,17 +592,6 @@ mdns_publisher_name(struct mdns_publisher *p, char *buf, size_t len)
 	est = p->established;
 	avahi_threaded_poll_unlock(p->poll);
 	return est;
-}
-
-unsigned
-mdns_publisher_generation(struct mdns_publisher *p)
-{
-	unsigned g;
-
-	avahi_threaded_poll_lock(p->poll);
-	g = p->generation;
-	avahi_threaded_poll_unlock(p->poll);
-	return g;
 }
 
 void

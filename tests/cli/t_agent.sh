@@ -5,7 +5,7 @@
 # their jobs on directories through --mount (the posix driver), so no lab is needed; the lab
 # test (tests/lab/t_agent.sh) covers discovery and real protocols.
 . "$(dirname "$0")/lib.sh"
-plan 30
+plan 31
 tmp=$(mktemp -d /tmp/nastune-agent.XXXXXX)
 root=$tmp/root
 base=$((20000 + $$ % 20000))
@@ -54,6 +54,9 @@ nt agent --listen nonsense:port --token-file "$tmp/key"
 is "$rc" 2 "agent --listen with a bad port: exit 2"
 nt agent --mount ftp=/x --token-file "$tmp/key"
 is "$rc" 2 "agent --mount with an unknown protocol: exit 2"
+nt --root "$root" -c "$tmp/nas.conf" bench --client "h:99999" --clients-only
+[ "$rc" = 2 ] && grep -q "'h:99999' is not HOST" <<<"$err" && [ ! -e "$root/var/lib/nastune/state.db" ]
+ok $? "bench --client with a bad port: exit 2 naming the value, nothing written"
 
 # --- two agents, one controller
 agent a "$PA" "$tmp/key" "$tmp/a"; ok $? "agent a listens"
