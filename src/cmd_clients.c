@@ -1,6 +1,7 @@
 /* cmd_clients.c - the controller's side of client-assisted benchmarks: find agents (mDNS or
  * named), authenticate, hand them jobs against this NAS's shares, merge their results. */
 #include <errno.h>
+#include <pwd.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -161,12 +162,21 @@ cli_bench_clients(const struct ctx *ctx, const struct model *m, char *const *cli
 						k == 1 ? "" : "/", part);
 				free(part);
 				if (k == 1) {
-					/* As the export's owner: the client does not know our users,
-					 * and non-guest exports squash root. */
+					/* As one of the share's users (or its owner): the client does
+					 * not know our users by name, and exports squash root. */
 					char *local = fs_rooted(ctx->root, sh->path), *u2;
+					struct passwd *pw = sh->valid_users.n ?
+						getpwnam(sh->valid_users.v[0]) : NULL;
 					struct stat sb;
 
-					if (stat(local, &sb) == 0)
+					bool st = stat(local, &sb) == 0;
+
+					/* The share's group: AUTH_SYS carries one gid here. */
+					if (pw)
+						u2 = xasprintf("%s?version=3&uid=%u&gid=%u", url,
+							       (unsigned)pw->pw_uid,
+							       (unsigned)(st ? sb.st_gid : pw->pw_gid));
+					else if (st && sb.st_uid != 0)
 						u2 = xasprintf("%s?version=3&uid=%u&gid=%u", url,
 							       (unsigned)sb.st_uid, (unsigned)sb.st_gid);
 					else

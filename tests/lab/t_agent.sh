@@ -8,7 +8,7 @@
 . "$(dirname "$0")/lib.sh"
 lab_ready --link client1=1g,client2=10g,client3=10g,server=10g --offload off \
 	--server-mtu 9000 --client-mtu client1=1500,client2=9000,client3=1500
-plan 15
+plan 16
 
 cleanup() {
 	for h in client1 client2 client3; do kill_agent "$h"; done
@@ -119,6 +119,11 @@ assert any("disappeared mid-job" in e["message"] for e in d["errors"])
 ' "$out"
 ok $? "... and client2's job finished" "$(both)"
 
+# --- NFS from an agent: the client does not know the server's users; the job goes by ids
+nts --json bench --client "$C2" --clients-only --protocol nfs --workload seq-write --size 16M --repeat 2 --warmup 0 --cache hot
+[[ $rc = 0 ]] && python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert not d["errors"] and any("/srv/media" in r["target"] for r in d["results"])' "$out"
+ok $? "NFS jobs from an agent, to the users-only export as one of its users (uid, share gid)" "$(both)"
+
 # --- hostile bytes from the network
 peer() { on server timeout 20 python3 "$TOPDIR/tests/cli/agent_peer.py" "$C2:7048" "$KEY" "$1" 2>&1; }
 out=$(peer bigframe)
@@ -130,5 +135,5 @@ ok $? "a malformed one too" "$out"
 out=$(peer ok)
 grep -q "reply: facts" <<<"$out"
 ok $? "client2's agent still serves" "$out"
-[[ $TAP_N = 15 ]] || echo "# ran $TAP_N tests, planned 15"
+[[ $TAP_N = 16 ]] || echo "# ran $TAP_N tests, planned 16"
 done_testing
