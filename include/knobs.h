@@ -160,6 +160,14 @@ bool knob_value_permitted(const struct model *m, const struct knob *k, const cha
  * value parses, and knob_value_permitted. Returns true, or false with the reason in why. */
 bool knob_allowed(const struct model *m, const struct knob *k, const char *value, char *why,
 		  size_t whylen);
+/* Whether values a and b of k behave the same under m, as the daemon documents it: then
+ * tune measures only one of them. smb.smb_encrypt: "default" is "if_required" (smb.conf(5));
+ * smb.server_signing: with SMB1 off (protocols.smb.min_protocol not NT1), SMB2 signing can
+ * only be required or not, so everything but "required" is one behaviour on a server that
+ * is not a domain controller (nastune never makes one). NULL stands for k->dflt. When true,
+ * why (if given) says so in one sentence. */
+bool knob_same(const struct model *m, const struct knob *k, const char *a, const char *b,
+	       char *why, size_t whylen);
 /* The value in force for k: m's setting, or NULL when unset (the daemon's default). */
 const char *knob_value(const struct model *m, enum knob_id id);
 /* Where m's value of k came from. */

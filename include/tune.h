@@ -13,6 +13,9 @@
  * this) and by at least TUNE_MIN_GAIN. */
 #define TUNE_ALPHA 0.05
 #define TUNE_MIN_GAIN 0.03
+/* A candidate this much worse on one pass is not measured again on the next: another knob's
+ * change rarely turns a loss that large into a gain. */
+#define TUNE_DROP 0.20
 
 /* Marks in wl[BENCH_NWORKLOADS] the workloads goal g measures; returns the knob workload mask
  * (WL_*) for matching knobs. */
@@ -36,6 +39,14 @@ struct tune_cmp {
  * TUNE_MIN_GAIN, WORSE when significantly lower by as much, else NO_EFFECT. */
 void tune_compare(const double *base, size_t nb, const double *cand, size_t nc,
 		  struct tune_cmp *out);
+
+/* Early stopping without changing a decision: a candidate measured so far with the scores
+ * cand[0..nc) (of `full` runs planned) can no longer be accepted when more than half of the
+ * full runs are already below (1 + TUNE_MIN_GAIN) times the median of base: the median of
+ * all `full` runs is then below it whatever the remaining runs give, and tune_compare needs
+ * it above. tune_first_round(full) is how many runs to take before asking. */
+bool tune_futile(const double *base, size_t nb, const double *cand, size_t nc, size_t full);
+size_t tune_first_round(size_t full);
 
 struct json_t;
 /* A stored tune document (what `tune --json` prints) as text / one self-contained HTML page

@@ -220,17 +220,43 @@ save(struct tuner *t)
 	free(text);
 }
 
-/* Installs the model's current knob values as a trial and measures it (or takes the
- * measurement an interrupted run of the same tune already made). */
+/* Installs the model's current knob values as a trial. */
 static int
-trial(struct tuner *t, unsigned protos, double **scores, size_t *n, char *err, size_t errlen)
+install(struct tuner *t, char *err, size_t errlen)
+{
+	struct rendered r = { 0 };
+	int rc;
+
+	if (cli_render(t->ctx, t->m, 0, &r) != EXIT_OK) {
+		snprintf(err, errlen, "cannot render the trial configuration");
+		return -EINVAL;
+	}
+	rc = apply_run(t->m, &r, &t->ao) == EXIT_OK ? 0 : -EIO;
+	render_free(&r);
+	if (rc < 0)
+		snprintf(err, errlen, "the trial configuration could not be installed (see above)");
+	return rc;
+}
+
+/* Installs the model's current knob values as a trial and measures it (or takes the
+ * measurement an interrupted run of the same tune already made). With inc (the incumbent's
+ * scores), a candidate is measured in two rounds and stops after the first when it can no
+ * longer be accepted (tune_futile): *stopped is then set and *n is below the repeats. */
+static int
+trial(struct tuner *t, unsigned protos, const double *inc, size_t ninc, double **scores,
+      size_t *n, bool *stopped, char *err, size_t errlen)
 {
 	char *assign = trial_key(t->m), *key = xasprintf("%u:%s", protos, assign);
 	json_t *cached = json_object_get(t->cache, key), *arr;
-	struct rendered r = { 0 };
+	unsigned full = t->bo.repeats;
+	bool installed = false;
 	size_t i;
-	int rc;
+	int rc = 0;
 
+	*scores = NULL;
+	*n = 0;
+	if (stopped)
+		*stopped = false;
 	if (json_is_array(cached) && json_array_size(cached) > 0) {
 		*n = json_array_size(cached);
 		*scores = xcalloc(*n, sizeof(**scores));
@@ -238,32 +264,45 @@ trial(struct tuner *t, unsigned protos, double **scores, size_t *n, char *err, s
 			(*scores)[i] = json_real_value(json_array_get(cached, i));
 		log_info("tune: %s: already measured (in this run or an interrupted one); reused", *assign ?
 			 assign : "the starting configuration");
-		free(assign);
-		free(key);
-		return 0;
 	}
-	if (cli_render(t->ctx, t->m, 0, &r) != EXIT_OK) {
-		snprintf(err, errlen, "cannot render the trial configuration");
-		free(assign);
-		free(key);
-		return -EINVAL;
-	}
-	rc = apply_run(t->m, &r, &t->ao) == EXIT_OK ? 0 : -EIO;
-	render_free(&r);
-	if (rc < 0) {
-		snprintf(err, errlen, "the trial configuration could not be installed (see above)");
-		free(assign);
-		free(key);
-		return rc;
-	}
-	rc = measure(t, protos, scores, n, t->keep, err, errlen);
-	if (rc == 0) {
+	while (rc == 0 && *n < full) {
+		double *more = NULL;
+		size_t nmore = 0;
+
+		if (inc && *n && tune_futile(inc, ninc, *scores, *n, full)) {
+			log_info("tune: %s: stopped after %zu of %u runs: it can no longer be %.0f%% "
+				 "better", *assign ? assign : "the starting configuration", *n, full,
+				 100 * TUNE_MIN_GAIN);
+			if (stopped)
+				*stopped = true;
+			break;
+		}
+		if (!installed && (rc = install(t, err, errlen)) < 0)
+			break;
+		installed = true;
+		t->bo.repeats = !inc || *n ? full - (unsigned)*n : (unsigned)tune_first_round(full);
+		rc = measure(t, protos, &more, &nmore, *n ? NULL : t->keep, err, errlen);
+		t->bo.repeats = full;
+		if (rc < 0)
+			break;
+		*scores = xreallocarray(*scores, *n + nmore, sizeof(**scores));
+		memcpy(*scores + *n, more, nmore * sizeof(*more));
+		*n += nmore;
+		free(more);
 		arr = json_array();
 		for (i = 0; i < *n; i++)
 			json_array_append_new(arr, json_real((*scores)[i]));
 		json_object_set_new(t->cache, key, arr);
-		t->trials++;
+		if (*n == nmore)
+			t->trials++;	/* a configuration, not a round */
 		save(t);
+		if (nmore == 0)
+			break;	/* no runs to score: nothing more will come */
+	}
+	if (rc < 0) {
+		free(*scores);
+		*scores = NULL;
+		*n = 0;
 	}
 	free(assign);
 	free(key);
@@ -447,7 +486,7 @@ grid(struct tuner *t, const bool *sel, struct decision *dec, size_t *ndec, doubl
 			json_object_set_new(assign, ks[i]->name, vals[i][idx[i]] ?
 					    json_string(vals[i][idx[i]]) : json_null());
 		}
-		rc = trial(t, protos, &sc, &nsc, err, errlen);
+		rc = trial(t, protos, NULL, 0, &sc, &nsc, NULL, err, errlen);
 		if (rc == 0) {
 			json_t *e = score_json(sc, nsc);
 			double med = json_real_value(json_object_get(e, "median"));
@@ -593,6 +632,20 @@ out:
 	free(c);
 }
 
+/* The value (cur, or one of the n measured in tried) that v behaves like under m, or NULL;
+ * why says how. cur NULL is the daemon's default. */
+static const char *
+same_as(const struct model *m, const struct knob *k, const char *cur, const char *const *tried,
+	size_t n, const char *v, char *why, size_t whylen)
+{
+	if (knob_same(m, k, cur, v, why, whylen))
+		return cur ? cur : k->dflt;
+	for (size_t i = 0; i < n; i++)
+		if (knob_same(m, k, tried[i], v, why, whylen))
+			return tried[i];
+	return NULL;
+}
+
 /* Accepted changes per protocol (SMB, NFS, AFP) and for the host (index 3). A knob's verdict
  * can change only when something on its protocol's path changed: its own protocol, or the
  * host; a host knob sees every change. */
@@ -641,6 +694,9 @@ cmd_tune(struct ctx *ctx, int argc, char **argv)
 	bool handlers = false;
 	enum knob_src src0[KNOB_COUNT];
 	unsigned acc_epoch[4] = { 0 }, tried_epoch[KNOB_COUNT] = { 0 };
+	/* Each candidate's effect when it was last measured and not accepted (successive
+	 * halving across passes: a clear loser is not measured again). */
+	double lost[KNOB_COUNT][16] = { { 0 } };
 	size_t pass;
 	double *best = NULL, *first = NULL, *pbest[4] = { NULL }, t0, trial_cost;
 	size_t nfirst = 0, npbest[4] = { 0 };
@@ -835,7 +891,8 @@ cmd_tune(struct ctx *ctx, int argc, char **argv)
 	log_info("tune: measuring the current configuration (%s goal, %zu target(s))",
 		 goal_name(goal), t.ntg);
 	t.keep = &before_res;
-	rc = trial(&t, PROTO_SMB | PROTO_NFS | PROTO_AFP, &best, &nbest, err, sizeof(err));
+	rc = trial(&t, PROTO_SMB | PROTO_NFS | PROTO_AFP, NULL, 0, &best, &nbest, NULL, err,
+		   sizeof(err));
 	t.keep = NULL;
 	if (rc < 0) {
 		log_warnx("tune: the baseline measurement failed: %s", err);
@@ -890,6 +947,8 @@ cmd_tune(struct ctx *ctx, int argc, char **argv)
 		const char *cur = knob_value(t.m, k->id);
 		char why[256] = "";
 		const char *const *v;
+		const char *tried_v[16];
+		size_t tried_n;
 		unsigned kp;
 		size_t pi;
 		char other[64] = "";
@@ -943,10 +1002,13 @@ cmd_tune(struct ctx *ctx, int argc, char **argv)
 			memcpy(best, pbest[pi], npbest[pi] * sizeof(*best));
 			nbest = npbest[pi];
 		}
+		tried_n = 0;
 		for (v = k->candidates; *v; v++) {
+			const char *twin;
 			struct tune_cmp cmp;
 			double *sc = NULL;
 			size_t nsc = 0;
+			bool stopped = false;
 
 			const char *now = d->after ? d->after : d->before;
 
@@ -954,6 +1016,19 @@ cmd_tune(struct ctx *ctx, int argc, char **argv)
 			if ((now && strcmp(now, *v) == 0) ||
 			    (!now && k->dflt && strcmp(k->dflt, *v) == 0))
 				continue;
+			/* A value the daemon documents as behaving like the current one, or like
+			 * one measured already, would only measure noise. */
+			if ((twin = same_as(t.m, k, now, tried_v, tried_n, *v, why, sizeof(why)))) {
+				log_info("tune: %s = %s: not measured: the same as %s here: %s",
+					 k->name, *v, twin, why);
+				continue;
+			}
+			if (pass > 0 && v - k->candidates < 16 &&
+			    lost[k->id][v - k->candidates] <= -TUNE_DROP) {
+				log_info("tune: %s = %s: not measured again: %+.0f%% on an earlier pass",
+					 k->name, *v, 100 * lost[k->id][v - k->candidates]);
+				continue;
+			}
 			if (!knob_allowed(t.m, k, *v, why, sizeof(why))) {
 				if (!any && !d->reason[0])
 					snprintf(d->reason, sizeof(d->reason), "not tried: %s", why);
@@ -969,7 +1044,8 @@ cmd_tune(struct ctx *ctx, int argc, char **argv)
 				break;
 			}
 			if (!best) {
-				if ((rc = trial(&t, kp, &best, &nbest, err, sizeof(err))) < 0) {
+				if ((rc = trial(&t, kp, NULL, 0, &best, &nbest, NULL, err,
+						 sizeof(err))) < 0) {
 					snprintf(d->reason, sizeof(d->reason), "not tried: measuring "
 						 "the current value failed: %.180s", err);
 					any = true;
@@ -980,7 +1056,7 @@ cmd_tune(struct ctx *ctx, int argc, char **argv)
 			}
 			set_knob(t.m, k->id, *v, KNOB_TUNED);
 			log_info("tune: trying %s = %s", k->name, *v);
-			rc = trial(&t, kp, &sc, &nsc, err, sizeof(err));
+			rc = trial(&t, kp, best, nbest, &sc, &nsc, &stopped, err, sizeof(err));
 			if (rc == 0)
 				tune_compare(best, nbest, sc, nsc, &cmp);
 			if (rc == 0 && cmp.verdict == TUNE_BETTER) {
@@ -1012,14 +1088,19 @@ cmd_tune(struct ctx *ctx, int argc, char **argv)
 				continue;
 			}
 			any = d->tried = true;
+			if (v - k->candidates < 16)
+				lost[k->id][v - k->candidates] = cmp.effect;
+			if (tried_n < sizeof(tried_v) / sizeof(tried_v[0]))
+				tried_v[tried_n++] = *v;
 			if (!d->after && (!other[0] || fabs(cmp.effect) > fabs(d->effect))) {
 				d->effect = cmp.effect;
 				d->p = cmp.p;
 				snprintf(other, sizeof(other), "%s", *v);
 				snprintf(d->reason, sizeof(d->reason),
-					 cmp.verdict == TUNE_WORSE ? "worse: %s %+.1f%% (p=%.3f); kept" :
-					 "no significant effect (largest: %s %+.1f%%, p=%.3f); kept",
-					 other, 100 * d->effect, d->p);
+					 cmp.verdict == TUNE_WORSE ? "worse: %s %+.1f%% (p=%.3f%s); kept" :
+					 "no significant effect (largest: %s %+.1f%%, p=%.3f%s); kept",
+					 other, 100 * d->effect, d->p,
+					 stopped ? ", stopped early" : "");
 			}
 		}
 		d->applied = d->after != NULL;
@@ -1080,7 +1161,7 @@ cmd_tune(struct ctx *ctx, int argc, char **argv)
 		if (!before_res.n)
 			changed = all;	/* resumed: no baseline runs at hand */
 		t.keep = &after_res;
-		rc = changed ? trial(&t, changed, &best, &nbest, err, sizeof(err)) : 0;
+		rc = changed ? trial(&t, changed, NULL, 0, &best, &nbest, NULL, err, sizeof(err)) : 0;
 		t.keep = NULL;
 		if (rc == 0 && changed != all) {
 			for (size_t r = 0; r < before_res.n; r++)

@@ -691,6 +691,41 @@ knob_allowed(const struct model *m, const struct knob *k, const char *value, cha
 	return knob_value_permitted(m, k, canon, why, whylen);
 }
 
+bool
+knob_same(const struct model *m, const struct knob *k, const char *a, const char *b, char *why,
+	  size_t whylen)
+{
+	if (!a)
+		a = k->dflt;
+	if (!b)
+		b = k->dflt;
+	if (!a || !b)
+		return a == b;
+	if (strcasecmp(a, b) == 0)
+		return true;
+	switch (k->id) {
+	case KNOB_SMB_SMB_ENCRYPT:
+		if ((strcmp(a, "default") == 0 && strcmp(b, "if_required") == 0) ||
+		    (strcmp(b, "default") == 0 && strcmp(a, "if_required") == 0)) {
+			if (why)
+				snprintf(why, whylen, "\"default\" is \"if_required\" (smb.conf(5))");
+			return true;
+		}
+		return false;
+	case KNOB_SMB_SERVER_SIGNING:
+		if (m->smb.min_protocol && strcmp(m->smb.min_protocol, "NT1") == 0)
+			return false;	/* SMB1 clients see the difference */
+		if (strcmp(a, "required") == 0 || strcmp(b, "required") == 0)
+			return false;
+		if (why)
+			snprintf(why, whylen, "SMB2 signing is only ever required or not: \"%s\" "
+				 "and \"%s\" both leave it to the client (smb.conf(5))", a, b);
+		return true;
+	default:
+		return false;
+	}
+}
+
 const char *
 knob_value(const struct model *m, enum knob_id id)
 {

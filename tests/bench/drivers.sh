@@ -3,15 +3,18 @@
 # the reference clients on the same files in one run, from client1 to the lab server:
 # smbclient put/get for SMB, nfs-cp for NFSv3, nothing for AFP (no working netatalk client
 # tool exists, FIELD.md). Wall time of whole processes (connect included) for both sides,
-# 256 MiB files, median of 3; reads are hot (the server's page cache holds the file).
+# 256 MiB files, driver and reference run alternately, median of 5; reads are hot (the
+# server's page cache holds the file). drvtool overlaps its local file I/O with the
+# transfer (two buffers, a thread), as smbclient and nfs-cp do.
 # Prints each ratio driver MB/s / reference MB/s; the target is >= 1.0.
 # shellcheck source=tests/lab/lib.sh
 . "$(dirname "$0")/../lab/lib.sh"
 DRV=${DRVTOOL:-$TOPDIR/build/tests/drvtool}
+BLOCK=${BENCH_DRIVER_BLOCK:-1M}	# the engine's seq-read/seq-write block
 [[ -x $DRV ]] || { echo "drivers: $DRV missing (make build/tests/drvtool)"; exit 1; }
 lab_ready >/dev/null
 SIZE_MB=${BENCH_DRIVER_MB:-256}
-REPS=${BENCH_DRIVER_REPS:-3}
+REPS=${BENCH_DRIVER_REPS:-5}
 BYTES=$((SIZE_MB * 1024 * 1024))
 
 printf 'username = alice\npassword = %s\n' "$(password alice)" >"$WORK/alice.cred"
@@ -34,11 +37,6 @@ secs() {
 	awk "BEGIN{printf \"%.4f\", ($t1 - $t0) / 1e9}"
 }
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-# rep CMD...: the median wall time over REPS runs.
-rep() {
-	local i
-	for i in $(seq "$REPS"); do secs "$@" || return 1; echo; done | median
-}
 mbs() { awk "BEGIN{printf \"%.1f\", $BYTES / 1e6 / $1}"; }
 line() {	# line PROTO OP DRIVER_S [REF_S REFNAME]
 	if [[ -n ${4:-} ]]; then
@@ -49,45 +47,66 @@ line() {	# line PROTO OP DRIVER_S [REF_S REFNAME]
 		printf '%-4s %-5s driver %7.1f MB/s  (no reference client: %s)\n' "$1" "$2" "$(mbs "$3")" "$4$5"
 	fi
 }
+# pair NAME PREP -- DRIVER_CMD... -- REF_CMD...: runs the driver and the reference
+# alternately REPS times (so that drift on this shared machine hits both alike), PREP (a
+# function, or :) before each run outside the timing; sets NAME_d and NAME_r to the medians.
+pair() {
+	local _var=$1 prep=$2 i t d=() r=() drv=() ref=()
+	shift 3
+	while [[ $1 != -- ]]; do drv+=("$1"); shift; done
+	shift
+	ref=("$@")
+	for i in $(seq "$REPS"); do
+		$prep; t=$(secs "${drv[@]}") || return 1; d+=("$t")
+		$prep; t=$(secs "${ref[@]}") || return 1; r+=("$t")
+	done
+	printf -v "${_var}_d" '%s' "$(printf '%s\n' "${d[@]}" | median)"
+	printf -v "${_var}_r" '%s' "$(printf '%s\n' "${r[@]}" | median)"
+}
 status=0
 
 SMB="smb://alice@$SERVER/Media"
-dw=$(rep "$DRV" --credentials "$WORK/alice.cred" "$SMB" put "$src" "$name") || status=1
-rw=$(rep smbclient -A "$WORK/alice.cred" "//$SERVER/Media" -c "put $src $name") || status=1
-dr=$(rep "$DRV" --credentials "$WORK/alice.cred" "$SMB" get "$name" /dev/null) || status=1
-rr=$(rep smbclient -A "$WORK/alice.cred" "//$SERVER/Media" -c "get $name /dev/null") || status=1
-[[ $status -eq 0 ]] && line smb write "$dw" "$rw" smbclient && line smb read "$dr" "$rr" smbclient
-on client1 "$DRV" --credentials "$WORK/alice.cred" "$SMB" rm "$name" >/dev/null 2>&1
+if pair sw : -- "$DRV" --block "$BLOCK" --credentials "$WORK/alice.cred" "$SMB" put "$src" "$name" \
+	-- smbclient -A "$WORK/alice.cred" "//$SERVER/Media" -c "put $src $name" &&
+	pair sr : -- "$DRV" --block "$BLOCK" --credentials "$WORK/alice.cred" "$SMB" get "$name" /dev/null \
+	-- smbclient -A "$WORK/alice.cred" "//$SERVER/Media" -c "get $name /dev/null"; then
+	line smb write "$sw_d" "$sw_r" smbclient
+	line smb read "$sr_d" "$sr_r" smbclient
+else
+	status=1
+fi
+on client1 "$DRV" --block "$BLOCK" --credentials "$WORK/alice.cred" "$SMB" rm "$name" >/dev/null 2>&1
 
 NFS="nfs://$SERVER/srv/media?uid=29001&gid=29000"
 NFSF="nfs://$SERVER/srv/media/$name?uid=29001&gid=29000"
-s2=0
-# Through the server (Ganesha caches directory entries: never delete behind its back).
-nfs_rm() { on client1 "$DRV" "$NFS" rm "$name" >/dev/null 2>&1; }
+# Through the server (Ganesha caches directory entries: never delete behind its back);
+# nfs-cp refuses an existing target.
+nfs_rm() { on client1 "$DRV" --block "$BLOCK" "$NFS" rm "$name" >/dev/null 2>&1; }
+out_rm() { rm -f "$WORK/nfs.out"; }
 # nfs-cp never COMMITs: the like-for-like write is the driver's without flush (COMMIT);
-# the stable one is printed beside it.
-dw=$(for i in $(seq "$REPS"); do nfs_rm; secs "$DRV" --no-flush "$NFS" put "$src" "$name" || exit 1; echo; done | median) || s2=1
-dwc=$(for i in $(seq "$REPS"); do nfs_rm; secs "$DRV" "$NFS" put "$src" "$name" || exit 1; echo; done | median) || s2=1
-# nfs-cp refuses an existing target: remove it before each run, outside the timing.
-rw=$(for i in $(seq "$REPS"); do nfs_rm; secs nfs-cp "$src" "$NFSF" || exit 1; echo; done | median) || s2=1
-dr=$(rep "$DRV" "$NFS" get "$name" /dev/null) || s2=1
-rr=$(for i in $(seq "$REPS"); do rm -f "$WORK/nfs.out"; secs nfs-cp "$NFSF" "$WORK/nfs.out" || exit 1; echo; done | median) || s2=1
-# Same local sink for the driver's read as nfs-cp's (a file, not /dev/null).
-dr2=$(for i in $(seq "$REPS"); do rm -f "$WORK/nfs.out"; secs "$DRV" "$NFS" get "$name" "$WORK/nfs.out" || exit 1; echo; done | median) || s2=1
-[[ $s2 -eq 0 ]] && line nfs write "$dw" "$rw" nfs-cp && line nfs read "$dr2" "$rr" nfs-cp &&
+# the stable one is printed beside it. Reads go to a local file on both sides.
+if pair nw nfs_rm -- "$DRV" --block "$BLOCK" --no-flush "$NFS" put "$src" "$name" -- nfs-cp "$src" "$NFSF" &&
+	pair nr out_rm -- "$DRV" --block "$BLOCK" "$NFS" get "$name" "$WORK/nfs.out" -- nfs-cp "$NFSF" "$WORK/nfs.out" &&
+	pair nd : -- "$DRV" --block "$BLOCK" "$NFS" get "$name" /dev/null -- true &&
+	pair nc nfs_rm -- "$DRV" --block "$BLOCK" "$NFS" put "$src" "$name" -- true; then
+	line nfs write "$nw_d" "$nw_r" nfs-cp
+	line nfs read "$nr_d" "$nr_r" nfs-cp
 	printf '     (nfs write with COMMIT at the end: driver %.1f MB/s; read into /dev/null: %.1f MB/s)\n' \
-		"$(mbs "$dwc")" "$(mbs "$dr")"
+		"$(mbs "$nc_d")" "$(mbs "$nd_d")"
+else
+	status=1
+fi
 nfs_rm
-rm -f "$WORK/nfs.out"
-status=$((status | s2))
+out_rm
 
 AFPU="afp://alice@$SERVER/Media"
 s3=0
-dw=$(rep "$DRV" --credentials "$WORK/alice.cred" "$AFPU" put "$src" "$name") || s3=1
-dr=$(rep "$DRV" --credentials "$WORK/alice.cred" "$AFPU" get "$name" /dev/null) || s3=1
+pair aw : -- "$DRV" --block "$BLOCK" --credentials "$WORK/alice.cred" "$AFPU" put "$src" "$name" -- true || s3=1
+pair ar : -- "$DRV" --block "$BLOCK" --credentials "$WORK/alice.cred" "$AFPU" get "$name" /dev/null -- true || s3=1
+dw=${aw_d:-} dr=${ar_d:-}
 [[ $s3 -eq 0 ]] && line afp write "$dw" "" "afp_speedtest does not work (FIELD.md)" &&
 	line afp read "$dr" "" "afp_speedtest does not work (FIELD.md)"
-on client1 "$DRV" --credentials "$WORK/alice.cred" "$AFPU" rm "$name" >/dev/null 2>&1
+on client1 "$DRV" --block "$BLOCK" --credentials "$WORK/alice.cred" "$AFPU" rm "$name" >/dev/null 2>&1
 status=$((status | s3))
-echo "($SIZE_MB MiB files, median of $REPS, wall time per process from client1; reads hot)"
+echo "($SIZE_MB MiB files, alternating, median of $REPS, wall time per process from client1; reads hot)"
 exit $status

@@ -7,6 +7,7 @@
  * Exit: 0 ok; 1 the driver failed (its error() sentence on stderr); 2 usage. */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -69,44 +70,174 @@ open_for_write(const char *path, struct bench_file **f)
 	return rc;
 }
 
+/* The local side of put and get runs in its own thread on two buffers, so that reading or
+ * writing the local file overlaps the driver's transfer of the other buffer, as smbclient's
+ * and nfs-cp's own I/O loops do. Only the main thread calls the driver (libsmbclient keeps
+ * per-thread state). A slot is full (n >= 0 bytes, n == 0 at end) or empty (n == -1). */
+struct pipe2 {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	char *buf[2];
+	ssize_t n[2];
+	int fd;
+	bool failed;		/* local I/O failed, or the driver side gave up */
+	bool to_local;		/* get: the thread writes slots to fd; put: it fills them */
+};
+
+static void *
+local_side(void *arg)
+{
+	struct pipe2 *p = arg;
+
+	for (unsigned i = 0;; i ^= 1) {
+		pthread_mutex_lock(&p->mu);
+		/* put: wait for slot i to be empty; get: wait for it to be full */
+		while (!p->failed && (p->to_local ? p->n[i] < 0 : p->n[i] >= 0))
+			pthread_cond_wait(&p->cv, &p->mu);
+		bool stop = p->failed;
+		ssize_t len = p->n[i];
+		pthread_mutex_unlock(&p->mu);
+		if (stop)
+			return NULL;
+		ssize_t got;
+		if (p->to_local) {
+			got = len > 0 && write(p->fd, p->buf[i], (size_t)len) != len ? -1 : 0;
+		} else {
+			got = 0;
+			while (got < (ssize_t)block) {	/* full blocks but the last */
+				ssize_t r = read(p->fd, p->buf[i] + got, block - (size_t)got);
+				if (r < 0) {
+					got = -1;
+					break;
+				}
+				if (r == 0)
+					break;
+				got += r;
+			}
+		}
+		pthread_mutex_lock(&p->mu);
+		if (got < 0) {
+			perror("drvtool: local file");
+			p->failed = true;
+		} else {
+			p->n[i] = p->to_local ? -1 : got;
+		}
+		pthread_cond_broadcast(&p->cv);
+		pthread_mutex_unlock(&p->mu);
+		if (got < 0 || len == 0 || (!p->to_local && got == 0))
+			return NULL;
+	}
+}
+
+static void
+pipe2_start(struct pipe2 *p, pthread_t *th, int fd, bool to_local)
+{
+	memset(p, 0, sizeof(*p));
+	pthread_mutex_init(&p->mu, NULL);
+	pthread_cond_init(&p->cv, NULL);
+	p->buf[0] = xmalloc(block);
+	p->buf[1] = xmalloc(block);
+	p->n[0] = p->n[1] = -1;
+	p->fd = fd;
+	p->to_local = to_local;
+	if (pthread_create(th, NULL, local_side, p) != 0) {
+		perror("drvtool: pthread_create");
+		exit(1);
+	}
+}
+
+/* The driver side: waits until slot i is full (put) or empty (get). False when the local
+ * side failed. */
+static bool
+pipe2_wait(struct pipe2 *p, unsigned i)
+{
+	bool ok;
+
+	pthread_mutex_lock(&p->mu);
+	while (!p->failed && (p->to_local ? p->n[i] >= 0 : p->n[i] < 0))
+		pthread_cond_wait(&p->cv, &p->mu);
+	ok = !p->failed;
+	pthread_mutex_unlock(&p->mu);
+	return ok;
+}
+
+/* Hands slot i over: put marks it empty, get marks it full with n bytes. */
+static void
+pipe2_post(struct pipe2 *p, unsigned i, ssize_t n)
+{
+	pthread_mutex_lock(&p->mu);
+	p->n[i] = n;
+	pthread_cond_broadcast(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+}
+
+/* Ends the pipe; fail: the driver side gave up. Returns false when the local side failed. */
+static bool
+pipe2_end(struct pipe2 *p, pthread_t th, bool fail)
+{
+	bool ok;
+
+	if (fail) {
+		pthread_mutex_lock(&p->mu);
+		p->failed = true;
+		pthread_cond_broadcast(&p->cv);
+		pthread_mutex_unlock(&p->mu);
+	}
+	pthread_join(th, NULL);
+	ok = fail || !p->failed;
+	free(p->buf[0]);
+	free(p->buf[1]);
+	pthread_mutex_destroy(&p->mu);
+	pthread_cond_destroy(&p->cv);
+	return ok;
+}
+
 /* Writes from fd (or, fd < 0, total bytes of a fixed pattern) to the remote path. */
 static int
 do_write(const char *path, int fd, uint64_t total, const char *label)
 {
 	struct bench_file *f;
-	char *buf = xmalloc(block);
+	struct pipe2 p;
+	pthread_t th;
+	char *buf = NULL;
 	uint64_t off = 0;
 	double t0;
 	int rc = 1;
 
-	if (fd < 0)
+	if (fd < 0) {
+		buf = xmalloc(block);
 		for (size_t i = 0; i < block; i++)	/* not all zeroes: nothing may compress it */
 			buf[i] = (char)(i * 2654435761u >> 13);
+	}
 	t0 = now();
 	if (open_for_write(path, &f) < 0) {
 		free(buf);
 		return fail("open");
 	}
-	for (;;) {
+	if (fd >= 0)
+		pipe2_start(&p, &th, fd, false);
+	for (unsigned i = 0;; i ^= 1) {
+		const char *src = buf;
 		ssize_t n;
 
 		if (fd >= 0) {
-			n = read(fd, buf, block);
-			if (n < 0) {
-				perror("drvtool: read");
+			if (!pipe2_wait(&p, i))
 				goto out;
-			}
+			n = p.n[i];
+			src = p.buf[i];
 		} else {
 			n = (ssize_t)(total - off < block ? total - off : block);
 		}
 		if (n == 0)
 			break;
-		ssize_t w = drv->pwrite(conn, f, buf, (size_t)n, off);
+		ssize_t w = drv->pwrite(conn, f, src, (size_t)n, off);
 		if (w != n) {
 			fail("write");
 			goto out;
 		}
 		off += (uint64_t)n;
+		if (fd >= 0)
+			pipe2_post(&p, i, -1);
 	}
 	if (!no_flush && drv->flush(conn, f) < 0) {
 		fail("flush");
@@ -114,6 +245,8 @@ do_write(const char *path, int fd, uint64_t total, const char *label)
 	}
 	rc = 0;
 out:
+	if (fd >= 0 && !pipe2_end(&p, th, rc != 0))
+		rc = 1;
 	if (drv->close(conn, f) < 0 && rc == 0)
 		rc = fail("close");
 	if (rc == 0)
@@ -127,32 +260,42 @@ static int
 do_read(const char *path, int fd, const char *label)
 {
 	struct bench_file *f;
-	char *buf = xmalloc(block);
+	struct pipe2 p;
+	pthread_t th;
+	char *buf = NULL;
 	uint64_t off = 0;
 	double t0 = now();
 	int rc = 1;
 
-	if (drv->open(conn, path, BENCH_RD, &f) < 0) {
-		free(buf);
+	if (drv->open(conn, path, BENCH_RD, &f) < 0)
 		return fail("open");
-	}
-	for (;;) {
-		ssize_t n = drv->pread(conn, f, buf, block, off);
+	if (fd >= 0)
+		pipe2_start(&p, &th, fd, true);
+	else
+		buf = xmalloc(block);
+	for (unsigned i = 0;; i ^= 1) {
+		char *dst = buf;
 
+		if (fd >= 0) {
+			if (!pipe2_wait(&p, i))
+				goto out;
+			dst = p.buf[i];
+		}
+		ssize_t n = drv->pread(conn, f, dst, block, off);
 		if (n < 0) {
 			fail("read");
 			goto out;
 		}
+		if (fd >= 0)
+			pipe2_post(&p, i, n);
 		if (n == 0)
 			break;
-		if (fd >= 0 && write(fd, buf, (size_t)n) != n) {
-			perror("drvtool: write");
-			goto out;
-		}
 		off += (uint64_t)n;
 	}
 	rc = 0;
 out:
+	if (fd >= 0 && !pipe2_end(&p, th, rc != 0))
+		rc = 1;
 	drv->close(conn, f);
 	if (rc == 0)
 		report(label, off, now() - t0);

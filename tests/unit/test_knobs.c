@@ -499,6 +499,35 @@ test_export_async(void **state)
 	model_free(m);
 }
 
+/* Documented equivalences that tune measures once. */
+static void
+test_same(void **state)
+{
+	const struct knob *sig = knob_get(KNOB_SMB_SERVER_SIGNING);
+	const struct knob *enc = knob_get(KNOB_SMB_SMB_ENCRYPT);
+	const struct knob *sf = knob_get(KNOB_SMB_USE_SENDFILE);
+	struct model *m = model_text("");
+	char why[256] = "";
+
+	(void)state;
+	assert_true(knob_same(m, enc, "default", "if_required", why, sizeof(why)));
+	assert_non_null(strstr(why, "smb.conf(5)"));
+	assert_true(knob_same(m, enc, NULL, "if_required", NULL, 0));	/* NULL: the default */
+	assert_false(knob_same(m, enc, "default", "off", NULL, 0));
+	assert_false(knob_same(m, enc, "if_required", "desired", NULL, 0));
+	assert_true(knob_same(m, sig, "default", "disabled", NULL, 0));
+	assert_true(knob_same(m, sig, "if_required", "desired", NULL, 0));
+	assert_false(knob_same(m, sig, "desired", "required", NULL, 0));
+	assert_false(knob_same(m, sig, NULL, "required", NULL, 0));
+	assert_true(knob_same(m, sf, "yes", "yes", NULL, 0));
+	assert_false(knob_same(m, sf, "no", "yes", NULL, 0));
+	model_free(m);
+	/* With SMB1 allowed, signing values differ for SMB1 clients. */
+	m = model_text("protocols = { smb = { min_protocol = \"NT1\"; }; };\n");
+	assert_false(knob_same(m, sig, "default", "disabled", NULL, 0));
+	model_free(m);
+}
+
 int
 main(void)
 {
@@ -510,6 +539,7 @@ main(void)
 		cmocka_unit_test(test_tuned_conf_round_trip),
 		cmocka_unit_test(test_allowed),
 		cmocka_unit_test(test_export_async),
+		cmocka_unit_test(test_same),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
