@@ -7,7 +7,7 @@
 # shellcheck source=tests/lab/lib.sh
 . "$(dirname "$0")/lib.sh"
 lab_ready
-plan 26
+plan 27
 
 cleanup() { rm -f "$SROOT/etc/nastune/tuned.conf"; "$LAB" apply "$DEMO" >/dev/null 2>&1; rm -rf "$WORK"; }
 trap cleanup EXIT
@@ -50,6 +50,9 @@ ok $? "tune exits 0, status done" "$(both)"
 k=$(knob smb.smb_encrypt)
 python3 -c 'import json,sys; k=json.loads(sys.argv[1]); sys.exit(0 if k["before"]=="required" and k["after"] in ("default","off","if_required","desired") and k["applied"] and k["reason"].startswith("better") and k["effect"]>0.03 else 1)' "$k"
 ok $? "encryption required -> $(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["after"])' "$k"): measured better and applied ($(python3 -c 'import json,sys; k=json.loads(sys.argv[1]); print(k["reason"])' "$k"))" "$k"
+grep -q 'smb.smb_encrypt = if_required: not measured: the same as .*"default" is "if_required"' <<<"$err" &&
+	grep -q 'smb_encrypt=desired.*stopped after 3 of 5 runs: it can no longer be 3% better' <<<"$err"
+ok $? "a value documented as the same as one measured is not measured again; encryption desired stops after 3 of 5 runs" "$(both)"
 k=$(knob smb.strict_sync)
 python3 -c 'import json,sys; k=json.loads(sys.argv[1]); sys.exit(0 if not k["applied"] and k["safety"]=="unsafe" and "lose data" in k["reason"] and "allow_unsafe" in k["reason"] else 1)' "$k"
 ok $? "strict sync: unsafe, not tried with allow_unsafe = false, and says so" "$k"
