@@ -63,10 +63,10 @@ report(const char *what, uint64_t bytes, double secs)
 static int
 open_for_write(const char *path, struct bench_file **f)
 {
-	int rc = drv->open(conn, path, BENCH_WR | BENCH_CREATE | BENCH_TRUNC, f);
+	int rc = drv->open(conn, path, BENCH_WR | BENCH_CREATE | BENCH_TRUNC | BENCH_SEQ, f);
 
 	if (rc == -EEXIST)
-		rc = drv->open(conn, path, BENCH_WR | BENCH_TRUNC, f);
+		rc = drv->open(conn, path, BENCH_WR | BENCH_TRUNC | BENCH_SEQ, f);
 	return rc;
 }
 
@@ -267,7 +267,7 @@ do_read(const char *path, int fd, const char *label)
 	double t0 = now();
 	int rc = 1;
 
-	if (drv->open(conn, path, BENCH_RD, &f) < 0)
+	if (drv->open(conn, path, BENCH_RD | BENCH_SEQ, &f) < 0)
 		return fail("open");
 	if (fd >= 0)
 		pipe2_start(&p, &th, fd, true);
@@ -347,6 +347,8 @@ run(const char *cmd, int argc, char **argv)
 	}
 	if (strcmp(cmd, "get") == 0) {
 		NARGS(2);
+		if (strcmp(argv[1], "/dev/null") == 0)	/* as smbclient's get: nothing to write */
+			return do_read(argv[0], -1, "get");
 		fd = open(argv[1], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 		if (fd < 0) {
 			perror(argv[1]);
