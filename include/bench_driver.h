@@ -55,11 +55,6 @@ int bench_target_prompt(struct bench_target *t);
 #define BENCH_WR 0x2
 #define BENCH_CREATE 0x4	/* create; fail with -EEXIST when it exists */
 #define BENCH_TRUNC 0x8
-/* A hint: the caller streams through the file front to back in large blocks (seq-read,
- * seq-write, copy by read+write). A driver may then read ahead and write behind across
- * calls, as an OS client's page cache does; flush() and close() still return only when every
- * byte is on the server, and an error of a write sent behind comes back from a later call. */
-#define BENCH_SEQ 0x10
 
 struct bench_stat {
 	uint64_t size;

@@ -4,8 +4,6 @@
  * Large reads and writes are cut into READ/WRITE RPCs of the server's preferred size and
  * NFS_DEPTH of them are kept outstanding with libnfs' async API: one RPC at a time would
  * leave the link idle for a round trip per MiB. Writes go out UNSTABLE; flush() is COMMIT.
- * Files opened with BENCH_SEQ are read ahead and written behind in windows of NFS_DEPTH
- * RPCs, so that the engine's 1 MiB calls keep the pipeline full across calls too.
  * libnfs 4.0 has no NFSv4.2 COPY, so there is no server-side copy (copy is NULL). */
 #include <errno.h>
 #include <fcntl.h>
@@ -26,8 +24,6 @@
 #define NFS_TIMEOUT_MS 20000	/* per RPC, and for a transfer that stops progressing */
 #define NFS_DEPTH 8		/* RPCs in flight during one pread/pwrite */
 #define NFS_MAX_CHUNK (1024 * 1024)
-/* Read-ahead and write-behind window of a BENCH_SEQ file: one transfer of NFS_DEPTH RPCs. */
-#define NFS_SEQ_WINDOW (NFS_DEPTH * NFS_MAX_CHUNK)
 
 struct io_batch;
 
@@ -42,15 +38,6 @@ struct bench_conn {
 struct bench_file {
 	struct nfsfh *fh;
 	char *path;
-	/* BENCH_SEQ: whole windows go out as one pipelined transfer. */
-	bool seq;
-	char *wbuf;		/* written, not yet sent: [woff, woff + wlen) */
-	size_t wlen;
-	uint64_t woff;
-	char *rbuf;		/* read ahead: [roff, roff + rlen); reof: the file ends there */
-	size_t rlen;
-	uint64_t roff;
-	bool reof;
 };
 
 /* One pread/pwrite: heap-allocated, because a transfer abandoned on a timeout leaves RPCs
@@ -367,7 +354,6 @@ nfsd_open(struct bench_conn *c, const char *path, int flags, struct bench_file *
 	*out = xcalloc(1, sizeof(**out));
 	(*out)->fh = fh;
 	(*out)->path = xstrdup(path);
-	(*out)->seq = (flags & BENCH_SEQ) != 0;
 	return 0;
 }
 
@@ -521,127 +507,38 @@ transfer(struct bench_conn *c, struct bench_file *f, char *buf, size_t len, uint
 	return ret;
 }
 
-/* Sends what a BENCH_SEQ file holds back. */
-static int
-write_behind(struct bench_conn *c, struct bench_file *f)
-{
-	ssize_t n;
-
-	if (f->wlen == 0)
-		return 0;
-	n = transfer(c, f, f->wbuf, f->wlen, f->woff, true);
-	f->wlen = 0;
-	return n < 0 ? (int)n : 0;
-}
-
 static ssize_t
 nfsd_pread(struct bench_conn *c, struct bench_file *f, void *buf, size_t len, uint64_t off)
 {
-	size_t done = 0;
-	int rc;
-
-	if ((rc = write_behind(c, f)) < 0)
-		return rc;
-	if (!f->seq)
-		return transfer(c, f, buf, len, off, false);
-	/* Served from the window read ahead; a read outside it, or one as large as a window,
-	 * goes out by itself. */
-	while (done < len) {
-		uint64_t o = off + done;
-		ssize_t n;
-
-		if (f->rlen && o >= f->roff && o < f->roff + f->rlen) {
-			size_t k = (size_t)(f->roff + f->rlen - o);
-
-			if (k > len - done)
-				k = len - done;
-			memcpy((char *)buf + done, f->rbuf + (o - f->roff), k);
-			done += k;
-			continue;
-		}
-		if (f->rlen && f->reof && o == f->roff + f->rlen)
-			break;	/* end of file */
-		if (len - done >= NFS_SEQ_WINDOW) {
-			f->rlen = 0;
-			n = transfer(c, f, (char *)buf + done, len - done, o, false);
-			if (n < 0)
-				return n;
-			done += (size_t)n;
-			break;
-		}
-		if (!f->rbuf)
-			f->rbuf = xmalloc(NFS_SEQ_WINDOW);
-		f->rlen = 0;
-		n = transfer(c, f, f->rbuf, NFS_SEQ_WINDOW, o, false);
-		if (n < 0)
-			return n;
-		f->roff = o;
-		f->rlen = (size_t)n;
-		f->reof = (size_t)n < NFS_SEQ_WINDOW;
-		if (n == 0)
-			break;
-	}
-	return (ssize_t)done;
+	return transfer(c, f, buf, len, off, false);
 }
 
 static ssize_t
 nfsd_pwrite(struct bench_conn *c, struct bench_file *f, const void *buf, size_t len,
 	    uint64_t off)
 {
-	size_t done = 0;
-	int rc;
-
-	f->rlen = 0;	/* what was read ahead may be stale now */
-	if (!f->seq)	/* libnfs takes the buffer as const for writes; only read then */
-		return transfer(c, f, (char *)(uintptr_t)buf, len, off, true);
-	if (f->wlen && off != f->woff + f->wlen && (rc = write_behind(c, f)) < 0)
-		return rc;
-	if (!f->wlen && len >= NFS_SEQ_WINDOW)
-		return transfer(c, f, (char *)(uintptr_t)buf, len, off, true);
-	if (!f->wbuf)
-		f->wbuf = xmalloc(NFS_SEQ_WINDOW);
-	while (done < len) {
-		size_t k = NFS_SEQ_WINDOW - f->wlen;
-
-		if (k > len - done)
-			k = len - done;
-		if (!f->wlen)
-			f->woff = off + done;
-		memcpy(f->wbuf + f->wlen, (const char *)buf + done, k);
-		f->wlen += k;
-		done += k;
-		if (f->wlen == NFS_SEQ_WINDOW && (rc = write_behind(c, f)) < 0)
-			return rc;
-	}
-	return (ssize_t)len;
+	/* libnfs takes the buffer as const for writes; transfer() only reads it then. */
+	return transfer(c, f, (char *)(uintptr_t)buf, len, off, true);
 }
 
 static int
 nfsd_flush(struct bench_conn *c, struct bench_file *f)
 {
-	int rc;
+	int rc = nfs_fsync(c->nfs, f->fh);
 
-	if ((rc = write_behind(c, f)) < 0)
-		return rc;
-	rc = nfs_fsync(c->nfs, f->fh);
 	return rc < 0 ? nfs_fail_ctx(c, rc, "flush (COMMIT)", f->path) : 0;
 }
 
 static int
 nfsd_close(struct bench_conn *c, struct bench_file *f)
 {
-	int rc, wrc;
+	int rc;
 
 	if (!f)
 		return 0;
-	wrc = write_behind(c, f);
 	rc = nfs_close(c->nfs, f->fh);
-	if (wrc < 0)
-		rc = wrc;	/* the write's error is the one that matters, and in c->err */
-	else if (rc < 0)
+	if (rc < 0)
 		rc = nfs_fail_ctx(c, rc, "close", f->path);
-	free(f->wbuf);
-	free(f->rbuf);
 	free(f->path);
 	free(f);
 	return rc < 0 ? rc : 0;

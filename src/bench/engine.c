@@ -221,7 +221,7 @@ write_file(const struct run *r, struct bench_conn *c, const char *path, uint64_t
 	uint64_t off;
 	int rc, rc2;
 
-	if ((rc = r->d->open(c, path, BENCH_WR | BENCH_CREATE | BENCH_SEQ, &f)) < 0)
+	if ((rc = r->d->open(c, path, BENCH_WR | BENCH_CREATE, &f)) < 0)
 		return drv_fail(r, c, rc, "open", path, err);
 	for (off = 0; off < size; off += blk) {
 		size_t n = size - off < blk ? (size_t)(size - off) : blk;
@@ -252,7 +252,7 @@ read_file(const struct run *r, struct bench_conn *c, const char *path, size_t bl
 	uint64_t off = 0;
 	int rc, rc2;
 
-	if ((rc = r->d->open(c, path, BENCH_RD | BENCH_SEQ, &f)) < 0)
+	if ((rc = r->d->open(c, path, BENCH_RD, &f)) < 0)
 		return drv_fail(r, c, rc, "open", path, err);
 	for (;;) {
 		ssize_t n;
@@ -340,9 +340,9 @@ copy_rw(struct run *r, const char *src, const char *dst)
 	uint64_t off = 0;
 	int rc, rc2;
 
-	if ((rc = r->d->open(r->c, src, BENCH_RD | BENCH_SEQ, &in)) < 0)
+	if ((rc = r->d->open(r->c, src, BENCH_RD, &in)) < 0)
 		return drv_fail(r, r->c, rc, "open", src, r->err);
-	if ((rc = r->d->open(r->c, dst, BENCH_WR | BENCH_CREATE | BENCH_SEQ, &out)) < 0) {
+	if ((rc = r->d->open(r->c, dst, BENCH_WR | BENCH_CREATE, &out)) < 0) {
 		r->d->close(r->c, in);
 		return drv_fail(r, r->c, rc, "open", dst, r->err);
 	}

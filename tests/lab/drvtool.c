@@ -63,10 +63,10 @@ report(const char *what, uint64_t bytes, double secs)
 static int
 open_for_write(const char *path, struct bench_file **f)
 {
-	int rc = drv->open(conn, path, BENCH_WR | BENCH_CREATE | BENCH_TRUNC | BENCH_SEQ, f);
+	int rc = drv->open(conn, path, BENCH_WR | BENCH_CREATE | BENCH_TRUNC, f);
 
 	if (rc == -EEXIST)
-		rc = drv->open(conn, path, BENCH_WR | BENCH_TRUNC | BENCH_SEQ, f);
+		rc = drv->open(conn, path, BENCH_WR | BENCH_TRUNC, f);
 	return rc;
 }
 
@@ -267,7 +267,7 @@ do_read(const char *path, int fd, const char *label)
 	double t0 = now();
 	int rc = 1;
 
-	if (drv->open(conn, path, BENCH_RD | BENCH_SEQ, &f) < 0)
+	if (drv->open(conn, path, BENCH_RD, &f) < 0)
 		return fail("open");
 	if (fd >= 0)
 		pipe2_start(&p, &th, fd, true);
