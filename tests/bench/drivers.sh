@@ -38,10 +38,10 @@ secs() {
 }
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 mbs() { awk "BEGIN{printf \"%.1f\", $BYTES / 1e6 / $1}"; }
-line() {	# line PROTO OP DRIVER_S [REF_S REFNAME]
+line() {	# line PROTO OP DRIVER_S [REF_S REFNAME [PAIRS]]
 	if [[ -n ${4:-} ]]; then
-		printf '%-4s %-5s driver %7.1f MB/s  %-9s %7.1f MB/s  ratio %.2f (target >= 1.0: %s)\n' \
-			"$1" "$2" "$(mbs "$3")" "$5" "$(mbs "$4")" "$(awk "BEGIN{print $4 / $3}")" \
+		printf '%-4s %-5s driver %7.1f MB/s  %-9s %7.1f MB/s  ratio %.2f (pairs %s; target >= 1.0: %s)\n' \
+			"$1" "$2" "$(mbs "$3")" "$5" "$(mbs "$4")" "$(awk "BEGIN{print $4 / $3}")" "${6:-?}" \
 			"$(awk "BEGIN{print ($4 / $3 >= 1.0) ? \"met\" : \"MISSED\"}")"
 	else
 		printf '%-4s %-5s driver %7.1f MB/s  (no reference client: %s)\n' "$1" "$2" "$(mbs "$3")" "$4$5"
@@ -62,6 +62,9 @@ pair() {
 	done
 	printf -v "${_var}_d" '%s' "$(printf '%s\n' "${d[@]}" | median)"
 	printf -v "${_var}_r" '%s' "$(printf '%s\n' "${r[@]}" | median)"
+	# each alternating pair's own ratio (reference time / driver time): the spread
+	printf -v "${_var}_p" '%s' "$(for i in "${!d[@]}"; do awk "BEGIN{print ${r[$i]} / ${d[$i]}}"; done |
+		sort -n | awk '{a[NR]=$1} END {printf "%.2f-%.2f", a[1], a[NR]}')"
 }
 status=0
 
@@ -70,8 +73,8 @@ if pair sw : -- "$DRV" --block "$BLOCK" --credentials "$WORK/alice.cred" "$SMB" 
 	-- smbclient -A "$WORK/alice.cred" "//$SERVER/Media" -c "put $src $name" &&
 	pair sr : -- "$DRV" --block "$BLOCK" --credentials "$WORK/alice.cred" "$SMB" get "$name" /dev/null \
 	-- smbclient -A "$WORK/alice.cred" "//$SERVER/Media" -c "get $name /dev/null"; then
-	line smb write "$sw_d" "$sw_r" smbclient
-	line smb read "$sr_d" "$sr_r" smbclient
+	line smb write "$sw_d" "$sw_r" smbclient "$sw_p"
+	line smb read "$sr_d" "$sr_r" smbclient "$sr_p"
 else
 	status=1
 fi
@@ -89,8 +92,8 @@ if pair nw nfs_rm -- "$DRV" --block "$BLOCK" --no-flush "$NFS" put "$src" "$name
 	pair nr out_rm -- "$DRV" --block "$BLOCK" "$NFS" get "$name" "$WORK/nfs.out" -- nfs-cp "$NFSF" "$WORK/nfs.out" &&
 	pair nd : -- "$DRV" --block "$BLOCK" "$NFS" get "$name" /dev/null -- true &&
 	pair nc nfs_rm -- "$DRV" --block "$BLOCK" "$NFS" put "$src" "$name" -- true; then
-	line nfs write "$nw_d" "$nw_r" nfs-cp
-	line nfs read "$nr_d" "$nr_r" nfs-cp
+	line nfs write "$nw_d" "$nw_r" nfs-cp "$nw_p"
+	line nfs read "$nr_d" "$nr_r" nfs-cp "$nr_p"
 	printf '     (nfs write with COMMIT at the end: driver %.1f MB/s; read into /dev/null: %.1f MB/s)\n' \
 		"$(mbs "$nc_d")" "$(mbs "$nd_d")"
 else
