@@ -5,7 +5,7 @@
 # tool exists, FIELD.md). Wall time of whole processes (connect included) for both sides,
 # 256 MiB files, driver and reference run alternately, median of 5; reads are hot (the
 # server's page cache holds the file). drvtool overlaps its local file I/O with the
-# transfer (two buffers, a thread), as smbclient and nfs-cp do.
+# transfer (two buffers, a thread), as smbclient does; both sides' local files are in tmpfs.
 # Prints each ratio driver MB/s / reference MB/s; the target is >= 1.0.
 # shellcheck source=tests/lab/lib.sh
 . "$(dirname "$0")/../lab/lib.sh"
@@ -19,9 +19,13 @@ BYTES=$((SIZE_MB * 1024 * 1024))
 
 printf 'username = alice\npassword = %s\n' "$(password alice)" >"$WORK/alice.cred"
 chmod 600 "$WORK/alice.cred"
-src=$(randfile bench.bin "$BYTES")
+# The local files (the put source, the get sink) live in tmpfs: disk writeback of a 256 MiB
+# sink on the client would add noise that belongs to neither client.
+SHM=$(mktemp -d /dev/shm/nastune-drv.XXXXXX)
+src=$SHM/bench.bin
+head -c "$BYTES" /dev/urandom >"$src"
 name=bench_drv.$$.bin
-trap 'rm -rf "$WORK"' EXIT
+trap 'rm -rf "$WORK" "$SHM"' EXIT
 
 # secs CMD...: wall seconds of CMD inside client1 (exit status checked).
 secs() {
@@ -85,11 +89,11 @@ NFSF="nfs://$SERVER/srv/media/$name?uid=29001&gid=29000"
 # Through the server (Ganesha caches directory entries: never delete behind its back);
 # nfs-cp refuses an existing target.
 nfs_rm() { on client1 "$DRV" --block "$BLOCK" "$NFS" rm "$name" >/dev/null 2>&1; }
-out_rm() { rm -f "$WORK/nfs.out"; }
+out_rm() { rm -f "$SHM/nfs.out"; }
 # nfs-cp never COMMITs: the like-for-like write is the driver's without flush (COMMIT);
 # the stable one is printed beside it. Reads go to a local file on both sides.
 if pair nw nfs_rm -- "$DRV" --block "$BLOCK" --no-flush "$NFS" put "$src" "$name" -- nfs-cp "$src" "$NFSF" &&
-	pair nr out_rm -- "$DRV" --block "$BLOCK" "$NFS" get "$name" "$WORK/nfs.out" -- nfs-cp "$NFSF" "$WORK/nfs.out" &&
+	pair nr out_rm -- "$DRV" --block "$BLOCK" "$NFS" get "$name" "$SHM/nfs.out" -- nfs-cp "$NFSF" "$SHM/nfs.out" &&
 	pair nd : -- "$DRV" --block "$BLOCK" "$NFS" get "$name" /dev/null -- true &&
 	pair nc nfs_rm -- "$DRV" --block "$BLOCK" "$NFS" put "$src" "$name" -- true; then
 	line nfs write "$nw_d" "$nw_r" nfs-cp "$nw_p"
