@@ -58,10 +58,14 @@ char *tune_report_html(const struct json_t *doc, char *err, size_t errlen);
 
 /* Which protocol each client should use: from client results (bench_results JSON, each
  * labelled with its client) and the agents' facts, the fastest protocol by the goal's score
- * that the client can use (never AFP for macOS 27 and later, whose AFP client is gone; SMB
- * for Time Machine on current macOS). Returns a new JSON array of {"client", "os",
- * "protocol", "why", "scores": {proto: score}}. */
+ * that the client can use (never AFP for macOS 27 and later, whose AFP client is gone, nor
+ * for anything but macOS). shares (JSON [{"name", "protocols": [...], "time_machine"}], may be
+ * NULL) gives a choice per share among the protocols it offers: Time Machine shares are SMB
+ * for macOS; a protocol not measured from the client is chosen only when the share has no
+ * measured one, and says so. Returns a new JSON array of {"client", "os", "class" ("macOS
+ * 27+", "macOS (Darwin 24)", "Linux", "Windows", ...), "protocol", "why", "scores": {proto:
+ * score}, "shares": [{"share", "protocol", "why"}]}. */
 struct json_t *tune_protocol_choice(const struct json_t *results, const struct json_t *agents,
-				    bool time_machine);
+				    const struct json_t *shares);
 
 #endif

@@ -335,6 +335,29 @@ score_json(const double *v, size_t n)
 
 /* ---- advice for client classes ---- */
 
+/* The shares as tune_protocol_choice takes them. */
+static json_t *
+shares_json(const struct model *m)
+{
+	const struct { unsigned bit; const char *name; bool on; } protos[] = {
+		{ PROTO_SMB, "smb", m->smb.enabled }, { PROTO_NFS, "nfs", m->nfs.enabled },
+		{ PROTO_AFP, "afp", m->afp.enabled },
+	};
+	json_t *a = json_array();
+
+	for (size_t i = 0; i < m->n_shares; i++) {
+		const struct share *s = &m->shares[i];
+		json_t *p = json_array();
+
+		for (size_t j = 0; j < sizeof(protos) / sizeof(protos[0]); j++)
+			if ((s->protocols & protos[j].bit) && protos[j].on)
+				json_array_append_new(p, json_string(protos[j].name));
+		json_array_append_new(a, json_pack("{s:s, s:o, s:b}", "name", s->name, "protocols",
+						   p, "time_machine", s->tm_enabled));
+	}
+	return a;
+}
+
 static json_t *
 advice(const struct model *m, json_t *agents)
 {
@@ -1266,8 +1289,10 @@ record:
 	{
 		json_t *cr = bench_results_to_json(cl_after.n ? &cl_after : &cl_before);
 
-		json_object_set_new(t.doc, "protocol_choice",
-				    tune_protocol_choice(cr, agents, model_has_time_machine(t.m)));
+		json_t *sh = shares_json(t.m);
+
+		json_object_set_new(t.doc, "protocol_choice", tune_protocol_choice(cr, agents, sh));
+		json_decref(sh);
 		json_decref(cr);
 	}
 	save(&t);

@@ -73,9 +73,17 @@ tune_report_text(const json_t *doc, char *err, size_t errlen)
 			buf_printf(&out, "bottleneck: %s %s %s: %s\n", str(x, "target", "?"),
 				   str(x, "workload", "?"), str(x, "metric", "?"),
 				   str(x, "bottleneck", ""));
-	json_array_foreach(json_object_get(doc, "protocol_choice"), i, x)
-		buf_printf(&out, "use for %s: %s (%s)\n", str(x, "client", "?"),
-			   str(x, "protocol", "?"), str(x, "why", ""));
+	json_array_foreach(json_object_get(doc, "protocol_choice"), i, x) {
+		const json_t *sh;
+		size_t j;
+
+		buf_printf(&out, "use for %s [%s]: %s (%s)\n", str(x, "client", "?"),
+			   str(x, "class", str(x, "os", "?")), str(x, "protocol", "?"),
+			   str(x, "why", ""));
+		json_array_foreach(json_object_get(x, "shares"), j, sh)
+			buf_printf(&out, "  share %s: %s (%s)\n", str(sh, "share", "?"),
+				   str(sh, "protocol", "?"), str(sh, "why", ""));
+	}
 	json_array_foreach(json_object_get(doc, "advice"), i, x)
 		buf_printf(&out, "advice for %s: %s\n", str(x, "client", "?"), str(x, "advice", ""));
 	return buf_steal(&out, NULL);
@@ -184,13 +192,28 @@ tune_report_html(const json_t *doc, char *err, size_t errlen)
 	}
 	buf_adds(&b, "</table>\n<h2>Clients</h2>\n<ul>\n");
 	json_array_foreach(json_object_get(doc, "protocol_choice"), i, x) {
+		const json_t *sh;
+		size_t j;
+
 		buf_adds(&b, "<li>");
 		buf_add_html(&b, str(x, "client", "?"));
-		buf_adds(&b, ": use <b>");
+		buf_adds(&b, " [");
+		buf_add_html(&b, str(x, "class", str(x, "os", "?")));
+		buf_adds(&b, "]: use <b>");
 		buf_add_html(&b, str(x, "protocol", "?"));
 		buf_adds(&b, "</b> (");
 		buf_add_html(&b, str(x, "why", ""));
-		buf_adds(&b, ")</li>\n");
+		buf_adds(&b, ")<ul>");
+		json_array_foreach(json_object_get(x, "shares"), j, sh) {
+			buf_adds(&b, "<li>");
+			buf_add_html(&b, str(sh, "share", "?"));
+			buf_adds(&b, ": <b>");
+			buf_add_html(&b, str(sh, "protocol", "?"));
+			buf_adds(&b, "</b> (");
+			buf_add_html(&b, str(sh, "why", ""));
+			buf_adds(&b, ")</li>");
+		}
+		buf_adds(&b, "</ul></li>\n");
 	}
 	json_array_foreach(json_object_get(doc, "advice"), i, x) {
 		buf_adds(&b, "<li>");
@@ -204,8 +227,52 @@ tune_report_html(const json_t *doc, char *err, size_t errlen)
 	return text;
 }
 
+/* The share's protocol for one client: Time Machine over SMB for macOS, else the best
+ * measured among the share's protocols, else (nothing measured) the first it offers. */
+static json_t *
+share_choice(const json_t *sh, const json_t *scores, bool mac, bool no_afp)
+{
+	const json_t *protos = json_object_get(sh, "protocols"), *p;
+	const char *best = NULL, *first = NULL;
+	double bestv = -1;
+	bool smb = false;
+	char why[256];
+	size_t i;
+
+	json_array_foreach(protos, i, p) {
+		const char *name = json_string_value(p);
+		json_t *v;
+
+		if (!name || (strcmp(name, "afp") == 0 && (!mac || no_afp)))
+			continue;	/* no AFP client on this OS */
+		smb = smb || strcmp(name, "smb") == 0;
+		if (!first)
+			first = name;
+		if ((v = json_object_get(scores, name)) && json_real_value(v) > bestv) {
+			bestv = json_real_value(v);
+			best = name;
+		}
+	}
+	if (mac && smb && json_is_true(json_object_get(sh, "time_machine"))) {
+		best = "smb";
+		snprintf(why, sizeof(why), "Time Machine: SMB on current macOS%s",
+			 no_afp ? " (macOS 27 and later have no AFP)" : "");
+	} else if (best) {
+		snprintf(why, sizeof(why), "fastest this share offers: %.1f MB/s", bestv);
+	} else if (first) {
+		best = first;
+		snprintf(why, sizeof(why), "the share's protocols were not measured from this "
+			 "client; %s is the first it offers", first);
+	} else {
+		return NULL;	/* nothing this client can mount */
+	}
+	return json_pack("{s:s, s:s, s:s}", "share", json_string_value(json_object_get(sh, "name")) ?
+			 json_string_value(json_object_get(sh, "name")) : "?", "protocol", best,
+			 "why", why);
+}
+
 json_t *
-tune_protocol_choice(const json_t *results, const json_t *agents, bool time_machine)
+tune_protocol_choice(const json_t *results, const json_t *agents, const json_t *shares)
 {
 	json_t *out = json_array(), *by = json_object(), *r, *f, *cl;
 	const char *client;
@@ -232,8 +299,10 @@ tune_protocol_choice(const json_t *results, const json_t *agents, bool time_mach
 		const char *os = "?", *ver = "", *p, *bestp = NULL;
 		json_t *acc, *scores = json_object();
 		double best = -1;
-		bool mac = false, no_afp = false;
-		char why[256];
+		bool mac = false, no_afp = false, tm = false;
+		json_t *per = json_array(), *sh, *one;
+		char why[256], cls[64];
+		size_t j;
 
 		json_array_foreach(agents, i, f) {
 			const char *h = str(f, "hostname", "");
@@ -244,13 +313,19 @@ tune_protocol_choice(const json_t *results, const json_t *agents, bool time_mach
 			}
 		}
 		mac = strcmp(os, "Darwin") == 0;
-		no_afp = mac && atoi(ver) >= 26;
+		no_afp = mac && atoi(ver) >= 26;	/* Darwin 26 is macOS 27 */
+		if (no_afp)
+			snprintf(cls, sizeof(cls), "macOS 27+");
+		else if (mac)
+			snprintf(cls, sizeof(cls), "macOS (Darwin %d)", atoi(ver));
+		else
+			snprintf(cls, sizeof(cls), "%s", os);
 		json_object_foreach(cl, p, acc) {
 			double score = exp(json_real_value(json_array_get(acc, 0)) /
 					   (double)json_integer_value(json_array_get(acc, 1)));
 
 			json_object_set_new(scores, p, json_real(score));
-			if (strncmp(p, "afp", 3) == 0 && no_afp)
+			if (strncmp(p, "afp", 3) == 0 && (no_afp || !mac))
 				continue;
 			if (score > best) {
 				best = score;
@@ -259,14 +334,21 @@ tune_protocol_choice(const json_t *results, const json_t *agents, bool time_mach
 		}
 		if (!bestp) {
 			json_decref(scores);
+			json_decref(per);
 			continue;
+		}
+		json_array_foreach(shares, j, sh) {
+			tm = tm || json_is_true(json_object_get(sh, "time_machine"));
+			if ((one = share_choice(sh, scores, mac, no_afp)))
+				json_array_append_new(per, one);
 		}
 		snprintf(why, sizeof(why), "fastest measured for this client: %.1f MB/s%s%s", best,
 			 no_afp ? "; macOS 27 and later have no AFP client" : "",
-			 mac && time_machine ? "; Time Machine shares use SMB on current macOS" : "");
-		json_array_append_new(out, json_pack("{s:s, s:s, s:s, s:s, s:o}", "client", client,
-						     "os", os, "protocol", bestp, "why", why,
-						     "scores", scores));
+			 mac && tm ? "; Time Machine shares use SMB on current macOS" : "");
+		json_array_append_new(out, json_pack("{s:s, s:s, s:s, s:s, s:s, s:o, s:o}", "client",
+						     client, "os", os, "class", cls, "protocol",
+						     bestp, "why", why, "scores", scores, "shares",
+						     per));
 	}
 	json_decref(by);
 	return out;

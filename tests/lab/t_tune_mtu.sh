@@ -6,7 +6,7 @@
 # shellcheck source=tests/lab/lib.sh
 . "$(dirname "$0")/lib.sh"
 lab_ready --link 10g --offload off --server-mtu 1500 --client-mtu 9000 --switch-mtu 9216
-plan 7
+plan 8
 
 C1=$("$LAB" addr client1)
 CONF=$SROOT/etc/nastune/nastune.conf
@@ -58,6 +58,18 @@ grep -q "MTU of lab0 with this generation: $m" <<<"$out"
 ok $? "the tune's generation records MTU $m" "$(both)"
 python3 -c 'import json,sys; d=json.loads(sys.argv[1]); a=d["clients_after"]; b=d["clients_before"]; sys.exit(0 if a and b and all(r["client"].startswith("client1") for r in a+b) else 1)' "$tuned"
 ok $? "client results before and after are in the report, labelled client1" "$(both)"
+# The demo shares: Media and Public (smb, nfs, afp), TimeMachine (smb, afp), Archive (smb, nfs):
+# client1 is Linux, so no AFP, each share gets one of its own protocols.
+python3 - "$tuned" <<'PY'
+import json, sys
+d = json.loads(sys.argv[1])
+c = [x for x in d["protocol_choice"] if x["client"].startswith("client1")][0]
+assert c["class"] == "Linux" and c["protocol"] in ("smb", "nfs"), c
+assert c["shares"], c
+for s in c["shares"]:
+    assert s["protocol"] in ("smb", "nfs") and s["why"], s
+PY
+ok $? "protocol choice for client1 [Linux]: one protocol per share, never AFP, each with why ($(python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print("; ".join("%s %s" % (s["share"], s["protocol"]) for x in d["protocol_choice"] for s in x["shares"]))' "$tuned" 2>/dev/null))" "$(both)"
 nts rollback "$g0"
 [[ $rc = 0 && $(mtu_of server) = 1500 ]]
 ok $? "rollback to the generation before the tune: MTU 1500 again" "$(both)"

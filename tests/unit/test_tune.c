@@ -162,7 +162,13 @@ test_protocol_choice(void **state)
 				    "{\"hostname\":\"oldmac\",\"os\":\"Darwin\",\"os_version\":\"24.1\"},"
 				    "{\"hostname\":\"lin\",\"os\":\"Linux\",\"os_version\":\"6.1\"}]",
 				    0, NULL);
-	json_t *c = tune_protocol_choice(res, agents, true), *x;
+	json_t *shares = json_loads("[{\"name\":\"TM\",\"protocols\":[\"smb\",\"afp\"],\"time_machine\":true},"
+				    "{\"name\":\"Media\",\"protocols\":[\"smb\",\"nfs\",\"afp\"],\"time_machine\":false},"
+				    "{\"name\":\"Old\",\"protocols\":[\"afp\"],\"time_machine\":false},"
+				    "{\"name\":\"Exp\",\"protocols\":[\"nfs\"],\"time_machine\":false}]", 0, NULL);
+	json_t *c = tune_protocol_choice(res, agents, shares), *x;
+	json_t *macsh = NULL, *oldsh = NULL, *linsh = NULL;
+	const char *mclass = NULL;
 	const char *mac = NULL, *oldmac = NULL, *lin = NULL, *why = NULL;
 	size_t i;
 
@@ -174,16 +180,41 @@ test_protocol_choice(void **state)
 		if (strncmp(cl, "mac ", 4) == 0) {
 			mac = p;
 			why = json_string_value(json_object_get(x, "why"));
+			macsh = json_object_get(x, "shares");
+			mclass = json_string_value(json_object_get(x, "class"));
 		} else if (strncmp(cl, "oldmac", 6) == 0) {
 			oldmac = p;
+			oldsh = json_object_get(x, "shares");
 		} else {
 			lin = p;
+			linsh = json_object_get(x, "shares");
 		}
 	}
 	assert_string_equal(mac, "smb");	/* AFP faster, but macOS 27 has no AFP client */
 	assert_non_null(strstr(why, "no AFP client"));
 	assert_string_equal(oldmac, "afp");	/* measured fastest and still possible there */
 	assert_string_equal(lin, "smb");	/* geometric mean of nfs is 400 < 450 */
+	assert_string_equal(mclass, "macOS 27+");
+	assert_non_null(strstr(why, "Time Machine shares use SMB"));
+	/* Per share: Time Machine is SMB on macOS even where AFP measured faster. */
+#define SH(a, i, field) json_string_value(json_object_get(json_array_get(a, i), field))
+	assert_int_equal(json_array_size(macsh), 3);	/* "Old" is AFP only: nothing for it */
+	assert_string_equal(SH(macsh, 0, "share"), "TM");
+	assert_string_equal(SH(macsh, 0, "protocol"), "smb");
+	assert_string_equal(SH(macsh, 1, "protocol"), "smb");	/* AFP gone on macOS 27 */
+	assert_string_equal(SH(macsh, 2, "share"), "Exp");	/* NFS, not measured from there */
+	assert_string_equal(SH(macsh, 2, "protocol"), "nfs");
+	assert_non_null(strstr(SH(macsh, 2, "why"), "not measured"));
+	assert_string_equal(SH(oldsh, 0, "protocol"), "smb");	/* Time Machine */
+	assert_string_equal(SH(oldsh, 1, "protocol"), "afp");	/* fastest it offers */
+	assert_string_equal(SH(oldsh, 2, "protocol"), "afp");
+	assert_string_equal(SH(linsh, 0, "protocol"), "smb");	/* no AFP on Linux, no TM */
+	assert_string_equal(SH(linsh, 1, "protocol"), "smb");
+	assert_string_equal(SH(linsh, 2, "share"), "Exp");	/* "Old" skipped: AFP only */
+	assert_string_equal(SH(linsh, 2, "protocol"), "nfs");
+	assert_non_null(strstr(SH(linsh, 2, "why"), "fastest"));
+#undef SH
+	json_decref(shares);
 	json_decref(c);
 	json_decref(res);
 	json_decref(agents);
