@@ -4,7 +4,7 @@
 # `nastune tune --exhaustive` (every combination). Prints the tuned configuration's score
 # against the exhaustive best (target >= 0.95) and the tune's time against the exhaustive
 # time (target <= 0.30). Both scores come from the same run of measurements of each tune.
-# Root only. Env: KNOBS, SIZE (32M), REPEAT (5).
+# Root only. Env: KNOBS, SIZE (32M), REPEAT (5), ROUNDS (7: side-by-side re-measurements).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 export NASTUNE=${NASTUNE:-$top/build/nastune}
@@ -71,9 +71,14 @@ v = [r["median"] for r in d["results"] if r["unit"] == "MB/s"]
 print(math.exp(sum(map(math.log, v)) / len(v)))'
 }
 ds=() gs=()
-for _ in 1 2 3; do
-	ds+=("$(score /tmp/tune-bench-desc.conf.$$)")
-	gs+=("$(score /tmp/tune-bench-grid.conf.$$)")
+for r in $(seq "${ROUNDS:-7}"); do	# which goes first alternates too
+	if ((r % 2)); then
+		ds+=("$(score /tmp/tune-bench-desc.conf.$$)")
+		gs+=("$(score /tmp/tune-bench-grid.conf.$$)")
+	else
+		gs+=("$(score /tmp/tune-bench-grid.conf.$$)")
+		ds+=("$(score /tmp/tune-bench-desc.conf.$$)")
+	fi
 done
 python3 - /tmp/tune-bench-desc.$$ /tmp/tune-bench-grid.$$ "$t0" "$t1" "$t2" "${ds[*]}" "${gs[*]}" \
 	/tmp/tune-bench-desc.conf.$$ /tmp/tune-bench-grid.conf.$$ <<'PY'
@@ -83,7 +88,7 @@ t0, t1, t2 = map(float, sys.argv[3:6])
 ds = [float(x) for x in sys.argv[6].split()]
 gs = [float(x) for x in sys.argv[7].split()]
 print("tune-quality: descent chose %s; exhaustive best of %d: %s" % (open(sys.argv[8]).read().strip(), len(grid["grid"]), open(sys.argv[9]).read().strip()))
-print("tune-quality: re-measured side by side (3 alternating rounds): tuned %.1f, exhaustive best %.1f; ratio %.2f (target >= 0.95)" % (statistics.median(ds), statistics.median(gs), statistics.median(ds) / statistics.median(gs)))
+print("tune-quality: re-measured side by side (%d alternating rounds): tuned %.1f, exhaustive best %.1f; ratio %.2f (target >= 0.95)" % (len(ds), statistics.median(ds), statistics.median(gs), statistics.median(ds) / statistics.median(gs)))
 print("tune-time: descent %.0fs, exhaustive %.0fs; ratio %.2f (target <= 0.30)" % (t1 - t0, t2 - t1, (t1 - t0) / (t2 - t1)))
 PY
 rm -f /tmp/tune-bench-desc.$$ /tmp/tune-bench-grid.$$ /tmp/tune-bench-desc.conf.$$ /tmp/tune-bench-grid.conf.$$
