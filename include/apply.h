@@ -31,7 +31,9 @@ int apply_run(const struct model *m, const struct rendered *r, const struct appl
 int apply_rollback(const struct model *m, long id, const struct apply_opts *o);
 
 /* Ends a series of trials: restores the generation the journal names (the configuration in
- * force before them) and reloads. Returns EXIT_OK (also when there were none) or EXIT_FAIL. */
+ * force before them) and reloads, or restarts where a trial's restart-class values must go,
+ * then checks the services as apply does. Returns EXIT_OK (also when there were none) or
+ * EXIT_FAIL. */
 int apply_end_trials(const struct model *m, const struct apply_opts *o);
 
 struct hwinfo;

@@ -139,6 +139,16 @@ int knob_parse(const struct knob *k, const char *value, char *out, size_t outlen
 /* The value as the daemon reads it in its file ("1M" -> "1048576" for sizes, "3,4" ->
  * "3, 4" for Ganesha); writes into out. value must be canonical (knob_parse). */
 void knob_render_value(const struct knob *k, const char *value, char *out, size_t outlen);
+/* Whether a change of the file at path (as installed, without --root:
+ * "/etc/ganesha/ganesha.conf") needs a daemon restart: for each knob with effect KNOB_RESTART
+ * that renders into path, the lines setting its param (key before '=' trimmed, compared
+ * case-insensitively; "key = value;" and "key = value" alike; comments skip) are collected
+ * from cur and next, and their distinct values compared in order of first appearance. Only
+ * distinct values count, so an export added with the same Protocols as the others is not a
+ * change. cur or next NULL: no such file (no lines). Writes the params that differ,
+ * ", "-separated, into changed (when changedlen > 0). Returns how many differ. Pure. */
+int knob_restart_changes(const char *path, const char *cur, size_t curlen, const char *next,
+			 size_t nextlen, char *changed, size_t changedlen);
 /* true when value is in k->unsafe. */
 bool knob_value_unsafe(const struct knob *k, const char *value);
 

@@ -107,6 +107,9 @@ struct model {
 		char *backend;			/* auto | systemd | pidfile | none */
 		char *svc_backend[SVC_COUNT];	/* per service override, or NULL */
 		char *svc_pidfile[SVC_COUNT];	/* pidfile override, or NULL */
+		/* The shell command line that starts the daemon (pidfile backend: a restart
+		 * stops it and runs this), or NULL: restarts fall back to reloads. */
+		char *svc_start[SVC_COUNT];
 	} services;
 	/* Files the model was read from, in order (preset first); owned. */
 	struct strlist files;

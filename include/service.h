@@ -1,5 +1,6 @@
-/* service.h - reloading the daemons whose files changed, through a backend chosen by name:
- * systemd (systemctl reload-or-restart), pidfile (signal the pid in a pidfile), none. */
+/* service.h - reloading (or restarting) the daemons whose files changed, through a backend
+ * chosen by name: systemd (systemctl reload-or-restart / restart), pidfile (signal the pid in
+ * a pidfile; a restart stops it and runs services.<svc>.start), none. */
 #ifndef NASTUNE_SERVICE_H
 #define NASTUNE_SERVICE_H
 
@@ -27,10 +28,19 @@ struct service_backend {
 	 * is not running (nothing to do); -errno with a message in err. */
 	int (*reload)(const char *root, const struct service_desc *d, const char *pidfile,
 		      char *err, size_t errlen);
-	/* After a reload: 0 when it came back (alive; listening if it listened before), else
-	 * -errno with a message. */
+	/* Stops the service and starts it again, for what only a start reads (knobs with
+	 * effect KNOB_RESTART). start is services.<svc>.start, the shell command line that
+	 * starts it: the pidfile backend needs it (needs_start), the others ignore it. force:
+	 * start it even when it is not running (a failed restart's undo). Returns 0; 1 when it
+	 * is not running and !force (its files take effect when it starts); -errno with a
+	 * message in err (nothing was stopped when the start command cannot run). */
+	int (*restart)(const char *root, const struct service_desc *d, const char *pidfile,
+		       const char *start, bool force, char *err, size_t errlen);
+	/* After a reload or restart (restarted): 0 when it came back (alive; listening if it
+	 * listened before), else -errno with a message. */
 	int (*check)(const char *root, const struct service_desc *d, const char *pidfile,
-		     bool was_listening, char *err, size_t errlen);
+		     bool was_listening, bool restarted, char *err, size_t errlen);
+	bool needs_start;	/* restart needs services.<svc>.start */
 };
 
 /* The row for svc under this model (NFS depends on kernel or ganesha). */
@@ -41,6 +51,8 @@ const struct service_backend *service_backend(const struct model *m, const char 
 					      enum svc svc);
 /* The pidfile in force for svc: the configured override or the row's default; NULL if none. */
 const char *service_pidfile(const struct model *m, enum svc svc);
+/* services.<svc>.start, or NULL when not configured. */
+const char *service_start(const struct model *m, enum svc svc);
 /* true when something listens on TCP port (IPv4 or IPv6) in this network namespace. */
 bool service_port_listening(int port);
 

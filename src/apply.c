@@ -4,7 +4,12 @@
  * interrupted apply -> back up the distro's files once (generation 0) -> validate candidates
  * -> journal -> install atomically -> reload -> check -> record the generation -> drop the
  * journal. The journal names the generation to go back to: if the process dies anywhere
- * between journal and record, the next run restores that generation before doing anything. */
+ * between journal and record, the next run restores that generation before doing anything.
+ *
+ * A service is restarted instead of reloaded when a file change alters a line that sets a
+ * restart-class knob's parameter (knob_restart_changes): decided by comparing the installed
+ * file with its replacement, so apply, undo, rollback and journal recovery all decide alike
+ * and no state is kept for it. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -25,6 +30,7 @@
 #include "fsutil.h"
 #include "hash.h"
 #include "hwinfo.h"
+#include "knobs.h"
 #include "log.h"
 #include "netif.h"
 #include "profile.h"
@@ -70,6 +76,10 @@ struct job {
 	struct change *ch;
 	size_t nch;
 	unsigned svc_mask;	/* services whose files change */
+	unsigned restart_mask;	/* of those, the ones a change needs restarted */
+	unsigned touched_mask;	/* services a restart of this job stopped or tried to */
+	unsigned owed_mask;	/* restarts a journal recovery's restore calls for */
+	char restart_why[SVC_COUNT][256];	/* the params that changed: "RPC_Ioq_ThrdMax" */
 	bool listening[SVC_COUNT];
 	struct netif_mtu_report mtu;	/* network.mtu's outcome when it ran */
 	bool mtu_ran;
@@ -391,6 +401,58 @@ svc_of_path(const char *path)
 	return SVC_MDNS;
 }
 
+/* ---- restarts ---- */
+
+/* Notes whether replacing cur (NULL: absent) by next at path changes a restart-class value,
+ * and which. A file that goes away (next NULL) is no restart: nastune stops managing it and
+ * the daemon keeps what it runs, as with a reload. */
+static void
+note_restart(struct job *j, const char *path, const char *cur, size_t curlen, const char *next,
+	     size_t nextlen)
+{
+	enum svc s = svc_of_path(path);
+	char params[256], *why = j->restart_why[s];
+	size_t used = strlen(why);
+
+	if (!next || knob_restart_changes(path, cur, curlen, next, nextlen, params,
+					  sizeof(params)) == 0)
+		return;
+	j->restart_mask |= 1u << s;
+	if (!strstr(why, params))
+		snprintf(why + used, sizeof(j->restart_why[s]) - used, "%s%s", used ? ", " : "",
+			 params);
+}
+
+/* The installed file at path, or NULL when absent or unreadable; the caller frees it. */
+static char *
+read_installed(const struct job *j, const char *path, size_t *len)
+{
+	char *abs = fs_rooted(j->o->root, path), *data = NULL;
+
+	*len = 0;
+	if (fs_read_file(abs, FILE_MAX, &data, len) < 0)
+		data = NULL;
+	free(abs);
+	return data;
+}
+
+/* restore_file, noting whether what it puts back needs the service restarted. */
+static int
+restore_noting(struct job *j, const struct generation *g, const char *path)
+{
+	size_t blen, alen;
+	char *before = read_installed(j, path, &blen), *after;
+	int rc = restore_file(j, g, path);
+
+	if (rc == 0) {
+		after = read_installed(j, path, &alen);
+		note_restart(j, path, before, blen, after, alen);
+		free(after);
+	}
+	free(before);
+	return rc;
+}
+
 /* ---- journal ---- */
 
 static int
@@ -420,7 +482,7 @@ journal_drop(struct job *j)
 	free(p);
 }
 
-static void reload_services(struct job *j, unsigned mask, bool quiet_errors);
+static void reload_services(struct job *j, unsigned mask, bool undoing);
 
 /* Restores the journal's generation for the journal's files, then reloads them. */
 static int
@@ -452,7 +514,7 @@ recover(struct job *j)
 	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		if (strncmp(line, "file ", 5) != 0)
 			continue;
-		if (restore_file(j, &g, line + 5) < 0)
+		if (restore_noting(j, &g, line + 5) < 0)
 			failed++;
 		mask |= 1u << svc_of_path(line + 5);
 	}
@@ -467,11 +529,18 @@ recover(struct job *j)
 		free(p);
 		return -1;
 	}
-	/* A trial reloads these with its own changes. */
-	if (j->o->trial)
+	/* A trial reloads (or restarts, restart_mask) these with its own changes; should it
+	 * fail, its undo still owes them the restart. */
+	j->owed_mask = j->restart_mask;
+	if (j->o->trial) {
 		j->svc_mask |= mask;
-	else if (!j->o->no_reload)
-		reload_services(j, mask, true);
+	} else {
+		if (!j->o->no_reload)
+			reload_services(j, mask, false);
+		/* Done: what follows decides from the restored files. */
+		j->restart_mask = j->owed_mask = j->touched_mask = 0;
+		memset(j->restart_why, 0, sizeof(j->restart_why));
+	}
 	unlink(p);
 	free(p);
 	return 0;
@@ -600,16 +669,58 @@ validate_structure(const struct rfile *f, char *err, size_t errlen)
 
 /* ---- services ---- */
 
-static void
-reload_services(struct job *j, unsigned mask, bool quiet_errors)
+/* Reloads service i, or restarts it when a change needs that (restart_mask). A backend that
+ * needs a start command and has none reloads instead; warn: say so when the daemon is running
+ * (it may keep the old values). force: start it even when it is not running (undoing this
+ * job's restart). Sets *restarted. Returns as the backend: 0, 1 (not running), -errno. */
+static int
+reload_or_restart(struct job *j, int i, bool force, bool warn, bool *restarted, char *err,
+		  size_t errlen)
 {
+	const struct service_backend *be = service_backend(j->m, j->o->root, i);
+	const struct service_desc *d = service_desc(j->m, i);
+	const char *pidfile = service_pidfile(j->m, i), *start = service_start(j->m, i);
+	int rc;
+
+	*restarted = false;
+	if (!(j->restart_mask & (1u << i)))
+		return be->reload(j->o->root, d, pidfile, err, errlen);
+	if (be->needs_start && !start) {
+		rc = be->reload(j->o->root, d, pidfile, err, errlen);
+		if (rc == 0 && warn)
+			log_warnx("%s: %s changed, which only a restart picks up, and services.%s."
+				  "start is not set: reloaded instead, so the running %s may keep "
+				  "the old value — set services.%s.start = \"...\" (the command "
+				  "that starts %s) or restart %s yourself", d->daemon,
+				  j->restart_why[i], svc_name(i), d->daemon, svc_name(i), d->daemon,
+				  d->daemon);
+		return rc;
+	}
+	rc = be->restart(j->o->root, d, pidfile, start, force, err, errlen);
+	if (rc != 1)
+		j->touched_mask |= 1u << i;
+	*restarted = rc == 0;
+	return rc;
+}
+
+/* Puts services back without checking them, reporting no errors: journal recovery reloads,
+ * or restarts what restart_mask names. undoing (a failed apply, its files restored): only
+ * what this job restarted (touched_mask, started even when a failed restart left it stopped)
+ * or a recovery owes a restart (owed_mask) runs other values than the restored files, so
+ * only those restart; the rest reload. */
+static void
+reload_services(struct job *j, unsigned mask, bool undoing)
+{
+	unsigned touched = j->touched_mask;
 	int i;
 
+	if (undoing)
+		j->restart_mask &= touched | j->owed_mask;
 	for (i = 0; i < SVC_COUNT; i++) {
 		const struct service_backend *be;
 		const struct service_desc *d;
 		char err[512] = "";
-		int rc;
+		bool restarted;
 
 		if (!(mask & (1u << i)))
 			continue;
@@ -617,13 +728,16 @@ reload_services(struct job *j, unsigned mask, bool quiet_errors)
 		d = service_desc(j->m, i);
 		if (!be || strcmp(d->action, "none") == 0)
 			continue;
-		rc = be->reload(j->o->root, d, service_pidfile(j->m, i), err, sizeof(err));
-		if (rc < 0 && !quiet_errors)
-			log_warnx("%s", err);
+		reload_or_restart(j, i, undoing && (touched & (1u << i)), !undoing, &restarted,
+				  err, sizeof(err));
+		if (restarted)
+			log_info("%s: restarted (%s backend): %s changed", d->daemon, be->name,
+				 j->restart_why[i]);
 	}
 }
 
-/* Reloads and checks each affected service. Returns 0 or -1 with what failed in err. */
+/* Reloads (or restarts) and checks each affected service. Returns 0 or -1 with what failed
+ * in err. */
 static int
 reload_and_check(struct job *j, char *err, size_t errlen)
 {
@@ -633,6 +747,7 @@ reload_and_check(struct job *j, char *err, size_t errlen)
 		const struct service_backend *be;
 		const struct service_desc *d;
 		const char *pidfile;
+		bool restarted;
 		int rc;
 
 		if (!(j->svc_mask & (1u << i)))
@@ -643,7 +758,7 @@ reload_and_check(struct job *j, char *err, size_t errlen)
 			continue;	/* tuned.conf: read by nastune itself, next run */
 		pidfile = service_pidfile(j->m, i);
 		crash_point("reload");
-		rc = be->reload(j->o->root, d, pidfile, err, errlen);
+		rc = reload_or_restart(j, i, false, true, &restarted, err, errlen);
 		if (rc == 1 && i == SVC_MDNS) {
 			log_warnx("avahi-daemon is not running: the Bonjour records are written to "
 				  "%s/etc/avahi/services and will be published when it starts",
@@ -663,11 +778,28 @@ reload_and_check(struct job *j, char *err, size_t errlen)
 		}
 		if (rc < 0)
 			return -1;
-		if ((rc = be->check(j->o->root, d, pidfile, j->listening[i], err, errlen)) < 0)
+		if ((rc = be->check(j->o->root, d, pidfile, j->listening[i], restarted, err,
+				    errlen)) < 0)
 			return -1;
-		log_info("%s: reloaded (%s backend)", d->daemon, be->name);
+		if (restarted)
+			log_info("%s: restarted (%s backend): %s changed", d->daemon, be->name,
+				 j->restart_why[i]);
+		else
+			log_info("%s: reloaded (%s backend)", d->daemon, be->name);
 	}
 	return 0;
+}
+
+/* Which of the services in svc_mask listen now: they must listen again after the change. */
+static void
+note_listening(struct job *j)
+{
+	int i;
+
+	for (i = 0; i < SVC_COUNT; i++)
+		if (j->svc_mask & (1u << i))
+			j->listening[i] = service_desc(j->m, i)->port &&
+					  service_port_listening(service_desc(j->m, i)->port);
 }
 
 /* ---- the apply ---- */
@@ -762,8 +894,11 @@ compute_changes(struct job *j, const struct rendered *r, const struct generation
 			free(abs);
 			return -1;
 		}
-		if (rc == -ENOENT || len != r->f[i].len || memcmp(cur, r->f[i].data, len) != 0)
+		if (rc == -ENOENT || len != r->f[i].len || memcmp(cur, r->f[i].data, len) != 0) {
 			add_change(j, &r->f[i], r->f[i].path, rc == 0);
+			note_restart(j, r->f[i].path, rc == 0 ? cur : NULL, len, r->f[i].data,
+				     r->f[i].len);
+		}
 		free(cur);
 		free(abs);
 	}
@@ -868,7 +1003,8 @@ apply_run(const struct model *m, const struct rendered *r, const struct apply_op
 	if (compute_changes(&j, r, have_last ? &last : NULL) < 0)
 		goto out;
 	if (o->trial && j.nch == 0 && have_last) {
-		/* Only what the journal restored changed: reload it. */
+		/* Only what the journal restored changed: reload (or restart) it. */
+		note_listening(&j);
 		if (j.svc_mask && !o->no_reload && reload_and_check(&j, err, sizeof(err)) < 0) {
 			log_warnx("apply: trial: %s", err);
 			goto out;
@@ -927,10 +1063,7 @@ backup:
 		}
 	}
 	crash_point("validate");
-	for (i = 0; i < SVC_COUNT; i++)
-		if (j.svc_mask & (1u << i))
-			j.listening[i] = service_desc(m, i)->port &&
-					 service_port_listening(service_desc(m, i)->port);
+	note_listening(&j);
 
 	if ((rc = journal_write(&j, prev)) < 0) {
 		log_warnx("apply failed at journal: %s/pending: %s; nothing was changed", j.sdir,
@@ -1065,8 +1198,18 @@ show_dry_run(struct job *j)
 		    strcmp(service_desc(j->m, s)->action, "none") == 0)
 			continue;
 		be = service_backend(j->m, j->o->root, s);
-		printf("would %s %s (%s backend)\n", j->o->no_reload ? "not reload" : "reload",
-		       service_desc(j->m, s)->daemon, be ? be->name : "?");
+		if (!(j->restart_mask & (1u << s)))
+			printf("would %s %s (%s backend)\n", j->o->no_reload ? "not reload" :
+			       "reload", service_desc(j->m, s)->daemon, be ? be->name : "?");
+		else if (be && be->needs_start && !service_start(j->m, s))
+			printf("would %s %s (%s backend; %s changed, which only a restart picks "
+			       "up: set services.%s.start)\n", j->o->no_reload ? "not reload" :
+			       "reload", service_desc(j->m, s)->daemon, be->name, j->restart_why[s],
+			       svc_name(s));
+		else
+			printf("would %s %s (%s backend): %s changed\n", j->o->no_reload ?
+			       "not restart" : "restart", service_desc(j->m, s)->daemon,
+			       be ? be->name : "?", j->restart_why[s]);
 	}
 	if (mtu_managed(j->m)) {
 		int cur = 0;
@@ -1125,11 +1268,12 @@ apply_rollback(const struct model *m, long id, const struct apply_opts *o)
 		if (k == target.nfiles)
 			paths[npaths++] = last.files[i].path;
 	}
-	for (i = 0; i < npaths; i++) {
+	for (i = 0; i < npaths; i++)
 		add_change(&j, NULL, paths[i], true);
-		if (restore_file(&j, &target, paths[i]) < 0)
+	note_listening(&j);
+	for (i = 0; i < npaths; i++)
+		if (restore_noting(&j, &target, paths[i]) < 0)
 			failed++;
-	}
 	if (failed) {
 		log_warnx("rollback: %d file(s) could not be restored", failed);
 		goto out;
@@ -1160,7 +1304,7 @@ int
 apply_end_trials(const struct model *m, const struct apply_opts *o)
 {
 	struct job j = { .m = m, .o = o, .lockfd = -1 };
-	char serr[512];
+	char serr[512], err[1024] = "";
 	int status = EXIT_FAIL;
 
 	j.sdir = fs_rooted(o->root, "/var/lib/nastune");
@@ -1172,6 +1316,15 @@ apply_end_trials(const struct model *m, const struct apply_opts *o)
 	}
 	if (recover(&j) < 0)
 		goto out;
+	/* recover() left a trial's services to the next trial: there is none, so they are
+	 * reloaded (or restarted) here, back to the values before the trials. */
+	if (j.svc_mask && !o->no_reload) {
+		note_listening(&j);
+		if (reload_and_check(&j, err, sizeof(err)) < 0) {
+			log_warnx("the configuration before the trials is restored, but %s", err);
+			goto out;
+		}
+	}
 	status = EXIT_OK;
 out:
 	job_free(&j);

@@ -80,6 +80,7 @@ model_free(struct model *m)
 	for (i = 0; i < SVC_COUNT; i++) {
 		free(m->services.svc_backend[i]);
 		free(m->services.svc_pidfile[i]);
+		free(m->services.svc_start[i]);
 	}
 	for (i = 0; i < KNOB_COUNT; i++)
 		free(m->knobs[i].value);

@@ -1014,7 +1014,7 @@ static void
 load_services(struct ld *ld, const config_setting_t *g)
 {
 	static const char *const keys[] = { "backend", "smb", "nfs", "afp", "mdns", NULL };
-	static const char *const svc_keys[] = { "backend", "pidfile", NULL };
+	static const char *const svc_keys[] = { "backend", "pidfile", "start", NULL };
 	static const char *const backends[] = { "auto", "systemd", "pidfile", "none", NULL };
 	struct model *m = ld->m;
 	char where[32];
@@ -1039,6 +1039,18 @@ load_services(struct ld *ld, const config_setting_t *g)
 			else if (s)
 				get_str(ld, p, "pidfile", where, &m->services.svc_pidfile[i], 1024,
 					NULL);
+		}
+		if (config_setting_get_member(p, "start")) {
+			config_setting_t *s = member(ld, p, "start", K_STR, where);
+
+			if (s && !config_setting_get_string(s)[strspn(config_setting_get_string(s),
+								       " \t")])
+				ERR(ld, s, "%s.start is empty — write the command line that starts %s "
+					   "(run with /bin/sh -c), or remove it", where,
+				    i == SVC_NFS ? "ganesha.nfsd" : i == SVC_AFP ? "afpd" :
+				    i == SVC_SMB ? "smbd" : "avahi-daemon");
+			else if (s)
+				get_str(ld, p, "start", where, &m->services.svc_start[i], 1024, NULL);
 		}
 	}
 }

@@ -1,5 +1,6 @@
 /* service.c - service backends: systemd, pidfile, none. */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 
 #include "fsutil.h"
 #include "knobs.h"
+#include "log.h"
 #include "render.h"
 #include "service.h"
 #include "xmalloc.h"
@@ -55,6 +57,12 @@ service_pidfile(const struct model *m, enum svc svc)
 	if (m->services.svc_pidfile[svc])
 		return m->services.svc_pidfile[svc];
 	return service_desc(m, svc)->pidfile;
+}
+
+const char *
+service_start(const struct model *m, enum svc svc)
+{
+	return (unsigned)svc < SVC_COUNT ? m->services.svc_start[svc] : NULL;
 }
 
 bool
@@ -103,20 +111,23 @@ run(char *const argv[])
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
-/* A service that listened before a reload must listen again within 5 s. */
+/* A service that listened before a reload must listen again within 5 s; after a restart
+ * (a daemon starting from nothing) within 30 s. */
 static int
-wait_listening(const char *who, int port, bool was_listening, char *err, size_t errlen)
+wait_listening(const char *who, int port, bool was_listening, bool restarted, char *err,
+	       size_t errlen)
 {
-	int i;
+	int i, tenths = restarted ? 300 : 50;
 
 	if (!was_listening || !port)
 		return 0;
-	for (i = 0; i < 50; i++) {
+	for (i = 0; i < tenths; i++) {
 		if (service_port_listening(port))
 			return 0;
 		usleep(100000);
 	}
-	snprintf(err, errlen, "%s does not listen on port %d after the reload", who, port);
+	snprintf(err, errlen, "%s does not listen on port %d after the %s", who, port,
+		 restarted ? "restart" : "reload");
 	return -ECONNREFUSED;
 }
 
@@ -183,9 +194,30 @@ systemd_reload(const char *root, const struct service_desc *d, const char *pidfi
 	return 0;
 }
 
+/* systemctl restart starts a stopped unit too, as reload-or-restart does: force is moot. */
+static int
+systemd_restart(const char *root, const struct service_desc *d, const char *pidfile,
+		const char *start, bool force, char *err, size_t errlen)
+{
+	char *argv[] = { "systemctl", "restart", (char *)d->unit, NULL };
+	int rc;
+
+	(void)start;
+	(void)force;
+	if (strcmp(d->action, "reload") != 0)
+		return systemd_reload(root, d, pidfile, err, errlen);
+	rc = run(argv);
+	if (rc != 0) {
+		snprintf(err, errlen, "systemctl restart %s failed (%s)", d->unit,
+			 rc < 0 ? strerror(-rc) : "non-zero exit");
+		return rc < 0 ? rc : -EIO;
+	}
+	return 0;
+}
+
 static int
 systemd_check(const char *root, const struct service_desc *d, const char *pidfile,
-	      bool was_listening, char *err, size_t errlen)
+	      bool was_listening, bool restarted, char *err, size_t errlen)
 {
 	char *argv[] = { "systemctl", "is-active", "--quiet", (char *)d->unit, NULL };
 
@@ -194,10 +226,11 @@ systemd_check(const char *root, const struct service_desc *d, const char *pidfil
 	if (strcmp(d->action, "sysctl") == 0 || strcmp(d->action, "none") == 0)
 		return 0;
 	if (run(argv) != 0) {
-		snprintf(err, errlen, "%s is not active after the reload", d->unit);
+		snprintf(err, errlen, "%s is not active after the %s", d->unit,
+			 restarted ? "restart" : "reload");
 		return -ESRCH;
 	}
-	return wait_listening(d->unit, d->port, was_listening, err, errlen);
+	return wait_listening(d->unit, d->port, was_listening, restarted, err, errlen);
 }
 
 /* ---- pidfile ---- */
@@ -273,10 +306,208 @@ pidfile_reload(const char *root, const struct service_desc *d, const char *pidfi
 	return 0;
 }
 
+/* ---- pidfile restart: stop the pid (SIGTERM, then SIGKILL), run the start command, wait
+ * for the pidfile to name a new live process ---- */
+
+/* Alive, and not a zombie waiting for its parent (kill(pid, 0) succeeds on those). */
+static bool
+pid_alive(pid_t pid)
+{
+	char path[64], buf[256], *rp;
+	FILE *fp;
+	bool zombie = false;
+
+	if (kill(pid, 0) < 0 && errno == ESRCH)
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if ((fp = fopen(path, "re"))) {
+		if (fgets(buf, sizeof(buf), fp) && (rp = strrchr(buf, ')')))
+			zombie = rp[1] == ' ' && (rp[2] == 'Z' || rp[2] == 'X');
+		fclose(fp);
+	}
+	return !zombie;
+}
+
+#define STOP_TERM_TENTHS 100	/* SIGTERM, then up to 10 s for it to exit */
+#define STOP_KILL_TENTHS 50	/* SIGKILL, then up to 5 s */
+#define START_PID_TENTHS 300	/* the start command returned: up to 30 s for the pidfile */
+
+static int
+stop_pid(const struct service_desc *d, pid_t pid, char *err, size_t errlen)
+{
+	int i;
+
+	if (kill(pid, SIGTERM) < 0) {
+		int e = errno;
+
+		if (e == ESRCH)
+			return 0;
+		snprintf(err, errlen, "%s (pid %d) cannot be signalled: %s", d->daemon, (int)pid,
+			 strerror(e));
+		return -e;
+	}
+	for (i = 0; i < STOP_TERM_TENTHS; i++) {
+		if (!pid_alive(pid))
+			return 0;
+		usleep(100000);
+	}
+	log_warnx("%s (pid %d) did not exit within %d s of SIGTERM: killing it", d->daemon,
+		  (int)pid, STOP_TERM_TENTHS / 10);
+	kill(pid, SIGKILL);
+	for (i = 0; i < STOP_KILL_TENTHS; i++) {
+		if (!pid_alive(pid))
+			return 0;
+		usleep(100000);
+	}
+	snprintf(err, errlen, "%s (pid %d) is still there %d s after SIGKILL", d->daemon,
+		 (int)pid, STOP_KILL_TENTHS / 10);
+	return -ETIMEDOUT;
+}
+
+/* A start command whose program is an absolute path that cannot run fails before anything
+ * is stopped. Anything else is the shell's to judge. */
+static int
+start_runnable(const struct service_desc *d, const char *start, char *err, size_t errlen)
+{
+	char prog[1024];
+	size_t n;
+
+	start += strspn(start, " \t");
+	n = strcspn(start, " \t;&|<>()$`\"'\\");
+	if (start[0] != '/' || n >= sizeof(prog))
+		return 0;
+	memcpy(prog, start, n);
+	prog[n] = '\0';
+	if (access(prog, X_OK) == 0)
+		return 0;
+	snprintf(err, errlen, "services.%s.start runs %s, which %s — fix services.%s.start; %s "
+		 "was not stopped", svc_name(d->svc), prog, errno == ENOENT ? "does not exist" :
+		 "is not executable", svc_name(d->svc), d->daemon);
+	return -ENOEXEC;
+}
+
+/* Runs start with /bin/sh -c in a session of its own, with default signal handling, and
+ * waits for it (daemons fork: the command returns). Its input is /dev/null and its output
+ * goes to an unlinked file, so a daemon that keeps them holds none of our pipes; our other
+ * descriptors (the apply lock among them) are closed. Returns 0, or -errno with the
+ * command's last line of output in err. */
+static int
+run_start(const struct service_desc *d, const char *start, char *err, size_t errlen)
+{
+	char tmpl[] = "/tmp/nastune-start.XXXXXX", out[2048], *line, *nl;
+	char *argv[] = { "sh", "-c", (char *)start, NULL };
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t at;
+	sigset_t all, none;
+	ssize_t got;
+	pid_t pid;
+	int fd, rc, st = 0;
+
+	if ((fd = mkostemp(tmpl, O_CLOEXEC)) < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "cannot create a file for the output of services.%s.start: %s",
+			 svc_name(d->svc), strerror(-rc));
+		return rc;
+	}
+	unlink(tmpl);
+	sigfillset(&all);
+	sigemptyset(&none);
+	posix_spawnattr_init(&at);
+	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGDEF |
+				 POSIX_SPAWN_SETSIGMASK);
+	posix_spawnattr_setsigdefault(&at, &all);
+	posix_spawnattr_setsigmask(&at, &none);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_adddup2(&fa, fd, 1);
+	posix_spawn_file_actions_adddup2(&fa, fd, 2);
+	posix_spawn_file_actions_addclosefrom_np(&fa, 3);
+	rc = posix_spawn(&pid, "/bin/sh", &fa, &at, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&at);
+	if (rc != 0) {
+		snprintf(err, errlen, "cannot run /bin/sh for services.%s.start: %s",
+			 svc_name(d->svc), strerror(rc));
+		close(fd);
+		return -rc;
+	}
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR) {
+			st = -1;
+			break;
+		}
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 0) {
+		close(fd);
+		return 0;
+	}
+	got = pread(fd, out, sizeof(out) - 1, 0);
+	close(fd);
+	out[got > 0 ? got : 0] = '\0';
+	while ((nl = strrchr(out, '\n')) && nl[1] == '\0')
+		*nl = '\0';
+	line = (nl = strrchr(out, '\n')) ? nl + 1 : out;
+	snprintf(err, errlen, "services.%s.start (%s) failed (%s %d)%s%s", svc_name(d->svc), start,
+		 WIFSIGNALED(st) ? "signal" : "exit", WIFSIGNALED(st) ? WTERMSIG(st) :
+		 WEXITSTATUS(st), *line ? ": " : "", line);
+	return -EIO;
+}
+
+static int
+pidfile_restart(const char *root, const struct service_desc *d, const char *pidfile,
+		const char *start, bool force, char *err, size_t errlen)
+{
+	char *path = NULL;
+	pid_t pid = 0, npid;
+	bool running;
+	int i, rc;
+
+	if (strcmp(d->action, "reload") != 0 || !pidfile)
+		return pidfile_reload(root, d, pidfile, err, errlen);
+	if (!start) {
+		snprintf(err, errlen, "%s needs a restart and services.%s.start is not set",
+			 d->daemon, svc_name(d->svc));
+		return -EINVAL;
+	}
+	rc = read_pid(root, pidfile, &pid, &path);
+	if (rc < 0 && rc != -ENOENT) {
+		snprintf(err, errlen, "cannot read pid of %s from %s: %s", d->daemon, path,
+			 strerror(-rc));
+		free(path);
+		return rc;
+	}
+	running = rc == 0 && pid_alive(pid);
+	if (!running && !force) {
+		free(path);
+		return 1;
+	}
+	if ((rc = start_runnable(d, start, err, errlen)) < 0 ||
+	    (running && (rc = stop_pid(d, pid, err, errlen)) < 0) ||
+	    (rc = run_start(d, start, err, errlen)) < 0) {
+		free(path);
+		return rc;
+	}
+	for (i = 0; i < START_PID_TENTHS; i++) {
+		char *p2 = NULL;
+
+		if (read_pid(root, pidfile, &npid, &p2) == 0 && npid != pid && pid_alive(npid)) {
+			free(p2);
+			free(path);
+			return 0;
+		}
+		free(p2);
+		usleep(100000);
+	}
+	snprintf(err, errlen, "services.%s.start returned, but %s names no new running %s after "
+		 "%d s", svc_name(d->svc), path, d->daemon, START_PID_TENTHS / 10);
+	free(path);
+	return -ESRCH;
+}
+
 static int
 pidfile_check(const char *root, const struct service_desc *d, const char *pidfile,
-	      bool was_listening, char *err, size_t errlen)
+	      bool was_listening, bool restarted, char *err, size_t errlen)
 {
+	const char *what = restarted ? "restart" : "reload";
 	char *path = NULL;
 	pid_t pid;
 	int i, rc;
@@ -285,22 +516,23 @@ pidfile_check(const char *root, const struct service_desc *d, const char *pidfil
 		return 0;
 	rc = read_pid(root, pidfile, &pid, &path);
 	if (rc < 0) {
-		snprintf(err, errlen, "%s's pidfile %s is gone after the reload", d->daemon, path);
+		snprintf(err, errlen, "%s's pidfile %s is gone after the %s", d->daemon, path,
+			 what);
 		free(path);
 		return -ESRCH;
 	}
 	/* Give the daemon a moment to act on the signal (or die of it). */
 	for (i = 0; i < 5; i++) {
 		usleep(50000);
-		if (kill(pid, 0) < 0 && errno == ESRCH) {
-			snprintf(err, errlen, "%s (pid %d) died after the reload", d->daemon,
-				 (int)pid);
+		if (!pid_alive(pid)) {
+			snprintf(err, errlen, "%s (pid %d) died after the %s", d->daemon, (int)pid,
+				 what);
 			free(path);
 			return -ESRCH;
 		}
 	}
 	free(path);
-	return wait_listening(d->daemon, d->port, was_listening, err, errlen);
+	return wait_listening(d->daemon, d->port, was_listening, restarted, err, errlen);
 }
 
 /* ---- none ---- */
@@ -318,22 +550,32 @@ none_reload(const char *root, const struct service_desc *d, const char *pidfile,
 }
 
 static int
+none_restart(const char *root, const struct service_desc *d, const char *pidfile,
+	     const char *start, bool force, char *err, size_t errlen)
+{
+	(void)start;
+	(void)force;
+	return none_reload(root, d, pidfile, err, errlen);
+}
+
+static int
 none_check(const char *root, const struct service_desc *d, const char *pidfile,
-	   bool was_listening, char *err, size_t errlen)
+	   bool was_listening, bool restarted, char *err, size_t errlen)
 {
 	(void)root;
 	(void)d;
 	(void)pidfile;
 	(void)was_listening;
+	(void)restarted;
 	(void)err;
 	(void)errlen;
 	return 0;
 }
 
 static const struct service_backend backends[] = {
-	{ "systemd", systemd_reload, systemd_check },
-	{ "pidfile", pidfile_reload, pidfile_check },
-	{ "none", none_reload, none_check },
+	{ "systemd", systemd_reload, systemd_restart, systemd_check, false },
+	{ "pidfile", pidfile_reload, pidfile_restart, pidfile_check, true },
+	{ "none", none_reload, none_restart, none_check, false },
 };
 
 const struct service_backend *

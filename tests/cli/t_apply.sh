@@ -1,18 +1,20 @@
 #!/usr/bin/env bash
 # apply, rollback, status: idempotence, dry run, faults (ENOSPC, read-only target, testparm
-# rejection, a service that dies on reload, SIGKILL at every step), rollback, the lock.
+# rejection, a service that dies on reload, SIGKILL at every step), rollback, the lock;
+# restarts for restart-class knobs under the pidfile backend (services.<svc>.start).
 # The faults that need mounts run as root (CI runs them as root).
 . "$(dirname "$0")/lib.sh"
 tmp=$(mktemp -d)
 pids=()
 cleanup() {
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+	for f in "$tmp"/*/run/fake-ganesha.pid; do [ -s "$f" ] && kill "$(cat "$f")" 2>/dev/null; done
 	mountpoint -q "$tmp/small" && umount "$tmp/small"
 	mountpoint -q "$tmp/ro" && umount "$tmp/ro"
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
-plan 42
+plan 67
 conf="$top/profiles/demo.conf"
 
 # A config whose services use pidfiles we control.
@@ -129,6 +131,101 @@ exec 9>&-
 "$NASTUNE" --datadir "$top" --root "$r" -c "$tmp/changed.conf" apply >/dev/null 2>"$tmp/a2" & a2=$!
 wait $a1; r1=$?; wait $a2; r2=$?
 [ $r1 = 0 ] && [ $r2 = 0 ]; ok $? "two concurrent applies both complete (serialized)"
+
+# --- restarts: a restart-class knob (nfs.threads = RPC_Ioq_ThrdMax) under the pidfile backend.
+# The fake ganesha.nfsd: the start command notes the RPC_Ioq_ThrdMax it starts with (what a
+# real one reads only at start), refuses 13 (exit 1), and forks a daemon that ignores SIGHUP
+# and writes its pidfile.
+cat >"$tmp/fake-ganesha" <<'SH'
+#!/bin/bash
+r=$1
+v=$(grep -o 'RPC_Ioq_ThrdMax = [0-9]*' "$r/etc/ganesha/ganesha.conf" || echo "RPC_Ioq_ThrdMax unset")
+[ "$v" = "RPC_Ioq_ThrdMax = 13" ] && { echo "fake ganesha: 13 threads? never" >&2; exit 1; }
+echo "$v" >>"$r/starts.log"
+setsid bash -c 'trap "" HUP; trap "exit 0" TERM; echo $$ >"$1/run/fake-ganesha.pid.new"; mv "$1/run/fake-ganesha.pid.new" "$1/run/fake-ganesha.pid"; while :; do sleep 0.1; done' sh "$r" </dev/null >/dev/null 2>&1 &
+SH
+chmod +x "$tmp/fake-ganesha"
+r="$tmp/rs"; mkdir -p "$r/run"
+# gconf THREADS [START] [CLIENTS]: the Ganesha config with nfs.threads, the start command and
+# the export's clients.
+gconf() {
+	local start=${2-$tmp/fake-ganesha $r} st='' kn=''
+	[ -n "$start" ] && st="start = \"$start\";"
+	[ -n "$1" ] && kn="tuning = { knobs = { nfs = { threads = \"$1\"; }; }; };"
+	cat <<CONF
+shares = ( { name = "Data"; path = "/srv/data"; guest = true; protocols = ["smb", "nfs"];
+  nfs = { clients = ["${3:-192.0.2.0/24}"]; }; } );
+protocols = { nfs = { enabled = true; server = "ganesha"; }; };
+services = { backend = "pidfile"; smb = { backend = "none"; }; mdns = { backend = "none"; };
+  nfs = { pidfile = "/run/fake-ganesha.pid"; $st }; };
+$kn
+CONF
+}
+gpid() { tr -dc 0-9 <"$r/run/fake-ganesha.pid"; }
+alive() { [ -r "/proc/$1/stat" ] && ! sed 's/.*) //' "/proc/$1/stat" | grep -q '^[ZX]'; }	# zombies are dead
+lastart() { tail -n1 "$r/starts.log"; }
+gconf "" >"$tmp/g0.conf"; gconf 16 >"$tmp/g16.conf"
+nt --root "$r" -c "$tmp/g0.conf" apply --no-reload
+"$tmp/fake-ganesha" "$r"; sleep 0.3; p0=$(gpid)
+alive "$p0"; ok $? "restart: the fake ganesha.nfsd runs (pid $p0)"
+nt --root "$r" -c "$tmp/g16.conf" apply --dry-run
+echo "$out" | grep -q '^would restart ganesha.nfsd (pidfile backend): RPC_Ioq_ThrdMax changed$'; ok $? "dry run: would restart ganesha.nfsd, naming the param"
+nt --root "$r" -c "$tmp/g16.conf" apply; p1=$(gpid)
+is "$rc" 0 "restart: an apply changing nfs.threads exits 0"
+echo "$err" | grep -q "ganesha.nfsd: restarted (pidfile backend): RPC_Ioq_ThrdMax changed"; ok $? "restart: the apply says ganesha.nfsd was restarted and why"
+! alive "$p0" && alive "$p1" && [ "$p1" != "$p0" ]; ok $? "restart: the old pid is gone, a new one runs ($p0 -> $p1)"
+is "$(lastart)" "RPC_Ioq_ThrdMax = 16" "restart: the new daemon started with the new value"
+gconf 16 "$tmp/fake-ganesha $r" 192.0.2.0/25 >"$tmp/g16c.conf"
+nt --root "$r" -c "$tmp/g16c.conf" apply
+[ "$rc" = 0 ] && echo "$err" | grep -q "ganesha.nfsd: reloaded (pidfile backend)" && [ "$(gpid)" = "$p1" ]
+ok $? "restart: a change of other lines only (an export's clients) reloads: same pid"
+nt --root "$r" -c "$tmp/g16c.conf" rollback
+[ "$rc" = 0 ] && echo "$err" | grep -q "ganesha.nfsd: reloaded" && [ "$(gpid)" = "$p1" ]; ok $? "rollback of the clients change: reloaded, same pid"
+nt --root "$r" -c "$tmp/g16.conf" rollback 1; p2=$(gpid)
+[ "$rc" = 0 ] && echo "$err" | grep -q "ganesha.nfsd: restarted (pidfile backend): RPC_Ioq_ThrdMax changed"
+ok $? "rollback to before nfs.threads: restarted"
+! alive "$p1" && alive "$p2" && [ "$(lastart)" = "RPC_Ioq_ThrdMax unset" ]; ok $? "rollback: a new ganesha.nfsd runs with the old value ($(lastart))"
+# A start command that fails (refuses 13) after the old daemon stopped: the apply fails and
+# puts the previous files back, and the daemon is started again with them.
+before=$(sums "$r" | grep -v var/)
+gconf 13 >"$tmp/g13.conf"
+nt --root "$r" -c "$tmp/g13.conf" apply; p3=$(gpid)
+is "$rc" 1 "restart: a start command that fails fails the apply"
+echo "$err" | grep -q "apply failed at reload: service: services.nfs.start ($tmp/fake-ganesha $r) failed (exit 1): fake ganesha: 13 threads? never"
+ok $? "restart: the failure names the start command and its last line of output"
+is "$(sums "$r" | grep -v var/)" "$before" "restart: the previous files are restored"
+! alive "$p2" && alive "$p3" && [ "$(lastart)" = "RPC_Ioq_ThrdMax unset" ]
+ok $? "restart: ganesha.nfsd was started again with the previous value ($(lastart))"
+# An absolute start command that cannot run: nothing is stopped.
+gconf 64 /nonexistent/ganesha-start >"$tmp/gbad.conf"
+nt --root "$r" -c "$tmp/gbad.conf" apply
+[ "$rc" = 1 ] && echo "$err" | grep -q "services.nfs.start runs /nonexistent/ganesha-start, which does not exist — fix services.nfs.start; ganesha.nfsd was not stopped"
+ok $? "restart: a start command that does not exist fails the apply before stopping anything"
+[ "$(gpid)" = "$p3" ] && alive "$p3"; ok $? "... and the daemon still runs (same pid)"
+# No start command: reload instead, with a warning naming the service, the param and the fix.
+gconf 64 "" >"$tmp/gnostart.conf"
+nt --root "$r" -c "$tmp/gnostart.conf" apply
+is "$rc" 0 "no start command: the apply still succeeds"
+echo "$err" | grep -q 'ganesha.nfsd: RPC_Ioq_ThrdMax changed, which only a restart picks up, and services.nfs.start is not set: reloaded instead, so the running ganesha.nfsd may keep the old value — set services.nfs.start = "..." (the command that starts ganesha.nfsd) or restart ganesha.nfsd yourself'
+ok $? "no start command: a warning names the service, the param and the fix"
+echo "$err" | grep -q "ganesha.nfsd: reloaded (pidfile backend)" && [ "$(gpid)" = "$p3" ]; ok $? "no start command: reloaded, same pid"
+# Journal recovery: killed after the restart, before recording; the next run restores the
+# previous files and restarts so the previous value is in force again.
+NASTUNE_DEBUG_CRASH=reloaded "$NASTUNE" --datadir "$top" --root "$r" -c "$tmp/g16.conf" apply >/dev/null 2>&1
+crc=$?; p4=$(gpid)
+[ "$crc" = 137 ] && [ "$(lastart)" = "RPC_Ioq_ThrdMax = 16" ] && [ "$p4" != "$p3" ]; ok $? "crash after the restart (exit $crc): ganesha.nfsd runs the new value"
+nt --root "$r" -c "$tmp/g16.conf" rollback 99
+echo "$err" | grep -q "an earlier apply was interrupted" && echo "$err" | grep -q "ganesha.nfsd: restarted (pidfile backend): RPC_Ioq_ThrdMax changed" && [ "$(lastart)" = "RPC_Ioq_ThrdMax = 64" ] && [ "$(gpid)" != "$p4" ]
+ok $? "journal recovery restarts ganesha.nfsd with the restored value ($(lastart))"
+# The none backend restarts nothing; services.nfs.start must be a string.
+gconf 200 "$tmp/fake-ganesha $r" | sed 's/backend = "pidfile"/backend = "none"/' >"$tmp/gnone.conf"
+p5=$(gpid); nt --root "$r" -c "$tmp/gnone.conf" apply
+[ "$rc" = 0 ] && [ "$(gpid)" = "$p5" ] && ! echo "$err" | grep -q "restarted"; ok $? "none backend: no restart"
+printf 'services = {\n  nfs = { start = 42; };\n  afp = { start = "  "; };\n};\n' >"$tmp/gtype.conf"
+nt --root "$r" -c "$tmp/gtype.conf" check
+is "$rc" 2 "services.nfs.start of the wrong type: exit 2"
+echo "$err" | grep -q "^$tmp/gtype.conf:2: services.nfs.start is a number — make it a quoted string"; ok $? "... file:line and the fix"
+echo "$err" | grep -q "^$tmp/gtype.conf:3: services.afp.start is empty — write the command line that starts afpd"; ok $? "an empty services.afp.start: file:line and the fix"
 
 # --- ENOSPC and a read-only target (need root for the mounts)
 if [ "$(id -u)" = 0 ]; then

@@ -5,9 +5,10 @@ No working netatalk client tool exists on these machines (FIELD.md), so the lab 
 the protocol itself: DSIGetStatus without a session, then DSIOpenSession, FPLogin with
 "No User Authent" (guest), "DHX2" (Diffie-Hellman + CAST128, what Macs use; needs
 python3-cryptography) or "Cleartxt Passwrd" (--uam clrtxt; 8-byte password field), and
-the file calls below.
+the file calls below. `quantum` opens a DSI session and prints the server request quantum
+afpd offers in its reply (its running "server quantum").
 
-usage: afp.py HOST status
+usage: afp.py HOST status | quantum
        afp.py HOST [-u USER -p PASS [--uam dhx2|clrtxt]] volumes | ls VOL | put VOL NAME LOCAL |
                    get VOL NAME LOCAL | rm VOL NAME
 Exit: 0 ok; 1 AFP error (printed with its code); 2 usage or network failure.
@@ -261,10 +262,10 @@ def main():
     ap.add_argument("-u", "--user")
     ap.add_argument("-p", "--password", default="")
     ap.add_argument("--uam", choices=["dhx2", "clrtxt"], default="dhx2")
-    ap.add_argument("cmd", choices=["status", "volumes", "ls", "put", "get", "rm"])
+    ap.add_argument("cmd", choices=["status", "quantum", "volumes", "ls", "put", "get", "rm"])
     ap.add_argument("args", nargs="*")
     a = ap.parse_args()
-    nargs = {"status": 0, "volumes": 0, "ls": 1, "put": 3, "get": 3, "rm": 2}[a.cmd]
+    nargs = {"status": 0, "quantum": 0, "volumes": 0, "ls": 1, "put": 3, "get": 3, "rm": 2}[a.cmd]
     if len(a.args) != nargs:
         ap.error("%s takes %d arguments" % (a.cmd, nargs))
     try:
@@ -280,6 +281,22 @@ def main():
             print("versions: %s" % " ".join(st["versions"]))
             print("uams: %s" % ", ".join(st["uams"]))
             return 0
+        if a.cmd == "quantum":
+            # DSIOpenSession's reply options: type 0 is the server request quantum, what
+            # afpd took from "server quantum" when it started.
+            d = DSI(a.host)
+            err, data = d.request(DSI_OPEN, struct.pack(">BBI", 1, 4, 1024))
+            d.close()
+            if err:
+                raise AFPError("DSIOpenSession", err)
+            i = 0
+            while i + 2 <= len(data):
+                t, n = data[i], data[i + 1]
+                if t == 0 and n == 4:
+                    print("server quantum: %d" % struct.unpack(">I", data[i + 2:i + 6])[0])
+                    return 0
+                i += 2 + n
+            raise AFPError("DSIOpenSession: no server quantum option", 0)
         s = Session(a.host, a.user, a.password, a.uam)
         try:
             if a.cmd == "volumes":

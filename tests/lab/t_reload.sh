@@ -1,10 +1,15 @@
 #!/bin/bash
 # A share added, renamed, removed + `lab apply` (nastune, reload through the pidfiles): the
 # running daemons serve the new set at once, with no lab restart and no daemon restart.
+# Then knobs only a restart picks up (nfs.threads, nfs.versions, afp.server_quantum, planted in
+# tuned.conf): ganesha.nfsd and afpd are restarted through services.<svc>.start (the lab's
+# /run/lab/start in demo.conf) and serve the new values; a reload-class knob restarts
+# nothing; without a start command the apply warns and reloads; rollback restarts again;
+# tune's trials restart, and the end of the trials restarts back.
 # shellcheck source=tests/lab/lib.sh
 . "$(dirname "$0")/lib.sh"
 lab_ready
-plan 25
+plan 53
 
 pidfiles=(run/samba/smbd.pid run/ganesha/ganesha.pid run/netatalk/afpd.pid run/avahi-daemon/pid)
 pids_before=$(for f in "${pidfiles[@]}"; do server_pid "$f"; echo; done)
@@ -78,4 +83,135 @@ out=$("$LAB" status 2>&1)
 ! grep -q DOWN <<<"$out"
 ok $? "every lab daemon is still running" "$out"
 rm -rf "$SROOT/srv/renamed" "$SROOT/srv/extra"
+
+# --- restart-class knobs
+cleanup() { rm -f "$SROOT/etc/nastune/tuned.conf"; "$LAB" apply "$DEMO" >/dev/null 2>&1; rm -rf "$WORK"; }
+trap cleanup EXIT
+gpid() { server_pid run/ganesha/ganesha.pid; }
+apid() { server_pid run/netatalk/afpd.pid; }
+spid() { server_pid run/samba/smbd.pid; }
+# gone PID: exited (a zombie init has not reaped yet counts as gone).
+gone() { [[ ! -r /proc/$1/stat ]] || sed 's/.*) //' "/proc/$1/stat" | grep -q '^[ZX]'; }
+tuned() { printf 'knobs = { %s };\n' "$1" >"$SROOT/etc/nastune/tuned.conf"; }
+# lapply [CONFIG]: lab apply, output in $log.
+lapply() { "$LAB" apply "${1:-$DEMO}" >"$WORK/apply.log" 2>&1; rc=$?; log=$(<"$WORK/apply.log"); }
+ns() { "$LAB" exec server "$NASTUNE" --root "$SROOT" -c "$DEMO" "$@" 7>&-; }
+gen() { ns --json status 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["generations"][-1])'; }
+PA=$(password alice)
+nfs_read() {
+	rm -f "$WORK/readme.nfs"
+	on client1 nfs-cp "nfs://$SERVER/srv/archive/README.txt" "$WORK/readme.nfs" &&
+		cmp -s "$WORK/readme.nfs" "$SROOT/srv/archive/README.txt"
+}
+nfs_versions() { on client1 rpcinfo -p "$SERVER" | awk '$1 == 100003 && $3 == "tcp" { print $2 }' | sort -u | tr '\n' ' '; }
+quantum() { on client1 "$AFP" "$SERVER" quantum 2>&1 | sed -n 's/^server quantum: //p'; }
+afp_login() { on client1 "$AFP" "$SERVER" -u alice -p "$PA" volumes 2>/dev/null | grep -qix media; }
+
+g0=$(gen)
+G0=$(gpid) A0=$(apid) S0=$(spid)
+q0=$(quantum) v0=$(nfs_versions)
+[[ $q0 = 1048576 && $v0 = "3 4 " ]]
+ok $? "before: afpd offers the default server quantum, ganesha registers NFS v3 and v4" "quantum '$q0' versions '$v0'"
+
+# A reload-class knob: smbd reloads, nothing restarts.
+tuned 'smb = { use_sendfile = "yes"; };'
+lapply
+[[ $rc = 0 ]] && grep -q "smbd: reloaded (pidfile backend)" <<<"$log" && ! grep -q restarted <<<"$log"
+ok $? "smb.use_sendfile (reload class): smbd reloaded, nothing restarted" "$log"
+[[ $(gpid) = "$G0" && $(apid) = "$A0" && $(spid) = "$S0" ]]
+ok $? "... ganesha, afpd and smbd keep their pids" "before $G0 $A0 $S0 after $(gpid) $(apid) $(spid)"
+
+# nfs.threads: ganesha.nfsd restarts, and serves.
+tuned 'smb = { use_sendfile = "yes"; }; nfs = { threads = "16"; };'
+lapply
+[[ $rc = 0 ]] && grep -q "ganesha.nfsd: restarted (pidfile backend): RPC_Ioq_ThrdMax changed" <<<"$log"
+ok $? "nfs.threads = 16: the apply restarts ganesha.nfsd, naming RPC_Ioq_ThrdMax" "$log"
+G1=$(gpid)
+[[ -n $G1 && $G1 != "$G0" ]] && gone "$G0" && ! gone "$G1"
+ok $? "... a new ganesha.nfsd runs ($G0 -> $G1), the old one is gone"
+grep -q "RPC_Ioq_ThrdMax = 16;" "$SROOT/etc/ganesha/ganesha.conf"
+ok $? "... with RPC_Ioq_ThrdMax = 16 in the file it started from" "$(cat "$SROOT/etc/ganesha/ganesha.conf")"
+check "... client1 reads a file over NFS from the restarted ganesha" until_ok 10 nfs_read
+[[ $(apid) = "$A0" && $(spid) = "$S0" ]]
+ok $? "... afpd and smbd were not restarted" "before $A0 $S0 after $(apid) $(spid)"
+
+# nfs.versions: a restart makes the running ganesha register NFSv3 alone (what only its start
+# reads: NFS_CORE_PARAM Protocols).
+tuned 'smb = { use_sendfile = "yes"; }; nfs = { threads = "16"; versions = "3"; };'
+lapply
+[[ $rc = 0 ]] && grep -q "ganesha.nfsd: restarted (pidfile backend): Protocols changed" <<<"$log"
+ok $? "nfs.versions = 3: the apply restarts ganesha.nfsd, naming Protocols" "$log"
+G2=$(gpid)
+[[ -n $G2 && $G2 != "$G1" ]] && gone "$G1"
+ok $? "... a new ganesha.nfsd ($G1 -> $G2)"
+v=$(nfs_versions)
+[[ $v = "3 " ]]
+ok $? "... the running ganesha registers NFS version 3 only (rpcinfo from client1: '$v')"
+check "... and still serves NFSv3" until_ok 10 nfs_read
+
+# afp.server_quantum: afpd restarts and offers the new quantum; ganesha is left alone.
+tuned 'smb = { use_sendfile = "yes"; }; nfs = { threads = "16"; versions = "3"; }; afp = { server_quantum = "4M"; };'
+lapply
+[[ $rc = 0 ]] && grep -q "afpd: restarted (pidfile backend): server quantum changed" <<<"$log" &&
+	! grep -q "ganesha.nfsd: restarted" <<<"$log"
+ok $? "afp.server_quantum = 4M: the apply restarts afpd (only), naming server quantum" "$log"
+A1=$(apid)
+[[ -n $A1 && $A1 != "$A0" ]] && gone "$A0" && [[ $(gpid) = "$G2" ]]
+ok $? "... a new afpd ($A0 -> $A1), ganesha keeps its pid"
+q=$(quantum)
+[[ $q = 4194304 ]]
+ok $? "... the running afpd offers server quantum 4194304 (DSIOpenSession from client1: '$q')"
+check "... alice logs in to the restarted afpd (DHX2) and sees Media" until_ok 10 afp_login
+
+# No start command: the apply reloads and warns; the running ganesha keeps its NFS_CORE_PARAM
+# Protocols (still v3 only), which only a start reads.
+sed '/start = "\/run\/lab\/start/d' "$DEMO" >"$WORK/nostart.conf"
+tuned 'smb = { use_sendfile = "yes"; }; nfs = { threads = "16"; }; afp = { server_quantum = "4M"; };'
+lapply "$WORK/nostart.conf"
+[[ $rc = 0 ]] && grep -q 'ganesha.nfsd: Protocols changed, which only a restart picks up, and services.nfs.start is not set: reloaded instead.*set services.nfs.start = "..."' <<<"$log" &&
+	grep -q "ganesha.nfsd: reloaded (pidfile backend)" <<<"$log" && ! grep -q restarted <<<"$log"
+ok $? "no services.nfs.start: the apply succeeds, reloads ganesha.nfsd and says how to restart it" "$log"
+v=$(nfs_versions)
+[[ $(gpid) = "$G2" && $v = "3 " ]]
+ok $? "... same ganesha pid, still registering NFSv3 only although the file says 3, 4 ('$v')"
+
+# Rollback to the generation before the knobs: both daemons restart to the old values.
+ns rollback "$g0" >"$WORK/rb.log" 2>&1
+rc=$?
+log=$(<"$WORK/rb.log")
+[[ $rc = 0 ]] && grep -q "ganesha.nfsd: restarted (pidfile backend): RPC_Ioq_ThrdMax changed" <<<"$log" &&
+	grep -q "afpd: restarted (pidfile backend): server quantum changed" <<<"$log" &&
+	grep -q "smbd: reloaded" <<<"$log"
+ok $? "rollback $g0: ganesha.nfsd and afpd restarted, smbd reloaded" "$log"
+[[ $(gpid) != "$G2" && $(apid) != "$A1" && $(spid) = "$S0" ]] && gone "$G2" && gone "$A1"
+ok $? "... new ganesha and afpd pids, smbd's kept"
+v=$(nfs_versions) q=$(quantum)
+[[ $v = "3 4 " && $q = 1048576 ]]
+ok $? "... the running daemons are back to NFS v3 and v4 and quantum 1048576 ('$v', '$q')"
+check "... client1 reads over NFS again" until_ok 10 nfs_read
+check "... alice logs in over AFP again" until_ok 10 afp_login
+! grep -q "RPC_Ioq_ThrdMax" "$SROOT/etc/ganesha/ganesha.conf" && [[ ! -e $SROOT/etc/nastune/tuned.conf ]]
+ok $? "... the files are generation $g0's (no RPC_Ioq_ThrdMax, no tuned.conf)"
+lapply
+[[ $rc = 0 ]] && grep -q "nothing to do" <<<"$log"
+ok $? "demo.conf applied after the rollback: nothing to do" "$log"
+
+# tune's trials of a restart-class knob restart afpd with each value, and the end of the
+# trials restarts it with the value in force before them (a dry run keeps that one).
+CR=$SROOT/etc/nastune/reload.creds
+printf 'username = alice\npassword = %s\n' "$PA" >"$CR"
+chmod 600 "$CR"
+A2=$(apid)
+ns tune --dry-run --knobs afp.server_quantum --size 16M --repeat 4 --credentials "$CR" >"$WORK/tune.log" 2>&1
+rc=$?
+log=$(<"$WORK/tune.log")
+[[ $rc = 0 ]] && [[ $(grep -c "afpd: restarted (pidfile backend): server quantum changed" <<<"$log") -ge 4 ]]
+ok $? "tune --dry-run --knobs afp.server_quantum: afpd restarted for each trial and after them" "$log"
+q=$(quantum)
+[[ $q = 1048576 && $(apid) != "$A2" ]] && gone "$A2" && ! grep -q quantum "$SROOT/etc/netatalk/afp.conf"
+ok $? "... after the trials the running afpd is back to quantum 1048576 ('$q'), the file too"
+rm -f "$CR"
+out=$("$LAB" status 2>&1)
+! grep -q DOWN <<<"$out"
+ok $? "every lab daemon is running at the end" "$out"
 done_testing
