@@ -42,6 +42,9 @@ int state_get_generation(struct state *st, long id, struct generation *g);
 /* Stores g with its files; g->id is used when >= 0, else the next id is assigned into it. */
 int state_add_generation(struct state *st, struct generation *g);
 /* Ids of all generations, oldest first; caller frees *ids. */
+/* Adds one file to an existing generation (generation 0 learning the original of a file
+ * nastune writes for the first time later). Returns 0 or -EIO. */
+int state_add_generation_file(struct state *st, long gen, const struct gen_file *f);
 int state_generation_ids(struct state *st, long **ids, size_t *n);
 int state_delete_generation(struct state *st, long id);
 void generation_clear(struct generation *g);

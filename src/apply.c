@@ -316,6 +316,59 @@ record_generation(struct job *j, long id, const char *reason, const char *inputs
 	return rc;
 }
 
+static int
+cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* A file nastune is about to write for the first time after generation 0 (AFP enabled
+ * later: the distro's afp.conf) joins generation 0 as it is now, so that `rollback 0` puts
+ * it back rather than deleting it. "For the first time": no generation lists it. Returns 0
+ * or -errno. */
+static int
+extend_originals(struct job *j)
+{
+	char **known = NULL;
+	size_t nk = 0, n, i, k;
+	long *ids;
+	int rc = 0;
+
+	if (state_generation_ids(j->st, &ids, &n) < 0)
+		return -EIO;
+	for (i = 0; i < n && rc == 0; i++) {
+		struct generation g;
+
+		if (state_get_generation(j->st, ids[i], &g) < 0) {
+			rc = -EIO;
+			break;
+		}
+		known = xreallocarray(known, nk + g.nfiles + 1, sizeof(*known));
+		for (k = 0; k < g.nfiles; k++)
+			known[nk++] = xstrdup(g.files[k].path);
+		generation_clear(&g);
+	}
+	free(ids);
+	if (nk)
+		qsort(known, nk, sizeof(*known), cmp_str);
+	for (i = 0; i < j->nch && rc == 0; i++) {
+		struct gen_file gf = { 0 };
+		const char *key = j->ch[i].path;
+
+		if (!j->ch[i].f || (nk && bsearch(&key, known, nk, sizeof(*known), cmp_str)))
+			continue;
+		if ((rc = snapshot_file(j, 0, j->ch[i].path, &gf)) == 0 &&
+		    (rc = state_add_generation_file(j->st, 0, &gf)) == 0)
+			log_info("%s: first written now; its original joins generation 0",
+				 j->ch[i].path);
+		free(gf.path);
+	}
+	for (i = 0; i < nk; i++)
+		free(known[i]);
+	free(known);
+	return rc;
+}
+
 static void
 rm_tree(const char *path)
 {
@@ -1063,6 +1116,11 @@ backup:
 		}
 	}
 	crash_point("validate");
+	if ((rc = extend_originals(&j)) < 0) {
+		log_warnx("apply failed at backup: cannot keep an original file under %s: %s; "
+			  "nothing was changed", j.sdir, strerror(-rc));
+		goto out;
+	}
 	note_listening(&j);
 
 	if ((rc = journal_write(&j, prev)) < 0) {

@@ -273,6 +273,27 @@ fail:
 }
 
 int
+state_add_generation_file(struct state *st, long gen, const struct gen_file *f)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	if (sqlite3_prepare_v2(st->db, "INSERT INTO files (gen, path, sha256, mode, uid, gid, "
+				       "present) VALUES (?, ?, ?, ?, ?, ?, ?)", -1, &s, NULL) != SQLITE_OK)
+		return -EIO;
+	sqlite3_bind_int64(s, 1, gen);
+	sqlite3_bind_text(s, 2, f->path, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(s, 3, f->sha256, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int(s, 4, (int)f->mode);
+	sqlite3_bind_int(s, 5, (int)f->uid);
+	sqlite3_bind_int(s, 6, (int)f->gid);
+	sqlite3_bind_int(s, 7, f->present);
+	rc = sqlite3_step(s) == SQLITE_DONE ? 0 : -EIO;
+	sqlite3_finalize(s);
+	return rc;
+}
+
+int
 state_generation_ids(struct state *st, long **ids, size_t *n)
 {
 	sqlite3_stmt *s;

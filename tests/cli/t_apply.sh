@@ -14,7 +14,7 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
-plan 67
+plan 73
 conf="$top/profiles/demo.conf"
 
 # A config whose services use pidfiles we control.
@@ -57,6 +57,21 @@ nt --root "$r" -c "$conf" rollback 0;          is "$rc" 0 "rollback 0 exits 0"
 is "$(cat "$r/etc/samba/smb.conf")" "[global]" "rollback 0 restores the original smb.conf"
 [ ! -e "$r/etc/netatalk/afp.conf" ]; ok $? "rollback 0 removes files that did not exist before"
 nt --root "$r" -c "$conf" rollback 99;         is "$rc" 2 "rollback to an unknown generation exits 2"
+
+# --- a protocol enabled after generation 0: the distro's file it overwrites is kept
+r5="$tmp/r5"; mkdir -p "$r5/etc/netatalk"; echo "; the distro's afp.conf" > "$r5/etc/netatalk/afp.conf"
+sed 's/afp = { enabled = true;/afp = { enabled = false;/' "$conf" > "$tmp/noafp.conf"
+grep -q 'afp = { enabled = false;' "$tmp/noafp.conf"; ok $? "(a demo config without AFP)"
+nt --root "$r5" -c "$tmp/noafp.conf" apply
+is "$(cat "$r5/etc/netatalk/afp.conf")" "; the distro's afp.conf" "without AFP, apply leaves the distro's afp.conf alone"
+nt --root "$r5" -c "$conf" apply
+echo "$err" | grep -q "etc/netatalk/afp.conf: first written now; its original joins generation 0"
+ok $? "enabling AFP later: afp.conf's original joins generation 0" "$err"
+nt --root "$r5" -c "$conf" rollback 0
+is "$(cat "$r5/etc/netatalk/afp.conf" 2>&1)" "; the distro's afp.conf" "rollback 0 puts the distro's afp.conf back instead of deleting it"
+nt --root "$r5" -c "$conf" apply
+echo "$err" | grep -q "applied as generation" && ! echo "$err" | grep -q "joins generation 0"
+ok $? "writing it again after the rollback: no second original" "$err"
 nt --json --root "$r" -c "$conf" status; echo "$out" > /tmp/st.json
 echo "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["generation"]["reason"]=="rollback to 0"; assert 0 in d["generations"]; assert d["hardware"]["hash"]'
 ok $? "status --json shows the generation, the kept ones and the fingerprint"
