@@ -14,7 +14,7 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
-plan 73
+plan 72
 conf="$top/profiles/demo.conf"
 
 # A config whose services use pidfiles we control.
