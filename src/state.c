@@ -215,6 +215,19 @@ state_get_generation(struct state *st, long id, struct generation *g)
 	return load_gen(st, "WHERE id = ?", id, g);
 }
 
+/* Binds one row of INSERT INTO files (gen, path, sha256, mode, uid, gid, present). */
+static void
+bind_file(sqlite3_stmt *s, long gen, const struct gen_file *f)
+{
+	sqlite3_bind_int64(s, 1, gen);
+	sqlite3_bind_text(s, 2, f->path, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(s, 3, f->sha256, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int(s, 4, (int)f->mode);
+	sqlite3_bind_int(s, 5, (int)f->uid);
+	sqlite3_bind_int(s, 6, (int)f->gid);
+	sqlite3_bind_int(s, 7, f->present);
+}
+
 int
 state_add_generation(struct state *st, struct generation *g)
 {
@@ -254,13 +267,7 @@ state_add_generation(struct state *st, struct generation *g)
 		const struct gen_file *f = &g->files[i];
 
 		sqlite3_reset(s);
-		sqlite3_bind_int64(s, 1, g->id);
-		sqlite3_bind_text(s, 2, f->path, -1, SQLITE_TRANSIENT);
-		sqlite3_bind_text(s, 3, f->sha256, -1, SQLITE_TRANSIENT);
-		sqlite3_bind_int(s, 4, (int)f->mode);
-		sqlite3_bind_int(s, 5, (int)f->uid);
-		sqlite3_bind_int(s, 6, (int)f->gid);
-		sqlite3_bind_int(s, 7, f->present);
+		bind_file(s, g->id, f);
 		if (sqlite3_step(s) != SQLITE_DONE)
 			goto fail;
 	}
@@ -281,13 +288,7 @@ state_add_generation_file(struct state *st, long gen, const struct gen_file *f)
 	if (sqlite3_prepare_v2(st->db, "INSERT INTO files (gen, path, sha256, mode, uid, gid, "
 				       "present) VALUES (?, ?, ?, ?, ?, ?, ?)", -1, &s, NULL) != SQLITE_OK)
 		return -EIO;
-	sqlite3_bind_int64(s, 1, gen);
-	sqlite3_bind_text(s, 2, f->path, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(s, 3, f->sha256, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_int(s, 4, (int)f->mode);
-	sqlite3_bind_int(s, 5, (int)f->uid);
-	sqlite3_bind_int(s, 6, (int)f->gid);
-	sqlite3_bind_int(s, 7, f->present);
+	bind_file(s, gen, f);
 	rc = sqlite3_step(s) == SQLITE_DONE ? 0 : -EIO;
 	sqlite3_finalize(s);
 	return rc;
