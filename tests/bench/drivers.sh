@@ -9,7 +9,14 @@
 # Prints each ratio driver MB/s / reference MB/s; the target is >= 1.0.
 # shellcheck source=tests/lab/lib.sh
 . "$(dirname "$0")/../lab/lib.sh"
+# One driver per binary (drvtool-smb...), linked with only its protocol's library like the
+# reference tools: whole-process times must not charge a driver with loading the others.
 DRV=${DRVTOOL:-$TOPDIR/build/tests/drvtool}
+DRV_SMB=$TOPDIR/build/tests/drvtool-smb DRV_NFS=$TOPDIR/build/tests/drvtool-nfs
+DRV_AFP=$TOPDIR/build/tests/drvtool-afp
+for d in "$DRV_SMB" "$DRV_NFS" "$DRV_AFP"; do
+	[[ -x $d ]] || { echo "drivers: $d missing (make bench builds it)"; exit 1; }
+done
 BLOCK=${BENCH_DRIVER_BLOCK:-1M}	# the engine's seq-read/seq-write block
 [[ -x $DRV ]] || { echo "drivers: $DRV missing (make build/tests/drvtool)"; exit 1; }
 lab_ready >/dev/null
@@ -73,9 +80,9 @@ pair() {
 status=0
 
 SMB="smb://alice@$SERVER/Media"
-if pair sw : -- "$DRV" --block "$BLOCK" --credentials "$WORK/alice.cred" "$SMB" put "$src" "$name" \
+if pair sw : -- "$DRV_SMB" --block "$BLOCK" --credentials "$WORK/alice.cred" "$SMB" put "$src" "$name" \
 	-- smbclient -A "$WORK/alice.cred" "//$SERVER/Media" -c "put $src $name" &&
-	pair sr : -- "$DRV" --block "$BLOCK" --credentials "$WORK/alice.cred" "$SMB" get "$name" /dev/null \
+	pair sr : -- "$DRV_SMB" --block "$BLOCK" --credentials "$WORK/alice.cred" "$SMB" get "$name" /dev/null \
 	-- smbclient -A "$WORK/alice.cred" "//$SERVER/Media" -c "get $name /dev/null"; then
 	line smb write "$sw_d" "$sw_r" smbclient "$sw_p"
 	line smb read "$sr_d" "$sr_r" smbclient "$sr_p"
@@ -92,10 +99,10 @@ nfs_rm() { on client1 "$DRV" --block "$BLOCK" "$NFS" rm "$name" >/dev/null 2>&1;
 out_rm() { rm -f "$SHM/nfs.out"; }
 # nfs-cp never COMMITs: the like-for-like write is the driver's without flush (COMMIT);
 # the stable one is printed beside it. Reads go to a local file on both sides.
-if pair nw nfs_rm -- "$DRV" --block "$BLOCK" --no-flush "$NFS" put "$src" "$name" -- nfs-cp "$src" "$NFSF" &&
-	pair nr out_rm -- "$DRV" --block "$BLOCK" "$NFS" get "$name" "$SHM/nfs.out" -- nfs-cp "$NFSF" "$SHM/nfs.out" &&
-	pair nd : -- "$DRV" --block "$BLOCK" "$NFS" get "$name" /dev/null -- true &&
-	pair nc nfs_rm -- "$DRV" --block "$BLOCK" "$NFS" put "$src" "$name" -- true; then
+if pair nw nfs_rm -- "$DRV_NFS" --block "$BLOCK" --no-flush "$NFS" put "$src" "$name" -- nfs-cp "$src" "$NFSF" &&
+	pair nr out_rm -- "$DRV_NFS" --block "$BLOCK" "$NFS" get "$name" "$SHM/nfs.out" -- nfs-cp "$NFSF" "$SHM/nfs.out" &&
+	pair nd : -- "$DRV_NFS" --block "$BLOCK" "$NFS" get "$name" /dev/null -- true &&
+	pair nc nfs_rm -- "$DRV_NFS" --block "$BLOCK" "$NFS" put "$src" "$name" -- true; then
 	line nfs write "$nw_d" "$nw_r" nfs-cp "$nw_p"
 	line nfs read "$nr_d" "$nr_r" nfs-cp "$nr_p"
 	printf '     (nfs write with COMMIT at the end: driver %.1f MB/s; read into /dev/null: %.1f MB/s)\n' \
@@ -108,8 +115,8 @@ out_rm
 
 AFPU="afp://alice@$SERVER/Media"
 s3=0
-pair aw : -- "$DRV" --block "$BLOCK" --credentials "$WORK/alice.cred" "$AFPU" put "$src" "$name" -- true || s3=1
-pair ar : -- "$DRV" --block "$BLOCK" --credentials "$WORK/alice.cred" "$AFPU" get "$name" /dev/null -- true || s3=1
+pair aw : -- "$DRV_AFP" --block "$BLOCK" --credentials "$WORK/alice.cred" "$AFPU" put "$src" "$name" -- true || s3=1
+pair ar : -- "$DRV_AFP" --block "$BLOCK" --credentials "$WORK/alice.cred" "$AFPU" get "$name" /dev/null -- true || s3=1
 dw=${aw_d:-} dr=${ar_d:-}
 [[ $s3 -eq 0 ]] && line afp write "$dw" "" "afp_speedtest does not work (FIELD.md)" &&
 	line afp read "$dr" "" "afp_speedtest does not work (FIELD.md)"

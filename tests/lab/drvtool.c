@@ -460,7 +460,12 @@ main(int argc, char **argv)
 		fprintf(stderr, "drvtool: %s\n", err);
 		return 2;
 	}
+#ifdef DRVTOOL_ONLY
+	/* A single-driver build (drvtool-nfs...): nothing else linked in. */
+	drv = strcmp(t.scheme, DRVTOOL_ONLY.scheme) == 0 ? &DRVTOOL_ONLY : NULL;
+#else
 	drv = bench_driver_for_scheme(t.scheme);
+#endif
 	if (!drv) {
 		fprintf(stderr, "drvtool: no driver for %s://\n", t.scheme);
 		bench_target_clear(&t);

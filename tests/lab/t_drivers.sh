@@ -1,6 +1,7 @@
 #!/bin/bash
 # The benchmark drivers (smb, nfs, afp) from client1 against the lab server, through
-# build/tests/drvtool (every vtable call, without the engine): data integrity, metadata
+# build/tests/drvtool (every vtable call, without the engine) and the single-driver builds
+# (drvtool-nfs, -smb, -afp): data integrity, metadata
 # calls, server-side copy, errors that name their cause, and a server killed mid-transfer.
 # shellcheck source=tests/lab/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -10,7 +11,7 @@ if [[ ! -x $DRV ]]; then
 	exit 1
 fi
 lab_ready
-plan 61
+plan 64
 
 PA=$(password alice)
 printf 'username = alice\npassword = %s\n' "$PA" >"$WORK/alice.cred"
@@ -94,6 +95,23 @@ AFPU=afp://alice@$SERVER/Media
 suite smb "$SMB" --credentials "$WORK/alice.cred"
 suite nfs "$NFS"
 suite afp "$AFPU" --credentials "$WORK/alice.cred"
+
+# The single-driver builds the driver benchmark times (drvtool-nfs...): only their own
+# protocol's library linked, the same bytes back, and other schemes refused.
+for p in nfs afp smb; do
+	one=$TOPDIR/build/tests/drvtool-$p
+	case $p in nfs) url=$NFS o=() lib=libnfs ;; afp) url=$AFPU o=(--credentials "$WORK/alice.cred") lib=libcrypto ;;
+	smb) url=$SMB o=(--credentials "$WORK/alice.cred") lib=libsmbclient ;; esac
+	libs=$(ldd "$one" 2>&1)
+	out=$(on client1 timeout 120 "$one" "${o[@]}" "$url" put "$src" "$S.one.$p" 2>&1) &&
+		out+=$(on client1 timeout 120 "$one" "${o[@]}" "$url" get "$S.one.$p" "$WORK/one.bin" 2>&1) &&
+		[[ $(sha "$src") = $(sha "$WORK/one.bin") ]] &&
+		on client1 "$one" "${o[@]}" "$url" rm "$S.one.$p" >/dev/null 2>&1 &&
+		grep -q "$lib" <<<"$libs" &&
+		{ [[ $p = smb ]] || ! grep -qE "libsmbclient|libnfs|libavahi|libnl|libconfig|libsqlite" <<<"$(grep -v "$lib" <<<"$libs")"; } &&
+		! on client1 "$one" "file:///tmp" info >/dev/null 2>&1
+	ok $? "drvtool-$p: a round trip with only $lib linked; other schemes refused" "$out"$'\n'"$libs"
+done
 
 # Guests on the public shares: a round trip each.
 guest() {	# guest NAME URL
