@@ -13,10 +13,111 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <dlfcn.h>
 #include <libsmbclient.h>
 
 #include "bench_driver.h"
 #include "xmalloc.h"
+
+/* libsmbclient is loaded when the first SMB connection is made, not linked: Samba's ~110
+ * libraries cost every nastune process ~27 ms of relocations at start-up, and only bench,
+ * tune and the agent speak SMB. The calls below go through this table (same names). */
+#define SMBC_API(X) \
+	X(smbc_new_context) \
+	X(smbc_free_context) \
+	X(smbc_init_context) \
+	X(smbc_setDebug) \
+	X(smbc_setOptionUserData) \
+	X(smbc_getOptionUserData) \
+	X(smbc_setFunctionAuthDataWithContext) \
+	X(smbc_setOptionUseKerberos) \
+	X(smbc_setOptionFallbackAfterKerberos) \
+	X(smbc_setOptionNoAutoAnonymousLogin) \
+	X(smbc_setOptionUseCCache) \
+	X(smbc_setTimeout) \
+	X(smbc_setUser) \
+	X(smbc_setWorkgroup) \
+	X(smbc_setOptionProtocols) \
+	X(smbc_getFunctionClose) \
+	X(smbc_getFunctionClosedir) \
+	X(smbc_getFunctionFstat) \
+	X(smbc_getFunctionLseek) \
+	X(smbc_getFunctionMkdir) \
+	X(smbc_getFunctionOpen) \
+	X(smbc_getFunctionOpendir) \
+	X(smbc_getFunctionRead) \
+	X(smbc_getFunctionReaddirPlus2) \
+	X(smbc_getFunctionRename) \
+	X(smbc_getFunctionRmdir) \
+	X(smbc_getFunctionSplice) \
+	X(smbc_getFunctionStat) \
+	X(smbc_getFunctionStatVFS) \
+	X(smbc_getFunctionUnlink) \
+	X(smbc_getFunctionWrite)
+static struct {
+	void *lib;
+#define X(name) __typeof__(name) *name;
+	SMBC_API(X)
+#undef X
+} smbc;
+
+static int
+smbc_load(char *err, size_t errlen)
+{
+	void *lib;
+
+	if (smbc.lib)
+		return 0;
+	if (!(lib = dlopen("libsmbclient.so.0", RTLD_NOW | RTLD_LOCAL))) {
+		snprintf(err, errlen, "the SMB driver needs libsmbclient.so.0 (Debian: apt-get "
+			 "install libsmbclient): %s", dlerror());
+		return -ENOSYS;
+	}
+#define X(name) \
+	if (!(smbc.name = (__typeof__(name) *)dlsym(lib, #name))) { \
+		snprintf(err, errlen, "libsmbclient.so.0 has no %s: too old for the SMB driver", \
+			 #name); \
+		dlclose(lib); \
+		return -ENOSYS; \
+	}
+	SMBC_API(X)
+#undef X
+	smbc.lib = lib;
+	return 0;
+}
+
+/* From here on every smbc_* call goes through the table. */
+#define smbc_new_context (smbc.smbc_new_context)
+#define smbc_free_context (smbc.smbc_free_context)
+#define smbc_init_context (smbc.smbc_init_context)
+#define smbc_setDebug (smbc.smbc_setDebug)
+#define smbc_setOptionUserData (smbc.smbc_setOptionUserData)
+#define smbc_getOptionUserData (smbc.smbc_getOptionUserData)
+#define smbc_setFunctionAuthDataWithContext (smbc.smbc_setFunctionAuthDataWithContext)
+#define smbc_setOptionUseKerberos (smbc.smbc_setOptionUseKerberos)
+#define smbc_setOptionFallbackAfterKerberos (smbc.smbc_setOptionFallbackAfterKerberos)
+#define smbc_setOptionNoAutoAnonymousLogin (smbc.smbc_setOptionNoAutoAnonymousLogin)
+#define smbc_setOptionUseCCache (smbc.smbc_setOptionUseCCache)
+#define smbc_setTimeout (smbc.smbc_setTimeout)
+#define smbc_setUser (smbc.smbc_setUser)
+#define smbc_setWorkgroup (smbc.smbc_setWorkgroup)
+#define smbc_setOptionProtocols (smbc.smbc_setOptionProtocols)
+#define smbc_getFunctionClose (smbc.smbc_getFunctionClose)
+#define smbc_getFunctionClosedir (smbc.smbc_getFunctionClosedir)
+#define smbc_getFunctionFstat (smbc.smbc_getFunctionFstat)
+#define smbc_getFunctionLseek (smbc.smbc_getFunctionLseek)
+#define smbc_getFunctionMkdir (smbc.smbc_getFunctionMkdir)
+#define smbc_getFunctionOpen (smbc.smbc_getFunctionOpen)
+#define smbc_getFunctionOpendir (smbc.smbc_getFunctionOpendir)
+#define smbc_getFunctionRead (smbc.smbc_getFunctionRead)
+#define smbc_getFunctionReaddirPlus2 (smbc.smbc_getFunctionReaddirPlus2)
+#define smbc_getFunctionRename (smbc.smbc_getFunctionRename)
+#define smbc_getFunctionRmdir (smbc.smbc_getFunctionRmdir)
+#define smbc_getFunctionSplice (smbc.smbc_getFunctionSplice)
+#define smbc_getFunctionStat (smbc.smbc_getFunctionStat)
+#define smbc_getFunctionStatVFS (smbc.smbc_getFunctionStatVFS)
+#define smbc_getFunctionUnlink (smbc.smbc_getFunctionUnlink)
+#define smbc_getFunctionWrite (smbc.smbc_getFunctionWrite)
 
 /* An unresponsive server fails a call after this long instead of hanging the benchmark. */
 #define SMB_TIMEOUT_MS 20000
@@ -187,6 +288,10 @@ smb_connect(const struct bench_target *t, struct bench_conn **out, char *err, si
 	int rc = 0;
 
 	*out = NULL;
+	if ((rc = smbc_load(err, errlen)) < 0) {
+		free(c);
+		return rc;
+	}
 	c->t = t;
 	c->ctx = smbc_new_context();
 	if (!c->ctx) {

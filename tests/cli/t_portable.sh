@@ -4,7 +4,7 @@
 # they compile with only jansson, libcrypto, libsmbclient and libnfs on the include path,
 # as strict C11 plus POSIX (no _GNU_SOURCE).
 . "$(dirname "$0")/lib.sh"
-plan 3
+plan 4
 cd "$top"
 agent_srcs=(src/agent.c src/agent_proto.c src/bench/*.c src/log.c src/xmalloc.c src/buf.c)
 bad=$(grep -lE '#include [<"](libconfig|netlink/|avahi-|profile\.h|netif\.h|mdns\.h|model\.h|state\.h)' "${agent_srcs[@]}")
@@ -23,3 +23,9 @@ ok $okc "the agent's sources compile with only jansson, libcrypto, libsmbclient 
 printf '#include <libconfig.h>\n' >"$tmp/bad.c"
 [ -n "$(grep -lE '#include [<"](libconfig|netlink/|avahi-|profile\.h|netif\.h|mdns\.h|model\.h|state\.h)' "$tmp/bad.c")" ]
 ok $? "the include check catches a libconfig include"
+# Samba's libraries cost every process ~27 ms of relocations at start-up: nastune loads
+# libsmbclient only when the SMB driver connects (apply, render, status stay fast).
+libs=$(ldd "$NASTUNE" 2>&1)
+! grep -q smbclient <<<"$libs" && grep -q libnfs <<<"$libs"
+ok $? "nastune does not link libsmbclient (dlopen()ed by the SMB driver)" "$libs"
+
