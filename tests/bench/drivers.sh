@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Driver benchmark: nastune's smb, nfs and afp drivers (through build/tests/drvtool) against
-# the reference clients on the same files in one run, from client1 to the lab server:
-# smbclient put/get for SMB, nfs-cp for NFSv3, nothing for AFP (no working netatalk client
-# tool exists, FIELD.md). Wall time of whole processes (connect included) for both sides,
-# 256 MiB files, driver and reference run alternately, median of 5; reads are hot (the
-# server's page cache holds the file). drvtool overlaps its local file I/O with the
-# transfer (two buffers, a thread), as smbclient does; both sides' local files are in tmpfs.
+# Driver benchmark: nastune's smb, nfs and afp drivers (through build/tests/drvtool-*)
+# against the reference clients on the same files in one run, from client1 to the lab
+# server: smbclient put/get for SMB, nfs-cp for NFSv3, nothing for AFP (no working netatalk
+# client tool exists, FIELD.md). Wall time of whole processes (connect included) for both
+# sides, 256 MiB files, driver and reference run alternately, median of 5; reads are hot
+# (the server's page cache holds the file). Both sides copy a file: the put source and the
+# get sink are files in tmpfs. drvtool overlaps its local file I/O with the transfer (two
+# buffers, a thread), as smbclient does.
 # Prints each ratio driver MB/s / reference MB/s; the target is >= 1.0.
 # shellcheck source=tests/lab/lib.sh
 . "$(dirname "$0")/../lab/lib.sh"
@@ -58,6 +59,13 @@ line() {	# line PROTO OP DRIVER_S [REF_S REFNAME [PAIRS]]
 		printf '%-4s %-5s driver %7.1f MB/s  (no reference client: %s)\n' "$1" "$2" "$(mbs "$3")" "$4$5"
 	fi
 }
+# rate: the MB/s the last command reported for its transfer alone, if it reports one
+# (drvtool: "= N MB/s"; smbclient: "(N KiloBytes/sec)" for get, "(N kb/s)" for put, both
+# KiB of 1024 bytes).
+rate() {
+	sed -nE 's/.*= ([0-9.]+) MB\/s.*/\1/p; s/.*\(([0-9.]+) (KiloBytes\/sec|kb\/s)\).*/\1 KiB/p' "$WORK/last.out" |
+		head -n 1 | awk '{print ($2 == "KiB") ? $1 * 1024 / 1e6 : $1}'
+}
 # pair NAME PREP -- DRIVER_CMD... -- REF_CMD...: runs the driver and the reference
 # alternately REPS times (so that drift on this shared machine hits both alike), PREP (a
 # function, or :) before each run outside the timing; sets NAME_d and NAME_r to the medians.
@@ -67,10 +75,14 @@ pair() {
 	while [[ $1 != -- ]]; do drv+=("$1"); shift; done
 	shift
 	ref=("$@")
+	local dx=() rx=()
 	for i in $(seq "$REPS"); do
-		$prep; t=$(secs "${drv[@]}") || return 1; d+=("$t")
-		$prep; t=$(secs "${ref[@]}") || return 1; r+=("$t")
+		$prep; t=$(secs "${drv[@]}") || return 1; d+=("$t"); dx+=("$(rate)")
+		$prep; t=$(secs "${ref[@]}") || return 1; r+=("$t"); rx+=("$(rate)")
 	done
+	# the transfer alone, as each tool reports it (drvtool, smbclient), when both do
+	printf -v "${_var}_dt" '%s' "$(printf '%s\n' "${dx[@]}" | grep . | median)"
+	printf -v "${_var}_rt" '%s' "$(printf '%s\n' "${rx[@]}" | grep . | median)"
 	printf -v "${_var}_d" '%s' "$(printf '%s\n' "${d[@]}" | median)"
 	printf -v "${_var}_r" '%s' "$(printf '%s\n' "${r[@]}" | median)"
 	# each alternating pair's own ratio (reference time / driver time): the spread
@@ -80,12 +92,28 @@ pair() {
 status=0
 
 SMB="smb://alice@$SERVER/Media"
+out_rm() { rm -f "$SHM/out.bin"; }
+# Reads go to a file in tmpfs on both sides, as for NFS: a client copying a file keeps the
+# data. Into /dev/null smbclient never touches it (the kernel discards its write), while
+# libsmbclient's API always copies into the caller's buffer; that ratio is printed beside.
 if pair sw : -- "$DRV_SMB" --block "$BLOCK" --credentials "$WORK/alice.cred" "$SMB" put "$src" "$name" \
 	-- smbclient -A "$WORK/alice.cred" "//$SERVER/Media" -c "put $src $name" &&
-	pair sr : -- "$DRV_SMB" --block "$BLOCK" --credentials "$WORK/alice.cred" "$SMB" get "$name" /dev/null \
+	pair sr out_rm -- "$DRV_SMB" --block "$BLOCK" --credentials "$WORK/alice.cred" "$SMB" get "$name" "$SHM/out.bin" \
+	-- smbclient -A "$WORK/alice.cred" "//$SERVER/Media" -c "get $name $SHM/out.bin" &&
+	pair sn : -- "$DRV_SMB" --block "$BLOCK" --credentials "$WORK/alice.cred" "$SMB" get "$name" /dev/null \
 	-- smbclient -A "$WORK/alice.cred" "//$SERVER/Media" -c "get $name /dev/null"; then
 	line smb write "$sw_d" "$sw_r" smbclient "$sw_p"
 	line smb read "$sr_d" "$sr_r" smbclient "$sr_p"
+	printf '     (smb read into /dev/null: driver %.1f MB/s, smbclient %.1f MB/s, ratio %.2f)\n' \
+		"$(mbs "$sn_d")" "$(mbs "$sn_r")" "$(awk "BEGIN{print $sn_r / $sn_d}")"
+	# Without start-up and connect: what each tool reports for the transfer itself.
+	for v in sw sr sn; do
+		dt=${v}_dt rt=${v}_rt
+		[[ -n ${!dt} && -n ${!rt} ]] || continue
+		printf '     (smb %s, transfer phase only as each tool reports it: driver %.1f MB/s, smbclient %.1f MB/s, ratio %.2f)\n' \
+			"$(case $v in sw) echo write ;; sr) echo read ;; *) echo "read into /dev/null" ;; esac)" \
+			"${!dt}" "${!rt}" "$(awk "BEGIN{print ${!dt} / ${!rt}}")"
+	done
 else
 	status=1
 fi
@@ -96,11 +124,11 @@ NFSF="nfs://$SERVER/srv/media/$name?uid=29001&gid=29000"
 # Through the server (Ganesha caches directory entries: never delete behind its back);
 # nfs-cp refuses an existing target.
 nfs_rm() { on client1 "$DRV" --block "$BLOCK" "$NFS" rm "$name" >/dev/null 2>&1; }
-out_rm() { rm -f "$SHM/nfs.out"; }
+
 # nfs-cp never COMMITs: the like-for-like write is the driver's without flush (COMMIT);
 # the stable one is printed beside it. Reads go to a local file on both sides.
 if pair nw nfs_rm -- "$DRV_NFS" --block "$BLOCK" --no-flush "$NFS" put "$src" "$name" -- nfs-cp "$src" "$NFSF" &&
-	pair nr out_rm -- "$DRV_NFS" --block "$BLOCK" "$NFS" get "$name" "$SHM/nfs.out" -- nfs-cp "$NFSF" "$SHM/nfs.out" &&
+	pair nr out_rm -- "$DRV_NFS" --block "$BLOCK" "$NFS" get "$name" "$SHM/out.bin" -- nfs-cp "$NFSF" "$SHM/out.bin" &&
 	pair nd : -- "$DRV_NFS" --block "$BLOCK" "$NFS" get "$name" /dev/null -- true &&
 	pair nc nfs_rm -- "$DRV_NFS" --block "$BLOCK" "$NFS" put "$src" "$name" -- true; then
 	line nfs write "$nw_d" "$nw_r" nfs-cp "$nw_p"
@@ -111,7 +139,6 @@ else
 	status=1
 fi
 nfs_rm
-out_rm
 
 AFPU="afp://alice@$SERVER/Media"
 s3=0
