@@ -17,4 +17,8 @@ void log_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 void fatalx(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 
+/* Debug-only crash points for the fault tests: NASTUNE_DEBUG_CRASH=step kills the process
+ * with SIGKILL when it reaches that step. Compiled out with -DNDEBUG. */
+void debug_crash(const char *step);
+
 #endif

@@ -42,22 +42,10 @@ extern char **environ;
 
 #define FILE_MAX (64u << 20)
 
-/* Debug-only crash points for the fault tests: NASTUNE_DEBUG_CRASH=step kills the process
- * with SIGKILL when it reaches that step. Compiled out with -DNDEBUG. */
 static void
 crash_point(const char *step)
 {
-#ifndef NDEBUG
-	const char *want = getenv("NASTUNE_DEBUG_CRASH");
-
-	if (want && strcmp(want, step) == 0) {
-		fprintf(stderr, "nastune: debug crash at %s\n", step);
-		fflush(NULL);
-		kill(getpid(), SIGKILL);
-	}
-#else
-	(void)step;
-#endif
+	debug_crash(step);
 }
 
 struct change {
@@ -79,6 +67,7 @@ struct job {
 	unsigned restart_mask;	/* of those, the ones a change needs restarted */
 	unsigned touched_mask;	/* services a restart of this job stopped or tried to */
 	unsigned owed_mask;	/* restarts a journal recovery's restore calls for */
+	unsigned force_mask;	/* restarts an interrupted run began: start even if stopped */
 	char restart_why[SVC_COUNT][256];	/* the params that changed: "RPC_Ioq_ThrdMax" */
 	bool listening[SVC_COUNT];
 	struct netif_mtu_report mtu;	/* network.mtu's outcome when it ran */
@@ -526,6 +515,24 @@ journal_write(struct job *j, long prev)
 	return rc;
 }
 
+/* Notes in the journal that service i is about to be stopped and started again: should the
+ * process die in between, recovery starts it (the daemon would otherwise stay down). */
+static void
+journal_note_restart(struct job *j, int i)
+{
+	char *p = state_path(j, "pending"), line[32];
+	int fd = open(p, O_WRONLY | O_APPEND | O_CLOEXEC);
+
+	free(p);
+	if (fd < 0)
+		return;	/* no journal: nothing to recover into */
+	snprintf(line, sizeof(line), "restart %d\n", i);
+	if (write(fd, line, strlen(line)) < 0 || fsync(fd) < 0)
+		log_warnx("apply: cannot note the restart of a service in the journal: %s",
+			  strerror(errno));
+	close(fd);
+}
+
 static void
 journal_drop(struct job *j)
 {
@@ -565,6 +572,14 @@ recover(struct job *j)
 	else
 		log_info("an earlier apply was interrupted: restoring generation %ld first", prev);
 	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		int svc;
+
+		if (sscanf(line, "restart %d", &svc) == 1 && svc >= 0 && svc < SVC_COUNT) {
+			/* It may have been stopped and never started again. */
+			j->force_mask |= 1u << svc;
+			mask |= 1u << svc;
+			continue;
+		}
 		if (strncmp(line, "file ", 5) != 0)
 			continue;
 		if (restore_noting(j, &g, line + 5) < 0)
@@ -736,6 +751,14 @@ reload_or_restart(struct job *j, int i, bool force, bool warn, bool *restarted, 
 	int rc;
 
 	*restarted = false;
+	if (j->force_mask & (1u << i)) {
+		/* An interrupted restart: whatever else changed, it must run again. */
+		force = true;
+		if (!(j->restart_mask & (1u << i)))
+			snprintf(j->restart_why[i], sizeof(j->restart_why[i]), "an interrupted "
+				 "restart");
+		j->restart_mask |= 1u << i;
+	}
 	if (!(j->restart_mask & (1u << i)))
 		return be->reload(j->o->root, d, pidfile, err, errlen);
 	if (be->needs_start && !start) {
@@ -749,6 +772,7 @@ reload_or_restart(struct job *j, int i, bool force, bool warn, bool *restarted, 
 				  d->daemon);
 		return rc;
 	}
+	journal_note_restart(j, i);
 	rc = be->restart(j->o->root, d, pidfile, start, force, err, errlen);
 	if (rc != 1)
 		j->touched_mask |= 1u << i;

@@ -1,8 +1,10 @@
 /* log.c - diagnostics to stderr. */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "log.h"
 
@@ -99,4 +101,20 @@ fatalx(const char *fmt, ...)
 	vlog("fatal: ", fmt, ap, 0);
 	va_end(ap);
 	exit(1);
+}
+
+void
+debug_crash(const char *step)
+{
+#ifndef NDEBUG
+	const char *want = getenv("NASTUNE_DEBUG_CRASH");
+
+	if (want && strcmp(want, step) == 0) {
+		fprintf(stderr, "nastune: debug crash at %s\n", step);
+		fflush(NULL);
+		kill(getpid(), SIGKILL);
+	}
+#else
+	(void)step;
+#endif
 }

@@ -481,8 +481,12 @@ pidfile_restart(const char *root, const struct service_desc *d, const char *pidf
 		return 1;
 	}
 	if ((rc = start_runnable(d, start, err, errlen)) < 0 ||
-	    (running && (rc = stop_pid(d, pid, err, errlen)) < 0) ||
-	    (rc = run_start(d, start, err, errlen)) < 0) {
+	    (running && (rc = stop_pid(d, pid, err, errlen)) < 0)) {
+		free(path);
+		return rc;
+	}
+	debug_crash("stopped");	/* between the stop and the start (apply's journal) */
+	if ((rc = run_start(d, start, err, errlen)) < 0) {
 		free(path);
 		return rc;
 	}

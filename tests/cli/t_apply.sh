@@ -14,7 +14,7 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
-plan 72
+plan 74
 conf="$top/profiles/demo.conf"
 
 # A config whose services use pidfiles we control.
@@ -232,6 +232,16 @@ crc=$?; p4=$(gpid)
 nt --root "$r" -c "$tmp/g16.conf" rollback 99
 echo "$err" | grep -q "an earlier apply was interrupted" && echo "$err" | grep -q "ganesha.nfsd: restarted (pidfile backend): RPC_Ioq_ThrdMax changed" && [ "$(lastart)" = "RPC_Ioq_ThrdMax = 64" ] && [ "$(gpid)" != "$p4" ]
 ok $? "journal recovery restarts ganesha.nfsd with the restored value ($(lastart))"
+# Killed between stopping the daemon and starting it again: the journal noted the restart,
+# so recovery starts it (with the restored value) instead of leaving the NAS without NFS.
+p6=$(gpid)
+NASTUNE_DEBUG_CRASH=stopped "$NASTUNE" --datadir "$top" --root "$r" -c "$tmp/g16.conf" apply >/dev/null 2>&1
+crc=$?
+[ "$crc" = 137 ] && ! alive "$p6"; ok $? "crash between stop and start (exit $crc): ganesha.nfsd is down"
+nt --root "$r" -c "$tmp/g16.conf" rollback 99
+p7=$(gpid)
+echo "$err" | grep -q "an earlier apply was interrupted" && alive "$p7" && [ "$p7" != "$p6" ] && [ "$(lastart)" = "RPC_Ioq_ThrdMax = 64" ]
+ok $? "recovery starts ganesha.nfsd again, with the restored value ($(lastart))" "$err"
 # The none backend restarts nothing; services.nfs.start must be a string.
 gconf 200 "$tmp/fake-ganesha $r" | sed 's/backend = "pidfile"/backend = "none"/' >"$tmp/gnone.conf"
 p5=$(gpid); nt --root "$r" -c "$tmp/gnone.conf" apply
