@@ -47,6 +47,9 @@ void tune_compare(const double *base, size_t nb, const double *cand, size_t nc,
  * it above. tune_first_round(full) is how many runs to take before asking. */
 bool tune_futile(const double *base, size_t nb, const double *cand, size_t nc, size_t full);
 size_t tune_first_round(size_t full);
+/* Whether a candidate measured on an earlier pass with this effect (median ratio - 1, not
+ * accepted) is worth measuring again on a later pass: not when it lost TUNE_DROP or more. */
+bool tune_worth_retry(double last_effect);
 
 struct json_t;
 /* A stored tune document (what `tune --json` prints) as text / one self-contained HTML page

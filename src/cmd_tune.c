@@ -1047,7 +1047,7 @@ cmd_tune(struct ctx *ctx, int argc, char **argv)
 				continue;
 			}
 			if (pass > 0 && v - k->candidates < 16 &&
-			    lost[k->id][v - k->candidates] <= -TUNE_DROP) {
+			    !tune_worth_retry(lost[k->id][v - k->candidates])) {
 				log_info("tune: %s = %s: not measured again: %+.0f%% on an earlier pass",
 					 k->name, *v, 100 * lost[k->id][v - k->candidates]);
 				continue;

@@ -117,6 +117,12 @@ tune_first_round(size_t full)
 }
 
 bool
+tune_worth_retry(double last_effect)
+{
+	return last_effect > -TUNE_DROP;
+}
+
+bool
 tune_futile(const double *base, size_t nb, const double *cand, size_t nc, size_t full)
 {
 	double bar;

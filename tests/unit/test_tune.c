@@ -54,6 +54,11 @@ test_futile(void **state)
 	assert_false(tune_futile(base, 5, two, 2, 5));	/* two runs are not a majority */
 	assert_false(tune_futile(base, 5, bad, 3, 3));	/* complete: nothing to stop */
 	assert_false(tune_futile(NULL, 0, bad, 3, 5));
+	/* Later passes: a value that lost 20% or more is not measured again. */
+	assert_false(tune_worth_retry(-0.50));
+	assert_false(tune_worth_retry(-TUNE_DROP));
+	assert_true(tune_worth_retry(-0.10));
+	assert_true(tune_worth_retry(0.02));
 	/* Exhaustively: futile after 3 means no two more runs (from a spread of values) make
 	 * the whole 5 acceptable. */
 	for (double a = 60; a <= 140; a += 4)
