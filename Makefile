@@ -90,8 +90,10 @@ deps:
 	bash tests/deps.sh
 	@mkdir -p $(B) && touch $(B)/.deps-stamp
 
-# check and demo install the packages once on a fresh machine (root needed), then never again.
-$(B)/.deps-stamp: tests/deps.sh
+# check and demo install what is missing (root needed) every time: tests/deps.sh asks dpkg
+# first and returns at once when every package is there, so a package removed since the
+# last run (samba-vfs-modules, which samba only recommends) comes back.
+$(B)/.deps-stamp: FORCE
 	bash tests/deps.sh
 	@mkdir -p $(B) && touch $@
 
