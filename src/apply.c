@@ -32,6 +32,7 @@
 #include "hwinfo.h"
 #include "knobs.h"
 #include "log.h"
+#include "proc.h"
 #include "netif.h"
 #include "profile.h"
 #include "service.h"
@@ -366,7 +367,7 @@ rm_tree(const char *path)
 	int st;
 
 	if (posix_spawnp(&pid, "rm", NULL, NULL, argv, environ) == 0)
-		waitpid(pid, &st, 0);
+		(void)proc_wait(pid, &st);
 }
 
 static void
@@ -647,7 +648,11 @@ validate_smb(struct job *j, const struct rfile *f, char *err, size_t errlen)
 		rc = -rc;
 		goto out;
 	}
-	waitpid(pid, &st, 0);
+	/* An interrupted wait leaves st unset: it must not read as testparm's approval. */
+	if ((rc = proc_wait(pid, &st)) < 0) {
+		snprintf(err, errlen, "cannot wait for testparm: %s", strerror(-rc));
+		goto out;
+	}
 	fs_read_file(out, 1 << 20, &text, NULL);
 	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0 ||
 	    (text && (strstr(text, "Unknown parameter") || strstr(text, "Ignoring unknown") ||

@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "fsutil.h"
 #include "log.h"
+#include "proc.h"
 #include "model.h"
 #include "render.h"
 #include "xmalloc.h"
@@ -216,7 +217,7 @@ cli_show_diff(const char *installed, const char *label, const char *data, size_t
 		len -= (size_t)w;
 	}
 	close(pfd[1]);
-	waitpid(pid, &st, 0);
+	(void)proc_wait(pid, &st);
 }
 
 int

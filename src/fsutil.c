@@ -128,15 +128,18 @@ fs_write_atomic(const char *path, const void *data, size_t len, mode_t mode, int
 		err = -errno;
 		goto fail;
 	}
+	/* The rename is durable only once the directory is: a failure here is reported (the
+	 * new file is in place, but a crash could still bring the old one back). EINVAL means
+	 * the filesystem cannot sync directories at all. */
 	dcopy = xstrdup(path);
 	dfd = open(dirname(dcopy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd >= 0) {
-		(void)fsync(dfd);
+	if (dfd < 0 || (fsync(dfd) < 0 && errno != EINVAL))
+		err = -errno;
+	if (dfd >= 0)
 		close(dfd);
-	}
 	free(dcopy);
 	free(tmp);
-	return 0;
+	return err;
 fail:
 	if (fd >= 0)
 		close(fd);

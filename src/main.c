@@ -1,4 +1,5 @@
 /* main.c - global options and the subcommand table. */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,6 +54,17 @@ usage(FILE *fp)
 		    "configuration.\nSee nastune(8) and nastune.conf(5).\n");
 }
 
+/* Output that never reached its reader (a full disk, a closed pipe with SIGPIPE ignored) is
+ * a failure: a script must not take a truncated report or JSON for a result. */
+static int
+flush_stdout(int status)
+{
+	if (fflush(stdout) == 0 && !ferror(stdout))
+		return status;
+	fprintf(stderr, "nastune: cannot write the output: %s\n", strerror(errno));
+	return status == EXIT_OK ? EXIT_FAIL : status;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -94,10 +106,10 @@ main(int argc, char **argv)
 			break;
 		case 'h':
 			usage(stdout);
-			return EXIT_OK;
+			return flush_stdout(EXIT_OK);
 		case 'V':
 			printf("nastune %s\n", NASTUNE_VERSION);
-			return EXIT_OK;
+			return flush_stdout(EXIT_OK);
 		default:
 			usage(stderr);
 			return EXIT_USAGE;
@@ -113,7 +125,7 @@ main(int argc, char **argv)
 			argv += optind;
 			argc -= optind;
 			optind = 0;	/* reset getopt for the command's own parsing */
-			return commands[i].fn(&ctx, argc, argv);
+			return flush_stdout(commands[i].fn(&ctx, argc, argv));
 		}
 	}
 	fprintf(stderr, "nastune: unknown command '%s' — run 'nastune --help' for the list\n",

@@ -11,9 +11,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "buf.h"
 #include "fsutil.h"
 #include "knobs.h"
 #include "log.h"
+#include "proc.h"
 #include "render.h"
 #include "service.h"
 #include "xmalloc.h"
@@ -95,22 +97,6 @@ service_port_listening(int port)
 	return false;
 }
 
-/* Runs argv, waits; returns the exit status or -errno. */
-static int
-run(char *const argv[])
-{
-	pid_t pid;
-	int st, rc;
-
-	rc = posix_spawnp(&pid, argv[0], NULL, NULL, argv, environ);
-	if (rc != 0)
-		return -rc;
-	while (waitpid(pid, &st, 0) < 0)
-		if (errno != EINTR)
-			return -errno;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
 /* A service that listened before a reload must listen again within 5 s; after a restart
  * (a daemon starting from nothing) within 30 s. */
 static int
@@ -131,42 +117,179 @@ wait_listening(const char *who, int port, bool was_listening, bool restarted, ch
 	return -ECONNREFUSED;
 }
 
-/* The sysctl file into the running kernel. When it is gone (rollback to before any sys.*
- * knob), the sys.* keys go back to the kernel's defaults from the knob table and then every
- * sysctl.d file is reread, so a value another file sets wins again. Only for the real
- * system: a staging root's file is not this kernel's. Returns 0, 1 (nothing to do), -errno. */
+/* Where the kernel's own value of every sys.* key is recorded the first time nastune sets
+ * it (sysctl.conf syntax, so `sysctl -p` can load it: the package's purge does). */
+#define SYSCTL_ORIG_PATH "/var/lib/nastune/sysctl.orig"
+
+/* The value "key = value" text sets for key, whitespace runs as one space, in out; false when
+ * it sets none. Later lines win, as in sysctl -p. */
+static bool
+sysctl_conf_value(const char *text, const char *key, char *out, size_t outlen)
+{
+	size_t klen = strlen(key);
+	const char *line, *p;
+	bool found = false;
+
+	for (line = text; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+		size_t n = 0;
+
+		for (p = line; *p == ' ' || *p == '\t'; p++)
+			;
+		if (strncmp(p, key, klen) != 0)
+			continue;
+		for (p += klen; *p == ' ' || *p == '\t'; p++)
+			;
+		if (*p++ != '=')
+			continue;
+		for (; *p == ' ' || *p == '\t'; p++)
+			;
+		for (; *p && *p != '\n' && n + 1 < outlen; p++) {
+			if ((*p == ' ' || *p == '\t') && (n == 0 || out[n - 1] == ' '))
+				continue;
+			out[n++] = *p == '\t' ? ' ' : *p;
+		}
+		while (n > 0 && out[n - 1] == ' ')
+			n--;
+		out[n] = '\0';
+		found = true;
+	}
+	return found;
+}
+
+static char *
+sysctl_proc_path(const char *key)
+{
+	char *path = xasprintf("/proc/sys/%s", key), *c;
+
+	for (c = path + strlen("/proc/sys/"); *c; c++)
+		if (*c == '.')
+			*c = '/';
+	return path;
+}
+
+/* The kernel's value of key, whitespace runs as one space. Returns 0 or -errno. */
+static int
+sysctl_read(const char *key, char *out, size_t outlen)
+{
+	char *path = sysctl_proc_path(key), *text = NULL, *line;
+	int rc = fs_read_file(path, 4096, &text, NULL);
+
+	if (rc == 0) {
+		line = xasprintf("%s = %s", key, text);
+		if (!sysctl_conf_value(line, key, out, outlen))
+			rc = -EINVAL;
+		free(line);
+	}
+	free(text);
+	free(path);
+	return rc;
+}
+
+static int
+sysctl_write(const char *key, const char *value)
+{
+	char *path = sysctl_proc_path(key);
+	size_t len = strlen(value);
+	int fd, rc = 0;
+
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	free(path);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, value, len) != (ssize_t)len)
+		rc = errno ? -errno : -EIO;
+	if (close(fd) < 0 && rc == 0)
+		rc = -errno;
+	return rc;
+}
+
+/* Records, before nastune first sets a key, the kernel's value of every key the file sets
+ * and the record lacks. Nothing is set when the record cannot be written. Returns 0, -errno. */
+static int
+sysctl_record(const char *conf, char **orig, char *err, size_t errlen)
+{
+	const struct knob *k;
+	char val[256], cur[256];
+	struct buf b;
+	int rc = 0;
+
+	buf_init(&b);
+	buf_adds(&b, *orig ? *orig : "");
+	for (k = knob_first(); k; k = knob_next(k)) {
+		if (k->place != KNOB_AT_SYSCTL || !sysctl_conf_value(conf, k->param, val, sizeof(val)))
+			continue;
+		if (*orig && sysctl_conf_value(*orig, k->param, cur, sizeof(cur)))
+			continue;
+		if ((rc = sysctl_read(k->param, cur, sizeof(cur))) < 0) {
+			snprintf(err, errlen, "cannot read %s from the kernel: %s", k->param,
+				 strerror(-rc));
+			goto out;
+		}
+		if (b.len == 0)
+			buf_adds(&b, "# The kernel's values before nastune set them; restored when "
+				     "no generation sets them.\n");
+		buf_printf(&b, "%s = %s\n", k->param, cur);
+	}
+	if (b.len == (*orig ? strlen(*orig) : 0))
+		goto out;
+	if ((rc = fs_mkdir_p("/var/lib/nastune", 0755)) < 0 ||
+	    (rc = fs_write_atomic(SYSCTL_ORIG_PATH, b.data, b.len, 0644, 0)) < 0) {
+		snprintf(err, errlen, "cannot record the kernel's sysctl values in %s: %s",
+			 SYSCTL_ORIG_PATH, strerror(-rc));
+		goto out;
+	}
+	free(*orig);
+	*orig = buf_steal(&b, NULL);
+out:
+	buf_free(&b);
+	return rc;
+}
+
+/* The sysctl file into the running kernel: every sys.* key takes the value the file sets, or
+ * when it sets none (a key dropped, the file gone), exactly the kernel's own value recorded
+ * before nastune first set it, so a trial or a rolled-back generation leaves nothing behind.
+ * Only for the real system: a staging root's file is not this kernel's. Returns 0, 1 (nothing
+ * to do), -errno. */
 static int
 sysctl_apply(const char *root, char *err, size_t errlen)
 {
-	char *argv_p[] = { "sysctl", "-q", "-p", RENDER_SYSCTL_PATH, NULL };
-	char *argv_sys[] = { "sysctl", "-q", "--system", NULL };
+	char *conf = NULL, *orig = NULL, val[256], cur[256];
 	const struct knob *k;
-	struct stat st;
 	int rc;
 
 	if (root && *root)
 		return 1;
-	if (stat(RENDER_SYSCTL_PATH, &st) == 0) {
-		rc = run(argv_p);
-	} else {
-		for (k = knob_first(); k; k = knob_next(k)) {
-			char val[64], *argv_w[] = { "sysctl", "-q", "-w", NULL, NULL };
-
-			if (k->place != KNOB_AT_SYSCTL || !k->dflt)
-				continue;
-			knob_render_value(k, k->dflt, val, sizeof(val));
-			argv_w[3] = xasprintf("%s=%s", k->param, val);
-			run(argv_w);	/* best effort: --system below reports real failures */
-			free(argv_w[3]);
+	rc = fs_read_file(RENDER_SYSCTL_PATH, 1 << 20, &conf, NULL);
+	if (rc < 0 && rc != -ENOENT) {
+		snprintf(err, errlen, "cannot read %s: %s", RENDER_SYSCTL_PATH, strerror(-rc));
+		return rc;
+	}
+	rc = fs_read_file(SYSCTL_ORIG_PATH, 1 << 20, &orig, NULL);
+	if (rc < 0 && rc != -ENOENT) {
+		snprintf(err, errlen, "cannot read %s: %s", SYSCTL_ORIG_PATH, strerror(-rc));
+		goto out;
+	}
+	if ((rc = sysctl_record(conf ? conf : "", &orig, err, errlen)) < 0)
+		goto out;
+	for (k = knob_first(); k; k = knob_next(k)) {
+		if (k->place != KNOB_AT_SYSCTL)
+			continue;
+		if (!(conf && sysctl_conf_value(conf, k->param, val, sizeof(val))) &&
+		    !(orig && sysctl_conf_value(orig, k->param, val, sizeof(val))))
+			continue;	/* never set by nastune */
+		if (sysctl_read(k->param, cur, sizeof(cur)) == 0 && strcmp(cur, val) == 0)
+			continue;
+		if ((rc = sysctl_write(k->param, val)) < 0) {
+			snprintf(err, errlen, "cannot set %s to \"%s\": %s", k->param, val,
+				 strerror(-rc));
+			goto out;
 		}
-		rc = run(argv_sys);
 	}
-	if (rc != 0) {
-		snprintf(err, errlen, "sysctl failed to load %s (%s)", RENDER_SYSCTL_PATH,
-			 rc < 0 ? strerror(-rc) : "non-zero exit");
-		return rc < 0 ? rc : -EIO;
-	}
-	return 0;
+	rc = 0;
+out:
+	free(conf);
+	free(orig);
+	return rc;
 }
 
 /* ---- systemd ---- */
@@ -184,7 +307,7 @@ systemd_reload(const char *root, const struct service_desc *d, const char *pidfi
 		return sysctl_apply(root, err, errlen);
 	if (strcmp(d->action, "none") == 0)
 		return 1;
-	rc = run(strcmp(d->action, "exportfs") == 0 ? argv_ex : argv_sd);
+	rc = proc_run(strcmp(d->action, "exportfs") == 0 ? argv_ex : argv_sd);
 	if (rc != 0) {
 		snprintf(err, errlen, "%s failed (%s)", strcmp(d->action, "exportfs") == 0 ?
 			 "exportfs -ra" : "systemctl reload-or-restart",
@@ -206,7 +329,7 @@ systemd_restart(const char *root, const struct service_desc *d, const char *pidf
 	(void)force;
 	if (strcmp(d->action, "reload") != 0)
 		return systemd_reload(root, d, pidfile, err, errlen);
-	rc = run(argv);
+	rc = proc_run(argv);
 	if (rc != 0) {
 		snprintf(err, errlen, "systemctl restart %s failed (%s)", d->unit,
 			 rc < 0 ? strerror(-rc) : "non-zero exit");
@@ -225,7 +348,7 @@ systemd_check(const char *root, const struct service_desc *d, const char *pidfil
 	(void)pidfile;
 	if (strcmp(d->action, "sysctl") == 0 || strcmp(d->action, "none") == 0)
 		return 0;
-	if (run(argv) != 0) {
+	if (proc_run(argv) != 0) {
 		snprintf(err, errlen, "%s is not active after the %s", d->unit,
 			 restarted ? "restart" : "reload");
 		return -ESRCH;
@@ -269,7 +392,7 @@ pidfile_reload(const char *root, const struct service_desc *d, const char *pidfi
 
 		if (root && *root)
 			return 1;	/* the kernel's exports are the host's, never a staging root's */
-		rc = run(argv);
+		rc = proc_run(argv);
 		if (rc != 0) {
 			snprintf(err, errlen, "exportfs -ra failed");
 			return -EIO;
@@ -431,12 +554,9 @@ run_start(const struct service_desc *d, const char *start, char *err, size_t err
 		close(fd);
 		return -rc;
 	}
-	while (waitpid(pid, &st, 0) < 0)
-		if (errno != EINTR) {
-			st = -1;
-			break;
-		}
-	if (WIFEXITED(st) && WEXITSTATUS(st) == 0) {
+	if (proc_wait(pid, &st) < 0)
+		st = -1;
+	if (st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0) {
 		close(fd);
 		return 0;
 	}
