@@ -1091,19 +1091,28 @@ check_share_dirs(struct job *j)
 	return bad ? -EINVAL : 0;
 }
 
-/* The VFS modules of a changing smb.conf must be installed (smbmod.h). */
+/* The VFS modules of a smb.conf about to change must be installed (smbmod.h). Reads only. */
 static int
-check_smb_modules(struct job *j)
+check_smb_modules(struct job *j, const struct rendered *r)
 {
-	size_t i;
+	size_t i, len;
 	int rc;
 
-	for (i = 0; i < j->nch; i++) {
-		const struct rfile *f = j->ch[i].f;
+	for (i = 0; i < r->n; i++) {
+		const struct rfile *f = &r->f[i];
+		char *cur, *abs;
+		bool same;
 
-		if (!f || f->svc != SVC_SMB)
+		if (f->svc != SVC_SMB)
 			continue;
-		rc = smbmod_check(j->ch[i].abs, f->data, f->len, j->res->msg, sizeof(j->res->msg));
+		cur = read_installed(j, f->path, &len);
+		same = cur && len == f->len && memcmp(cur, f->data, len) == 0;
+		free(cur);
+		if (same)
+			continue;
+		abs = fs_rooted(j->o->root, f->path);
+		rc = smbmod_check(abs, f->data, f->len, j->res->msg, sizeof(j->res->msg));
+		free(abs);
 		if (rc == 1)
 			log_warnx("smbd is not installed: the VFS modules smb.conf names are not "
 				  "checked");
@@ -1111,6 +1120,16 @@ check_smb_modules(struct job *j)
 			return rc == -ENOENT ? -EINVAL : rc;
 	}
 	return 0;
+}
+
+/* What the configuration needs from this host, before anything (the lock and the state
+ * directory included) is written. Returns 0, -EINVAL (refused), -errno. */
+static int
+precheck(struct job *j, const struct rendered *r)
+{
+	int rc = check_share_dirs(j);
+
+	return rc < 0 ? rc : check_smb_modules(j, r);
 }
 
 static const unsigned svc_proto[SVC_COUNT] = { [SVC_SMB] = PROTO_SMB, [SVC_NFS] = PROTO_NFS,
@@ -1280,10 +1299,6 @@ dry_run(struct job *j, const struct rendered *r)
 	free(db);
 	rc = compute_changes(j, r, have_last ? &last : NULL);
 	if (rc == 0)
-		rc = check_share_dirs(j);
-	if (rc == 0)
-		rc = check_smb_modules(j);
-	if (rc == 0)
 		fill_result(j);
 	generation_clear(&last);
 	return rc;
@@ -1372,8 +1387,6 @@ apply_locked(struct job *j, const struct rendered *r, const char *ihash,
 
 	if ((rc = compute_changes(j, r, have_last ? last : NULL)) < 0)
 		return fail(j, rc, "apply: cannot compare the rendered files with the installed ones");
-	if ((rc = check_share_dirs(j)) < 0 || (rc = check_smb_modules(j)) < 0)
-		return rc;
 	fill_result(j);
 	if (o->trial && j->nch == 0 && have_last) {
 		/* Only what the journal restored changed: reload (or restart) it. */
@@ -1445,6 +1458,8 @@ apply_run(const struct model *m, const struct rendered *r, const struct apply_op
 	memset(j.res, 0, sizeof(*j.res));
 	j.res->generation = j.res->prev = -1;
 	j.sdir = fs_rooted(o->root, "/var/lib/nastune");
+	if ((rc = precheck(&j, r)) < 0)
+		goto out;
 	if (o->dry_run) {
 		rc = dry_run(&j, r);
 		goto out;

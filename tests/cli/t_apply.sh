@@ -14,7 +14,7 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
-plan 74
+plan 84
 conf="$top/profiles/demo.conf"
 
 # A config whose services use pidfiles we control.
@@ -107,6 +107,12 @@ is "$(sums "$r" | grep -v var/)" "$(echo "$before" | grep -v var/)" "the previou
 bash -c 'trap "" HUP; while :; do sleep 1; done' & pids+=($!); echo $! > "$r/run/fake-smbd.pid"
 nt --root "$r" -c "$tmp/svc2.conf" apply; is "$rc" 0 "the next apply works once the service survives reloads"
 grep -q '^\[Data2\]' "$r/etc/samba/smb.conf"; ok $? "and installs the new files"
+# --json: what was reloaded and restarted, and the proofs: the fake smbd reloads but listens on
+# no port, so its shares are listed as not proven, saying why (no test here runs a real smbd).
+sed 's/"Data"/"Data3"/' "$tmp/svc.conf" > "$tmp/svc3.conf"
+nt --json --root "$r" -c "$tmp/svc3.conf" apply
+echo "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); sys.exit(0 if d["generation"]>=1 and d["changed"]==["/etc/samba/smb.conf"] and d["reloaded"]==["smbd"] and d["restarted"]==[] and d["proofs"]==[{"share":"Data3","protocol":"smb","served":None,"state":"not proven","answer":"smbd was not reloaded by this apply (not listening)"}] else 1)'
+ok $? "apply --json lists the changes, the reloaded and restarted daemons and the proofs"
 # A stale pidfile (the daemon exited, e.g. after a rollback removed its file) is "not running".
 sleep 0.1 & wait $!; echo $! > "$r/run/fake-smbd.pid"
 nt --root "$r" -c "$tmp/svc.conf" apply
@@ -268,4 +274,33 @@ if [ "$(id -u)" = 0 ]; then
 	[ "$rc" = 1 ] && echo "$err" | grep -q "Read-only file system"; ok $? "a read-only target fails with exit 1 and says so"
 else
 	for i in 1 2 3; do _n=$((_n + 1)); echo "ok $_n # SKIP needs root for tmpfs mounts"; done
+fi
+
+# --- refused before anything is written (exit 2): a share directory missing or not a
+# directory (named by the share's file:line), a VFS module smbd does not have.
+r="$tmp/refuse"; mkdir -p "$r/etc/samba"; echo "[global]" > "$r/etc/samba/smb.conf"; srvdirs "$r"
+rmdir "$r/srv/tm"; before=$(snapshot "$r")
+line=$(grep -n '"TimeMachine"' "$conf" | cut -d: -f1)
+nt --root "$r" -c "$conf" apply --no-reload; is "$rc" 2 "a share whose directory is missing: exit 2"
+echo "$err" | grep -qF "$conf:$line: share \"TimeMachine\": path $r/srv/tm does not exist"; ok $? "the refusal names the share's file:line and the path"
+[ "$(snapshot "$r")" = "$before" ] && [ ! -e "$r/var/lib/nastune/state.db" ]; ok $? "nothing was written"
+nt --root "$r" -c "$conf" apply --dry-run; is "$rc" 2 "the dry run refuses it too"
+: > "$r/srv/tm"
+nt --root "$r" -c "$conf" apply --no-reload
+[ "$rc" = 2 ] && echo "$err" | grep -qF "path $r/srv/tm is not a directory"; ok $? "a file where the directory should be: exit 2"
+rm "$r/srv/tm"; mkdir "$r/srv/tm"
+vfs=$(smbd -b 2>/dev/null | awk '/MODULESDIR:/ {print $2}')/vfs
+if [ "$(id -u)" = 0 ] && [ -e "$vfs/fruit.so" ]; then
+	# samba-vfs-modules stays installed (others need it): fruit.so is hidden in a private
+	# mount namespace, under a copy of the module directory bind-mounted over the real one.
+	mkdir "$tmp/vfs"; cp -a "$vfs/." "$tmp/vfs/"; rm "$tmp/vfs/fruit.so"
+	err=$(unshare -m sh -c 'mount --bind "$1" "$2" && exec "$3" --datadir "$4" --root "$5" -c "$6" apply --no-reload' \
+		sh "$tmp/vfs" "$vfs" "$NASTUNE" "$top" "$r" "$conf" 2>&1 >/dev/null); rc=$?
+	is "$rc" 2 "a VFS module smbd does not have (fruit hidden): exit 2"
+	echo "$err" | grep -qF "VFS module \"fruit\" is not installed (smbd has no $vfs/fruit.so" &&
+		echo "$err" | grep -q "install samba-vfs-modules"; ok $? "the refusal names the module and the package"
+	[ "$(snapshot "$r")" = "$before" ] && [ ! -e "$r/var/lib/nastune/state.db" ]; ok $? "nothing was written"
+	nt --root "$r" -c "$conf" apply --no-reload; is "$rc" 0 "with the module there, the same apply works"
+else
+	for i in 1 2 3 4; do _n=$((_n + 1)); echo "ok $_n # SKIP needs root and samba-vfs-modules"; done
 fi
