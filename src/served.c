@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <ifaddrs.h>
 #include <netinet/in.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,14 +118,76 @@ prove_smb(const struct model *m, const struct share *s, const char *host,
 			    xasprintf("tree connect: %s", err));
 }
 
+/* Whether IPv4 address a (network order) is in client spec c ("*", "a.b.c.d", "a.b.c.d/n"). */
+static bool
+client_admits(const char *c, struct in_addr a)
+{
+	char buf[64], *slash;
+	struct in_addr net;
+	unsigned long bits = 32;
+	uint32_t mask;
+
+	if (strcmp(c, "*") == 0)
+		return true;
+	snprintf(buf, sizeof(buf), "%s", c);
+	if ((slash = strchr(buf, '/'))) {
+		*slash = '\0';
+		bits = strtoul(slash + 1, NULL, 10);
+	}
+	if (inet_pton(AF_INET, buf, &net) != 1 || bits > 32)
+		return false;	/* a host name or netgroup: not decided here */
+	mask = bits ? htonl(~0u << (32 - bits)) : 0;
+	return (net.s_addr & mask) == (a.s_addr & mask);
+}
+
+/* An address of this host the export admits: Ganesha lists an export, and both servers mount
+ * it, only for its clients. Loopback first. false when none is. */
+static bool
+nfs_host(const struct share *s, char *host, size_t len)
+{
+	struct ifaddrs *ifs = NULL, *a;
+	struct in_addr lo = { htonl(INADDR_LOOPBACK) };
+	size_t i;
+	bool found = false;
+
+	snprintf(host, len, "127.0.0.1");
+	for (i = 0; i < s->nfs_clients.n; i++)
+		if (client_admits(s->nfs_clients.v[i], lo))
+			return true;
+	if (s->nfs_clients.n == 0)
+		return true;
+	if (getifaddrs(&ifs) < 0)
+		return false;
+	for (a = ifs; a && !found; a = a->ifa_next) {
+		struct in_addr in;
+
+		if (!a->ifa_addr || a->ifa_addr->sa_family != AF_INET)
+			continue;
+		in = ((struct sockaddr_in *)a->ifa_addr)->sin_addr;
+		for (i = 0; i < s->nfs_clients.n && !found; i++)
+			if (client_admits(s->nfs_clients.v[i], in)) {
+				inet_ntop(AF_INET, &in, host, len);
+				found = true;
+			}
+	}
+	freeifaddrs(ifs);
+	return found;
+}
+
 static void
 prove_nfs(const struct model *m, const struct share *s, struct served_proof **v, size_t *n)
 {
-	char err[512];
-	int rc = ask(&bench_drv_nfs, "nfs", "127.0.0.1", s->path, m->nfs.v3 ? 3 : 4, err,
-		     sizeof(err));
-	bool yes = rc == 0 || rc == -EACCES || rc == -EPERM;
+	char err[512], host[64];
+	int rc;
+	bool yes;
 
+	if (!nfs_host(s, host, sizeof(host))) {
+		add(v, n, s, "nfs", SERVED_SKIPPED, xstrdup("no address of this host is among the "
+							     "export's clients"));
+		return;
+	}
+	rc = ask(&bench_drv_nfs, "nfs", host, s->path, m->nfs.v3 ? 3 : 4, err, sizeof(err));
+	yes = rc == 0 || rc == -EACCES || rc == -EPERM;
 	/* The driver looks an NFSv3 refusal up in the export list (Ganesha answers an unknown
 	 * export with MNT3ERR_ACCES too): "refuses this client" means the export is listed. */
 	if (rc < 0 && strstr(err, "no export"))
