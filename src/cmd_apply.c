@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "apply.h"
+#include "buf.h"
 #include "cli.h"
 #include "fsutil.h"
 #include "hwinfo.h"
@@ -143,14 +144,68 @@ print_json(const struct model *m, const struct apply_result *res, int rc)
 	json_decref(o);
 }
 
+/* One line per protocol for the shares proven served, one per reason for those not proven
+ * (the daemon was not reloaded: one reason for all its shares), one per share not served;
+ * each proof's answer with -v. */
+static void
+print_proofs(const struct apply_result *res)
+{
+	static const char *const protos[] = { "smb", "nfs", "afp" };
+	size_t i, k, p;
+
+	for (i = 0; i < res->nproofs; i++)
+		log_debug("%s over %s: %s — %s", res->proofs[i].share, res->proofs[i].proto,
+			  served_state_name(res->proofs[i].state), res->proofs[i].answer);
+	for (p = 0; p < 3; p++) {
+		struct buf b;
+		unsigned n = 0;
+
+		buf_init(&b);
+		for (i = 0; i < res->nproofs; i++)
+			if (res->proofs[i].state == SERVED_YES && strcmp(res->proofs[i].proto,
+									 protos[p]) == 0)
+				buf_printf(&b, "%s%s", n++ ? ", " : "", res->proofs[i].share);
+		if (n)
+			log_info("served over %s, proven from this host: %s", protos[p], b.data);
+		buf_free(&b);
+	}
+	for (i = 0; i < res->nproofs; i++) {
+		const struct served_proof *q = &res->proofs[i];
+		struct buf b;
+		bool first = true;
+
+		if (q->state != SERVED_SKIPPED)
+			continue;
+		for (k = 0; k < i; k++)	/* grouped with an earlier one */
+			if (res->proofs[k].state == SERVED_SKIPPED &&
+			    strcmp(res->proofs[k].proto, q->proto) == 0 &&
+			    strcmp(res->proofs[k].answer, q->answer) == 0)
+				break;
+		if (k < i)
+			continue;
+		buf_init(&b);
+		for (k = i; k < res->nproofs; k++)
+			if (res->proofs[k].state == SERVED_SKIPPED &&
+			    strcmp(res->proofs[k].proto, q->proto) == 0 &&
+			    strcmp(res->proofs[k].answer, q->answer) == 0) {
+				buf_printf(&b, "%s%s", first ? "" : ", ", res->proofs[k].share);
+				first = false;
+			}
+		log_info("not proven over %s: %s — %s", q->proto, b.data, q->answer);
+		buf_free(&b);
+	}
+	for (i = 0; i < res->nproofs; i++)
+		if (res->proofs[i].state == SERVED_NO)
+			log_warnx("%s over %s: NOT served — %s", res->proofs[i].share,
+				  res->proofs[i].proto, res->proofs[i].answer);
+}
+
 static void
 print_text(const struct model *m, const struct apply_result *res)
 {
 	size_t i;
 
-	for (i = 0; i < res->nproofs; i++)
-		log_info("%s over %s: %s — %s", res->proofs[i].share, res->proofs[i].proto,
-			 served_state_name(res->proofs[i].state), res->proofs[i].answer);
+	print_proofs(res);
 	if (res->generation < 0)
 		return;
 	for (i = 0; i < res->nchanges; i++)
