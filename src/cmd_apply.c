@@ -106,12 +106,38 @@ proofs_json(const struct apply_result *res)
 	return a;
 }
 
+/* The services that have something to reload ("none": tuned.conf, read by nastune). */
+static unsigned
+actionable(const struct model *m)
+{
+	unsigned mask = 0;
+	int s;
+
+	for (s = 0; s < SVC_COUNT; s++)
+		if (strcmp(service_desc(m, s)->action, "none") != 0)
+			mask |= 1u << s;
+	return mask;
+}
+
 static void
-print_json(const struct model *m, const struct apply_result *res, int rc)
+print_json(const struct model *m, const struct apply_result *res, int rc, bool dry_run)
 {
 	json_t *o = json_object(), *ch = json_array();
 	size_t i;
 
+	if (dry_run) {
+		json_object_set_new(o, "dry_run", json_true());
+		for (i = 0; i < res->nchanges; i++)
+			json_array_append_new(ch, json_string(res->changes[i].path));
+		json_object_set_new(o, "changed", ch);
+		json_object_set_new(o, "would_reload", daemons_json(m, res->changed &
+								 ~res->needs_restart & actionable(m)));
+		json_object_set_new(o, "would_restart", daemons_json(m, res->needs_restart &
+								  actionable(m)));
+		if (rc < 0)
+			json_object_set_new(o, "error", json_string(res->msg));
+		goto out;
+	}
 	json_object_set_new(o, "generation", res->generation >= 0 ?
 			    json_integer(res->generation) : json_null());
 	json_object_set_new(o, "previous", res->prev >= 0 ? json_integer(res->prev) : json_null());
@@ -139,6 +165,7 @@ print_json(const struct model *m, const struct apply_result *res, int rc)
 		json_object_set_new(o, "error", json_string(res->msg));
 		json_object_set_new(o, "rolled_back", json_boolean(res->rolled_back));
 	}
+out:
 	json_dumpf(o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	fputc('\n', stdout);
 	json_decref(o);
@@ -283,8 +310,8 @@ cmd_apply(struct ctx *ctx, int argc, char **argv)
 				log_warnx("%s", line);
 			status = rc == -EINVAL ? EXIT_USAGE : EXIT_FAIL;
 		}
-		if (ctx->json && !o.dry_run)
-			print_json(m, &res, rc);
+		if (ctx->json)
+			print_json(m, &res, rc, o.dry_run);
 		else if (o.dry_run && rc == 0)
 			show_dry_run(ctx, m, &res, o.no_reload);
 		else

@@ -14,7 +14,7 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
-plan 84
+plan 86
 conf="$top/profiles/demo.conf"
 
 # A config whose services use pidfiles we control.
@@ -289,6 +289,10 @@ nt --root "$r" -c "$conf" apply --dry-run; is "$rc" 2 "the dry run refuses it to
 nt --root "$r" -c "$conf" apply --no-reload
 [ "$rc" = 2 ] && echo "$err" | grep -qF "path $r/srv/tm is not a directory"; ok $? "a file where the directory should be: exit 2"
 rm "$r/srv/tm"; mkdir "$r/srv/tm"
+nt --json --root "$r" -c "$conf" apply --dry-run
+echo "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); sys.exit(0 if d["dry_run"] and "/etc/samba/smb.conf" in d["changed"] and "smbd" in d["would_reload"] and "ganesha.nfsd" in d["would_restart"] else 1)'
+ok $? "apply --dry-run --json: the files that would change and the daemons that would reload or restart"
+[ "$(snapshot "$r")" = "$before" ] && [ ! -e "$r/var/lib/nastune/state.db" ]; ok $? "and the dry run wrote nothing"
 vfs=$(smbd -b 2>/dev/null | awk '/MODULESDIR:/ {print $2}')/vfs
 if [ "$(id -u)" = 0 ] && [ -e "$vfs/fruit.so" ]; then
 	# samba-vfs-modules stays installed (others need it): fruit.so is hidden in a private
