@@ -879,13 +879,13 @@ reload_and_check(struct job *j, char *err, size_t errlen)
 				    errlen)) < 0)
 			return -1;
 		j->reloaded_mask |= 1u << i;
-		if (restarted)
+		if (restarted) {
 			j->restarted_mask |= 1u << i;
-		if (restarted)
 			log_info("%s: restarted (%s backend): %s changed", d->daemon, be->name,
 				 j->restart_why[i]);
-		else
+		} else {
 			log_info("%s: reloaded (%s backend)", d->daemon, be->name);
+		}
 	}
 	return 0;
 }
@@ -1520,7 +1520,7 @@ apply_rollback(const struct model *m, long id, const struct apply_opts *o)
 	char serr[512], err[512], reason[64], **paths = NULL;
 	size_t i, k, npaths = 0;
 	long newid;
-	int status = -EIO, failed = 0;
+	int status, failed = 0;
 
 	j.sdir = fs_rooted(o->root, "/var/lib/nastune");
 	if ((status = lock_acquire(&j, serr, sizeof(serr))) < 0) {

@@ -7,7 +7,7 @@
 # shellcheck source=tests/lab/lib.sh
 . "$(dirname "$0")/lib.sh"
 lab_ready
-plan 12
+plan 14
 
 # nt CONF ARGS...: nastune inside the server host, on its root; sets $out, $err, $rc.
 nt() {
@@ -38,6 +38,15 @@ json 'p[("Media", "afp")]["served"] is None and p[("Public", "afp")]["served"] i
 ok $? "AFP: a guest volume is opened; a users-only volume is listed as not proven, with why" "$out"
 json 'not any(x["served"] is False for x in d["proofs"])'
 ok $? "no share is reported not served" "$out"
+
+# A restart-class knob (nfs.threads: RPC_Ioq_ThrdMax): --json lists ganesha.nfsd as restarted,
+# and the exports are proven through the restarted daemon.
+sed 's|budget = "5m"; };|budget = "5m"; knobs = { nfs = { threads = "16"; }; }; };|' "$WORK/add.conf" >"$WORK/threads.conf"
+nt "$WORK/threads.conf" --json apply
+json 'd["restarted"] == ["ganesha.nfsd"] and "ganesha.nfsd" not in d["reloaded"] and all(x["served"] is True for x in d["proofs"] if x["protocol"] == "nfs")'
+ok $? "--json: a restart-class knob lists ganesha.nfsd as restarted, and its exports proven after it" "$rc $out $err"
+nt "$WORK/add.conf" apply
+ok "$rc" "and back (restarted again)" "$err"
 
 # A site include that switches Media off: testparm is happy, the reload works, only a tree
 # connect shows it. The apply must roll back.
