@@ -29,7 +29,7 @@ smbd_build_info(int *rc)
 	posix_spawn_file_actions_t fa;
 	char *out = NULL;
 	size_t len = 0, cap = 0;
-	int pfd[2], st = 0, e = ENOENT;
+	int pfd[2], st = -1, e = ENOENT;
 	pid_t pid = -1;
 	size_t i;
 	ssize_t k;
@@ -64,7 +64,9 @@ smbd_build_info(int *rc)
 		len += (size_t)k;
 	}
 	close(pfd[0]);
-	waitpid(pid, &st, 0);
+	/* An interrupted wait must not leave st unset and read as success. */
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
 	out[len] = '\0';
 	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0 || !strstr(out, "MODULESDIR:")) {
 		free(out);
