@@ -26,7 +26,6 @@
 
 #include "apply.h"
 #include "buf.h"
-#include "cli.h"
 #include "fsutil.h"
 #include "hash.h"
 #include "hwinfo.h"
@@ -35,7 +34,9 @@
 #include "proc.h"
 #include "netif.h"
 #include "profile.h"
+#include "served.h"
 #include "service.h"
+#include "smbmod.h"
 #include "state.h"
 #include "xmalloc.h"
 
@@ -71,9 +72,27 @@ struct job {
 	unsigned force_mask;	/* restarts an interrupted run began: start even if stopped */
 	char restart_why[SVC_COUNT][256];	/* the params that changed: "RPC_Ioq_ThrdMax" */
 	bool listening[SVC_COUNT];
+	unsigned reloaded_mask;	/* reloaded (and checked) by reload_and_check */
+	unsigned restarted_mask;	/* of those, restarted */
 	struct netif_mtu_report mtu;	/* network.mtu's outcome when it ran */
 	bool mtu_ran;
+	struct apply_result *res;	/* apply_run's: what it did, and the message */
 };
+
+/* Sets the result's message; returns rc. */
+static int
+fail(struct job *j, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static int
+fail(struct job *j, int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(j->res->msg, sizeof(j->res->msg), fmt, ap);
+	va_end(ap);
+	return rc;
+}
 
 /* ---- MTU (network.mtu) ---- */
 
@@ -183,44 +202,45 @@ mkparent(const char *path)
 
 /* ---- lock ---- */
 
+/* Returns 0, or -errno with err: -EBUSY when another apply holds it past the timeout. */
 static int
-lock_acquire(struct job *j)
+lock_acquire(struct job *j, char *err, size_t errlen)
 {
 	char *p = state_path(j, "lock");
-	int waited = 0, rc;
+	int waited = 0, rc = 0;
 
 	if ((rc = fs_mkdir_p(j->sdir, 0755)) < 0) {
-		log_warnx("apply: cannot create %s: %s", j->sdir, strerror(-rc));
-		free(p);
-		return -1;
+		snprintf(err, errlen, "cannot create %s: %s", j->sdir, strerror(-rc));
+		goto out;
 	}
 	j->lockfd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (j->lockfd < 0) {
-		log_warn("apply: cannot open the lock %s", p);
-		free(p);
-		return -1;
+		rc = -errno;
+		snprintf(err, errlen, "cannot open the lock %s: %s", p, strerror(-rc));
+		goto out;
 	}
 	while (flock(j->lockfd, LOCK_EX | LOCK_NB) < 0) {
 		if (errno != EWOULDBLOCK) {
-			log_warn("apply: cannot lock %s", p);
-			free(p);
-			return -1;
+			rc = -errno;
+			snprintf(err, errlen, "cannot lock %s: %s", p, strerror(-rc));
+			goto out;
 		}
 		if (waited == 0)
 			log_info("another nastune apply is running; waiting up to %d s for it",
 				 j->o->lock_timeout_s);
 		if (waited >= j->o->lock_timeout_s * 10) {
-			log_warnx("apply: another nastune apply still holds %s after %d s — nothing "
-				  "was changed; run again when it has finished", p,
-				  j->o->lock_timeout_s);
-			free(p);
-			return -1;
+			snprintf(err, errlen, "another nastune apply still holds %s after %d s — "
+				 "nothing was changed; run again when it has finished", p,
+				 j->o->lock_timeout_s);
+			rc = -EBUSY;
+			goto out;
 		}
 		usleep(100000);
 		waited++;
 	}
+out:
 	free(p);
-	return 0;
+	return rc;
 }
 
 /* ---- generations on disk ---- */
@@ -863,11 +883,14 @@ reload_and_check(struct job *j, char *err, size_t errlen)
 		if ((rc = be->check(j->o->root, d, pidfile, j->listening[i], restarted, err,
 				    errlen)) < 0)
 			return -1;
-		if (restarted)
+		j->reloaded_mask |= 1u << i;
+		if (restarted) {
+			j->restarted_mask |= 1u << i;
 			log_info("%s: restarted (%s backend): %s changed", d->daemon, be->name,
 				 j->restart_why[i]);
-		else
+		} else {
 			log_info("%s: reloaded (%s backend)", d->daemon, be->name);
+		}
 	}
 	return 0;
 }
@@ -1002,17 +1025,17 @@ compute_changes(struct job *j, const struct rendered *r, const struct generation
 	return 0;
 }
 
-static void show_dry_run(struct job *j);
-
-/* Restores generation prev for every changed file and reloads. */
-static void
+/* Restores generation prev for every changed file and reloads; the result's message names
+ * the step, what and the cause. Returns -EIO. */
+static int
 undo(struct job *j, long prev, const char *step, const char *what, const char *cause)
 {
 	struct generation g;
 	size_t i;
 	int bad = 0;
 
-	log_warnx("apply failed at %s: %s: %s", step, what, cause);
+	fail(j, -EIO, "apply failed at %s: %s: %s", step, what, cause);
+	log_warnx("%s; restoring generation %ld", j->res->msg, prev);
 	if (state_get_generation(j->st, prev, &g) == 0) {
 		for (i = 0; i < j->nch; i++)
 			if (restore_file(j, &g, j->ch[i].path) < 0)
@@ -1024,143 +1047,232 @@ undo(struct job *j, long prev, const char *step, const char *what, const char *c
 	if (bad) {
 		log_warnx("could not restore every file of generation %ld; the journal is kept so "
 			  "the next run retries", prev);
-		return;
+		return -EIO;
 	}
 	if (!j->o->no_reload)
 		reload_services(j, j->svc_mask, true);
 	journal_drop(j);
+	j->res->rolled_back = true;
 	log_warnx("restored generation %ld; nothing else was changed", prev);
+	return -EIO;
 }
 
-int
-apply_run(const struct model *m, const struct rendered *r, const struct apply_opts *o)
+/* Refuses shares whose directory is missing or not a directory (under the root), naming
+ * where each share is defined. Samba would refuse them at connect, Ganesha and afpd at
+ * export; apply does not create them (README: a missing directory is most often an
+ * unmounted disk or a typo). Returns 0 or -EINVAL with every one in the message. */
+static int
+check_share_dirs(struct job *j)
 {
-	struct job j = { .m = m, .o = o, .lockfd = -1 };
-	struct generation last = { 0 };
-	struct hwinfo hw = { 0 };
-	char ihash[65], hwhash[65], err[1024] = "", serr[512];
-	char **paths = NULL;
-	long prev = -1, newid = -1;
-	bool have_last = false;
-	size_t i, npaths = 0;
-	int status = EXIT_FAIL, rc;
+	const struct model *m = j->m;
+	size_t i, used = 0, bad = 0;
 
-	j.sdir = fs_rooted(o->root, "/var/lib/nastune");
-	inputs_hash(m, r, ihash);
-	if ((rc = apply_read_hw(&hw)) < 0)
-		log_warnx("cannot read the hardware fingerprint: %s", strerror(-rc));
-	hwinfo_hash(&hw, hwhash);
-
-	if (o->dry_run) {
-		/* Reads only: the state directory may not even exist yet. */
+	for (i = 0; i < m->n_shares; i++) {
+		const struct share *s = &m->shares[i];
+		const struct loc *l = s->loc_path.file ? &s->loc_path : &s->loc;
+		char *abs;
 		struct stat st;
-		char *db = state_path(&j, "state.db");
+		const char *why = NULL;
 
-		if (stat(db, &st) == 0 && state_open(o->root, &j.st, serr, sizeof(serr)) == 0)
-			have_last = state_last_generation(j.st, &last) == 0;
-		free(db);
-		if (compute_changes(&j, r, have_last ? &last : NULL) < 0)
-			goto out;
-		show_dry_run(&j);
-		status = EXIT_OK;
-		goto out;
-	}
-	if (lock_acquire(&j) < 0)
-		goto out;
-	crash_point("locked");
-	if (state_open(o->root, &j.st, serr, sizeof(serr)) < 0) {
-		log_warnx("apply: %s", serr);
-		goto out;
-	}
-	if (recover(&j) < 0)
-		goto out;
-	have_last = state_last_generation(j.st, &last) == 0;
-	if (o->if_changed && !o->trial && have_last && strcmp(last.inputs_hash, ihash) == 0 &&
-	    strcmp(last.hw_hash, hwhash) == 0 && !mtu_drifted(m, &last)) {
-		log_info("nothing to do: configuration, templates, version and hardware are "
-			 "unchanged since generation %ld", last.id);
-		status = EXIT_OK;
-		goto out;
-	}
-	if (compute_changes(&j, r, have_last ? &last : NULL) < 0)
-		goto out;
-	if (o->trial && j.nch == 0 && have_last) {
-		/* Only what the journal restored changed: reload (or restart) it. */
-		note_listening(&j);
-		if (j.svc_mask && !o->no_reload && reload_and_check(&j, err, sizeof(err)) < 0) {
-			log_warnx("apply: trial: %s", err);
-			goto out;
+		if (!(s->protocols & ((m->smb.enabled ? PROTO_SMB : 0) |
+				      (m->nfs.enabled ? PROTO_NFS : 0) |
+				      (m->afp.enabled ? PROTO_AFP : 0))))
+			continue;
+		abs = fs_rooted(j->o->root, s->path);
+		if (stat(abs, &st) < 0)
+			why = errno == ENOENT ? "does not exist" : strerror(errno);
+		else if (!S_ISDIR(st.st_mode))
+			why = "is not a directory";
+		if (why) {
+			used += snprintf(j->res->msg + used, used < sizeof(j->res->msg) ?
+					 sizeof(j->res->msg) - used : 0, "%s%s:%d: share \"%s\": "
+					 "path %s %s: create it with the owner and mode its users "
+					 "need (or mount its disk), or correct the path", bad ? "\n" :
+					 "", l->file ? l->file : "?", l->line, s->name, abs, why);
+			bad++;
 		}
-		status = EXIT_OK;
-		goto out;
+		free(abs);
 	}
-	if (j.nch == 0 && !mtu_managed(m)) {
-		log_info("nothing to do: the installed files match the configuration%s",
-			 have_last ? "" : " (recording them as generation 0)");
-		if (!have_last)
-			goto backup;
-		status = EXIT_OK;
-		goto out;
-	}
-backup:
-	/* First run: keep the distro's own files once, restorable with `rollback 0`. */
-	if (!have_last) {
-		char **bp = xcalloc(r->n + j.nch + 1, sizeof(*bp));
-		size_t nb = 0;
+	return bad ? -EINVAL : 0;
+}
 
-		for (i = 0; i < r->n; i++)
-			bp[nb++] = r->f[i].path;
-		if ((rc = record_generation(&j, 0, "original files", "", &hw, bp, nb, NULL)) < 0) {
-			free(bp);
-			log_warnx("apply failed at backup: cannot keep the original files under %s: "
-				  "%s; nothing was changed", j.sdir, strerror(-rc));
-			goto out;
+/* The VFS modules of a smb.conf about to change must be installed (smbmod.h). Reads only. */
+static int
+check_smb_modules(struct job *j, const struct rendered *r)
+{
+	size_t i, len;
+	int rc;
+
+	for (i = 0; i < r->n; i++) {
+		const struct rfile *f = &r->f[i];
+		char *cur, *abs;
+		bool same;
+
+		if (f->svc != SVC_SMB)
+			continue;
+		cur = read_installed(j, f->path, &len);
+		same = cur && len == f->len && memcmp(cur, f->data, len) == 0;
+		free(cur);
+		if (same)
+			continue;
+		abs = fs_rooted(j->o->root, f->path);
+		rc = smbmod_check(abs, f->data, f->len, j->res->msg, sizeof(j->res->msg));
+		free(abs);
+		if (rc == 1)
+			log_warnx("smbd is not installed: the VFS modules smb.conf names are not "
+				  "checked");
+		else if (rc < 0)
+			return rc == -ENOENT ? -EINVAL : rc;
+	}
+	return 0;
+}
+
+/* What the configuration needs from this host, before anything (the lock and the state
+ * directory included) is written. Returns 0, -EINVAL (refused), -errno. */
+static int
+precheck(struct job *j, const struct rendered *r)
+{
+	int rc = check_share_dirs(j);
+
+	return rc < 0 ? rc : check_smb_modules(j, r);
+}
+
+static const unsigned svc_proto[SVC_COUNT] = { [SVC_SMB] = PROTO_SMB, [SVC_NFS] = PROTO_NFS,
+					       [SVC_AFP] = PROTO_AFP };
+
+/* Asks for every share over each protocol whose daemon this apply reloaded and that listens
+ * on its port: only those serve the new files here (under --root with no daemons, or with
+ * --no-reload, nothing is asked; a protocol whose files changed but was not reloaded is
+ * listed as not proven, with why). Returns 0 or -ENOENT with the first refusal in the
+ * message. */
+static int
+prove_served(struct job *j)
+{
+	struct apply_result *res = j->res;
+	unsigned protos = 0;
+	size_t i, k;
+	int s;
+
+	for (s = 0; s < SVC_COUNT; s++) {
+		const struct service_desc *d = service_desc(j->m, s);
+		const char *why = NULL;
+
+		if (!svc_proto[s] || !(j->svc_mask & (1u << s)) || !model_uses(j->m, svc_proto[s]))
+			continue;
+		if (j->o->no_reload)
+			why = "--no-reload";
+		else if (!(j->reloaded_mask & (1u << s)))
+			why = "not running";
+		else if (!d->port || !service_port_listening(d->port))
+			why = "not listening";
+		if (!why) {
+			protos |= svc_proto[s];
+			continue;
 		}
-		free(bp);
-		have_last = state_last_generation(j.st, &last) == 0;
-		if (j.nch == 0 && !mtu_managed(m)) {
-			status = EXIT_OK;
-			goto out;
+		for (k = 0; k < j->m->n_shares; k++) {
+			struct served_proof *p;
+
+			if (!(j->m->shares[k].protocols & svc_proto[s]))
+				continue;
+			res->proofs = xreallocarray(res->proofs, res->nproofs + 1,
+						    sizeof(*res->proofs));
+			p = &res->proofs[res->nproofs++];
+			p->share = xstrdup(j->m->shares[k].name);
+			p->proto = svc_name(s);
+			p->state = SERVED_SKIPPED;
+			p->answer = xasprintf("%s was not reloaded by this apply (%s)", d->daemon,
+					      why);
 		}
 	}
-	prev = last.id;
-	crash_point("backup");
-	if (j.nch == 0)
-		goto mtu;
+	if (!protos)
+		return 0;
+	i = res->nproofs;
+	if (served_prove(j->m, protos, &res->proofs, &res->nproofs) == 0)
+		return 0;
+	for (; i < res->nproofs; i++)
+		if (res->proofs[i].state == SERVED_NO)
+			break;
+	snprintf(res->msg, sizeof(res->msg), "share \"%s\" is not served over %s: %s",
+		 res->proofs[i].share, res->proofs[i].proto, res->proofs[i].answer);
+	return -ENOENT;
+}
 
-	for (i = 0; i < j.nch; i++) {
-		if (!j.ch[i].f)
+/* Hands the job's changes and service masks to the result. */
+static void
+fill_result(struct job *j)
+{
+	struct apply_result *res = j->res;
+	size_t i;
+
+	res->changes = xcalloc(j->nch ? j->nch : 1, sizeof(*res->changes));
+	for (i = 0; i < j->nch; i++) {
+		struct apply_change *c = &res->changes[i];
+
+		c->path = xstrdup(j->ch[i].path);
+		c->abs = xstrdup(j->ch[i].abs);
+		c->act = !j->ch[i].f ? APPLY_REMOVED : j->ch[i].exists ? APPLY_UPDATED :
+		    APPLY_CREATED;
+		c->data = j->ch[i].f ? j->ch[i].f->data : NULL;
+		c->len = j->ch[i].f ? j->ch[i].f->len : 0;
+	}
+	res->nchanges = j->nch;
+	res->changed = j->svc_mask;
+	res->needs_restart = j->restart_mask;
+	memcpy(res->restart_why, j->restart_why, sizeof(res->restart_why));
+}
+
+void
+apply_result_release(struct apply_result *res)
+{
+	size_t i;
+
+	if (!res)
+		return;
+	for (i = 0; i < res->nchanges; i++) {
+		free(res->changes[i].path);
+		free(res->changes[i].abs);
+	}
+	free(res->changes);
+	netif_mtu_report_free(&res->mtu);
+	served_proofs_free(res->proofs, res->nproofs);
+	memset(res, 0, sizeof(*res));
+	res->generation = res->prev = -1;
+}
+
+/* Validates every changed file with its checker. Returns 0 or -EIO with the message. */
+static int
+validate_all(struct job *j)
+{
+	char err[1024];
+	size_t i;
+	int rc;
+
+	for (i = 0; i < j->nch; i++) {
+		if (!j->ch[i].f)
 			continue;
 		err[0] = '\0';
-		if (j.ch[i].f->svc == SVC_SMB)
-			rc = validate_smb(&j, j.ch[i].f, err, sizeof(err));
-		else if (j.ch[i].f->svc == SVC_SELF)
-			rc = validate_tuned(j.ch[i].f, err, sizeof(err));
+		if (j->ch[i].f->svc == SVC_SMB)
+			rc = validate_smb(j, j->ch[i].f, err, sizeof(err));
+		else if (j->ch[i].f->svc == SVC_SELF)
+			rc = validate_tuned(j->ch[i].f, err, sizeof(err));
 		else
-			rc = validate_structure(j.ch[i].f, err, sizeof(err));
-		if (rc < 0) {
-			log_warnx("apply failed at validate: %s: %s; nothing was changed",
-				  j.ch[i].abs, err);
-			goto out;
-		}
+			rc = validate_structure(j->ch[i].f, err, sizeof(err));
+		if (rc < 0)
+			return fail(j, -EIO, "apply failed at validate: %s: %s; nothing was changed",
+				    j->ch[i].abs, err);
 	}
-	crash_point("validate");
-	if ((rc = extend_originals(&j)) < 0) {
-		log_warnx("apply failed at backup: cannot keep an original file under %s: %s; "
-			  "nothing was changed", j.sdir, strerror(-rc));
-		goto out;
-	}
-	note_listening(&j);
+	return 0;
+}
 
-	if ((rc = journal_write(&j, prev)) < 0) {
-		log_warnx("apply failed at journal: %s/pending: %s; nothing was changed", j.sdir,
-			  strerror(-rc));
-		goto out;
-	}
-	crash_point("journal");
+/* Installs every change atomically. Returns 0 or -errno after undoing. */
+static int
+install_all(struct job *j, long prev)
+{
+	size_t i;
+	int rc;
 
-	for (i = 0; i < j.nch; i++) {
-		struct change *c = &j.ch[i];
+	for (i = 0; i < j->nch; i++) {
+		struct change *c = &j->ch[i];
 
 		if (!c->f) {
 			rc = unlink(c->abs) < 0 && errno != ENOENT ? -errno : 0;
@@ -1169,146 +1281,239 @@ backup:
 			if (rc == 0)
 				rc = fs_write_atomic(c->abs, c->f->data, c->f->len, 0644, 1);
 		}
-		if (rc < 0) {
-			undo(&j, prev, "install", c->abs, strerror(-rc));
-			goto out;
-		}
+		if (rc < 0)
+			return undo(j, prev, "install", c->abs, strerror(-rc));
 		log_debug("installed %s", c->abs);
 		crash_point("install");
 	}
+	return 0;
+}
 
-	if (!o->no_reload && reload_and_check(&j, err, sizeof(err)) < 0) {
-		undo(&j, prev, "reload", "service", err);
-		goto out;
-	}
-	crash_point("reloaded");
-	if (o->trial) {
-		/* Not recorded: the journal keeps naming the generation before the trials, so an
-		 * interrupted tune (or apply_end_trials) restores it. */
-		log_debug("trial installed (%zu file(s))", j.nch);
-		status = EXIT_OK;
-		goto out;
-	}
-mtu:
-	if (mtu_managed(m) && !o->trial) {
-		err[0] = '\0';
-		if ((rc = mtu_run(&j, err, sizeof(err))) < 0) {
-			/* netif has put the old MTU back; the files follow it. */
-			if (j.nch)
-				undo(&j, prev, "mtu", m->network.interface, err);
-			else
-				log_warnx("apply failed at mtu: %s: %s; nothing was changed",
-					  m->network.interface, err);
-			goto out;
-		}
-		crash_point("mtu");
-		if (j.nch == 0 && last.mtu == j.mtu.final_mtu &&
-		    strcmp(last.mtu_iface, m->network.interface) == 0) {
-			log_info("nothing to do: the installed files match the configuration and "
-				 "MTU %d on %s is proven", j.mtu.final_mtu, m->network.interface);
-			status = EXIT_OK;
-			goto out;
-		}
-	}
+/* The dry run: reads only (the state directory may not even exist yet). */
+static int
+dry_run(struct job *j, const struct rendered *r)
+{
+	struct generation last = { 0 };
+	bool have_last = false;
+	char serr[512], *db = state_path(j, "state.db");
+	struct stat st;
+	int rc;
 
-	paths = xcalloc(r->n + j.nch + 1, sizeof(*paths));
+	if (stat(db, &st) == 0 && state_open(j->o->root, &j->st, serr, sizeof(serr)) == 0)
+		have_last = state_last_generation(j->st, &last) == 0;
+	free(db);
+	rc = compute_changes(j, r, have_last ? &last : NULL);
+	if (rc == 0)
+		fill_result(j);
+	generation_clear(&last);
+	return rc;
+}
+
+/* The first run keeps the distro's own files once, restorable with `rollback 0`. */
+static int
+backup_originals(struct job *j, const struct rendered *r, const struct hwinfo *hw)
+{
+	char **bp = xcalloc(r->n + 1, sizeof(*bp));
+	size_t i;
+	int rc;
+
 	for (i = 0; i < r->n; i++)
-		paths[npaths++] = r->f[i].path;
-	for (i = 0; i < j.nch; i++)
-		if (!j.ch[i].f)
-			paths[npaths++] = j.ch[i].path;
-	if ((rc = record_generation(&j, -1, o->reason ? o->reason : "apply", ihash, &hw, paths,
-				    npaths, &newid)) < 0) {
-		undo(&j, prev, "record", j.sdir, strerror(-rc));
+		bp[i] = r->f[i].path;
+	rc = record_generation(j, 0, "original files", "", hw, bp, r->n, NULL);
+	free(bp);
+	if (rc < 0)
+		return fail(j, rc, "apply failed at backup: cannot keep the original files under "
+			    "%s: %s; nothing was changed", j->sdir, strerror(-rc));
+	return 0;
+}
+
+/* Records the applied set as a new generation, drops the journal and prunes. */
+static int
+record_applied(struct job *j, const struct rendered *r, const char *ihash,
+	       const struct hwinfo *hw, long prev)
+{
+	char **paths = xcalloc(r->n + j->nch + 1, sizeof(*paths));
+	size_t i, n = 0;
+	int rc;
+
+	for (i = 0; i < r->n; i++)
+		paths[n++] = r->f[i].path;
+	for (i = 0; i < j->nch; i++)
+		if (!j->ch[i].f)
+			paths[n++] = j->ch[i].path;
+	rc = record_generation(j, -1, j->o->reason ? j->o->reason : "apply", ihash, hw, paths, n,
+			       &j->res->generation);
+	free(paths);
+	if (rc < 0)
+		return undo(j, prev, "record", j->sdir, strerror(-rc));
+	crash_point("record");
+	journal_drop(j);
+	prune(j);
+	return 0;
+}
+
+/* network.mtu after the files. Returns 0, 1 when nothing at all changed, or -errno. */
+static int
+apply_mtu(struct job *j, const struct generation *last, long prev)
+{
+	const struct model *m = j->m;
+	char err[1024] = "";
+	int rc;
+
+	if ((rc = mtu_run(j, err, sizeof(err))) < 0) {
+		/* netif has put the old MTU back; the files follow it. */
+		if (j->nch)
+			return undo(j, prev, "mtu", m->network.interface, err);
+		return fail(j, rc, "apply failed at mtu: %s: %s; nothing was changed",
+			    m->network.interface, err);
+	}
+	crash_point("mtu");
+	if (j->nch == 0 && last->mtu == j->mtu.final_mtu &&
+	    strcmp(last->mtu_iface, m->network.interface) == 0) {
+		log_info("nothing to do: the installed files match the configuration and MTU %d on "
+			 "%s is proven", j->mtu.final_mtu, m->network.interface);
+		return 1;
+	}
+	return 0;
+}
+
+/* After the lock and recovery: compare, check, back up, validate, journal, install, reload,
+ * prove, MTU, record. Returns 0 or -errno with the message. */
+static int
+apply_locked(struct job *j, const struct rendered *r, const char *ihash,
+	     const struct hwinfo *hw, struct generation *last)
+{
+	const struct model *m = j->m;
+	const struct apply_opts *o = j->o;
+	bool have_last = state_last_generation(j->st, last) == 0;
+	char err[1024] = "";
+	long prev;
+	int rc;
+
+	if ((rc = compute_changes(j, r, have_last ? last : NULL)) < 0)
+		return fail(j, rc, "apply: cannot compare the rendered files with the installed ones");
+	fill_result(j);
+	if (o->trial && j->nch == 0 && have_last) {
+		/* Only what the journal restored changed: reload (or restart) it. */
+		note_listening(j);
+		if (j->svc_mask && !o->no_reload && reload_and_check(j, err, sizeof(err)) < 0)
+			return fail(j, -EIO, "apply: trial: %s", err);
+		return 0;
+	}
+	if (j->nch == 0 && !mtu_managed(m) && have_last) {
+		log_info("nothing to do: the installed files match the configuration");
+		return 0;
+	}
+	if (!have_last) {
+		if (j->nch == 0 && !mtu_managed(m))
+			log_info("nothing to do: the installed files match the configuration "
+				 "(recording them as generation 0)");
+		if ((rc = backup_originals(j, r, hw)) < 0)
+			return rc;
+		have_last = state_last_generation(j->st, last) == 0;
+		if (j->nch == 0 && !mtu_managed(m))
+			return 0;
+	}
+	j->res->prev = prev = last->id;
+	crash_point("backup");
+	if (j->nch) {
+		if ((rc = validate_all(j)) < 0)
+			return rc;
+		crash_point("validate");
+		if ((rc = extend_originals(j)) < 0)
+			return fail(j, rc, "apply failed at backup: cannot keep an original file "
+				    "under %s: %s; nothing was changed", j->sdir, strerror(-rc));
+		note_listening(j);
+		if ((rc = journal_write(j, prev)) < 0)
+			return fail(j, rc, "apply failed at journal: %s/pending: %s; nothing was "
+				    "changed", j->sdir, strerror(-rc));
+		crash_point("journal");
+		if ((rc = install_all(j, prev)) < 0)
+			return rc;
+		if (!o->no_reload && reload_and_check(j, err, sizeof(err)) < 0)
+			return undo(j, prev, "reload", "service", err);
+		crash_point("reloaded");
+		if (o->trial) {
+			/* Not recorded: the journal keeps naming the generation before the
+			 * trials, so an interrupted tune (or apply_end_trials) restores it. */
+			log_debug("trial installed (%zu file(s))", j->nch);
+			return 0;
+		}
+		if (prove_served(j) < 0) {
+			snprintf(err, sizeof(err), "%.1000s", j->res->msg);
+			return undo(j, prev, "prove", "served", err);
+		}
+	}
+	if (mtu_managed(m) && !o->trial && (rc = apply_mtu(j, last, prev)) != 0)
+		return rc > 0 ? 0 : rc;
+	return record_applied(j, r, ihash, hw, prev);
+}
+
+int
+apply_run(const struct model *m, const struct rendered *r, const struct apply_opts *o,
+	  struct apply_result *res)
+{
+	struct apply_result own;
+	struct job j = { .m = m, .o = o, .lockfd = -1, .res = res ? res : &own };
+	struct generation last = { 0 };
+	struct hwinfo hw = { 0 };
+	char ihash[65], hwhash[65], serr[512];
+	int rc;
+
+	memset(j.res, 0, sizeof(*j.res));
+	j.res->generation = j.res->prev = -1;
+	j.sdir = fs_rooted(o->root, "/var/lib/nastune");
+	if ((rc = precheck(&j, r)) < 0)
+		goto out;
+	if (o->dry_run) {
+		rc = dry_run(&j, r);
 		goto out;
 	}
-	crash_point("record");
-	journal_drop(&j);
-	prune(&j);
-	if (o->json) {
-		printf("{\"generation\": %ld, \"changed\": [", newid);
-		for (i = 0; i < j.nch; i++)
-			printf("%s\"%s\"", i ? ", " : "", j.ch[i].path);
-		printf("]");
-		if (j.mtu_ran) {
-			printf(", \"mtu\": {\"interface\": \"%s\", \"old\": %d, \"final\": %d, "
-			       "\"tried\": %d, \"changed\": %s, \"peers\": [", m->network.interface,
-			       j.mtu.old_mtu, j.mtu.final_mtu, j.mtu.tried_mtu,
-			       j.mtu.changed ? "true" : "false");
-			for (i = 0; i < j.mtu.npeers; i++)
-				printf("%s{\"peer\": \"%s\", \"largest\": %d}", i ? ", " : "",
-				       j.mtu.peers[i].addr, j.mtu.peers[i].largest);
-			printf("]}");
-		}
-		printf("}\n");
-	} else {
-		for (i = 0; i < j.nch; i++)
-			log_info("%s %s", j.ch[i].f ? (j.ch[i].exists ? "updated" : "created") :
-						     "removed", j.ch[i].abs);
-		if (j.mtu_ran)
-			log_info("MTU of %s: %d%s%d%s", m->network.interface, j.mtu.old_mtu,
-				 j.mtu.changed ? " -> " : " kept (tried ",
-				 j.mtu.changed ? j.mtu.final_mtu : j.mtu.tried_mtu,
-				 j.mtu.changed ? (j.mtu.npeers ? ", proven to every peer" : "") : ")");
-		log_info("applied as generation %ld (rollback: nastune rollback %ld)", newid, prev);
+	inputs_hash(m, r, ihash);
+	if ((rc = apply_read_hw(&hw)) < 0)
+		log_warnx("cannot read the hardware fingerprint: %s", strerror(-rc));
+	hwinfo_hash(&hw, hwhash);
+	if ((rc = lock_acquire(&j, serr, sizeof(serr))) < 0) {
+		fail(&j, rc, "apply: %s", serr);
+		goto out;
 	}
-	status = EXIT_OK;
+	crash_point("locked");
+	if ((rc = state_open(o->root, &j.st, serr, sizeof(serr))) < 0) {
+		fail(&j, -EIO, "apply: %s", serr);
+		goto out;
+	}
+	if ((rc = recover(&j)) < 0) {
+		fail(&j, -EIO, "apply: an interrupted apply could not be undone (see above)");
+		goto out;
+	}
+	if (o->if_changed && !o->trial && state_last_generation(j.st, &last) == 0 &&
+	    strcmp(last.inputs_hash, ihash) == 0 && strcmp(last.hw_hash, hwhash) == 0 &&
+	    !mtu_drifted(m, &last)) {
+		log_info("nothing to do: configuration, templates, version and hardware are "
+			 "unchanged since generation %ld", last.id);
+		rc = 0;
+		goto out;
+	}
+	generation_clear(&last);
+	rc = apply_locked(&j, r, ihash, &hw, &last);
 out:
-	free(paths);
+	j.res->reloaded = j.reloaded_mask;
+	j.res->restarted = j.restarted_mask;
+	if (j.mtu_ran) {
+		j.res->mtu_ran = true;
+		j.res->mtu = j.mtu;
+		memset(&j.mtu, 0, sizeof(j.mtu));
+	}
+	if (j.res == &own) {
+		/* No caller to print it (tune's trials): log it. */
+		if (rc < 0)
+			log_warnx("%s", own.msg);
+		apply_result_release(&own);
+	}
 	generation_clear(&last);
 	hwinfo_free(&hw);
 	job_free(&j);
-	return status;
-}
-
-static void
-show_dry_run(struct job *j)
-{
-	size_t i;
-	int s;
-
-	if (j->nch == 0 && !mtu_managed(j->m)) {
-		printf("nothing to do: the installed files match the configuration\n");
-		return;
-	}
-	for (i = 0; i < j->nch; i++) {
-		if (!j->ch[i].f)
-			printf("would remove %s\n", j->ch[i].abs);
-		else
-			cli_show_diff(j->ch[i].exists ? j->ch[i].abs : "/dev/null", j->ch[i].path,
-				      j->ch[i].f->data, j->ch[i].f->len);
-	}
-	for (s = 0; s < SVC_COUNT; s++) {
-		const struct service_backend *be;
-
-		if (!(j->svc_mask & (1u << s)) ||
-		    strcmp(service_desc(j->m, s)->action, "none") == 0)
-			continue;
-		be = service_backend(j->m, j->o->root, s);
-		if (!(j->restart_mask & (1u << s)))
-			printf("would %s %s (%s backend)\n", j->o->no_reload ? "not reload" :
-			       "reload", service_desc(j->m, s)->daemon, be ? be->name : "?");
-		else if (be && be->needs_start && !service_start(j->m, s))
-			printf("would %s %s (%s backend; %s changed, which only a restart picks "
-			       "up: set services.%s.start)\n", j->o->no_reload ? "not reload" :
-			       "reload", service_desc(j->m, s)->daemon, be->name, j->restart_why[s],
-			       svc_name(s));
-		else
-			printf("would %s %s (%s backend): %s changed\n", j->o->no_reload ?
-			       "not restart" : "restart", service_desc(j->m, s)->daemon,
-			       be ? be->name : "?", j->restart_why[s]);
-	}
-	if (mtu_managed(j->m)) {
-		int cur = 0;
-
-		netif_get_mtu(j->m->network.interface, &cur);
-		if (j->m->network.mtu_mode == MTU_AUTO)
-			printf("would choose the largest MTU of %s that every peer receives (now %d)\n",
-			       j->m->network.interface, cur);
-		else
-			printf("would set the MTU of %s to %d%s (now %d)\n", j->m->network.interface,
-			       j->m->network.mtu, j->m->network.peers.n ? " and prove it" : "", cur);
-	}
+	return rc;
 }
 
 int
@@ -1320,11 +1525,14 @@ apply_rollback(const struct model *m, long id, const struct apply_opts *o)
 	char serr[512], err[512], reason[64], **paths = NULL;
 	size_t i, k, npaths = 0;
 	long newid;
-	int status = EXIT_FAIL, failed = 0;
+	int status, failed = 0;
 
 	j.sdir = fs_rooted(o->root, "/var/lib/nastune");
-	if (lock_acquire(&j) < 0)
+	if ((status = lock_acquire(&j, serr, sizeof(serr))) < 0) {
+		log_warnx("rollback: %s", serr);
 		goto out;
+	}
+	status = -EIO;
 	if (state_open(o->root, &j.st, serr, sizeof(serr)) < 0) {
 		log_warnx("rollback: %s", serr);
 		goto out;
@@ -1333,7 +1541,7 @@ apply_rollback(const struct model *m, long id, const struct apply_opts *o)
 		goto out;
 	if (state_last_generation(j.st, &last) < 0) {
 		log_warnx("rollback: no generation recorded yet — nothing to roll back to");
-		status = EXIT_USAGE;
+		status = -ENOENT;
 		goto out;
 	}
 	if (id < 0)
@@ -1341,7 +1549,7 @@ apply_rollback(const struct model *m, long id, const struct apply_opts *o)
 	if (id < 0 || state_get_generation(j.st, id, &target) < 0) {
 		log_warnx("rollback: generation %ld does not exist — `nastune status` lists the "
 			  "kept ones", id);
-		status = EXIT_USAGE;
+		status = -ENOENT;
 		goto out;
 	}
 	/* Every file either generation owns. */
@@ -1377,7 +1585,7 @@ apply_rollback(const struct model *m, long id, const struct apply_opts *o)
 	}
 	prune(&j);
 	log_info("rolled back to generation %ld (recorded as generation %ld)", id, newid);
-	status = EXIT_OK;
+	status = 0;
 out:
 	free(paths);
 	generation_clear(&target);
@@ -1392,11 +1600,14 @@ apply_end_trials(const struct model *m, const struct apply_opts *o)
 {
 	struct job j = { .m = m, .o = o, .lockfd = -1 };
 	char serr[512], err[1024] = "";
-	int status = EXIT_FAIL;
+	int status;
 
 	j.sdir = fs_rooted(o->root, "/var/lib/nastune");
-	if (lock_acquire(&j) < 0)
+	if ((status = lock_acquire(&j, serr, sizeof(serr))) < 0) {
+		log_warnx("apply: %s", serr);
 		goto out;
+	}
+	status = -EIO;
 	if (state_open(o->root, &j.st, serr, sizeof(serr)) < 0) {
 		log_warnx("apply: %s", serr);
 		goto out;
@@ -1412,7 +1623,7 @@ apply_end_trials(const struct model *m, const struct apply_opts *o)
 			goto out;
 		}
 	}
-	status = EXIT_OK;
+	status = 0;
 out:
 	job_free(&j);
 	return status;

@@ -231,7 +231,7 @@ install(struct tuner *t, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot render the trial configuration");
 		return -EINVAL;
 	}
-	rc = apply_run(t->m, &r, &t->ao) == EXIT_OK ? 0 : -EIO;
+	rc = apply_run(t->m, &r, &t->ao, NULL) == 0 ? 0 : -EIO;
 	render_free(&r);
 	if (rc < 0)
 		snprintf(err, errlen, "the trial configuration could not be installed (see above)");
@@ -1244,7 +1244,7 @@ cmd_tune(struct ctx *ctx, int argc, char **argv)
 						 .lock_timeout_s = 60 };
 
 			if (cli_render(ctx, t.m, 0, &r) != EXIT_OK ||
-			    apply_run(t.m, &r, &ao) != EXIT_OK) {
+			    apply_run(t.m, &r, &ao, NULL) != 0) {
 				render_free(&r);
 				log_warnx("tune: the chosen configuration could not be applied; the "
 					  "previous one is in force");

@@ -23,3 +23,8 @@ nt() {
 	out=$(cat "$o"); err=$(cat "$e")
 	rm -f "$o" "$e"
 }
+# srvdirs ROOT: the share directories of profiles/demo.conf and the tests' /srv/data under
+# ROOT (apply refuses a share whose directory is missing).
+srvdirs() {
+	mkdir -p "$1"/srv/{media,tm,public,archive,data}
+}

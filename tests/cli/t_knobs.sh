@@ -5,7 +5,7 @@
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 plan 37
 
-r="$tmp/root"; mkdir -p "$r/etc/nastune"
+r="$tmp/root"; mkdir -p "$r/etc/nastune"; srvdirs "$r"
 cat >"$tmp/nas.conf" <<'CONF'
 shares = ( { name = "Data"; path = "/srv/data"; guest = true; protocols = ["smb", "nfs"]; } );
 protocols = { nfs = { enabled = true; server = "kernel"; }; };

@@ -53,6 +53,8 @@ shares = (
 );
 CONF
 }
+# The admin makes the shared directories (apply refuses missing ones).
+mkdir -p "$R/srv/media" "$R/srv/scratch"
 site ""
 hook "$R"
 is "$rc" 0 "hook with a site configuration exits 0"

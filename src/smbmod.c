@@ -1,0 +1,194 @@
+/* smbmod.c - are the VFS modules a smb.conf names installed?
+ *
+ * testparm accepts "vfs objects = fruit" whether or not fruit.so exists; smbd only finds out
+ * at tree connect and refuses the share (NT_STATUS_BAD_NETWORK_NAME). Debian ships every
+ * loadable VFS module in samba-vfs-modules, which samba only recommends, so an install
+ * without recommends has none. smbd -b names the module directory and the modules built in. */
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "smbmod.h"
+#include "xmalloc.h"
+
+extern char **environ;
+
+/* Runs `smbd -b` and returns its output (caller frees), or NULL with *rc: 1 when smbd is
+ * not installed, -errno otherwise. */
+static char *
+smbd_build_info(int *rc)
+{
+	static const char *const cands[] = { "smbd", "/usr/sbin/smbd" };
+	posix_spawn_file_actions_t fa;
+	char *out = NULL;
+	size_t len = 0, cap = 0;
+	int pfd[2], st = -1, e = ENOENT;
+	pid_t pid = -1;
+	size_t i;
+	ssize_t k;
+
+	if (pipe2(pfd, O_CLOEXEC) < 0) {
+		*rc = -errno;
+		return NULL;
+	}
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, pfd[1], 1);
+	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+	for (i = 0; i < 2 && e == ENOENT; i++) {
+		char *argv[] = { (char *)cands[i], "-b", NULL };
+
+		e = posix_spawnp(&pid, cands[i], &fa, NULL, argv, environ);
+	}
+	posix_spawn_file_actions_destroy(&fa);
+	close(pfd[1]);
+	if (e) {
+		close(pfd[0]);
+		*rc = e == ENOENT ? 1 : -e;
+		return NULL;
+	}
+	for (;;) {
+		if (cap - len < 4096)
+			out = xreallocarray(out, cap = cap ? cap * 2 : 16384, 1);
+		k = read(pfd[0], out + len, cap - len - 1);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			break;
+		len += (size_t)k;
+	}
+	close(pfd[0]);
+	/* An interrupted wait must not leave st unset and read as success. */
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	out[len] = '\0';
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0 || !strstr(out, "MODULESDIR:")) {
+		free(out);
+		*rc = -EIO;
+		return NULL;
+	}
+	*rc = 0;
+	return out;
+}
+
+/* The value after "KEY:" on its line in info, into buf. */
+static void
+info_value(const char *info, const char *key, char *buf, size_t len)
+{
+	const char *p = strstr(info, key);
+	size_t n;
+
+	buf[0] = '\0';
+	if (!p)
+		return;
+	p += strlen(key);
+	p += strspn(p, " \t");
+	n = strcspn(p, "\n");
+	snprintf(buf, len, "%.*s", (int)n, p);
+}
+
+/* Whether smbd has module name built in ("Builtin modules:" lists "vfs_default" ...). */
+static bool
+builtin(const char *info, const char *name)
+{
+	const char *p = strstr(info, "Builtin modules:");
+	char want[160];
+	size_t wl;
+
+	if (!p)
+		return false;
+	p = strchr(p, '\n');
+	snprintf(want, sizeof(want), "vfs_%s", name);
+	wl = strlen(want);
+	for (; p && *p == '\n' && p[1] == ' '; p = strchr(p + 1, '\n')) {
+		const char *end = strchr(p + 1, '\n'), *q = p + 1;
+
+		if (!end)
+			end = q + strlen(q);
+		while (q < end) {
+			size_t n;
+
+			q += strspn(q, " \t");
+			n = strcspn(q, " \t\n");
+			if (n == wl && strncmp(q, want, wl) == 0)
+				return true;
+			q += n;
+		}
+	}
+	return false;
+}
+
+/* Checks the modules of one "vfs objects = a b c" value. */
+static int
+check_line(const char *info, const char *dir, const char *path, int lineno, const char *val,
+	   char *err, size_t errlen)
+{
+	char name[128], *so;
+	struct stat st;
+	size_t n;
+
+	while (*(val += strspn(val, " \t,"))) {
+		n = strcspn(val, " \t,");
+		snprintf(name, sizeof(name), "%.*s", (int)n, val);
+		val += n;
+		if (builtin(info, name))
+			continue;
+		so = xasprintf("%s/vfs/%s.so", dir, name);
+		if (stat(so, &st) < 0) {
+			snprintf(err, errlen, "%s:%d: VFS module \"%s\" is not installed (smbd has no "
+				 "%s, so it would refuse every share that uses it): install %s "
+				 "(apt-get install %s)", path, lineno, name, so, SMBMOD_PACKAGE,
+				 SMBMOD_PACKAGE);
+			free(so);
+			return -ENOENT;
+		}
+		free(so);
+	}
+	return 0;
+}
+
+int
+smbmod_check(const char *path, const char *conf, size_t len, char *err, size_t errlen)
+{
+	char dir[512], *info, *text = xmalloc(len + 1), *line, *save = NULL;
+	int rc, lineno = 0;
+
+	memcpy(text, conf, len);
+	text[len] = '\0';
+	if (!strstr(text, "vfs object")) {
+		free(text);
+		return 0;
+	}
+	if (!(info = smbd_build_info(&rc))) {
+		if (rc < 0)
+			snprintf(err, errlen, "cannot ask smbd -b for its module directory: %s",
+				 strerror(-rc));
+		free(text);
+		return rc;
+	}
+	info_value(info, "MODULESDIR:", dir, sizeof(dir));
+	rc = 0;
+	for (line = text; line && rc == 0; line = save) {
+		char *eq, *k;
+
+		save = strchr(line, '\n');
+		if (save)
+			*save++ = '\0';
+		lineno++;
+		k = line + strspn(line, " \t");
+		if (strncmp(k, "vfs objects", 11) != 0 && strncmp(k, "vfs object", 10) != 0)
+			continue;
+		if (!(eq = strchr(k, '=')))
+			continue;
+		rc = check_line(info, dir, path, lineno, eq + 1, err, errlen);
+	}
+	free(info);
+	free(text);
+	return rc;
+}
