@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "proc.h"
 #include "smbmod.h"
 #include "xmalloc.h"
 
@@ -64,11 +65,8 @@ smbd_build_info(int *rc)
 		len += (size_t)k;
 	}
 	close(pfd[0]);
-	/* An interrupted wait must not leave st unset and read as success. */
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
 	out[len] = '\0';
-	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0 || !strstr(out, "MODULESDIR:")) {
+	if (proc_wait(pid, &st) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0 || !strstr(out, "MODULESDIR:")) {
 		free(out);
 		*rc = -EIO;
 		return NULL;
