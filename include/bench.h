@@ -50,7 +50,8 @@ int bench_video_parse(const char *spec, const struct bench_video_format **fmt, d
 
 enum bench_cache {
 	BENCH_CACHE_HOT,	/* caches left as they are (labelled "hot") */
-	BENCH_CACHE_COLD,	/* drop_caches before each measured run (labelled "cold") */
+	BENCH_CACHE_COLD,	/* drop_caches before each measured run (labelled "cold" when that
+				 * reached the server's cache too, else "client-cold") */
 };
 
 /* Progress: called before each warm-up or measured run of a workload. */
@@ -80,6 +81,11 @@ struct bench_opts {
 	 * so runs are labelled hot even when cold was asked. */
 	int (*drop_caches)(void *arg);
 	void *drop_arg;
+	/* drop_caches empties the server's page cache too: the target's server runs on this
+	 * machine's kernel (bench_target_on_this_host). Only then is a network target's run
+	 * labelled "cold"; otherwise the server may still hold the file and it is "client-cold".
+	 * file:// and null:// targets are served by this machine by definition. */
+	bool drop_reaches_server;
 	void (*progress)(const struct bench_progress *p, void *arg);
 	void *progress_arg;
 	/* Set (by a signal handler) to stop: the run ends with -EINTR, scratch removed. */
@@ -142,7 +148,8 @@ struct bench_result {
 	char *metric;		/* "write", "read-4k", "stat-miss-cold", "fps", ... */
 	char *unit;		/* "MB/s", "us", "files/s", "fps", "frames" */
 	char *client;		/* "loopback", or the agent's name */
-	char *cache;		/* "hot" or "cold" */
+	char *cache;		/* "hot", "cold" (client's and server's page cache dropped) or
+				 * "client-cold" (only this machine's: the server's is not ours) */
 	char *note;		/* how it was measured ("server-side copy (copy_file_range)"); NULL */
 	char *bottleneck;	/* "network-bound (97% of TCP)", ...; NULL for non-throughput */
 	double *runs;		/* measured values, in run order */

@@ -46,6 +46,13 @@ void bench_target_clear(struct bench_target *t);
  * A username in the file is used only when the URL has none. Returns 0 or -errno with err. */
 int bench_target_credentials(struct bench_target *t, const char *file, char *err, size_t errlen);
 
+/* Whether t's server runs on this machine's kernel, so that dropping this machine's page
+ * cache drops the server's too: true for file:// and null://, and for a host that resolves
+ * (numerically, or through /etc/hosts and the resolver) to an address a socket here can
+ * bind to — 127.0.0.1, ::1, or one of this network namespace's own addresses. Sends
+ * nothing. A name that does not resolve is not this host. */
+bool bench_target_on_this_host(const struct bench_target *t);
+
 /* Prompts for t's password on the controlling terminal (echo off) when t has a user and no
  * password. Returns 0, -ENOTTY when there is no terminal, or -errno. */
 int bench_target_prompt(struct bench_target *t);

@@ -8,11 +8,14 @@
  *	cpu system count=2 model=Intel(R)_Xeon(R)_Processor
  *	disk sda model=ST4000VN008-2DR1 rotational=1 fw=SC60
  *	mem system total=24GiB
- *	nic eth0 driver=igb fw=3.25,_0x800005cc speed=1000
+ *	nic eth0 driver=igb fw=3.25,_0x800005cc
  *
  * Reads sysfs, procfs and the ethtool ioctl; no netlink. The max MTU is not in the
  * fingerprint: the kernel exposes it only over rtnetlink (IFLA_MAX_MTU, see netif.h), and it
- * follows from driver and firmware anyway. */
+ * follows from driver and firmware anyway. Nothing that changes on an ordinary boot is in it
+ * either: not a link's speed or state (the cable and the switch port decide them), not media
+ * the kernel marks removable (a USB stick left in at boot), so those alone never make
+ * `apply --if-changed`, `status` or `tune --if-changed` see new hardware. */
 #ifndef NASTUNE_HWINFO_H
 #define NASTUNE_HWINFO_H
 
@@ -21,7 +24,7 @@
 struct hwinfo_item {
 	char *kind;  /* "cpu", "disk", "mem", "nic" */
 	char *name;  /* "eth0", "sda"; "system" for cpu and mem */
-	char *value; /* "driver=virtio_net fw=unknown speed=unknown" */
+	char *value; /* "driver=virtio_net fw=unknown" */
 };
 
 struct hwinfo {
@@ -33,9 +36,9 @@ struct hwinfo {
  * /proc; otherwise a directory holding sys/ and proc/ trees, for tests.
  *
  * Items: one "nic" per /sys/class/net entry but lo, with driver and fw from the ethtool
- * ETHTOOL_GDRVINFO ioctl (driver falls back to the device/driver symlink), speed in Mb/s
- * from sysfs ("unknown" when -1 or unreadable, as for veth or a link that is down). One
- * "disk" per /sys/block entry but loop*, ram*, zram* and dm-*, with device/model,
+ * ETHTOOL_GDRVINFO ioctl (driver falls back to the device/driver symlink); links under
+ * /sys/devices/virtual (veth, bridges) are left out. One "disk" per /sys/block entry but
+ * loop*, ram*, zram*, dm-* and those whose "removable" attribute is 1, with device/model,
  * queue/rotational and device/firmware_rev (NVMe) or device/rev (SCSI/ATA). One "cpu":
  * the first "model name" of /proc/cpuinfo and the online count. One "mem": MemTotal rounded
  * up to a whole GiB, so a few MB reserved more or less by another kernel do not count.

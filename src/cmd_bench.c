@@ -578,6 +578,8 @@ cmd_bench(struct ctx *ctx, int argc, char **argv)
 		size_t first = all.n;
 		int w;
 
+		o.drop_reaches_server = bench_target_on_this_host(&t->t);
+
 		if (!no_baseline) {
 			if (t->local && (rc = bench_baseline_disk(t->local, o.size ? o.size :
 								   BENCH_DEFAULT_SIZE, &bl)) < 0)

@@ -162,8 +162,7 @@ hwinfo_read_nics(const char *root, int real, struct hwinfo_builder *hb)
 			fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	}
 	for (errno = 0; (de = readdir(d)) != NULL; errno = 0) {
-		char *ifdir, *driver = NULL, *fw = NULL, *speed;
-		long mbps = -1;
+		char *ifdir, *driver = NULL, *fw = NULL;
 
 		if (de->d_name[0] == '.' || strcmp(de->d_name, "lo") == 0)
 			continue;
@@ -184,26 +183,14 @@ hwinfo_read_nics(const char *root, int real, struct hwinfo_builder *hb)
 			if (!real)
 				fw = hwinfo_attr(ifdir, "fw_version");
 		}
-		speed = hwinfo_attr(ifdir, "speed");
-		if (speed) {
-			char *end;
-
-			errno = 0;
-			mbps = strtol(speed, &end, 10);
-			if (errno || *end || end == speed)
-				mbps = -1;
-			free(speed);
-		}
-		if (mbps > 0)
-			speed = xasprintf("%ld", mbps);
-		else
-			speed = xstrdup(HWINFO_UNKNOWN);
+		/* No link speed or state: they follow the cable and the switch port (a link that
+		 * is down at boot reads -1, a renegotiation 100 instead of 1000), not the NAS, and
+		 * a re-tune for them would measure the same hardware again. */
 		hwinfo_add(hb, "nic", de->d_name,
-			   xasprintf("driver=%s fw=%s speed=%s", driver ? driver : HWINFO_UNKNOWN,
-				     fw ? fw : HWINFO_UNKNOWN, speed));
+			   xasprintf("driver=%s fw=%s", driver ? driver : HWINFO_UNKNOWN,
+				     fw ? fw : HWINFO_UNKNOWN));
 		free(driver);
 		free(fw);
-		free(speed);
 		free(ifdir);
 	}
 	if (errno)
@@ -232,6 +219,18 @@ hwinfo_skip_disk(const char *name)
 	return 0;
 }
 
+/* Media the kernel marks removable (USB sticks, card readers, optical drives) come and go
+ * with what is plugged in at boot: not the NAS's own disks. */
+static bool
+hwinfo_removable(const char *bdir)
+{
+	char *r = hwinfo_attr(bdir, "removable");
+	bool yes = r && strcmp(r, "1") == 0;
+
+	free(r);
+	return yes;
+}
+
 static int
 hwinfo_read_disks(const char *root, struct hwinfo_builder *hb)
 {
@@ -252,6 +251,10 @@ hwinfo_read_disks(const char *root, struct hwinfo_builder *hb)
 		if (hwinfo_skip_disk(de->d_name))
 			continue;
 		bdir = xasprintf("%s/%s", dir, de->d_name);
+		if (hwinfo_removable(bdir)) {
+			free(bdir);
+			continue;
+		}
 		model = hwinfo_attr_or_unknown(bdir, "device/model");
 		rot = hwinfo_attr_or_unknown(bdir, "queue/rotational");
 		fw = hwinfo_attr(bdir, "device/firmware_rev");

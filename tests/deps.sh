@@ -21,6 +21,9 @@ pkgs=(
 	# the lab (tests/lab): trixie keys for debootstrap, nfs-common (ganesha's dirs), users'
 	# password hashes (openssl), DHX2 login in the lab's AFP client (python3-cryptography)
 	debian-archive-keyring gpgv wget nfs-common openssl python3-cryptography
+	# clients nastune did not write (lab/t_indep): Samba's smbtorture, an SMB client that
+	# speaks AAPL (impacket) and an mDNS stack that is not avahi (zeroconf)
+	samba-testsuite python3-impacket python3-zeroconf
 	# packaging (make deb, tests/pkg): the build and lint tools, the man page and unit
 	# checkers (systemd for systemd-analyze; no systemd runs), completion, and sqlite3,
 	# which the package's postrm uses

@@ -127,6 +127,13 @@ since(double t0)
 	return d > 1e-9 ? d : 1e-9;
 }
 
+/* The page cache dropped before a run is also the one the target's server reads through. */
+static bool
+server_cache_dropped(const struct run *r)
+{
+	return !r->t->host || r->o.drop_reaches_server;
+}
+
 static bool
 stopped(const struct run *r)
 {
@@ -933,7 +940,9 @@ meta_run(struct run *r)
 		rc = meta_pass(r, c, false);
 	r->d->disconnect(c);
 	snprintf(r->note, sizeof(r->note), "%u entries; cold = a new connection%s", r->o.meta_entries,
-		 r->cold ? " after dropping the page cache" : " (page cache not dropped)");
+		 !r->cold ? " (page cache not dropped)" : server_cache_dropped(r) ?
+		 " after dropping the page cache" : " after dropping this client's page cache "
+		 "(not the server's)");
 	return rc;
 }
 
@@ -1318,6 +1327,16 @@ prepare(struct run *r)
 	return 0;
 }
 
+/* "cold" only when the drop reached the cache the server reads from: a remote server still
+ * holds the file in its RAM, and its results are about that cache, not the disk. */
+static const char *
+cache_label(const struct run *r, const struct metric *m)
+{
+	if (!m->cold)
+		return "hot";
+	return server_cache_dropped(r) ? "cold" : "client-cold";
+}
+
 static void
 to_results(struct run *r, struct bench_results *out)
 {
@@ -1332,7 +1351,7 @@ to_results(struct run *r, struct bench_results *out)
 			.metric = (char *)m->name,
 			.unit = (char *)m->unit,
 			.client = "loopback",
-			.cache = m->cold ? "cold" : "hot",
+			.cache = (char *)cache_label(r, m),
 			.note = r->note[0] ? r->note : NULL,
 			.runs = m->v,
 			.nruns = m->n,

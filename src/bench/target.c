@@ -2,9 +2,11 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <termios.h>
 #include <unistd.h>
@@ -326,6 +328,31 @@ bench_target_credentials(struct bench_target *t, const char *file, char *err, si
 	explicit_bzero(line, sizeof(line));
 	fclose(fp);
 	return 0;
+}
+
+bool
+bench_target_on_this_host(const struct bench_target *t)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_DGRAM, .ai_flags = AI_NUMERICSERV };
+	struct addrinfo *ai = NULL, *a;
+	bool here = false;
+
+	if (!t->host)
+		return true;
+	if (getaddrinfo(t->host, "0", &hints, &ai) != 0)
+		return false;
+	/* bind() succeeds only for an address assigned here (EADDRNOTAVAIL otherwise); port 0
+	 * takes any free port, and the socket is closed at once without sending. */
+	for (a = ai; a && !here; a = a->ai_next) {
+		int fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+
+		if (fd < 0)
+			continue;
+		here = bind(fd, a->ai_addr, a->ai_addrlen) == 0;
+		close(fd);
+	}
+	freeaddrinfo(ai);
+	return here;
 }
 
 int

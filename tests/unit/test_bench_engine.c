@@ -484,6 +484,23 @@ test_stop_and_cold(void **state)
 	run_ok(&h, BENCH_SEQ_READ, &o, &rs);
 	assert_string_equal(rs.v[0].cache, "hot");
 	bench_results_clear(&rs);
+
+	/* A target on another host: dropping this machine's cache leaves the server's, so the
+	 * run is only client-cold, and the metadata note says whose cache was dropped. */
+	h.t.host = strdup("nas.example");
+	o.drop_caches = count_drop;
+	run_ok(&h, BENCH_SEQ_READ, &o, &rs);
+	assert_string_equal(rs.v[0].cache, "client-cold");
+	bench_results_clear(&rs);
+	run_ok(&h, BENCH_METADATA, &o, &rs);
+	assert_string_equal(find(&rs, "metadata", "stat-hit-cold")->cache, "client-cold");
+	assert_string_equal(find(&rs, "metadata", "list-hot")->cache, "hot");
+	assert_non_null(strstr(find(&rs, "metadata", "list-cold")->note, "(not the server's)"));
+	bench_results_clear(&rs);
+	o.drop_reaches_server = true;	/* its server runs on this kernel */
+	run_ok(&h, BENCH_SEQ_READ, &o, &rs);
+	assert_string_equal(rs.v[0].cache, "cold");
+	bench_results_clear(&rs);
 	release(&h);
 }
 

@@ -5,6 +5,9 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <errno.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -150,6 +153,48 @@ test_credentials(void **state)
 	unlink(path);
 }
 
+static bool
+on_host(const char *url)
+{
+	struct bench_target t;
+	char err[256];
+	bool here;
+
+	assert_int_equal(bench_target_parse(url, &t, err, sizeof(err)), 0);
+	here = bench_target_on_this_host(&t);
+	bench_target_clear(&t);
+	return here;
+}
+
+/* Whose page cache a drop reaches: this machine's own addresses, not another host's. */
+static void
+test_on_this_host(void **state)
+{
+	struct ifaddrs *ifa, *i;
+	char addr[INET_ADDRSTRLEN] = "", url[128];
+
+	(void)state;
+	assert_true(on_host("file:///tmp"));
+	assert_true(on_host("null://x"));
+	assert_true(on_host("smb://127.0.0.1/Media"));
+	assert_true(on_host("nfs://localhost/srv/media"));
+	/* TEST-NET-1 (RFC 5737) is never assigned to a host: bind fails, nothing is sent */
+	assert_false(on_host("smb://192.0.2.1/Media"));
+	assert_false(on_host("afp://alice@198.51.100.7/TM"));
+	/* a non-loopback address of this namespace, when it has one, is this host */
+	assert_int_equal(getifaddrs(&ifa), 0);
+	for (i = ifa; i && !addr[0]; i = i->ifa_next)
+		if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET &&
+		    strcmp(i->ifa_name, "lo") != 0)
+			inet_ntop(AF_INET, &((struct sockaddr_in *)i->ifa_addr)->sin_addr, addr,
+				  sizeof(addr));
+	freeifaddrs(ifa);
+	if (addr[0]) {
+		snprintf(url, sizeof(url), "smb://%s/Media", addr);
+		assert_true(on_host(url));
+	}
+}
+
 int
 main(void)
 {
@@ -158,6 +203,7 @@ main(void)
 		cmocka_unit_test(test_nfs_file_null),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_credentials),
+		cmocka_unit_test(test_on_this_host),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
