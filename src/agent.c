@@ -606,7 +606,8 @@ unauth_take(struct agent *a, const char *peer)
 	return free_slot;
 }
 
-static void
+/* Accepts one pending connection; returns false when none is left. */
+static bool
 accept_one(struct agent *a, int lfd)
 {
 	struct sockaddr_storage ss;
@@ -618,7 +619,9 @@ accept_one(struct agent *a, int lfd)
 
 	fd = accept(lfd, (struct sockaddr *)&ss, &sl);
 	if (fd < 0)
-		return;
+		return errno == EINTR || errno == ECONNABORTED;
+	/* The listening socket is non-blocking; BSD accept() passes that on, Linux does not. */
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
 	fcntl(fd, F_SETFD, FD_CLOEXEC);
 	if (ss.ss_family == AF_INET)
 		inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, host, sizeof(host));
@@ -634,7 +637,7 @@ accept_one(struct agent *a, int lfd)
 		log_debug("agent: %s: too many unauthenticated connections; closed", c->peer);
 		close(fd);
 		free(c);
-		return;
+		return true;
 	}
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	if (pthread_create(&th, NULL, conn_thread, c) != 0) {
@@ -644,9 +647,10 @@ accept_one(struct agent *a, int lfd)
 		pthread_mutex_lock(&a->state);
 		a->conns--;
 		pthread_mutex_unlock(&a->state);
-		return;
+		return true;
 	}
 	pthread_detach(th);
+	return true;
 }
 
 int
@@ -673,7 +677,8 @@ agent_serve(const struct agent_opts *o, char *err, size_t errlen)
 	}
 	lfd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, 0);
 	if (lfd < 0 || setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
-	    bind(lfd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(lfd, 8) < 0) {
+	    bind(lfd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(lfd, 64) < 0 ||
+	    fcntl(lfd, F_SETFL, fcntl(lfd, F_GETFL) | O_NONBLOCK) < 0) {
 		rc = -errno;
 		snprintf(err, errlen, "cannot listen on %s:%d: %s", addr, port, strerror(errno));
 		if (lfd >= 0)
@@ -703,8 +708,11 @@ agent_serve(const struct agent_opts *o, char *err, size_t errlen)
 	while (!(o->stop && *o->stop)) {
 		struct pollfd pfd = { .fd = lfd, .events = POLLIN };
 
+		/* Drain the backlog each time: a peer reconnecting in a loop must not keep
+		 * the NAS's connection waiting behind its own. */
 		if (poll(&pfd, 1, 200) > 0)
-			accept_one(&a, lfd);
+			while (accept_one(&a, lfd) && !(o->stop && *o->stop))
+				;
 	}
 	log_info("agent: stopping");
 	if (adv && o->unadvertise)

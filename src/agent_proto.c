@@ -650,11 +650,17 @@ agent_client_handshake(int fd, const uint8_t key[AGENT_KEY_LEN], const char *nas
 	}
 	if ((rc = agent_recv(fd, timeout_ms, &reply, err, errlen)) < 0)
 		goto out;
-	if (strcmp(agent_type(reply), "auth_ok") != 0) {
+	if (strcmp(agent_type(reply), "error") == 0) {
 		const char *e = json_string_value(json_object_get(reply, "error"));
 
-		snprintf(err, errlen, "the agent refused us: %s (key id here %s, agent's %s)",
-			 e ? e : agent_type(reply), kid, their_kid ? their_kid : "?");
+		snprintf(err, errlen, "the agent refused us: %.200s (key id here %s, agent's %.16s)",
+			 e ? e : "no reason given", kid, their_kid ? their_kid : "?");
+		rc = -EACCES;
+		goto out;
+	}
+	if (strcmp(agent_type(reply), "auth_ok") != 0) {
+		snprintf(err, errlen, "the agent sent \"%.32s\" instead of its proof — not "
+			 "trusting it", agent_type(reply));
 		rc = -EACCES;
 		goto out;
 	}
