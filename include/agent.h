@@ -15,6 +15,7 @@
 #include "agent_proto.h"
 
 struct bench_results;
+struct bench_target;
 
 /* --mount PROTO=PATH: run PROTO's jobs with the posix driver on the OS's own mount. */
 struct agent_mount {
@@ -29,7 +30,7 @@ struct agent_opts {
 	size_t nmounts;
 	const char *credentials;	/* smbclient-style file for logins the jobs need; NULL */
 	const char *scratch_dir;	/* for the client disk baseline; NULL: /var/tmp */
-	unsigned max_conns;	/* connections served at once; 0: 4 (more are told "busy") */
+	unsigned max_conns;	/* authenticated connections at once; 0: 4 (more are told "busy") */
 	unsigned max_queue;	/* jobs waiting behind the running one; 0: 2 */
 	/* Discovery hook (the Linux build advertises _nastune._tcp through mdns.c). Called once
 	 * listening; returns a handle for unadvertise, or NULL. */
@@ -37,6 +38,32 @@ struct agent_opts {
 	void (*unadvertise)(void *handle);
 	const volatile sig_atomic_t *stop;	/* set by a signal handler to stop serving */
 };
+
+/* Unauthenticated connections (still in the handshake, which ends AGENT_HANDSHAKE_MS after
+ * the connection is accepted) from one address, and from everyone: more are closed at once,
+ * so idle sockets cannot keep the NAS from authenticating. */
+#define AGENT_UNAUTH_PER_PEER 4
+#define AGENT_UNAUTH_MAX 64
+#define AGENT_HANDSHAKE_MS 5000
+
+/* One job from the network, checked (agent_job_parse) before anything runs. */
+struct agent_job {
+	long long id;
+	int workload;			/* enum bench_workload */
+	char proto[17];			/* as asked: smb, nfs or afp */
+	const char *mount;		/* --mount path it runs on (the OS's client), or NULL */
+	uint64_t size, repeats, warmup, files;
+	struct bench_target *target;	/* parsed target (the NAS's share); owned */
+};
+
+/* Checks a job message against what this agent allows: a known workload; a target on the
+ * NAS that authenticated (its address nas; host names are refused) over the job's protocol,
+ * or a file:// target that is exactly one of the --mount paths; never "force"; options within
+ * their bounds. Pure (no I/O). Returns 0 and *j (release with agent_job_release), or -EINVAL
+ * / -EPERM with err. */
+int agent_job_parse(const struct agent_opts *o, const char *nas, struct json_t *msg,
+		    struct agent_job *j, char *err, size_t errlen);
+void agent_job_release(struct agent_job *j);
 
 /* Serves until *o->stop. Returns 0, or -errno with err when it cannot listen. */
 int agent_serve(const struct agent_opts *o, char *err, size_t errlen);

@@ -1,18 +1,29 @@
 /* agent_proto.h - the wire between nastune (the controller, on the NAS) and its agents (on
- * client machines): length-prefixed JSON messages and mutual HMAC-SHA256 authentication.
+ * client machines): length-prefixed JSON messages, a mutual HMAC-SHA256 handshake, then
+ * every message in both directions authenticated with per-direction session keys and
+ * sequence numbers.
  *
- * Framing: a 4-byte big-endian length, then that many bytes of one JSON object, at most
- * AGENT_MSG_MAX. Every message has "v" (AGENT_PROTO_VERSION) and "type".
- *
- * Handshake (the key K is 32 random bytes both sides hold; nothing but "hello" is answered
- * before it completes):
+ * Handshake frames: a 4-byte big-endian length, then that many bytes of one JSON object, at
+ * most AGENT_MSG_MAX. Every message has "v" (AGENT_PROTO_VERSION) and "type". The key K is
+ * 32 random bytes both sides hold; nothing but "hello" is answered before the handshake
+ * completes:
  *   agent -> controller  {"type":"hello", "nonce": Na, "key_id": id(K), "version": ...}
- *   controller -> agent  {"type":"auth", "nonce": Nc, "mac": HMAC(K, "nastune-agent-1 controller" Na Nc)}
- *   agent -> controller  {"type":"auth_ok", "mac": HMAC(K, "nastune-agent-1 agent" Nc Na)}
- *                        or {"type":"error", "error": "authentication failed"} and close
+ *   controller -> agent  {"type":"auth", "nonce": Nc, "nas": A,
+ *                         "mac": HMAC(K, "nastune-agent-2 controller\n" Na "\n" Nc "\n" A)}
+ *   agent -> controller  {"type":"auth_ok", "mac": HMAC(K, "nastune-agent-2 agent\n" Nc "\n" Na)}
+ *                        or {"type":"error", "error": "..."} and close
  * Nonces are 32 fresh random bytes each, hex; MACs are compared in constant time. Each side
  * proves it holds K over the other's fresh nonce, so neither a replay nor a reflected MAC
- * passes.
+ * passes. A is the controller's own address on this connection (the one it names in job
+ * targets); the agent refuses a controller whose A is not the address it connects from.
+ *
+ * Session (every message after auth_ok, both directions):
+ *   length(4, big-endian) || seq(8, big-endian) || JSON || HMAC-SHA256(k_dir, seq || JSON)
+ * k_dir = HKDF-SHA256(ikm K, salt Na || Nc as bytes, info "nastune-agent-2 controller to
+ * agent" or "nastune-agent-2 agent to controller"): a key per connection and per direction,
+ * so a frame replayed from another connection, reflected back, or altered fails its MAC.
+ * seq counts from 0 in each direction; a frame with any other number (replayed, dropped or
+ * reordered) is refused. After one refused frame the session is dead: the receiver closes.
  *
  * Portable POSIX C with jansson and libcrypto only: the agent builds on macOS. */
 #ifndef NASTUNE_AGENT_PROTO_H
@@ -22,11 +33,22 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define AGENT_PROTO_VERSION 1
+#define AGENT_PROTO_VERSION 2
 #define AGENT_MSG_MAX (1u << 20)	/* bytes of one message */
 #define AGENT_KEY_LEN 32
 #define AGENT_NONCE_LEN 32
 #define AGENT_DEFAULT_PORT 7048
+#define AGENT_SEQ_LEN 8
+#define AGENT_MAC_LEN 32
+#define AGENT_ADDR_MAX 64	/* an address as text, with room for IPv6 and a scope */
+
+/* One authenticated connection (after the handshake). Plain data: no allocation inside. */
+struct agent_session {
+	int fd;
+	uint8_t k_send[AGENT_MAC_LEN], k_recv[AGENT_MAC_LEN];
+	uint64_t seq_send, seq_recv;
+	bool dead;	/* a frame was refused: nothing more is trusted on this connection */
+};
 
 struct json_t;
 
@@ -64,16 +86,45 @@ void agent_mac(const uint8_t key[AGENT_KEY_LEN], const char *label, const char *
 /* Constant-time comparison of two hex MACs; false when either is not 64 characters. */
 bool agent_mac_equal(const char *a, const char *b);
 
-/* Controller side of the handshake on a connected socket: reads hello, sends auth, checks
- * auth_ok. Returns 0 (and *hello, which the caller json_decrefs, when hello is not NULL),
- * -EACCES when the agent refuses the key or proves the wrong one (err says which), or the
- * agent_recv errors. */
-int agent_client_handshake(int fd, const uint8_t key[AGENT_KEY_LEN], int timeout_ms,
-			   struct json_t **hello, char *err, size_t errlen);
+/* Controller side of the handshake on a connected socket: reads hello, sends auth naming
+ * nas (our address on this connection), checks auth_ok. Returns 0 with *s ready (and *hello,
+ * which the caller json_decrefs, when hello is not NULL), -EACCES when the agent refuses us
+ * or proves the wrong key (err says which), or the agent_recv errors. */
+int agent_client_handshake(int fd, const uint8_t key[AGENT_KEY_LEN], const char *nas,
+			   int timeout_ms, struct json_t **hello, struct agent_session *s,
+			   char *err, size_t errlen);
 
-/* Agent side: sends hello, reads auth, answers auth_ok or an error. Returns 0, -EACCES after
- * refusing (the caller closes), or the agent_recv errors. */
+/* Agent side: sends hello, reads auth, answers auth_ok or an error. peer is the address the
+ * controller connects from (NULL: not checked, e.g. a socketpair); a controller naming
+ * another address is refused. Returns 0 with *s ready and the controller's address in nas,
+ * -EACCES after refusing (the caller closes), or the agent_recv errors. */
 int agent_server_handshake(int fd, const uint8_t key[AGENT_KEY_LEN], int timeout_ms,
-			   const char *agent_version, char *err, size_t errlen);
+			   const char *agent_version, const char *peer, struct agent_session *s,
+			   char nas[AGENT_ADDR_MAX], char *err, size_t errlen);
+
+/* Sets up a session from the handshake's nonces (hex): the keys of both directions,
+ * sequence numbers at 0. controller says which side this is. */
+void agent_session_init(struct agent_session *s, int fd, const uint8_t key[AGENT_KEY_LEN],
+			const char *na, const char *nc, bool controller);
+/* Forgets the keys. */
+void agent_session_clear(struct agent_session *s);
+
+/* Seals msg (adding "v") as one frame with its length prefix. Returns the frame (the caller
+ * frees it) and its length in *len, or NULL when the encoding exceeds AGENT_MSG_MAX. Uses
+ * and advances the sending sequence number. */
+uint8_t *agent_session_seal(struct agent_session *s, struct json_t *msg, size_t *len);
+/* Checks one frame body (after the length prefix: seq || JSON || MAC) against the receiving
+ * key and sequence number, then parses it. Returns 0 and *msg, or -EBADMSG (altered,
+ * replayed, reordered or truncated: err says which; the session is dead from then on), or
+ * the agent_parse errors. */
+int agent_session_open(struct agent_session *s, const uint8_t *body, size_t len,
+		       struct json_t **msg, char *err, size_t errlen);
+/* agent_send and agent_recv through the session. */
+int agent_session_send(struct agent_session *s, struct json_t *msg);
+int agent_session_recv(struct agent_session *s, int timeout_ms, struct json_t **msg, char *err,
+		       size_t errlen);
+
+/* Whether two numeric addresses are the same host (IPv4-mapped IPv6 equals IPv4). */
+bool agent_addr_equal(const char *a, const char *b);
 
 #endif

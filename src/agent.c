@@ -1,10 +1,14 @@
 /* agent.c - the nastune agent on client machines, and the controller's connection to it.
  *
- * Thread per connection (at most max_conns; more are told "busy"), jobs one at a time behind
- * a mutex with a bounded queue. Nothing is answered before the handshake succeeds. A job
- * writes only inside the scratch directory the engine creates in its target. */
+ * Thread per connection: at most AGENT_UNAUTH_PER_PEER per address (AGENT_UNAUTH_MAX in all)
+ * still in the handshake, max_conns authenticated (more are told "busy"); jobs one at a time
+ * behind a mutex with a bounded queue. Nothing is answered before the handshake succeeds,
+ * and every message after it is authenticated (agent_proto.h). Jobs run only against the
+ * controller that authenticated, or on --mount paths. A job writes only inside the scratch
+ * directory the engine creates in its target. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <ifaddrs.h>
 #include <jansson.h>
 #include <net/if.h>
@@ -31,7 +35,6 @@
 #define MSG_NOSIGNAL 0
 #endif
 
-#define HANDSHAKE_MS 5000
 #define IDLE_MS (10 * 60 * 1000)	/* a controller silent this long is dropped */
 #define MAX_SIZE (64ull << 30)
 #define MAX_REPEATS 100
@@ -193,7 +196,8 @@ struct agent {
 	const struct agent_opts *o;
 	pthread_mutex_t lock;		/* jobs, one at a time */
 	pthread_mutex_t state;		/* the counters and the cache below */
-	unsigned conns, waiting;
+	unsigned conns, authed, waiting;	/* threads; authenticated; jobs queued */
+	char unauth[AGENT_UNAUTH_MAX][INET6_ADDRSTRLEN + 8];	/* peers in the handshake */
 	json_t *disk;			/* client disk baseline, measured once */
 	char hostname[256];
 };
@@ -237,7 +241,7 @@ facts(struct agent *a, int fd)
 /* ---- jobs ---- */
 
 struct job_ctx {
-	int fd;
+	struct agent_session *ss;
 	json_int_t id;
 	volatile sig_atomic_t stop;	/* the controller went away */
 	const volatile sig_atomic_t *global_stop;
@@ -252,7 +256,7 @@ job_progress(const struct bench_progress *p, void *arg)
 			      "warmup", p->warmup);
 
 	/* A controller that is gone makes the send fail: stop the job, scratch is removed. */
-	if (agent_send(j->fd, m) < 0)
+	if (agent_session_send(j->ss, m) < 0)
 		j->stop = 1;
 	if (j->global_stop && *j->global_stop)
 		j->stop = 1;
@@ -276,96 +280,165 @@ opt_u64(json_t *opts, const char *key, uint64_t max, uint64_t *out, char *err, s
 	return 0;
 }
 
-/* Runs one job message; returns the reply (result or error). */
-static json_t *
-run_job(struct agent *a, int fd, json_t *msg)
+void
+agent_job_release(struct agent_job *j)
+{
+	if (j->target) {
+		bench_target_clear(j->target);
+		free(j->target);
+	}
+	memset(j, 0, sizeof(*j));
+}
+
+int
+agent_job_parse(const struct agent_opts *ao, const char *nas, json_t *msg, struct agent_job *j,
+		char *err, size_t errlen)
 {
 	const char *wname = json_string_value(json_object_get(msg, "workload"));
 	const char *proto = json_string_value(json_object_get(msg, "protocol"));
 	const char *url = json_string_value(json_object_get(msg, "target"));
-	json_t *opts = json_object_get(msg, "options"), *reply;
-	json_int_t id = json_integer_value(json_object_get(msg, "id"));
-	struct job_ctx jc = { .fd = fd, .id = id, .global_stop = a->o->stop };
+	json_t *opts = json_object_get(msg, "options");
+	size_t i;
+
+	memset(j, 0, sizeof(*j));
+	j->id = json_integer_value(json_object_get(msg, "id"));
+	j->warmup = 1;
+	if (!wname || (j->workload = bench_workload_parse(wname)) < 0) {
+		snprintf(err, errlen, "unknown workload \"%.64s\"", wname ? wname : "");
+		return -EINVAL;
+	}
+	if (!proto || !url || strlen(url) > 1024 || strlen(proto) >= sizeof(j->proto)) {
+		snprintf(err, errlen, "a job needs \"protocol\" and \"target\"");
+		return -EINVAL;
+	}
+	snprintf(j->proto, sizeof(j->proto), "%s", proto);
+	if (opts && !json_is_object(opts)) {
+		snprintf(err, errlen, "\"options\" must be an object");
+		return -EINVAL;
+	}
+	if (opt_u64(opts, "size", MAX_SIZE, &j->size, err, errlen) < 0 ||
+	    opt_u64(opts, "repeats", MAX_REPEATS, &j->repeats, err, errlen) < 0 ||
+	    opt_u64(opts, "warmup", 10, &j->warmup, err, errlen) < 0 ||
+	    opt_u64(opts, "small_files", 100000, &j->files, err, errlen) < 0)
+		return -EINVAL;
+	/* --force overrides the Time Machine refusal: only for whoever runs bench on this
+	 * machine, never for a message from the network. */
+	if (json_object_get(opts, "force") && !json_is_false(json_object_get(opts, "force"))) {
+		snprintf(err, errlen, "\"force\" is never accepted from the network");
+		return -EPERM;
+	}
+	j->target = xcalloc(1, sizeof(*j->target));
+	if (bench_target_parse(url, j->target, err, errlen) < 0) {
+		agent_job_release(j);
+		return -EINVAL;
+	}
+	if (strcmp(j->target->scheme, "file") == 0) {
+		/* A local target only where this machine's owner said (--mount). */
+		for (i = 0; i < ao->nmounts && !j->mount; i++)
+			if (strcmp(ao->mounts[i].path, j->target->share) == 0 &&
+			    strcmp(ao->mounts[i].proto, proto) == 0)
+				j->mount = ao->mounts[i].path;
+		if (!j->mount) {
+			snprintf(err, errlen, "file:// targets are accepted only for this agent's "
+				 "--mount paths, with their protocol");
+			agent_job_release(j);
+			return -EPERM;
+		}
+		return 0;
+	}
+	if (strcmp(j->target->scheme, "null") == 0 || strcmp(j->target->scheme, proto) != 0) {
+		snprintf(err, errlen, "this agent has no %.16s driver for %.16s", proto,
+			 j->target->scheme);
+		agent_job_release(j);
+		return -EINVAL;
+	}
+	if (!nas || !agent_addr_equal(j->target->host, nas)) {
+		snprintf(err, errlen, "target host %.80s is not the NAS that authenticated (%.64s): "
+			 "jobs run only against it", j->target->host, nas ? nas : "none");
+		agent_job_release(j);
+		return -EPERM;
+	}
+	/* --mount PROTO=PATH: the OS's own client, through the posix driver. */
+	for (i = 0; i < ao->nmounts; i++)
+		if (strcmp(ao->mounts[i].proto, proto) == 0)
+			j->mount = ao->mounts[i].path;
+	return 0;
+}
+
+/* Runs one job message from the controller at nas; returns the reply (result or error). */
+static json_t *
+run_job(struct agent *a, struct agent_session *ss, const char *nas, json_t *msg)
+{
+	struct job_ctx jc = { .ss = ss, .global_stop = a->o->stop };
 	struct bench_opts o = { .progress = job_progress, .progress_arg = &jc, .stop = &jc.stop };
 	struct bench_results rs = { 0 };
-	struct bench_target t = { 0 };
+	struct bench_target mt = { 0 }, *t;
 	const struct bench_driver *d = NULL;
-	uint64_t size = 0, repeats = 0, warmup = 1, files = 0;
+	struct agent_job j;
 	char err[512] = "", *mount_url = NULL;
+	json_t *reply;
 	size_t i;
-	int w, rc;
+	int rc;
 
-	if (!wname || (w = bench_workload_parse(wname)) < 0) {
-		snprintf(err, sizeof(err), "unknown workload \"%s\"", wname ? wname : "");
+	jc.id = json_integer_value(json_object_get(msg, "id"));
+	if (agent_job_parse(a->o, nas, msg, &j, err, sizeof(err)) < 0)
 		goto fail;
-	}
-	if (!proto || !url || strlen(url) > 1024 || strlen(proto) > 16) {
-		snprintf(err, sizeof(err), "a job needs \"protocol\" and \"target\"");
-		goto fail;
-	}
-	if (opts && !json_is_object(opts)) {
-		snprintf(err, sizeof(err), "\"options\" must be an object");
-		goto fail;
-	}
-	if (opt_u64(opts, "size", MAX_SIZE, &size, err, sizeof(err)) < 0 ||
-	    opt_u64(opts, "repeats", MAX_REPEATS, &repeats, err, sizeof(err)) < 0 ||
-	    opt_u64(opts, "warmup", 10, &warmup, err, sizeof(err)) < 0 ||
-	    opt_u64(opts, "small_files", 100000, &files, err, sizeof(err)) < 0)
-		goto fail;
-	o.size = size;
-	o.repeats = (unsigned)repeats;
-	o.warmup = (unsigned)warmup;
-	o.small_files = (unsigned)files;
+	o.size = j.size;
+	o.repeats = (unsigned)j.repeats;
+	o.warmup = (unsigned)j.warmup;
+	o.small_files = (unsigned)j.files;
 	o.cache = BENCH_CACHE_HOT;
-	o.force = json_is_true(json_object_get(opts, "force"));
-
-	/* --mount PROTO=PATH: the OS's own client, through the posix driver. */
-	for (i = 0; i < a->o->nmounts; i++)
-		if (strcmp(a->o->mounts[i].proto, proto) == 0)
-			mount_url = xasprintf("file://%s", a->o->mounts[i].path);
-	if ((rc = bench_target_parse(mount_url ? mount_url : url, &t, err, sizeof(err))) < 0)
-		goto fail;
-	d = mount_url ? bench_driver_find("posix") : bench_driver_for_scheme(t.scheme);
-	if (!d || strcmp(d->name, "null") == 0 || (!mount_url && strcmp(d->name, proto) != 0)) {
-		snprintf(err, sizeof(err), "this agent has no %s driver for %s", proto, t.scheme);
+	o.force = false;
+	t = j.target;
+	if (j.mount) {
+		mount_url = xasprintf("file://%s", j.mount);
+		if (bench_target_parse(mount_url, &mt, err, sizeof(err)) < 0)
+			goto fail;
+		t = &mt;
+	}
+	d = j.mount ? bench_driver_find("posix") : bench_driver_for_scheme(t->scheme);
+	if (!d) {
+		snprintf(err, sizeof(err), "this agent has no %s driver for %s", j.proto, t->scheme);
 		goto fail;
 	}
 	/* Logins are for SMB and AFP; NFS (AUTH_SYS) goes by the uid/gid in the URL. */
-	if (!mount_url && a->o->credentials && strcmp(t.scheme, "nfs") != 0 &&
-	    bench_target_credentials(&t, a->o->credentials, err, sizeof(err)) < 0)
+	if (!j.mount && a->o->credentials && strcmp(t->scheme, "nfs") != 0 &&
+	    bench_target_credentials(t, a->o->credentials, err, sizeof(err)) < 0)
 		goto fail;
-	if (t.user && !t.password) {
+	if (t->user && !t->password) {
 		snprintf(err, sizeof(err), "no password for %s on this agent: start it with "
-			 "--credentials FILE", t.user);
+			 "--credentials FILE", t->user);
 		goto fail;
 	}
-	log_info("agent: job %lld: %s over %s on %s", (long long)id, wname, d->name,
-		 mount_url ? mount_url : url);
-	rc = bench_run(d, &t, (enum bench_workload)w, &o, &rs, err, sizeof(err));
+	log_info("agent: job %lld: %s over %s on %s", (long long)j.id,
+		 bench_workload_name(j.workload), d->name, mount_url ? mount_url : t->url);
+	rc = bench_run(d, t, (enum bench_workload)j.workload, &o, &rs, err, sizeof(err));
 	if (rc < 0)
 		goto fail;
 	for (i = 0; i < rs.n; i++) {
 		free(rs.v[i].client);
 		rs.v[i].client = xstrdup(a->hostname);
-		if (mount_url) {
+		if (j.mount) {
 			/* Say that the OS's client was measured, and which protocol it spoke. */
 			free(rs.v[i].protocol);
-			rs.v[i].protocol = xasprintf("%s (os mount)", proto);
+			rs.v[i].protocol = xasprintf("%s (os mount)", j.proto);
 		}
 	}
-	reply = json_pack("{s:s, s:I, s:o}", "type", "result", "id", id, "results",
+	reply = json_pack("{s:s, s:I, s:o}", "type", "result", "id", (json_int_t)jc.id, "results",
 			  bench_results_to_json(&rs));
 	bench_results_clear(&rs);
-	bench_target_clear(&t);
+	bench_target_clear(&mt);
+	agent_job_release(&j);
 	free(mount_url);
-	log_info("agent: job %lld done", (long long)id);
+	log_info("agent: job %lld done", (long long)jc.id);
 	return reply;
 fail:
-	log_warnx("agent: job %lld failed: %s", (long long)id, err);
+	log_warnx("agent: job %lld refused or failed: %s", (long long)jc.id, err);
 	bench_results_clear(&rs);
-	bench_target_clear(&t);
+	bench_target_clear(&mt);
+	agent_job_release(&j);
 	free(mount_url);
-	return json_pack("{s:s, s:I, s:s}", "type", "error", "id", id, "error", err);
+	return json_pack("{s:s, s:I, s:s}", "type", "error", "id", (json_int_t)jc.id, "error", err);
 }
 
 /* ---- connections ---- */
@@ -373,74 +446,75 @@ fail:
 struct conn_arg {
 	struct agent *a;
 	int fd;
+	int slot;	/* index in a->unauth while the handshake runs; -1 after */
 	char peer[INET6_ADDRSTRLEN + 8];
 };
 
 static void
-reply_error(int fd, const char *why)
+reply_error(struct agent_session *ss, const char *why)
 {
 	json_t *m = json_pack("{s:s, s:s}", "type", "error", "error", why);
 
-	agent_send(fd, m);
+	agent_session_send(ss, m);
 	json_decref(m);
 }
 
-static void *
-conn_thread(void *p)
+static void
+handle_job(struct agent *a, struct agent_session *ss, const char *nas, json_t *msg)
 {
-	struct conn_arg *c = p;
-	struct agent *a = c->a;
+	bool queued;
+	json_t *r;
+
+	pthread_mutex_lock(&a->state);
+	queued = a->waiting < (a->o->max_queue ? a->o->max_queue : 2);
+	if (queued)
+		a->waiting++;
+	pthread_mutex_unlock(&a->state);
+	if (!queued) {
+		reply_error(ss, "busy: too many jobs queued on this agent");
+		return;
+	}
+	pthread_mutex_lock(&a->lock);
+	pthread_mutex_lock(&a->state);
+	a->waiting--;
+	pthread_mutex_unlock(&a->state);
+	r = run_job(a, ss, nas, msg);
+	pthread_mutex_unlock(&a->lock);
+	agent_session_send(ss, r);
+	json_decref(r);
+}
+
+/* Serves one authenticated controller until it says bye, goes silent or sends a frame that
+ * fails its check. */
+static void
+serve_session(struct agent *a, struct conn_arg *c, struct agent_session *ss, const char *nas)
+{
 	char err[512];
 	json_t *msg;
 	int rc;
 
-	rc = agent_server_handshake(c->fd, a->o->key, HANDSHAKE_MS, NASTUNE_VERSION, err,
-				    sizeof(err));
-	if (rc < 0) {
-		log_warnx("agent: refused %s: %s", c->peer, err);
-		goto out;
-	}
-	log_info("agent: %s authenticated", c->peer);
 	for (;;) {
 		const char *type;
 
-		rc = agent_recv(c->fd, IDLE_MS, &msg, err, sizeof(err));
+		rc = agent_session_recv(ss, IDLE_MS, &msg, err, sizeof(err));
 		if (rc == -ECONNRESET)
 			break;
 		if (rc < 0) {
-			/* Framing cannot resynchronise after a bad message: say why and hang up. */
+			/* Framing cannot resynchronise after a bad message, and after a frame
+			 * that fails its MAC or sequence number nothing more is trusted: say why
+			 * (authenticated) and hang up. */
 			log_warnx("agent: %s: %s; closing the connection", c->peer, err);
-			reply_error(c->fd, err);
+			reply_error(ss, err);
 			break;
 		}
 		type = agent_type(msg);
 		if (strcmp(type, "facts") == 0) {
 			json_t *f = facts(a, c->fd);
 
-			agent_send(c->fd, f);
+			agent_session_send(ss, f);
 			json_decref(f);
 		} else if (strcmp(type, "job") == 0) {
-			bool queued;
-
-			pthread_mutex_lock(&a->state);
-			queued = a->waiting < (a->o->max_queue ? a->o->max_queue : 2);
-			if (queued)
-				a->waiting++;
-			pthread_mutex_unlock(&a->state);
-			if (!queued) {
-				reply_error(c->fd, "busy: too many jobs queued on this agent");
-			} else {
-				json_t *r;
-
-				pthread_mutex_lock(&a->lock);
-				pthread_mutex_lock(&a->state);
-				a->waiting--;
-				pthread_mutex_unlock(&a->state);
-				r = run_job(a, c->fd, msg);
-				pthread_mutex_unlock(&a->lock);
-				agent_send(c->fd, r);
-				json_decref(r);
-			}
+			handle_job(a, ss, nas, msg);
 		} else if (strcmp(type, "bye") == 0) {
 			json_decref(msg);
 			break;
@@ -448,10 +522,57 @@ conn_thread(void *p)
 			char why[96];
 
 			snprintf(why, sizeof(why), "unknown message type \"%.32s\"", type);
-			reply_error(c->fd, why);
+			reply_error(ss, why);
 		}
 		json_decref(msg);
 	}
+}
+
+static void
+unauth_release(struct agent *a, struct conn_arg *c)
+{
+	pthread_mutex_lock(&a->state);
+	if (c->slot >= 0)
+		a->unauth[c->slot][0] = '\0';
+	c->slot = -1;
+	pthread_mutex_unlock(&a->state);
+}
+
+static void *
+conn_thread(void *p)
+{
+	struct conn_arg *c = p;
+	struct agent *a = c->a;
+	struct agent_session ss;
+	char err[512], nas[AGENT_ADDR_MAX];
+	bool full;
+	int rc;
+
+	/* The whole handshake within AGENT_HANDSHAKE_MS of the accept: it is one message. */
+	rc = agent_server_handshake(c->fd, a->o->key, AGENT_HANDSHAKE_MS, NASTUNE_VERSION, c->peer,
+				    &ss, nas, err, sizeof(err));
+	unauth_release(a, c);
+	if (rc < 0) {
+		log_warnx("agent: refused %s: %s", c->peer, err);
+		goto out;
+	}
+	pthread_mutex_lock(&a->state);
+	full = a->authed >= (a->o->max_conns ? a->o->max_conns : 4);
+	if (!full)
+		a->authed++;
+	pthread_mutex_unlock(&a->state);
+	if (full) {
+		log_warnx("agent: %s: too many controllers connected; refused", c->peer);
+		reply_error(&ss, "busy: too many connections to this agent");
+		agent_session_clear(&ss);
+		goto out;
+	}
+	log_info("agent: %s authenticated", c->peer);
+	serve_session(a, c, &ss, nas);
+	agent_session_clear(&ss);
+	pthread_mutex_lock(&a->state);
+	a->authed--;
+	pthread_mutex_unlock(&a->state);
 out:
 	close(c->fd);
 	pthread_mutex_lock(&a->state);
@@ -459,6 +580,77 @@ out:
 	pthread_mutex_unlock(&a->state);
 	free(c);
 	return NULL;
+}
+
+/* Takes an unauthenticated slot for peer: at most AGENT_UNAUTH_PER_PEER per address and
+ * AGENT_UNAUTH_MAX in all. Returns the slot, or -1 (the caller closes at once). */
+static int
+unauth_take(struct agent *a, const char *peer)
+{
+	int i, mine = 0, free_slot = -1;
+
+	pthread_mutex_lock(&a->state);
+	for (i = 0; i < AGENT_UNAUTH_MAX; i++) {
+		if (!a->unauth[i][0])
+			free_slot = free_slot < 0 ? i : free_slot;
+		else if (strcmp(a->unauth[i], peer) == 0)
+			mine++;
+	}
+	if (mine >= AGENT_UNAUTH_PER_PEER)
+		free_slot = -1;
+	if (free_slot >= 0) {
+		snprintf(a->unauth[free_slot], sizeof(a->unauth[free_slot]), "%s", peer);
+		a->conns++;
+	}
+	pthread_mutex_unlock(&a->state);
+	return free_slot;
+}
+
+/* Accepts one pending connection; returns false when none is left. */
+static bool
+accept_one(struct agent *a, int lfd)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	char host[INET6_ADDRSTRLEN] = "?";
+	struct conn_arg *c;
+	pthread_t th;
+	int fd, one = 1;
+
+	fd = accept(lfd, (struct sockaddr *)&ss, &sl);
+	if (fd < 0)
+		return errno == EINTR || errno == ECONNABORTED;
+	/* The listening socket is non-blocking; BSD accept() passes that on, Linux does not. */
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	fcntl(fd, F_SETFD, FD_CLOEXEC);
+	if (ss.ss_family == AF_INET)
+		inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, host, sizeof(host));
+	else if (ss.ss_family == AF_INET6)
+		inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr, host, sizeof(host));
+	c = xcalloc(1, sizeof(*c));
+	c->a = a;
+	c->fd = fd;
+	snprintf(c->peer, sizeof(c->peer), "%s", host);
+	c->slot = unauth_take(a, c->peer);
+	if (c->slot < 0) {
+		/* Nothing is said: a peer holding idle sockets gets no work out of us. */
+		log_debug("agent: %s: too many unauthenticated connections; closed", c->peer);
+		close(fd);
+		free(c);
+		return true;
+	}
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (pthread_create(&th, NULL, conn_thread, c) != 0) {
+		unauth_release(a, c);
+		close(fd);
+		free(c);
+		pthread_mutex_lock(&a->state);
+		a->conns--;
+		pthread_mutex_unlock(&a->state);
+		return true;
+	}
+	pthread_detach(th);
+	return true;
 }
 
 int
@@ -485,7 +677,8 @@ agent_serve(const struct agent_opts *o, char *err, size_t errlen)
 	}
 	lfd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, 0);
 	if (lfd < 0 || setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
-	    bind(lfd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(lfd, 8) < 0) {
+	    bind(lfd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(lfd, 64) < 0 ||
+	    fcntl(lfd, F_SETFL, fcntl(lfd, F_GETFL) | O_NONBLOCK) < 0) {
 		rc = -errno;
 		snprintf(err, errlen, "cannot listen on %s:%d: %s", addr, port, strerror(errno));
 		if (lfd >= 0)
@@ -514,54 +707,12 @@ agent_serve(const struct agent_opts *o, char *err, size_t errlen)
 	}
 	while (!(o->stop && *o->stop)) {
 		struct pollfd pfd = { .fd = lfd, .events = POLLIN };
-		struct sockaddr_storage ss;
-		socklen_t sl = sizeof(ss);
-		struct conn_arg *c;
-		pthread_t th;
-		bool full;
-		int fd;
 
-		if (poll(&pfd, 1, 200) <= 0)
-			continue;
-		fd = accept(lfd, (struct sockaddr *)&ss, &sl);
-		if (fd < 0)
-			continue;
-		c = xcalloc(1, sizeof(*c));
-		c->a = &a;
-		c->fd = fd;
-		{
-			char host[INET6_ADDRSTRLEN] = "?";
-
-			if (ss.ss_family == AF_INET)
-				inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, host,
-					  sizeof(host));
-			else if (ss.ss_family == AF_INET6)
-				inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr, host,
-					  sizeof(host));
-			snprintf(c->peer, sizeof(c->peer), "%s", host);
-		}
-		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-		pthread_mutex_lock(&a.state);
-		full = a.conns >= (o->max_conns ? o->max_conns : 4);
-		if (!full)
-			a.conns++;
-		pthread_mutex_unlock(&a.state);
-		if (full) {
-			log_warnx("agent: %s: too many connections; refused", c->peer);
-			reply_error(fd, "busy: too many connections to this agent");
-			close(fd);
-			free(c);
-			continue;
-		}
-		if (pthread_create(&th, NULL, conn_thread, c) != 0) {
-			close(fd);
-			free(c);
-			pthread_mutex_lock(&a.state);
-			a.conns--;
-			pthread_mutex_unlock(&a.state);
-			continue;
-		}
-		pthread_detach(th);
+		/* Drain the backlog each time: a peer reconnecting in a loop must not keep
+		 * the NAS's connection waiting behind its own. */
+		if (poll(&pfd, 1, 200) > 0)
+			while (accept_one(&a, lfd) && !(o->stop && *o->stop))
+				;
 	}
 	log_info("agent: stopping");
 	if (adv && o->unadvertise)
@@ -586,6 +737,7 @@ agent_serve(const struct agent_opts *o, char *err, size_t errlen)
 
 struct agent_conn {
 	int fd;
+	struct agent_session ss;
 	json_int_t next_id;
 	char local[INET6_ADDRSTRLEN];
 	char peer[300];
@@ -654,21 +806,23 @@ agent_connect(const char *host, int port, const uint8_t key[AGENT_KEY_LEN], int 
 		ioctl(fd, FIONBIO, &fl);
 	}
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	rc = agent_client_handshake(fd, key, timeout_ms, NULL, e2, sizeof(e2));
-	if (rc < 0) {
-		snprintf(err, errlen, "agent %s:%d: %s", host, port, e2);
-		close(fd);
-		return rc;
-	}
 	c = xcalloc(1, sizeof(*c));
 	c->fd = fd;
 	c->next_id = 1;
 	snprintf(c->peer, sizeof(c->peer), "%s", host);
+	/* Our address as the agent sees it: named in the handshake and in every job target. */
 	if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0)
 		inet_ntop(ss.ss_family, ss.ss_family == AF_INET ?
 					(void *)&((struct sockaddr_in *)&ss)->sin_addr :
 					(void *)&((struct sockaddr_in6 *)&ss)->sin6_addr,
 			  c->local, sizeof(c->local));
+	rc = agent_client_handshake(fd, key, c->local, timeout_ms, NULL, &c->ss, e2, sizeof(e2));
+	if (rc < 0) {
+		snprintf(err, errlen, "agent %s:%d: %s", host, port, e2);
+		close(fd);
+		free(c);
+		return rc;
+	}
 	*out = c;
 	return 0;
 }
@@ -685,6 +839,15 @@ agent_conn_peer(struct agent_conn *c)
 	return c->peer;
 }
 
+static void
+prefix_err(struct agent_conn *c, char *err, size_t errlen)
+{
+	char tmp[512];
+
+	snprintf(tmp, sizeof(tmp), "%s", err);
+	snprintf(err, errlen, "agent %s: %s", c->peer, tmp);
+}
+
 int
 agent_conn_facts(struct agent_conn *c, json_t **out, char *err, size_t errlen)
 {
@@ -693,15 +856,17 @@ agent_conn_facts(struct agent_conn *c, json_t **out, char *err, size_t errlen)
 
 	if (!c->facts) {
 		m = json_pack("{s:s}", "type", "facts");
-		rc = agent_send(c->fd, m);
+		rc = agent_session_send(&c->ss, m);
 		json_decref(m);
 		if (rc < 0) {
 			snprintf(err, errlen, "%s: %s", c->peer, strerror(-rc));
 			return rc;
 		}
 		/* The first answer measures the client's disk: allow for it. */
-		if ((rc = agent_recv(c->fd, 60000, &m, err, errlen)) < 0)
+		if ((rc = agent_session_recv(&c->ss, 60000, &m, err, errlen)) < 0) {
+			prefix_err(c, err, errlen);
 			return rc;
+		}
 		if (strcmp(agent_type(m), "facts") != 0) {
 			snprintf(err, errlen, "%s answered \"%s\" to facts", c->peer, agent_type(m));
 			json_decref(m);
@@ -731,21 +896,24 @@ agent_conn_job(struct agent_conn *c, json_t *job, int job_timeout_ms,
 
 	json_object_set_new(job, "type", json_string("job"));
 	json_object_set_new(job, "id", json_integer(id));
-	if ((rc = agent_send(c->fd, job)) < 0) {
+	if ((rc = agent_session_send(&c->ss, job)) < 0) {
 		snprintf(err, errlen, "%s: cannot send the job: %s", c->peer, strerror(-rc));
 		return rc == -EPIPE ? -ECONNRESET : rc;
 	}
 	for (;;) {
 		const char *type;
 
-		rc = agent_recv(c->fd, job_timeout_ms, &m, err, errlen);
+		rc = agent_session_recv(&c->ss, job_timeout_ms, &m, err, errlen);
 		if (rc == -ECONNRESET) {
 			snprintf(err, errlen, "agent %s disappeared mid-job (connection closed)",
 				 c->peer);
 			return rc;
 		}
-		if (rc < 0)
+		if (rc < 0) {
+			/* An altered or replayed frame: the job's results are not taken. */
+			prefix_err(c, err, errlen);
 			return rc;
+		}
 		type = agent_type(m);
 		if (strcmp(type, "progress") == 0) {
 			if (progress)
@@ -778,9 +946,12 @@ agent_close(struct agent_conn *c)
 
 	if (!c)
 		return;
-	m = json_pack("{s:s}", "type", "bye");
-	agent_send(c->fd, m);
-	json_decref(m);
+	if (!c->ss.dead) {
+		m = json_pack("{s:s}", "type", "bye");
+		agent_session_send(&c->ss, m);
+		json_decref(m);
+	}
+	agent_session_clear(&c->ss);
 	close(c->fd);
 	json_decref(c->facts);
 	free(c);

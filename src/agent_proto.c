@@ -1,4 +1,5 @@
-/* agent_proto.c - framing, keys and the mutual HMAC handshake between controller and agent. */
+/* agent_proto.c - framing, keys, the mutual HMAC handshake between controller and agent, and
+ * the authenticated session after it. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -6,6 +7,7 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
+#include <openssl/kdf.h>
 #include <openssl/rand.h>
 #include <poll.h>
 #include <stdio.h>
@@ -19,8 +21,10 @@
 #include "log.h"
 #include "xmalloc.h"
 
-#define LABEL_CONTROLLER "nastune-agent-1 controller"
-#define LABEL_AGENT "nastune-agent-1 agent"
+#define LABEL_CONTROLLER "nastune-agent-2 controller"
+#define LABEL_AGENT "nastune-agent-2 agent"
+#define INFO_TO_AGENT "nastune-agent-2 controller to agent"
+#define INFO_TO_CONTROLLER "nastune-agent-2 agent to controller"
 
 static long
 mono_ms(void)
@@ -118,33 +122,47 @@ agent_parse(const void *data, size_t len, json_t **msg, char *err, size_t errlen
 	return 0;
 }
 
-int
-agent_recv(int fd, int timeout_ms, json_t **msg, char *err, size_t errlen)
+/* Reads one length-prefixed frame of 1..max bytes; *buf is the caller's to free. */
+static int
+recv_frame(int fd, int timeout_ms, size_t max, uint8_t **buf, size_t *len, char *err,
+	   size_t errlen)
 {
 	long deadline = mono_ms() + timeout_ms;
 	uint32_t nlen;
-	size_t len;
-	char *buf;
 	int rc;
 
-	*msg = NULL;
+	*buf = NULL;
 	if ((rc = read_full(fd, &nlen, sizeof(nlen), deadline)) < 0) {
 		snprintf(err, errlen, "%s", rc == -ECONNRESET ? "connection closed by the peer" :
 			 rc == -ETIMEDOUT ? "no message from the peer in time" : strerror(-rc));
 		return rc;
 	}
-	len = ntohl(nlen);
-	if (len > AGENT_MSG_MAX || len == 0) {
-		snprintf(err, errlen, "message length %zu is outside 1..%u", len, AGENT_MSG_MAX);
+	*len = ntohl(nlen);
+	if (*len > max || *len == 0) {
+		snprintf(err, errlen, "message length %zu is outside 1..%zu", *len, max);
 		return -EMSGSIZE;
 	}
-	buf = xmalloc(len);
-	if ((rc = read_full(fd, buf, len, deadline)) < 0) {
+	*buf = xmalloc(*len);
+	if ((rc = read_full(fd, *buf, *len, deadline)) < 0) {
 		snprintf(err, errlen, "%s", rc == -ECONNRESET ? "connection closed mid-message" :
 			 rc == -ETIMEDOUT ? "message not complete in time" : strerror(-rc));
-		free(buf);
+		free(*buf);
+		*buf = NULL;
 		return rc;
 	}
+	return 0;
+}
+
+int
+agent_recv(int fd, int timeout_ms, json_t **msg, char *err, size_t errlen)
+{
+	uint8_t *buf;
+	size_t len;
+	int rc;
+
+	*msg = NULL;
+	if ((rc = recv_frame(fd, timeout_ms, AGENT_MSG_MAX, &buf, &len, err, errlen)) < 0)
+		return rc;
 	rc = agent_parse(buf, len, msg, err, errlen);
 	free(buf);
 	return rc;
@@ -358,11 +376,245 @@ valid_nonce(const char *s)
 	return true;
 }
 
-/* ---- handshake ---- */
+/* ---- addresses ---- */
+
+/* Parses a numeric address (IPv6 possibly in brackets or with a %scope) into 16 bytes,
+ * IPv4 as IPv4-mapped IPv6. */
+static bool
+addr_bytes(const char *s, uint8_t out[16])
+{
+	char buf[AGENT_ADDR_MAX];
+	struct in_addr v4;
+	size_t n;
+
+	if (!s)
+		return false;
+	if (*s == '[')
+		s++;
+	n = strcspn(s, "]%");
+	if (n == 0 || n >= sizeof(buf))
+		return false;
+	memcpy(buf, s, n);
+	buf[n] = '\0';
+	if (inet_pton(AF_INET, buf, &v4) == 1) {
+		memset(out, 0, 10);
+		out[10] = out[11] = 0xff;
+		memcpy(out + 12, &v4, 4);
+		return true;
+	}
+	return inet_pton(AF_INET6, buf, out) == 1;
+}
+
+bool
+agent_addr_equal(const char *a, const char *b)
+{
+	uint8_t x[16], y[16];
+
+	return addr_bytes(a, x) && addr_bytes(b, y) && memcmp(x, y, 16) == 0;
+}
+
+/* ---- session ---- */
+
+static void
+hkdf(const uint8_t key[AGENT_KEY_LEN], const uint8_t *salt, size_t saltlen, const char *info,
+     uint8_t out[AGENT_MAC_LEN])
+{
+	EVP_PKEY_CTX *pc = EVP_PKEY_CTX_new_id(EVP_PKEY_HKDF, NULL);
+	size_t outlen = AGENT_MAC_LEN;
+
+	if (!pc || EVP_PKEY_derive_init(pc) <= 0 ||
+	    EVP_PKEY_CTX_set_hkdf_md(pc, EVP_sha256()) <= 0 ||
+	    EVP_PKEY_CTX_set1_hkdf_salt(pc, salt, (int)saltlen) <= 0 ||
+	    EVP_PKEY_CTX_set1_hkdf_key(pc, key, AGENT_KEY_LEN) <= 0 ||
+	    EVP_PKEY_CTX_add1_hkdf_info(pc, (const unsigned char *)info, (int)strlen(info)) <= 0 ||
+	    EVP_PKEY_derive(pc, out, &outlen) <= 0 || outlen != AGENT_MAC_LEN)
+		fatalx("HKDF-SHA256 failed");
+	EVP_PKEY_CTX_free(pc);
+}
+
+void
+agent_session_init(struct agent_session *s, int fd, const uint8_t key[AGENT_KEY_LEN],
+		   const char *na, const char *nc, bool controller)
+{
+	uint8_t salt[2 * AGENT_NONCE_LEN], to_agent[AGENT_MAC_LEN], to_ctrl[AGENT_MAC_LEN];
+
+	memset(s, 0, sizeof(*s));
+	s->fd = fd;
+	/* Nonces were checked as 64 hex digits by the handshake; the fuzzer passes its own. */
+	if (unhex(na, salt, AGENT_NONCE_LEN) < 0 || unhex(nc, salt + AGENT_NONCE_LEN,
+							   AGENT_NONCE_LEN) < 0)
+		fatalx("agent session: nonces are not hex");
+	hkdf(key, salt, sizeof(salt), INFO_TO_AGENT, to_agent);
+	hkdf(key, salt, sizeof(salt), INFO_TO_CONTROLLER, to_ctrl);
+	memcpy(s->k_send, controller ? to_agent : to_ctrl, AGENT_MAC_LEN);
+	memcpy(s->k_recv, controller ? to_ctrl : to_agent, AGENT_MAC_LEN);
+	OPENSSL_cleanse(to_agent, sizeof(to_agent));
+	OPENSSL_cleanse(to_ctrl, sizeof(to_ctrl));
+}
+
+void
+agent_session_clear(struct agent_session *s)
+{
+	OPENSSL_cleanse(s, sizeof(*s));
+	s->fd = -1;
+	s->dead = true;
+}
+
+static void
+put_be64(uint8_t *p, uint64_t v)
+{
+	int i;
+
+	for (i = 7; i >= 0; i--, v >>= 8)
+		p[i] = (uint8_t)v;
+}
+
+static uint64_t
+get_be64(const uint8_t *p)
+{
+	uint64_t v = 0;
+	int i;
+
+	for (i = 0; i < 8; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
+static void
+frame_mac(const uint8_t key[AGENT_MAC_LEN], const uint8_t *data, size_t len,
+	  uint8_t out[AGENT_MAC_LEN])
+{
+	unsigned int n = 0;
+
+	if (!HMAC(EVP_sha256(), key, AGENT_MAC_LEN, data, len, out, &n) || n != AGENT_MAC_LEN)
+		fatalx("HMAC-SHA256 failed");
+}
+
+uint8_t *
+agent_session_seal(struct agent_session *s, json_t *msg, size_t *len)
+{
+	size_t jlen, body;
+	uint8_t *f;
+	char *j;
+
+	json_object_set_new(msg, "v", json_integer(AGENT_PROTO_VERSION));
+	j = json_dumps(msg, JSON_COMPACT);
+	if (!j)
+		return NULL;
+	jlen = strlen(j);
+	body = AGENT_SEQ_LEN + jlen + AGENT_MAC_LEN;
+	if (body > AGENT_MSG_MAX) {
+		free(j);
+		return NULL;
+	}
+	f = xmalloc(4 + body);
+	f[0] = (uint8_t)(body >> 24);
+	f[1] = (uint8_t)(body >> 16);
+	f[2] = (uint8_t)(body >> 8);
+	f[3] = (uint8_t)body;
+	put_be64(f + 4, s->seq_send++);
+	memcpy(f + 4 + AGENT_SEQ_LEN, j, jlen);
+	frame_mac(s->k_send, f + 4, AGENT_SEQ_LEN + jlen, f + 4 + AGENT_SEQ_LEN + jlen);
+	free(j);
+	*len = 4 + body;
+	return f;
+}
 
 int
-agent_client_handshake(int fd, const uint8_t key[AGENT_KEY_LEN], int timeout_ms,
-		       json_t **hello_out, char *err, size_t errlen)
+agent_session_open(struct agent_session *s, const uint8_t *body, size_t len, json_t **msg,
+		   char *err, size_t errlen)
+{
+	uint8_t want[AGENT_MAC_LEN];
+	uint64_t seq;
+
+	*msg = NULL;
+	if (s->dead) {
+		snprintf(err, errlen, "an earlier message on this connection was refused; nothing "
+			 "more is trusted on it");
+		return -EBADMSG;
+	}
+	if (len < AGENT_SEQ_LEN + AGENT_MAC_LEN + 2) {
+		s->dead = true;
+		snprintf(err, errlen, "message of %zu bytes is too short to be authenticated", len);
+		return -EBADMSG;
+	}
+	seq = get_be64(body);
+	frame_mac(s->k_recv, body, len - AGENT_MAC_LEN, want);
+	if (CRYPTO_memcmp(want, body + len - AGENT_MAC_LEN, AGENT_MAC_LEN) != 0) {
+		s->dead = true;
+		snprintf(err, errlen, "message %llu failed authentication (altered in flight, or "
+			 "not from this session's peer); refused", (unsigned long long)seq);
+		return -EBADMSG;
+	}
+	/* Authentic but out of place: sent earlier on this connection and replayed, or
+	 * reordered (TCP itself never reorders). */
+	if (seq != s->seq_recv) {
+		s->dead = true;
+		snprintf(err, errlen, "message with sequence number %llu where %llu was due "
+			 "(replayed or reordered); refused", (unsigned long long)seq,
+			 (unsigned long long)s->seq_recv);
+		return -EBADMSG;
+	}
+	s->seq_recv++;
+	return agent_parse(body + AGENT_SEQ_LEN, len - AGENT_SEQ_LEN - AGENT_MAC_LEN, msg, err,
+			   errlen);
+}
+
+int
+agent_session_send(struct agent_session *s, json_t *msg)
+{
+	size_t len;
+	uint8_t *f = agent_session_seal(s, msg, &len);
+	int rc;
+
+	if (!f)
+		return -EMSGSIZE;
+	rc = write_full(s->fd, f, len);
+	free(f);
+	return rc;
+}
+
+int
+agent_session_recv(struct agent_session *s, int timeout_ms, json_t **msg, char *err,
+		   size_t errlen)
+{
+	uint8_t *buf;
+	size_t len;
+	int rc;
+
+	*msg = NULL;
+	if ((rc = recv_frame(s->fd, timeout_ms, AGENT_MSG_MAX, &buf, &len, err, errlen)) < 0)
+		return rc;
+	rc = agent_session_open(s, buf, len, msg, err, errlen);
+	free(buf);
+	return rc;
+}
+
+/* ---- handshake ---- */
+
+/* The controller's proof covers both nonces and the address it names: Nc "\n" A. */
+static void
+controller_mac(const uint8_t key[AGENT_KEY_LEN], const char *na, const char *nc,
+	       const char *nas, char out[65])
+{
+	char *b = xasprintf("%s\n%s", nc, nas);
+
+	agent_mac(key, LABEL_CONTROLLER, na, b, out);
+	free(b);
+}
+
+static bool
+valid_addr_text(const char *s)
+{
+	uint8_t b[16];
+
+	return s && strlen(s) < AGENT_ADDR_MAX && addr_bytes(s, b);
+}
+
+int
+agent_client_handshake(int fd, const uint8_t key[AGENT_KEY_LEN], const char *nas,
+		       int timeout_ms, json_t **hello_out, struct agent_session *s, char *err,
+		       size_t errlen)
 {
 	char nc[2 * AGENT_NONCE_LEN + 1], mac[65], want[65], kid[17];
 	json_t *hello = NULL, *reply = NULL;
@@ -384,9 +636,10 @@ agent_client_handshake(int fd, const uint8_t key[AGENT_KEY_LEN], int timeout_ms,
 	if (their_kid && strcmp(their_kid, kid) != 0)
 		log_debug("agent: key id %s, ours %s: expect a refusal", their_kid, kid);
 	agent_nonce(nc);
-	agent_mac(key, LABEL_CONTROLLER, na, nc, mac);
+	controller_mac(key, na, nc, nas, mac);
 	{
-		json_t *auth = json_pack("{s:s, s:s, s:s}", "type", "auth", "nonce", nc, "mac", mac);
+		json_t *auth = json_pack("{s:s, s:s, s:s, s:s}", "type", "auth", "nonce", nc, "nas",
+					 nas, "mac", mac);
 
 		rc = agent_send(fd, auth);
 		json_decref(auth);
@@ -397,11 +650,17 @@ agent_client_handshake(int fd, const uint8_t key[AGENT_KEY_LEN], int timeout_ms,
 	}
 	if ((rc = agent_recv(fd, timeout_ms, &reply, err, errlen)) < 0)
 		goto out;
-	if (strcmp(agent_type(reply), "auth_ok") != 0) {
+	if (strcmp(agent_type(reply), "error") == 0) {
 		const char *e = json_string_value(json_object_get(reply, "error"));
 
-		snprintf(err, errlen, "the agent refused us: %s (key id here %s, agent's %s)",
-			 e ? e : agent_type(reply), kid, their_kid ? their_kid : "?");
+		snprintf(err, errlen, "the agent refused us: %.200s (key id here %s, agent's %.16s)",
+			 e ? e : "no reason given", kid, their_kid ? their_kid : "?");
+		rc = -EACCES;
+		goto out;
+	}
+	if (strcmp(agent_type(reply), "auth_ok") != 0) {
+		snprintf(err, errlen, "the agent sent \"%.32s\" instead of its proof — not "
+			 "trusting it", agent_type(reply));
 		rc = -EACCES;
 		goto out;
 	}
@@ -412,6 +671,7 @@ agent_client_handshake(int fd, const uint8_t key[AGENT_KEY_LEN], int timeout_ms,
 		rc = -EACCES;
 		goto out;
 	}
+	agent_session_init(s, fd, key, na, nc, true);
 	rc = 0;
 	if (hello_out) {
 		*hello_out = hello;
@@ -423,13 +683,23 @@ out:
 	return rc;
 }
 
+static void
+refuse(int fd, const char *why)
+{
+	json_t *m = json_pack("{s:s, s:s}", "type", "error", "error", why);
+
+	agent_send(fd, m);
+	json_decref(m);
+}
+
 int
 agent_server_handshake(int fd, const uint8_t key[AGENT_KEY_LEN], int timeout_ms,
-		       const char *agent_version, char *err, size_t errlen)
+		       const char *agent_version, const char *peer, struct agent_session *s,
+		       char nas_out[AGENT_ADDR_MAX], char *err, size_t errlen)
 {
-	char na[2 * AGENT_NONCE_LEN + 1], kid[17], want[65], mac[65];
+	char na[2 * AGENT_NONCE_LEN + 1], kid[17], want[65] = "", mac[65];
 	json_t *msg = NULL, *m;
-	const char *nc;
+	const char *nc, *nas, *type;
 	int rc;
 
 	agent_nonce(na);
@@ -444,20 +714,32 @@ agent_server_handshake(int fd, const uint8_t key[AGENT_KEY_LEN], int timeout_ms,
 	}
 	if ((rc = agent_recv(fd, timeout_ms, &msg, err, errlen)) < 0)
 		return rc;
+	type = agent_type(msg);
 	nc = json_string_value(json_object_get(msg, "nonce"));
-	agent_mac(key, LABEL_CONTROLLER, na, nc ? nc : "", want);
-	if (strcmp(agent_type(msg), "auth") != 0 || !valid_nonce(nc) || strcmp(nc, na) == 0 ||
+	nas = json_string_value(json_object_get(msg, "nas"));
+	if (strcmp(type, "auth") != 0) {
+		snprintf(err, errlen, "a \"%.32s\" message before authentication", type);
+		goto refused;
+	}
+	if (valid_nonce(nc) && valid_addr_text(nas))
+		controller_mac(key, na, nc, nas, want);
+	if (!valid_nonce(nc) || strcmp(nc, na) == 0 || !valid_addr_text(nas) ||
 	    !agent_mac_equal(json_string_value(json_object_get(msg, "mac")), want)) {
-		snprintf(err, errlen, strcmp(agent_type(msg), "auth") != 0 ?
-			 "a \"%s\" message before authentication" :
-			 "authentication failed: the controller does not hold this agent's key "
-			 "(key id %s)", strcmp(agent_type(msg), "auth") != 0 ? agent_type(msg) : kid);
-		m = json_pack("{s:s, s:s}", "type", "error", "error", "authentication failed");
-		agent_send(fd, m);
-		json_decref(m);
+		snprintf(err, errlen, "authentication failed: the controller does not hold this "
+			 "agent's key (key id %s)", kid);
+		goto refused;
+	}
+	if (peer && !agent_addr_equal(peer, nas)) {
+		/* It holds the key, but would send us to benchmark another host than itself. */
+		snprintf(err, errlen, "the controller connecting from %s names itself %s (a relay "
+			 "or NAT between them?); jobs go only to the controller's own address", peer,
+			 nas);
+		refuse(fd, "refused: you connect from another address than you name");
 		json_decref(msg);
 		return -EACCES;
 	}
+	snprintf(nas_out, AGENT_ADDR_MAX, "%s", nas);
+	agent_session_init(s, fd, key, na, nc, false);
 	agent_mac(key, LABEL_AGENT, nc, na, mac);
 	m = json_pack("{s:s, s:s}", "type", "auth_ok", "mac", mac);
 	rc = agent_send(fd, m);
@@ -466,4 +748,8 @@ agent_server_handshake(int fd, const uint8_t key[AGENT_KEY_LEN], int timeout_ms,
 	if (rc < 0)
 		snprintf(err, errlen, "cannot send: %s", strerror(-rc));
 	return rc;
+refused:
+	refuse(fd, "authentication failed");
+	json_decref(msg);
+	return -EACCES;
 }

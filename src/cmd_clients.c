@@ -119,6 +119,9 @@ cli_bench_clients(const struct ctx *ctx, const struct model *m, char *const *cli
 	}
 	if (!npeers)
 		log_warnx("bench: no agent to run client jobs on");
+	if (o->force && npeers)
+		log_warnx("bench: --force applies to this host's runs only: agents never take it "
+			  "from the network");
 	for (i = 0; i < npeers; i++) {
 		struct agent_conn *c = NULL;
 		json_t *facts = NULL;
@@ -191,13 +194,14 @@ cli_bench_clients(const struct ctx *ctx, const struct model *m, char *const *cli
 
 					if (!wl[w] || w == BENCH_VIDEO)
 						continue;
-					job = json_pack("{s:s, s:s, s:s, s:{s:I, s:i, s:i, s:i, s:b}}",
+					/* No "force": agents refuse it from the network. */
+					job = json_pack("{s:s, s:s, s:s, s:{s:I, s:i, s:i, s:i}}",
 							"workload", bench_workload_name(w), "protocol",
 							ps[k].name, "target", url, "options", "size",
 							(json_int_t)(o->size ? o->size : BENCH_DEFAULT_SIZE),
 							"repeats", o->repeats ? (int)o->repeats : 5,
 							"warmup", (int)o->warmup, "small_files",
-							(int)o->small_files, "force", o->force);
+							(int)o->small_files);
 					log_info("bench: %s: %s over %s on %s", agent_conn_peer(c),
 						 bench_workload_name(w), ps[k].name, url);
 					rc = agent_conn_job(c, job, 30 * 60 * 1000, job_progress,
@@ -212,8 +216,11 @@ cli_bench_clients(const struct ctx *ctx, const struct model *m, char *const *cli
 							ps[k].name, "workload", bench_workload_name(w),
 							"message", err));
 						failures++;
-						/* A vanished agent takes no more jobs; the others go on. */
-						gone = rc == -ECONNRESET || rc == -ETIMEDOUT;
+						/* A vanished agent, or a connection with a frame
+						 * that failed its check, takes no more jobs; the
+						 * others go on. */
+						gone = rc == -ECONNRESET || rc == -ETIMEDOUT ||
+						       rc == -EBADMSG;
 						continue;
 					}
 					for (; before < all->n; before++) {

@@ -1,88 +1,307 @@
 #!/usr/bin/env python3
-"""A hostile or honest controller for tests: speaks the agent protocol (4-byte length + JSON,
-mutual HMAC-SHA256 handshake, include/agent_proto.h) and sends what it is told.
+"""A hostile or honest peer for tests, speaking the agent protocol (include/agent_proto.h,
+version 2) with its own implementation of it: 4-byte length + JSON for the handshake, the
+mutual HMAC-SHA256 handshake, then frames of seq(8) || JSON || HMAC-SHA256 under session keys
+from HKDF-SHA256 (written here from RFC 5869 with hmac, independently of OpenSSL).
 
-  agent_peer.py [HOST:]PORT KEYFILE SCRIPT   where SCRIPT is one of:
+As a controller (connects to an agent):
+  agent_peer.py [--source ADDR] [HOST:]PORT KEYFILE SCRIPT   where SCRIPT is one of:
     ok           handshake, ask for facts, print them
     bigframe     handshake, then a 2 MiB length prefix
-    garbage      handshake, then a framed non-JSON body
+    garbage      handshake, then an authenticated frame whose body is not JSON
+    badmac       handshake, then a facts frame with a wrong MAC
+    replay       handshake, facts, then the same facts frame again
     badjob       handshake, then a job with size 2^50 and one with an unknown workload
+    force        handshake, then a job on the NAS with "force": true
+    elsewhere    handshake, then a job against another host than this controller
+    fileout      handshake, then a file:// job outside the agent's --mount list (KEYFILE's dir)
     unknown      handshake, then an unknown message type, then facts
     preauth      no handshake: a job right after hello
+    wrongnas     handshake naming another address than the one it connects from
+    hold:N:SECS  no handshake: keeps N connections open (reopening those the agent closes)
+                 for SECS seconds; prints how many got a hello, how many of those were
+                 open at once, and how long the longest one lived
+As a fake agent (the NAS connects to it):
+  agent_peer.py --fake-agent [HOST:]PORT KEYFILE MODE   where MODE is one of:
+    badproof     answers auth with auth_ok and a MAC over the wrong nonce order
+    reflect      answers with the controller's own MAC
+    noproof      answers auth with facts, skipping auth_ok
+    good         a correct proof (then prints what the NAS sends, and closes)
+  Serves one connection, then prints "nas sent: TYPE" for each message after its answer
+  ("nas sent: closed" at the end).
 Prints one line per reply: the reply's type and error (if any)."""
-import hashlib, hmac, json, os, socket, struct, sys
+import hashlib, hmac, json, os, socket, struct, sys, time
 
-hostport, keyfile, script = sys.argv[1], sys.argv[2], sys.argv[3]
+args = sys.argv[1:]
+source = None
+fake = False
+while args and args[0].startswith("--"):
+    if args[0] == "--source":
+        source = args[1]
+        args = args[2:]
+    elif args[0] == "--fake-agent":
+        fake = True
+        args = args[1:]
+hostport, keyfile, script = args
 host, _, port = hostport.rpartition(":")
+host = host or "127.0.0.1"
 key = bytes.fromhex(open(keyfile).read().strip())
-s = socket.create_connection((host or "127.0.0.1", int(port)), timeout=10)
+L_CTRL, L_AGENT = "nastune-agent-2 controller", "nastune-agent-2 agent"
 
-def send(obj):
-    obj["v"] = 1
-    b = json.dumps(obj).encode()
-    s.sendall(struct.pack(">I", len(b)) + b)
 
-def recv():
-    try:
-        return _recv()
-    except (ConnectionResetError, BrokenPipeError):
-        return None
+def hkdf(ikm, salt, info):
+    prk = hmac.new(salt, ikm, hashlib.sha256).digest()
+    return hmac.new(prk, info + b"\x01", hashlib.sha256).digest()
 
-def _recv():
-    hdr = b""
-    while len(hdr) < 4:
-        c = s.recv(4 - len(hdr))
-        if not c:
-            return None
-        hdr += c
-    n = struct.unpack(">I", hdr)[0]
-    body = b""
-    while len(body) < n:
-        c = s.recv(n - len(body))
-        if not c:
-            return None
-        body += c
-    return json.loads(body)
 
 def mac(label, a, b):
     return hmac.new(key, ("%s\n%s\n%s" % (label, a, b)).encode(), hashlib.sha256).hexdigest()
+
+
+class Conn:
+    def __init__(self, s):
+        self.s = s
+        self.ksend = self.krecv = None
+        self.seq_send = self.seq_recv = 0
+
+    def session(self, na, nc, controller):
+        salt = bytes.fromhex(na) + bytes.fromhex(nc)
+        to_agent = hkdf(key, salt, b"nastune-agent-2 controller to agent")
+        to_ctrl = hkdf(key, salt, b"nastune-agent-2 agent to controller")
+        self.ksend, self.krecv = (to_agent, to_ctrl) if controller else (to_ctrl, to_agent)
+
+    def frame(self, obj, seq=None):
+        obj["v"] = 2
+        j = json.dumps(obj).encode()
+        return self.seal(j, seq)
+
+    def seal(self, body, seq=None):
+        if seq is None:
+            seq = self.seq_send
+            self.seq_send += 1
+        b = struct.pack(">Q", seq) + body
+        b += hmac.new(self.ksend, b, hashlib.sha256).digest()
+        return struct.pack(">I", len(b)) + b
+
+    def send(self, obj):
+        if self.ksend:
+            self.s.sendall(self.frame(obj))
+        else:
+            obj["v"] = 2
+            b = json.dumps(obj).encode()
+            self.s.sendall(struct.pack(">I", len(b)) + b)
+
+    def raw(self):
+        hdr = self._read(4)
+        if hdr is None:
+            return None
+        return self._read(struct.unpack(">I", hdr)[0])
+
+    def _read(self, n):
+        b = b""
+        while len(b) < n:
+            try:
+                c = self.s.recv(n - len(b))
+            except (ConnectionResetError, BrokenPipeError, socket.timeout):
+                return None
+            if not c:
+                return None
+            b += c
+        return b
+
+    def recv(self):
+        b = self.raw()
+        if b is None:
+            return None
+        if not self.krecv:
+            return json.loads(b)
+        seq, body, tag = struct.unpack(">Q", b[:8])[0], b[8:-32], b[-32:]
+        want = hmac.new(self.krecv, b[:-32], hashlib.sha256).digest()
+        if not hmac.compare_digest(tag, want) or seq != self.seq_recv:
+            return {"type": "FORGED", "error": "frame failed its check (seq %d)" % seq}
+        self.seq_recv += 1
+        return json.loads(body)
+
 
 def show(m):
     print("reply:", "closed" if m is None else m["type"], "" if m is None else m.get("error", ""))
     sys.stdout.flush()
 
-hello = recv()
-assert hello and hello["type"] == "hello", hello
-if script == "preauth":
-    send({"type": "job", "workload": "seq-read", "protocol": "smb", "target": "smb://h/s"})
-    show(recv())
-    show(recv())
-    sys.exit(0)
-nc = os.urandom(32).hex()
-send({"type": "auth", "nonce": nc, "mac": mac("nastune-agent-1 controller", hello["nonce"], nc)})
-ok = recv()
-show(ok)
-if ok["type"] != "auth_ok" or not hmac.compare_digest(ok["mac"], mac("nastune-agent-1 agent", nc, hello["nonce"])):
-    print("agent proof wrong")
-    sys.exit(1)
-if script == "ok":
-    send({"type": "facts"})
-    show(recv())
-elif script == "bigframe":
-    s.sendall(struct.pack(">I", 2 << 20) + b"x" * 1024)
-    show(recv())
-    show(recv())
-elif script == "garbage":
-    s.sendall(struct.pack(">I", 9) + b"{nonsense")
-    show(recv())
-    show(recv())
-elif script == "badjob":
-    send({"type": "job", "id": 1, "workload": "seq-read", "protocol": "smb", "target": "smb://h/s", "options": {"size": 1 << 50}})
-    show(recv())
-    send({"type": "job", "id": 2, "workload": "nope", "protocol": "smb", "target": "smb://h/s"})
-    show(recv())
-elif script == "unknown":
-    send({"type": "shell", "cmd": "rm -rf /"})
-    show(recv())
-    send({"type": "facts"})
-    show(recv())
+
+def connect():
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    if source:
+        s.bind((source, 0))
+    s.settimeout(10)
+    s.connect((host, int(port)))
+    return s
+
+
+def hold(n, secs):
+    """Idle unauthenticated connections: never answers hello."""
+    import selectors
+    sel = selectors.DefaultSelector()
+    opened = {}
+    hellos = 0
+    most = 0        # connections in the handshake (answered with hello) at one time
+    longest = 0.0
+    end = time.time() + secs
+
+    def open_one():
+        try:
+            s = connect()
+        except OSError:
+            return
+        s.setblocking(False)
+        opened[s] = [time.time(), False]
+        sel.register(s, selectors.EVENT_READ)
+
+    for _ in range(n):
+        open_one()
+    while time.time() < end:
+        for k, _ in sel.select(timeout=0.2):
+            s = k.fileobj
+            try:
+                data = s.recv(4096)
+            except (ConnectionResetError, BlockingIOError):
+                data = b""
+            if data:
+                if not opened[s][1]:
+                    opened[s][1] = True
+                    hellos += 1
+                    most = max(most, sum(1 for v in opened.values() if v[1]))
+                continue
+            if opened[s][1]:
+                longest = max(longest, time.time() - opened[s][0])
+            sel.unregister(s)
+            s.close()
+            del opened[s]
+            open_one()
+        while len(opened) < n and time.time() < end:
+            before = len(opened)
+            open_one()
+            if len(opened) == before:
+                break
+    print("held %d connections; %d got a hello, at most %d at once; the longest lived %.1f s"
+          % (n, hellos, most, longest))
+
+
+def controller():
+    if script.startswith("hold:"):
+        _, n, secs = script.split(":")
+        hold(int(n), float(secs))
+        return
+    c = Conn(connect())
+    hello = c.recv()
+    assert hello and hello["type"] == "hello", hello
+    if script == "preauth":
+        c.send({"type": "job", "workload": "seq-read", "protocol": "smb", "target": "smb://h/s"})
+        show(c.recv())
+        show(c.recv())
+        return
+    me = c.s.getsockname()[0]
+    nas = "198.51.100.7" if script == "wrongnas" else me
+    nc = os.urandom(32).hex()
+    c.send({"type": "auth", "nonce": nc, "nas": nas,
+            "mac": mac(L_CTRL, hello["nonce"], nc + "\n" + nas)})
+    ok = c.recv()
+    show(ok)
+    if ok is None or ok["type"] != "auth_ok" or not hmac.compare_digest(ok["mac"], mac(L_AGENT, nc, hello["nonce"])):
+        print("agent proof wrong or refused")
+        return
+    c.session(hello["nonce"], nc, True)
+    job = {"type": "job", "id": 1, "workload": "seq-write", "protocol": "smb",
+           "target": "smb://%s/Data" % me, "options": {"size": 1 << 20, "repeats": 1, "warmup": 0}}
+    if script == "ok":
+        c.send({"type": "facts"})
+        show(c.recv())
+    elif script == "bigframe":
+        c.s.sendall(struct.pack(">I", 2 << 20) + b"x" * 1024)
+        show(c.recv())
+        show(c.recv())
+    elif script == "garbage":
+        c.s.sendall(c.seal(b"{nonsense"))
+        show(c.recv())
+        show(c.recv())
+    elif script == "badmac":
+        f = bytearray(c.frame({"type": "facts"}))
+        f[-1] ^= 1
+        c.s.sendall(bytes(f))
+        show(c.recv())
+        show(c.recv())
+    elif script == "replay":
+        f = c.frame({"type": "facts"})
+        c.s.sendall(f)
+        show(c.recv())
+        c.s.sendall(f)
+        show(c.recv())
+        show(c.recv())
+    elif script == "badjob":
+        c.send({"type": "job", "id": 1, "workload": "seq-read", "protocol": "smb", "target": "smb://h/s", "options": {"size": 1 << 50}})
+        show(c.recv())
+        c.send({"type": "job", "id": 2, "workload": "nope", "protocol": "smb", "target": "smb://h/s"})
+        show(c.recv())
+    elif script == "force":
+        job["options"]["force"] = True
+        c.send(job)
+        show(c.recv())
+    elif script == "elsewhere":
+        job["target"] = "smb://198.51.100.9/Data"
+        c.send(job)
+        show(c.recv())
+        job["target"] = "smb://localhost/Data"
+        job["id"] = 2
+        c.send(job)
+        show(c.recv())
+    elif script == "fileout":
+        job["target"] = "file://" + os.path.dirname(os.path.abspath(keyfile))
+        c.send(job)
+        show(c.recv())
+        job["target"] = "file:///etc"
+        job["protocol"] = "posix"
+        job["id"] = 2
+        c.send(job)
+        show(c.recv())
+    elif script == "unknown":
+        c.send({"type": "shell", "cmd": "rm -rf /"})
+        show(c.recv())
+        c.send({"type": "facts"})
+        show(c.recv())
+
+
+def fake_agent():
+    ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    ls.bind((host, int(port)))
+    ls.listen(1)
+    print("fake agent listening")
+    sys.stdout.flush()
+    ls.settimeout(60)
+    s, _ = ls.accept()
+    s.settimeout(10)
+    c = Conn(s)
+    na = os.urandom(32).hex()
+    c.send({"type": "hello", "nonce": na, "key_id": hashlib.sha256(key).hexdigest()[:16], "version": "fake"})
+    auth = c.recv()
+    nc = auth["nonce"]
+    if script == "badproof":
+        c.send({"type": "auth_ok", "mac": mac(L_AGENT, na, nc)})
+    elif script == "reflect":
+        c.send({"type": "auth_ok", "mac": auth["mac"]})
+    elif script == "noproof":
+        c.send({"type": "facts", "hostname": "fake"})
+    else:
+        c.send({"type": "auth_ok", "mac": mac(L_AGENT, nc, na)})
+        c.session(na, nc, False)
+    while True:
+        m = c.recv()
+        print("nas sent:", "closed" if m is None else m["type"])
+        sys.stdout.flush()
+        if m is None or script == "good":
+            break
+
+
+if fake:
+    fake_agent()
+else:
+    controller()

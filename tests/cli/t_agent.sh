@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # The agent and its protocol on this host (issue 8): pairing, keys, two agents answering one
 # controller, a wrong key refused on both sides with no job run, malformed and oversized
-# messages rejected while the agent keeps serving, an agent killed mid-job. The agents run
+# messages rejected while the agent keeps serving, an agent killed mid-job. Issue 17: every
+# message after the handshake is authenticated (altered and replayed frames refused through a
+# man in the middle, tests/cli/agent_mitm.py), jobs run only against the NAS, fake agents are
+# refused by the NAS, idle unauthenticated connections cannot lock the NAS out. The agents run
 # their jobs on directories through --mount (the posix driver), so no lab is needed; the lab
 # test (tests/lab/t_agent.sh) covers discovery and real protocols.
 . "$(dirname "$0")/lib.sh"
-plan 31
+plan 50
 tmp=$(mktemp -d /tmp/nastune-agent.XXXXXX)
 root=$tmp/root
 base=$((20000 + $$ % 20000))
@@ -121,6 +124,100 @@ grep -q "reply: error authentication failed" <<<"$out"
 ok $? "a job before authenticating: only an error, then the connection is closed" "$out"
 grep -q '"job" message before authentication' "$tmp/a.log"
 ok $? "... logged by the agent"
+# --- after the handshake every message is authenticated (issue 17)
+out=$(peer badmac)
+grep -q "reply: error message 0 failed authentication" <<<"$out" && grep -q "reply: closed" <<<"$out"
+ok $? "an authenticated session: a frame with a wrong MAC is refused and the connection closed" "$out"
+out=$(peer replay)
+grep -q "reply: facts" <<<"$out" && grep -q "sequence number 0 where 1 was due (replayed or reordered)" <<<"$out" && grep -q "reply: closed" <<<"$out"
+ok $? "the same authentic frame sent twice: answered once, the copy refused as replayed" "$out"
+out=$(peer force)
+grep -q 'reply: error "force" is never accepted from the network' <<<"$out"
+ok $? "a job with force from the network: refused" "$out"
+out=$(peer elsewhere)
+[ "$(grep -c "is not the NAS that authenticated (127.0.0.1)" <<<"$out")" = 2 ]
+ok $? "a job against another address, or a host name: refused (only the authenticated NAS's address)" "$out"
+out=$(peer fileout)
+[ "$(grep -c "file:// targets are accepted only for this agent's --mount paths" <<<"$out")" = 2 ]
+ok $? "file:// jobs outside the agent's --mount list (as smb, and as posix on /etc): refused" "$out"
+out=$(peer wrongnas)
+grep -q "reply: error refused: you connect from another address than you name" <<<"$out" &&
+	grep -q "names itself 198.51.100.7" "$tmp/a.log"
+ok $? "a key holder naming another address than its own in the handshake: refused, logged" "$out"
+[ "$(grep -c "job [0-9]*:" "$tmp/a.log")" = "$jobs_before" ]
+ok $? "... and none of these ran a job" "$(grep "job [0-9]*:" "$tmp/a.log")"
+
+# A man in the middle (tests/cli/agent_mitm.py, no key) between the NAS and agent a.
+PM=$((base + 4)) PF=$((base + 5))
+# mitm ACTION [RUNS]: bench through the relay RUNS times (default 1); $out/$err/$rc of the last.
+mitm() {
+	: >"$tmp/mitm.log"
+	python3 "$top/tests/cli/agent_mitm.py" "$PM" "$PA" "$1" "$tmp/mitm.log" 2>>"$tmp/mitm.log" &
+	local mp=$!
+	for _ in $(seq 50); do grep -q listening "$tmp/mitm.log" && break; sleep 0.1; done
+	for _ in $(seq "${2:-1}"); do
+		bench --json bench --client "127.0.0.1:$PM" --clients-only "${quick[@]}"
+	done
+	kill "$mp"; wait "$mp" 2>/dev/null
+}
+jobs() { grep -c "job [0-9]*:" "$tmp/a.log"; }
+results() { python3 -c 'import json,sys; print(len(json.loads(sys.argv[1])["results"]))' "$out"; }
+n0=$(jobs)
+mitm pass
+[ "$rc" = 0 ] && [ "$(results)" = 1 ] && [ "$(jobs)" = $((n0 + 1)) ]
+ok $? "through a relay that changes nothing, the job runs (the control for the next tests)" "$err"
+n0=$(jobs)
+mitm flip-c2a:2
+[ "$rc" = 1 ] && grep -q "flipped a bit of c2a frame 2" "$tmp/mitm.log" && [ "$(jobs)" = "$n0" ] &&
+	grep -q "message 1 failed authentication (altered in flight" "$tmp/a.log" && [ "$(results)" = 0 ]
+ok $? "a job altered in flight (one bit): the agent refuses it, no job runs, the NAS reports it (exit 1)" "$err"
+n0=$(jobs)
+mitm replay-c2a:2
+[ "$(jobs)" = $((n0 + 1)) ] && grep -q "replayed c2a frame 2" "$tmp/mitm.log" &&
+	grep -q "sequence number 1 where 2 was due (replayed or reordered); refused" "$tmp/a.log"
+ok $? "a job frame replayed in flight: the job runs once, the copy is refused" "$(tail -n 3 "$tmp/a.log")"
+n0=$(jobs)
+mitm old-c2a:2 2
+[ "$rc" = 1 ] && grep -q "replaced c2a frame 2 with the first connection's" "$tmp/mitm.log" &&
+	[ "$(jobs)" = $((n0 + 1)) ] && [ "$(results)" = 0 ]
+ok $? "a job frame recorded on one connection and replayed into the next: refused, not run" "$err"
+mitm flip-a2c:3
+[ "$rc" = 1 ] && grep -q "flipped a bit of a2c frame 3" "$tmp/mitm.log" && [ "$(results)" = 0 ] &&
+	grep -q "failed authentication (altered in flight" <<<"$err"
+ok $? "a message from the agent altered in flight: the NAS refuses it and takes no result from it" "$err"
+mitm replay-a2c:2
+[ "$rc" = 1 ] && grep -q "replayed or reordered" <<<"$err" && [ "$(results)" = 0 ]
+ok $? "a message from the agent replayed in flight: the NAS refuses it" "$err"
+
+# A fake agent (holds the key file's name, not the key's proof) is refused by the NAS.
+fake() {
+	timeout 30 python3 "$top/tests/cli/agent_peer.py" --fake-agent "127.0.0.1:$PF" "$tmp/key" "$1" >"$tmp/fake.out" 2>&1 &
+	local fp=$!
+	for _ in $(seq 50); do grep -q listening "$tmp/fake.out" && break; sleep 0.1; done
+	bench --json bench --client "127.0.0.1:$PF" --clients-only "${quick[@]}"
+	wait "$fp"
+}
+fake good
+grep -q "nas sent: facts" "$tmp/fake.out"
+ok $? "a fake agent with the right proof gets the NAS's first request (the control)" "$(cat "$tmp/fake.out")"
+for mode in badproof reflect noproof; do
+	fake "$mode"
+	[ "$rc" = 1 ] && [ "$(grep "nas sent" "$tmp/fake.out")" = "nas sent: closed" ] &&
+		grep -Eq "its proof is wrong|instead of its proof" <<<"$err" && [ "$(results)" = 0 ]
+	ok $? "a fake agent ($mode): the NAS refuses it, sends it nothing and hangs up (exit 1)" "$(cat "$tmp/fake.out"; echo "$err")"
+done
+
+# Idle unauthenticated connections from another address do not lock the NAS out.
+timeout 40 python3 "$top/tests/cli/agent_peer.py" --source 127.0.0.2 "127.0.0.1:$PA" "$tmp/key" hold:40:14 >"$tmp/hold.out" 2>&1 &
+hp=$!
+sleep 2
+bench --json bench --client "127.0.0.1:$PA" --clients-only "${quick[@]}"
+[ "$rc" = 0 ] && [ "$(results)" = 1 ]
+ok $? "while 127.0.0.2 holds 40 idle unauthenticated connections, the NAS benchmarks through the agent" "$err"
+wait "$hp"
+grep -Eq "at most [1-4] at once" "$tmp/hold.out" && grep -q "refused 127.0.0.2: connection closed by the peer\|refused 127.0.0.2: no message from the peer in time" "$tmp/a.log" &&
+	python3 -c 'import re,sys; t=float(re.search(r"longest lived ([0-9.]+) s", sys.argv[1]).group(1)); assert 0 < t < 13, t' "$(cat "$tmp/hold.out")"
+ok $? "... at most 4 of them are in the handshake at once, and idle ones are dropped (not held for the 14 s)" "$(cat "$tmp/hold.out")"
 out=$(peer ok)
 grep -q "reply: facts" <<<"$out"
 ok $? "after all that the agent still serves (facts over a fresh connection)" "$out"

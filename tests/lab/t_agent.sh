@@ -3,12 +3,13 @@
 # client2 (10 Gbit/s, MTU 9000), found over mDNS by the server, run seq-read over SMB against
 # the server's shares with nastune's own driver; their results differ as their links do. A
 # wrong key is refused on both sides; an agent killed mid-job is reported while the other
-# finishes; malformed and oversized messages from the network leave the agent serving.
+# finishes; malformed and oversized messages from the network leave the agent serving; idle
+# unauthenticated connections from another client do not lock the server out (issue 17).
 # shellcheck source=tests/lab/lib.sh
 . "$(dirname "$0")/lib.sh"
 lab_ready --link client1=1g,client2=10g,client3=10g,server=10g --offload off \
 	--server-mtu 9000 --client-mtu client1=1500,client2=9000,client3=1500
-plan 16
+plan 18
 
 cleanup() {
 	for h in client1 client2 client3; do kill_agent "$h"; done
@@ -135,5 +136,15 @@ ok $? "a malformed one too" "$out"
 out=$(peer ok)
 grep -q "reply: facts" <<<"$out"
 ok $? "client2's agent still serves" "$out"
-[[ $TAP_N = 16 ]] || echo "# ran $TAP_N tests, planned 16"
+# --- another client holding idle unauthenticated connections to client2's agent (issue 17)
+on client3 timeout 60 python3 "$TOPDIR/tests/cli/agent_peer.py" "$C2:7048" "$KEY" hold:40:20 >"$WORK/hold" 2>&1 &
+hp=$!
+sleep 3
+nts --json bench --client "$C2" --clients-only --protocol smb --workload seq-read --size 16M --repeat 2 --warmup 0 --cache hot
+[[ $rc = 0 ]] && python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["results"] and not d["errors"]' "$out"
+ok $? "while client3 holds 40 idle unauthenticated connections to client2's agent, the server benchmarks through it" "$(both)"
+wait "$hp"
+grep -Eq "at most [1-4] at once" "$WORK/hold" && grep -q "refused $C3: no message from the peer in time" <<<"$(log_of client2)"
+ok $? "... client3 had at most 4 in the handshake at once, and its idle ones were dropped at the deadline" "$(cat "$WORK/hold")"
+[[ $TAP_N = 18 ]] || echo "# ran $TAP_N tests, planned 18"
 done_testing

@@ -1,5 +1,7 @@
-/* test_agent_proto.c - framing bounds, parse errors, keys, and the mutual handshake over a
- * socketpair with the right key, a wrong key, a replayed proof and a peer that skips it. */
+/* test_agent_proto.c - framing bounds, parse errors, keys, the mutual handshake over a
+ * socketpair with the right key, a wrong key, a replayed proof and a peer that skips it, and
+ * the authenticated session after it: altered, replayed, reflected and cross-session frames
+ * refused. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -25,19 +27,20 @@ test_parse(void **state)
 	json_t *m;
 
 	(void)state;
-	assert_int_equal(agent_parse("{\"v\":1,\"type\":\"hello\"}", 22, &m, err, sizeof(err)), 0);
+	assert_int_equal(agent_parse("{\"v\":2,\"type\":\"hello\"}", 22, &m, err, sizeof(err)), 0);
 	assert_string_equal(agent_type(m), "hello");
 	json_decref(m);
-	assert_int_equal(agent_parse("{\"v\":1,", 7, &m, err, sizeof(err)), -EBADMSG);
+	assert_int_equal(agent_parse("{\"v\":2,", 7, &m, err, sizeof(err)), -EBADMSG);
 	assert_non_null(strstr(err, "malformed"));
 	assert_int_equal(agent_parse("[1,2]", 5, &m, err, sizeof(err)), -EBADMSG);
 	assert_int_equal(agent_parse("{\"type\":\"x\"}", 12, &m, err, sizeof(err)), -EBADMSG);
-	assert_int_equal(agent_parse("{\"v\":1,\"type\":\"\"}", 17, &m, err, sizeof(err)), -EBADMSG);
-	assert_int_equal(agent_parse("{\"v\":1,\"type\":\"a\",\"type\":\"b\"}", 29, &m, err,
+	assert_int_equal(agent_parse("{\"v\":2,\"type\":\"\"}", 17, &m, err, sizeof(err)), -EBADMSG);
+	assert_int_equal(agent_parse("{\"v\":2,\"type\":\"a\",\"type\":\"b\"}", 29, &m, err,
 				     sizeof(err)), -EBADMSG);
-	assert_int_equal(agent_parse("{\"v\":2,\"type\":\"hello\"}", 22, &m, err, sizeof(err)),
+	/* Version 1 had no authenticated session: refused, naming both versions. */
+	assert_int_equal(agent_parse("{\"v\":1,\"type\":\"hello\"}", 22, &m, err, sizeof(err)),
 			 -EPROTO);
-	assert_non_null(strstr(err, "version 2"));
+	assert_non_null(strstr(err, "version 1"));
 	assert_null(m);
 }
 
@@ -134,6 +137,9 @@ struct srv_arg {
 	uint8_t key[AGENT_KEY_LEN];
 	int rc;
 	char err[256];
+	const char *peer;
+	char nas[AGENT_ADDR_MAX];
+	struct agent_session ss;
 };
 
 static void *
@@ -141,7 +147,8 @@ srv_thread(void *p)
 {
 	struct srv_arg *a = p;
 
-	a->rc = agent_server_handshake(a->fd, a->key, 2000, "test", a->err, sizeof(a->err));
+	a->rc = agent_server_handshake(a->fd, a->key, 2000, "test", a->peer, &a->ss, a->nas,
+				       a->err, sizeof(a->err));
 	return NULL;
 }
 
@@ -149,6 +156,7 @@ static int
 handshake(const uint8_t *ckey, const uint8_t *skey, int *src, char *cerr, char *serr)
 {
 	struct srv_arg a = { 0 };
+	struct agent_session cs;
 	pthread_t t;
 	json_t *hello = NULL;
 	int sv[2], rc;
@@ -157,7 +165,7 @@ handshake(const uint8_t *ckey, const uint8_t *skey, int *src, char *cerr, char *
 	a.fd = sv[1];
 	memcpy(a.key, skey, AGENT_KEY_LEN);
 	pthread_create(&t, NULL, srv_thread, &a);
-	rc = agent_client_handshake(sv[0], ckey, 2000, &hello, cerr, 256);
+	rc = agent_client_handshake(sv[0], ckey, "192.0.2.1", 2000, &hello, &cs, cerr, 256);
 	pthread_join(t, NULL);
 	if (rc == 0)
 		assert_string_equal(json_string_value(json_object_get(hello, "version")), "test");
@@ -227,8 +235,12 @@ test_no_work_before_auth(void **state)
 
 		agent_nonce(old);
 		agent_nonce(nc);
-		agent_mac(a.key, "nastune-agent-1 controller", old, nc, mac);
-		m = json_pack("{s:s, s:s, s:s}", "type", "auth", "nonce", nc, "mac", mac);
+		char b[128];
+
+		snprintf(b, sizeof(b), "%s\n127.0.0.1", nc);
+		agent_mac(a.key, "nastune-agent-2 controller", old, b, mac);
+		m = json_pack("{s:s, s:s, s:s, s:s}", "type", "auth", "nonce", nc, "nas",
+			      "127.0.0.1", "mac", mac);
 	}
 	agent_send(sv[0], m);
 	json_decref(m);
@@ -237,6 +249,162 @@ test_no_work_before_auth(void **state)
 	json_decref(hello);
 	close(sv[0]);
 	close(sv[1]);
+}
+
+/* A full handshake over a socketpair; returns both sessions. */
+static void
+pair_up(uint8_t key, const char *peer, const char *nas, int *crc, struct srv_arg *a,
+	struct agent_session *cs, int sv[2])
+{
+	uint8_t k[AGENT_KEY_LEN];
+	char cerr[256];
+	pthread_t t;
+
+	memset(k, key, sizeof(k));
+	memset(a, 0, sizeof(*a));
+	memcpy(a->key, k, sizeof(k));
+	a->peer = peer;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	a->fd = sv[1];
+	pthread_create(&t, NULL, srv_thread, a);
+	*crc = agent_client_handshake(sv[0], k, nas, 2000, NULL, cs, cerr, sizeof(cerr));
+	pthread_join(t, NULL);
+}
+
+static json_t *
+recv_ok(struct agent_session *s)
+{
+	char err[256];
+	json_t *m = NULL;
+
+	assert_int_equal(agent_session_recv(s, 1000, &m, err, sizeof(err)), 0);
+	return m;
+}
+
+static void
+test_session(void **state)
+{
+	struct srv_arg a;
+	struct agent_session cs, old;
+	uint8_t *f, *g;
+	size_t len, glen;
+	char err[256];
+	json_t *m;
+	int sv[2], crc;
+
+	(void)state;
+	pair_up(0x44, NULL, "192.0.2.7", &crc, &a, &cs, sv);
+	assert_int_equal(crc, 0);
+	assert_int_equal(a.rc, 0);
+	assert_string_equal(a.nas, "192.0.2.7");
+
+	/* Both directions work, in order. */
+	m = json_pack("{s:s, s:i}", "type", "job", "id", 1);
+	assert_int_equal(agent_session_send(&cs, m), 0);
+	json_decref(m);
+	m = recv_ok(&a.ss);
+	assert_string_equal(agent_type(m), "job");
+	json_decref(m);
+	m = json_pack("{s:s}", "type", "result");
+	assert_int_equal(agent_session_send(&a.ss, m), 0);
+	json_decref(m);
+	m = recv_ok(&cs);
+	assert_string_equal(agent_type(m), "result");
+	json_decref(m);
+
+	/* A replayed frame: authentic, but its sequence number is spent. */
+	m = json_pack("{s:s, s:i}", "type", "job", "id", 2);
+	f = agent_session_seal(&cs, m, &len);
+	json_decref(m);
+	assert_int_equal(write(sv[0], f, len), (ssize_t)len);
+	m = recv_ok(&a.ss);
+	json_decref(m);
+	assert_int_equal(write(sv[0], f, len), (ssize_t)len);
+	assert_int_equal(agent_session_recv(&a.ss, 1000, &m, err, sizeof(err)), -EBADMSG);
+	assert_non_null(strstr(err, "replayed or reordered"));
+	/* ... and the session is dead even for a good frame after it. */
+	m = json_pack("{s:s}", "type", "facts");
+	assert_int_equal(agent_session_send(&cs, m), 0);
+	json_decref(m);
+	assert_int_equal(agent_session_recv(&a.ss, 1000, &m, err, sizeof(err)), -EBADMSG);
+	free(f);
+	old = cs;
+	close(sv[0]);
+	close(sv[1]);
+
+	/* A flipped byte anywhere (sequence, JSON, MAC) fails the MAC. */
+	for (size_t at = 4; at < 200; at += 7) {
+		pair_up(0x44, NULL, "192.0.2.7", &crc, &a, &cs, sv);
+		m = json_pack("{s:s, s:s}", "type", "job", "target", "smb://192.0.2.7/Data");
+		f = agent_session_seal(&cs, m, &len);
+		json_decref(m);
+		if (at >= len) {
+			free(f);
+			close(sv[0]);
+			close(sv[1]);
+			break;
+		}
+		f[at] ^= 0x20;
+		assert_int_equal(write(sv[0], f, len), (ssize_t)len);
+		assert_int_not_equal(agent_session_recv(&a.ss, 1000, &m, err, sizeof(err)), 0);
+		assert_null(m);
+		free(f);
+		close(sv[0]);
+		close(sv[1]);
+	}
+
+	/* A frame of an earlier session, at the right sequence number: other keys. */
+	pair_up(0x44, NULL, "192.0.2.7", &crc, &a, &cs, sv);
+	m = json_pack("{s:s}", "type", "job");
+	old.seq_send = 0;
+	g = agent_session_seal(&old, m, &glen);
+	json_decref(m);
+	assert_int_equal(write(sv[0], g, glen), (ssize_t)glen);
+	assert_int_equal(agent_session_recv(&a.ss, 1000, &m, err, sizeof(err)), -EBADMSG);
+	assert_non_null(strstr(err, "failed authentication"));
+	free(g);
+	close(sv[0]);
+	close(sv[1]);
+
+	/* Reflection: the agent's own frame sent back to it fails (keys per direction). */
+	pair_up(0x44, NULL, "192.0.2.7", &crc, &a, &cs, sv);
+	m = json_pack("{s:s}", "type", "progress");
+	f = agent_session_seal(&a.ss, m, &len);
+	json_decref(m);
+	assert_int_equal(write(sv[0], f, len), (ssize_t)len);
+	assert_int_equal(agent_session_recv(&a.ss, 1000, &m, err, sizeof(err)), -EBADMSG);
+	free(f);
+	close(sv[0]);
+	close(sv[1]);
+}
+
+/* The controller names its address; the agent takes it only from that address. */
+static void
+test_nas_address(void **state)
+{
+	struct srv_arg a;
+	struct agent_session cs;
+	int sv[2], crc;
+
+	(void)state;
+	pair_up(0x55, "198.18.0.1", "198.18.0.1", &crc, &a, &cs, sv);
+	assert_int_equal(crc, 0);
+	assert_int_equal(a.rc, 0);
+	close(sv[0]);
+	close(sv[1]);
+	pair_up(0x55, "::ffff:198.18.0.1", "198.18.0.1", &crc, &a, &cs, sv);
+	assert_int_equal(a.rc, 0);
+	close(sv[0]);
+	close(sv[1]);
+	pair_up(0x55, "198.18.0.9", "198.18.0.1", &crc, &a, &cs, sv);
+	assert_int_equal(a.rc, -EACCES);
+	assert_int_equal(crc, -EACCES);
+	assert_non_null(strstr(a.err, "names itself 198.18.0.1"));
+	close(sv[0]);
+	close(sv[1]);
+	assert_true(agent_addr_equal("fe80::1%lab0", "[fe80::1]"));
+	assert_false(agent_addr_equal("nas.local", "nas.local"));
+	assert_false(agent_addr_equal("10.0.0.1", "10.0.0.2"));
 }
 
 int
@@ -249,6 +417,8 @@ main(void)
 		cmocka_unit_test(test_mac),
 		cmocka_unit_test(test_handshake),
 		cmocka_unit_test(test_no_work_before_auth),
+		cmocka_unit_test(test_session),
+		cmocka_unit_test(test_nas_address),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
