@@ -40,6 +40,9 @@ struct bench_target {
  * bench_target_clear. */
 int bench_target_parse(const char *url, struct bench_target *t, char *err, size_t errlen);
 void bench_target_clear(struct bench_target *t);
+/* s with everything but unreserved characters and '/' percent-encoded, for the path of a
+ * target URL. Caller frees. */
+char *bench_url_escape(const char *s);
 
 /* Reads credentials for t from file (smbclient's format: "username = x", "password = y",
  * "domain = z" lines; '#' comments). The file must not be readable by group or others.

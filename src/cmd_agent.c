@@ -49,12 +49,6 @@ unadvertise(void *h)
 	mdns_publisher_stop(h);
 }
 
-char *
-cli_agent_key_path(const struct ctx *ctx)
-{
-	return fs_rooted(ctx->root, "/var/lib/nastune/agent.key");
-}
-
 int
 cmd_agent(struct ctx *ctx, int argc, char **argv)
 {
@@ -131,7 +125,7 @@ cmd_agent(struct ctx *ctx, int argc, char **argv)
 		goto out;
 	}
 	if (!token)
-		token = cli_agent_key_path(ctx);
+		token = agent_key_path(ctx->root);
 	if ((rc = agent_key_load(token, o.key, err, sizeof(err))) < 0) {
 		fprintf(stderr, "nastune agent: %s\n", err);
 		status = rc == -ENOENT || rc == -EINVAL || rc == -EPERM ? EXIT_USAGE : EXIT_FAIL;
@@ -192,7 +186,7 @@ cmd_pair(struct ctx *ctx, int argc, char **argv)
 		}
 	}
 	if (!path)
-		path = cli_agent_key_path(ctx);
+		path = agent_key_path(ctx->root);
 	{
 		char *dir = xstrdup(path), *slash = strrchr(dir, '/');
 

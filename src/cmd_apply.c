@@ -187,7 +187,7 @@ cmd_status(struct ctx *ctx, int argc, char **argv)
 	mrc = mdns_browse(NULL, 4, true, 1500, &seen, &nseen, merr, sizeof(merr));
 	json_object_set_new(o, "bonjour", json_pack("{s:b, s:s?, s:o}", "available", mrc == 0,
 						    "error", mrc ? merr : NULL, "services",
-						    cli_mdns_services_json(seen, nseen)));
+						    mdns_services_json(seen, nseen)));
 	if (ctx->json) {
 		json_dumpf(o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 		fputc('\n', stdout);

@@ -156,9 +156,9 @@ derive_targets(const struct ctx *ctx, const struct model *m, const char *protos,
 			bool enabled = k == 0 ? m->smb.enabled : k == 1 ? m->nfs.enabled :
 								 m->afp.enabled;
 
-			if (!(s->protocols & ps[k].bit) || !enabled || !cli_in_list(protos, ps[k].name))
+			if (!(s->protocols & ps[k].bit) || !enabled || !units_in_list(protos, ps[k].name))
 				continue;
-			if (k == 1 && !cli_nfs_loopback_ok(s)) {
+			if (k == 1 && !model_nfs_loopback_ok(s)) {
 				log_info("bench: NFS export %s skipped: its clients do not include this "
 					 "host's loopback (measure it from a client: --client)", s->path);
 				continue;
@@ -170,14 +170,14 @@ derive_targets(const struct ctx *ctx, const struct model *m, const char *protos,
 				warned[k] = true;
 				continue;
 			}
-			esc = cli_url_escape(k == 1 ? s->path : s->name);
+			esc = bench_url_escape(k == 1 ? s->path : s->name);
 			url = xasprintf("%s://127.0.0.1%s%s", ps[k].name, k == 1 ? "" : "/", esc);
 			add_target(v, n, url, d, local);
 			free(esc);
 			free(url);
 		}
-		if (cli_in_list(protos, "posix")) {
-			esc = cli_url_escape(local);
+		if (units_in_list(protos, "posix")) {
+			esc = bench_url_escape(local);
 			url = xasprintf("file://%s", esc);
 			add_target(v, n, url, &bench_drv_posix, local);
 			free(esc);
@@ -425,7 +425,7 @@ cmd_bench(struct ctx *ctx, int argc, char **argv)
 		char *copy = xstrdup(protos), *save = NULL, *tok;
 
 		for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
-			if (!cli_in_list("null,posix,smb,nfs,afp", tok)) {
+			if (!units_in_list("null,posix,smb,nfs,afp", tok)) {
 				fprintf(stderr, "nastune bench: unknown protocol '%s' (null, posix, "
 						"smb, nfs, afp)\n", tok);
 				free(copy);
@@ -499,7 +499,7 @@ cmd_bench(struct ctx *ctx, int argc, char **argv)
 			bench_target_clear(&t.t);
 			continue;
 		}
-		if (!cli_in_list(protos, t.d->name)) {
+		if (!units_in_list(protos, t.d->name)) {
 			fprintf(stderr, "nastune bench: --target %s is %s, not in --protocol %s\n",
 				t.t.url, t.d->name, protos);
 			bench_target_clear(&t.t);

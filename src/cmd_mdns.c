@@ -261,26 +261,6 @@ print_service(const struct mdns_service *s)
 	printf("\n");
 }
 
-json_t *
-cli_mdns_services_json(const struct mdns_service *v, size_t n)
-{
-	json_t *arr = json_array();
-	size_t i, k;
-
-	for (i = 0; i < n; i++) {
-		json_t *t = json_array();
-
-		for (k = 0; k < v[i].ntxt; k++)
-			json_array_append_new(t, json_string(v[i].txt[k]));
-		json_array_append_new(arr, json_pack(
-			"{s:s, s:s, s:s, s:s, s:i, s:s?, s:s?, s:i, s:o, s:b}", "name", v[i].name,
-			"type", v[i].type, "domain", v[i].domain, "interface", v[i].iface, "family",
-			v[i].family, "host", v[i].host, "address", v[i].address, "port", v[i].port,
-			"txt", t, "local", v[i].local));
-	}
-	return arr;
-}
-
 static int
 mdns_browse_cmd(struct ctx *ctx, int argc, char **argv)
 {
@@ -345,7 +325,7 @@ mdns_browse_cmd(struct ctx *ctx, int argc, char **argv)
 	if (ctx->json) {
 		json_t *o = json_object();
 
-		json_object_set_new(o, "services", cli_mdns_services_json(v, n));
+		json_object_set_new(o, "services", mdns_services_json(v, n));
 		json_dumpf(o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 		fputc('\n', stdout);
 		json_decref(o);

@@ -112,11 +112,11 @@ pick_targets(struct tuner *t, const char *creds)
 
 			if (!(s->protocols & ps[k].bit) || s->tm_enabled || s->read_only ||
 			    s->guest != (guest_first ? pass == 0 : pass == 1) ||
-			    (k == 1 && !cli_nfs_loopback_ok(s)))
+			    (k == 1 && !model_nfs_loopback_ok(s)))
 				continue;
 			if (!s->guest && !creds && k != 1)
 				continue;	/* needs a login we do not have */
-			esc = cli_url_escape(k == 1 ? s->path : s->name);
+			esc = bench_url_escape(k == 1 ? s->path : s->name);
 			if (k == 1) {
 				/* As the share's owner: non-guest exports squash root. */
 				char *local = fs_rooted(t->ctx->root, s->path);

@@ -1,5 +1,6 @@
 /* mdns.c - live Bonjour publication and browsing over avahi-daemon's client API. */
 #include <errno.h>
+#include <jansson.h>
 #include <net/if.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -619,4 +620,24 @@ mdns_publisher_stop(struct mdns_publisher *p)
 	free(p->txt);
 	free(p->name);
 	free(p);
+}
+
+json_t *
+mdns_services_json(const struct mdns_service *v, size_t n)
+{
+	json_t *arr = json_array();
+	size_t i, k;
+
+	for (i = 0; i < n; i++) {
+		json_t *t = json_array();
+
+		for (k = 0; k < v[i].ntxt; k++)
+			json_array_append_new(t, json_string(v[i].txt[k]));
+		json_array_append_new(arr, json_pack(
+			"{s:s, s:s, s:s, s:s, s:i, s:s?, s:s?, s:i, s:o, s:b}", "name", v[i].name,
+			"type", v[i].type, "domain", v[i].domain, "interface", v[i].iface, "family",
+			v[i].family, "host", v[i].host, "address", v[i].address, "port", v[i].port,
+			"txt", t, "local", v[i].local));
+	}
+	return arr;
 }

@@ -362,3 +362,25 @@ bench_target_prompt(struct bench_target *t)
 	explicit_bzero(line, sizeof(line));
 	return rc;
 }
+
+char *
+bench_url_escape(const char *s)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	char *out = xmalloc(3 * strlen(s) + 1), *w = out;
+
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		    strchr("-._~/", c)) {
+			*w++ = (char)c;
+		} else {
+			*w++ = '%';
+			*w++ = hex[c >> 4];
+			*w++ = hex[c & 15];
+		}
+	}
+	*w = '\0';
+	return out;
+}
