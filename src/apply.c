@@ -36,6 +36,7 @@
 #include "profile.h"
 #include "service.h"
 #include "state.h"
+#include "timeutil.h"
 #include "xmalloc.h"
 
 extern char **environ;
@@ -156,16 +157,6 @@ state_path(const struct job *j, const char *fmt, ...)
 	return p;
 }
 
-static void
-now_iso(char *buf, size_t len)
-{
-	time_t t = time(NULL);
-	struct tm tm;
-
-	gmtime_r(&t, &tm);
-	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
-
 static int
 mkparent(const char *path)
 {
@@ -281,7 +272,7 @@ record_generation(struct job *j, long id, const char *reason, const char *inputs
 		g.id = n ? ids[n - 1] + 1 : 0;
 		free(ids);
 	}
-	now_iso(created, sizeof(created));
+	timeutil_now_iso(created, sizeof(created));
 	g.created = xstrdup(created);
 	g.reason = xstrdup(reason);
 	g.version = xstrdup(NASTUNE_VERSION);

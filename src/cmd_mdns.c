@@ -17,6 +17,7 @@
 #include "log.h"
 #include "mdns.h"
 #include "model.h"
+#include "sigstop.h"
 #include "xmalloc.h"
 
 #define MDNS_USAGE "usage: nastune mdns publish [--name NAME] [--type TYPE] [--port N] " \
@@ -56,15 +57,6 @@ default_name(const struct ctx *ctx)
 	return name;
 }
 
-static volatile sig_atomic_t stop_requested;
-
-static void
-on_stop(int sig)
-{
-	(void)sig;
-	stop_requested = 1;
-}
-
 static int
 mdns_publish(struct ctx *ctx, int argc, char **argv)
 {
@@ -80,7 +72,7 @@ mdns_publish(struct ctx *ctx, int argc, char **argv)
 	const char *type = "_nastune._tcp", **txt = NULL;
 	struct mdns_publisher *pub = NULL;
 	struct mdns_record rec;
-	struct sigaction sa = { .sa_handler = on_stop };
+	struct sigaction sa = { .sa_handler = sigstop_handler };
 	char *name = NULL, *pidfile = NULL, *end, err[512], cur[128], last[128], pidtxt[32];
 	char version_txt[64];
 	size_t ntxt = 0;
@@ -172,7 +164,7 @@ mdns_publish(struct ctx *ctx, int argc, char **argv)
 	fflush(stdout);
 	if (secs)
 		until = time(NULL) + secs;
-	while (!stop_requested && (!until || time(NULL) < until)) {
+	while (!sigstop_caught && (!until || time(NULL) < until)) {
 		usleep(100000);
 		/* mdns.c logs renames and re-registrations; say the name in force. */
 		mdns_publisher_name(pub, cur, sizeof(cur));

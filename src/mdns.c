@@ -21,6 +21,7 @@
 
 #include "log.h"
 #include "mdns.h"
+#include "timeutil.h"
 #include "xmalloc.h"
 
 const char *const mdns_default_types[] = {
@@ -53,15 +54,6 @@ avahi_to_errno(int aerr)
 	default:
 		return -EIO;
 	}
-}
-
-static long
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
 }
 
 /* ---- browse ---- */
@@ -253,9 +245,9 @@ mdns_browse(const char *const *types, int family, bool resolve, int timeout_ms,
 		}
 		b.browsers++;
 	}
-	deadline = now_ms() + timeout_ms;
+	deadline = (long)timeutil_mono_ms() + timeout_ms;
 	while (b.browsers_done < b.browsers || b.resolving > 0) {
-		long left = deadline - now_ms();
+		long left = deadline - (long)timeutil_mono_ms();
 
 		if (left <= 0)
 			break;
@@ -556,7 +548,7 @@ mdns_publisher_start(const char *name, const struct mdns_record *recs, size_t nr
 		mdns_publisher_stop(p);
 		return -EAGAIN;
 	}
-	deadline = now_ms() + wait_ms;
+	deadline = (long)timeutil_mono_ms() + wait_ms;
 	for (;;) {
 		bool done, failed;
 
@@ -572,7 +564,7 @@ mdns_publisher_start(const char *name, const struct mdns_record *recs, size_t nr
 			mdns_publisher_stop(p);
 			return avahi_to_errno(aerr);
 		}
-		if (now_ms() >= deadline) {
+		if ((long)timeutil_mono_ms() >= deadline) {
 			log_warnx("mdns: \"%s\" is not established after %d ms; still trying", name,
 				  wait_ms);
 			break;

@@ -34,6 +34,7 @@
 
 #include "log.h"
 #include "probe.h"
+#include "timeutil.h"
 #include "xmalloc.h"
 
 #define NETIF_NL_TIMEOUT_S 5		/* bound on every netlink reply */
@@ -491,21 +492,12 @@ struct netif_watchdog {
 			 * (disarmed) or 'R' (restored); our death closes it, which means restore */
 };
 
-static long long
-netif_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void __attribute__((noreturn))
 netif_watchdog_main(int fd, const char *ifname, int old_mtu)
 {
 	const char *dbg = getenv("NASTUNE_DEBUG_WATCHDOG_S");	/* tests: a short deadline */
 	long long secs = dbg && atoi(dbg) > 0 ? atoi(dbg) : NETIF_WATCHDOG_S;
-	long long deadline = netif_now_ms() + secs * 1000LL;
+	long long deadline = timeutil_mono_ms() + secs * 1000LL;
 	char c = 0, err[256];
 	ssize_t n = 0;
 	int r;
@@ -531,7 +523,7 @@ netif_watchdog_main(int fd, const char *ifname, int old_mtu)
 	}
 	for (;;) {
 		struct pollfd pfd = { .fd = fd, .events = POLLIN };
-		long long left = deadline - netif_now_ms();
+		long long left = deadline - timeutil_mono_ms();
 
 		if (left <= 0)
 			break;
@@ -587,9 +579,9 @@ netif_watchdog_arm(struct netif_watchdog *w, const char *ifname, int old_mtu)
 static void
 netif_watchdog_reap(struct netif_watchdog *w, int ms)
 {
-	long long deadline = netif_now_ms() + ms;
+	long long deadline = timeutil_mono_ms() + ms;
 
-	while (waitpid(w->pid, NULL, WNOHANG) == 0 && netif_now_ms() < deadline)
+	while (waitpid(w->pid, NULL, WNOHANG) == 0 && timeutil_mono_ms() < deadline)
 		usleep(20000);
 	w->pid = 0;
 }
@@ -649,10 +641,10 @@ netif_debug_crash(const char *point)
 static void
 netif_wait_oper_up(const char *ifname)
 {
-	long long deadline = netif_now_ms() + NETIF_LINK_WAIT_MS;
+	long long deadline = timeutil_mono_ms() + NETIF_LINK_WAIT_MS;
 	struct netif_info in;
 
-	while (netif_now_ms() < deadline) {
+	while (timeutil_mono_ms() < deadline) {
 		if (netif_get_info(ifname, &in) < 0 || strcmp(in.operstate, "up") == 0 ||
 		    strcmp(in.operstate, "unknown") == 0)
 			return;
@@ -724,7 +716,7 @@ netif_mtu_ensure(const char *ifname, enum netif_mtu_mode mode, int mtu,
 	struct netif_info in;
 	struct probe_opts o = { .ifname = ifname };
 	struct probe_result pr;
-	long long t0 = netif_now_ms();
+	long long t0 = timeutil_mono_ms();
 	char why[512];
 	size_t i, worst;
 	int r, cand, best;
@@ -885,7 +877,7 @@ restore:
 	}
 out:
 	rep->changed = rep->final_mtu != rep->old_mtu;
-	rep->elapsed_ms = (int)(netif_now_ms() - t0);
+	rep->elapsed_ms = (int)(timeutil_mono_ms() - t0);
 	if (rep == &local)
 		netif_mtu_report_free(&local);
 	return r;
