@@ -16,6 +16,7 @@
 #include "mdns.h"
 #include "model.h"
 #include "render.h"
+#include "runrec.h"
 #include "service.h"
 #include "state.h"
 
@@ -141,7 +142,7 @@ cmd_status(struct ctx *ctx, int argc, char **argv)
 		json_decref(gens);
 		return status;
 	}
-	if (apply_read_hw(&hw) < 0)
+	if (runrec_read_hw(&hw) < 0)
 		log_warnx("status: cannot read the hardware fingerprint");
 	hwinfo_hash(&hw, hash);
 	text = hwinfo_text(&hw);

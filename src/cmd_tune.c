@@ -25,6 +25,7 @@
 #include "model.h"
 #include "netif.h"
 #include "render.h"
+#include "runrec.h"
 #include "sigstop.h"
 #include "state.h"
 #include "timeutil.h"
@@ -807,7 +808,7 @@ cmd_tune(struct ctx *ctx, int argc, char **argv)
 	if (!budget)
 		budget = t.m->tuning.budget_s;
 
-	if (apply_read_hw(&hw) < 0)
+	if (runrec_read_hw(&hw) < 0)
 		log_warnx("tune: cannot read the hardware fingerprint");
 	hwinfo_hash(&hw, hwhash);
 	if ((rc = state_open(ctx->root, &t.st, err, sizeof(err))) < 0) {
