@@ -23,6 +23,8 @@ struct bench_target {
 	char *url;		/* as given, without the password */
 	char *scheme;		/* "smb", "nfs", "afp", "file", "null" */
 	char *user;		/* NULL: guest / anonymous */
+	bool guest;		/* "guest@" in the URL (any case): the guest login (user NULL),
+				 * whatever a credentials file says */
 	char *password;		/* from a credentials file or a prompt, never from argv; NULL */
 	char *domain;		/* SMB workgroup/domain; NULL */
 	char *host;		/* NULL for file:// and null:// */

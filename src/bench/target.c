@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <termios.h>
 #include <unistd.h>
@@ -138,6 +139,11 @@ bench_target_parse(const char *url, struct bench_target *t, char *err, size_t er
 			t->domain = xstrdup(auth);
 			t->user = xstrdup(semi + 1);
 			free(auth);
+		} else if (strcasecmp(auth, "guest") == 0) {
+			/* The guest login, as smbclient's and the Finder's "Guest": no user name to
+			 * log in with, no password to ask for (AFP's "No User Authent"). */
+			t->guest = true;
+			free(auth);
 		} else {
 			t->user = auth;
 		}
@@ -265,6 +271,9 @@ bench_target_credentials(struct bench_target *t, const char *file, char *err, si
 	char line[512];
 	int fd, lineno = 0;
 	FILE *fp;
+
+	if (t->guest)	/* guest@ in the URL: the credentials are for the other targets */
+		return 0;
 
 	fd = open(file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0) {
