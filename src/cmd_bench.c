@@ -69,7 +69,7 @@ end_progress_line(void *arg)
 }
 
 static void
-bench_usage(FILE *fp)
+cmd_bench_usage(FILE *fp)
 {
 	size_t i;
 
@@ -270,7 +270,7 @@ parse_args(struct benchrun *b, struct bench_args *a, int argc, char **argv)
 			a->clients_only = true;
 			break;
 		case 'h':
-			bench_usage(stdout);
+			cmd_bench_usage(stdout);
 			return 1;
 		default:
 			return -1;

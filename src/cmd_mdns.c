@@ -28,7 +28,7 @@
 #define PUBLISH_PIDFILE "/run/nastune/mdns-publish.pid"
 
 static int
-mdns_usage(const char *why)
+cmd_mdns_usage(const char *why)
 {
 	if (why)
 		fprintf(stderr, "nastune: mdns: %s\n", why);
@@ -58,7 +58,7 @@ default_name(const struct ctx *ctx)
 }
 
 static int
-mdns_publish(struct ctx *ctx, int argc, char **argv)
+cmd_mdns_publish(struct ctx *ctx, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "name", required_argument, NULL, 'n' },
@@ -95,7 +95,7 @@ mdns_publish(struct ctx *ctx, int argc, char **argv)
 			if (*end || end == optarg || port < 0 || port > 65535) {
 				free(name);
 				free(txt);
-				return mdns_usage("--port takes 0 to 65535");
+				return cmd_mdns_usage("--port takes 0 to 65535");
 			}
 			break;
 		case 'x':
@@ -107,7 +107,7 @@ mdns_publish(struct ctx *ctx, int argc, char **argv)
 			if (*end || end == optarg || secs <= 0) {
 				free(name);
 				free(txt);
-				return mdns_usage("--for takes a number of seconds");
+				return cmd_mdns_usage("--for takes a number of seconds");
 			}
 			break;
 		case 'h':
@@ -118,13 +118,13 @@ mdns_publish(struct ctx *ctx, int argc, char **argv)
 		default:
 			free(name);
 			free(txt);
-			return mdns_usage(NULL);
+			return cmd_mdns_usage(NULL);
 		}
 	}
 	if (optind != argc) {
 		free(name);
 		free(txt);
-		return mdns_usage("publish takes no operands");
+		return cmd_mdns_usage("publish takes no operands");
 	}
 	if (!name)
 		name = default_name(ctx);
@@ -193,7 +193,7 @@ out:
 }
 
 static int
-mdns_withdraw(struct ctx *ctx, int argc, char **argv)
+cmd_mdns_withdraw(struct ctx *ctx, int argc, char **argv)
 {
 	char *pidfile = fs_rooted(ctx->root, PUBLISH_PIDFILE), *text = NULL;
 	long pid;
@@ -202,7 +202,7 @@ mdns_withdraw(struct ctx *ctx, int argc, char **argv)
 	(void)argv;
 	if (argc > 1) {
 		free(pidfile);
-		return mdns_usage("withdraw takes no operands");
+		return cmd_mdns_usage("withdraw takes no operands");
 	}
 	rc = fs_read_file(pidfile, 64, &text, NULL);
 	if (rc == -ENOENT) {
@@ -254,7 +254,7 @@ print_service(const struct mdns_service *s)
 }
 
 static int
-mdns_browse_cmd(struct ctx *ctx, int argc, char **argv)
+cmd_mdns_browse(struct ctx *ctx, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "type", required_argument, NULL, 't' },
@@ -283,7 +283,7 @@ mdns_browse_cmd(struct ctx *ctx, int argc, char **argv)
 			timeout = strtol(optarg, &end, 10);
 			if (*end || end == optarg || timeout <= 0 || timeout > 600000) {
 				free(types);
-				return mdns_usage("--timeout takes 1 to 600000 milliseconds");
+				return cmd_mdns_usage("--timeout takes 1 to 600000 milliseconds");
 			}
 			break;
 		case 'R':
@@ -301,12 +301,12 @@ mdns_browse_cmd(struct ctx *ctx, int argc, char **argv)
 			return EXIT_OK;
 		default:
 			free(types);
-			return mdns_usage(NULL);
+			return cmd_mdns_usage(NULL);
 		}
 	}
 	if (optind != argc) {
 		free(types);
-		return mdns_usage("browse takes no operands");
+		return cmd_mdns_usage("browse takes no operands");
 	}
 	rc = mdns_browse(types, family, resolve, (int)timeout, &v, &n, err, sizeof(err));
 	free(types);
@@ -335,17 +335,17 @@ int
 cmd_mdns(struct ctx *ctx, int argc, char **argv)
 {
 	if (argc < 2)
-		return mdns_usage("which one: publish, withdraw or browse?");
+		return cmd_mdns_usage("which one: publish, withdraw or browse?");
 	if (strcmp(argv[1], "publish") == 0)
-		return mdns_publish(ctx, argc - 1, argv + 1);
+		return cmd_mdns_publish(ctx, argc - 1, argv + 1);
 	if (strcmp(argv[1], "withdraw") == 0)
-		return mdns_withdraw(ctx, argc - 1, argv + 1);
+		return cmd_mdns_withdraw(ctx, argc - 1, argv + 1);
 	if (strcmp(argv[1], "browse") == 0)
-		return mdns_browse_cmd(ctx, argc - 1, argv + 1);
+		return cmd_mdns_browse(ctx, argc - 1, argv + 1);
 	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 ||
 	    strcmp(argv[1], "help") == 0) {
 		fputs(MDNS_USAGE, stdout);
 		return EXIT_OK;
 	}
-	return mdns_usage("unknown mdns subcommand");
+	return cmd_mdns_usage("unknown mdns subcommand");
 }
