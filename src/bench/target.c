@@ -81,11 +81,43 @@ fail(struct bench_target *t, char *err, size_t errlen, const char *url, const ch
 	return -EINVAL;
 }
 
+/* The login part of a URL, p up to end ("user", "DOMAIN;user", "guest") into t. Returns NULL,
+ * or why it is refused. */
+static const char *
+parse_login(struct bench_target *t, const char *p, const char *end)
+{
+	char *auth = xstrndup(p, end - p), *semi;
+
+	if (strchr(auth, ':')) {
+		free(auth);
+		return "a password in the URL would show in the process list; use --credentials "
+		       "FILE or the prompt";
+	}
+	if (pct_decode(auth) < 0 || !*auth) {
+		free(auth);
+		return "bad user name";
+	}
+	if ((semi = strchr(auth, ';'))) {	/* as smbclient and Windows write it */
+		*semi = '\0';
+		t->domain = xstrdup(auth);
+		t->user = xstrdup(semi + 1);
+		free(auth);
+	} else if (strcasecmp(auth, "guest") == 0) {
+		/* The guest login, as smbclient's and the Finder's "Guest": no user name to log
+		 * in with, no password to ask for (AFP's "No User Authent"). */
+		t->guest = true;
+		free(auth);
+	} else {
+		t->user = auth;
+	}
+	return NULL;
+}
+
 int
 bench_target_parse(const char *url, struct bench_target *t, char *err, size_t errlen)
 {
 	const char *p, *auth_end, *path;
-	char *auth = NULL, *hostport = NULL, *query = NULL;
+	char *hostport = NULL, *query = NULL;
 	size_t i;
 	int rc = 0;
 
@@ -121,32 +153,10 @@ bench_target_parse(const char *url, struct bench_target *t, char *err, size_t er
 		return fail(t, err, errlen, url, "no share, export or volume");
 	auth_end = memchr(p, '@', path - p);
 	if (auth_end) {
-		auth = xstrndup(p, auth_end - p);
-		if (strchr(auth, ':')) {
-			free(auth);
-			return fail(t, err, errlen, url,
-				    "a password in the URL would show in the process list; use "
-				    "--credentials FILE or the prompt");
-		}
-		if (pct_decode(auth) < 0 || !*auth) {
-			free(auth);
-			return fail(t, err, errlen, url, "bad user name");
-		}
-		/* "DOMAIN;user" as smbclient and Windows write it. */
-		char *semi = strchr(auth, ';');
-		if (semi) {
-			*semi = '\0';
-			t->domain = xstrdup(auth);
-			t->user = xstrdup(semi + 1);
-			free(auth);
-		} else if (strcasecmp(auth, "guest") == 0) {
-			/* The guest login, as smbclient's and the Finder's "Guest": no user name to
-			 * log in with, no password to ask for (AFP's "No User Authent"). */
-			t->guest = true;
-			free(auth);
-		} else {
-			t->user = auth;
-		}
+		const char *why = parse_login(t, p, auth_end);
+
+		if (why)
+			return fail(t, err, errlen, url, why);
 		p = auth_end + 1;
 	}
 	hostport = xstrndup(p, path - p);
