@@ -1,4 +1,4 @@
-/* units.c - sizes and durations. */
+/* units.c - sizes, durations and lists as people write them. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
