@@ -23,7 +23,7 @@ struct state;
 struct benchrun_target {
 	struct bench_target t;
 	const struct bench_driver *d;
-	char *local;		/* local directory behind it (disk baseline); NULL */
+	char *local; /* local directory behind it (disk baseline); NULL */
 };
 
 struct benchrun_video {
@@ -35,10 +35,10 @@ struct benchrun {
 	/* The plan: filled by the caller and benchrun_add_url / benchrun_derive_targets. */
 	struct benchrun_target *tg;
 	size_t ntg;
-	bool wl[BENCH_NWORKLOADS];	/* the workloads to run */
+	bool wl[BENCH_NWORKLOADS]; /* the workloads to run */
 	struct benchrun_video videos[BENCHRUN_MAX_VIDEO];
-	size_t nvideo;			/* 0: prores422hq-1080p at 30 fps */
-	struct bench_opts o;		/* o.video and o.video_fps are set per video run */
+	size_t nvideo;	     /* 0: prores422hq-1080p at 30 fps */
+	struct bench_opts o; /* o.video and o.video_fps are set per video run */
 	bool no_baseline;
 	/* Called after each workload on each target (a progress line ends there); NULL. */
 	void (*workload_done)(void *arg);
@@ -59,8 +59,8 @@ void benchrun_release(struct benchrun *b);
  * when added, 1 when skipped for want of a driver in this build (logged), -EINVAL for a bad
  * URL or one whose protocol is not in protos (a comma list; NULL: all), -EPERM for a Time
  * Machine share; err says why. */
-int benchrun_add_url(struct benchrun *b, const struct model *m, const char *root,
-		     const char *url, const char *protos, char *err, size_t errlen);
+int benchrun_add_url(struct benchrun *b, const struct model *m, const char *root, const char *url,
+		     const char *protos, char *err, size_t errlen);
 /* Adds the server's own shares over loopback for each enabled protocol of protos with a
  * driver, and file:// of each share's path (shown as the configuration writes it, measured
  * under root); never Time Machine or read-only shares (logged). */

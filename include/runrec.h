@@ -11,10 +11,10 @@ struct state;
 int runrec_read_hw(struct hwinfo *hw);
 
 struct runrec {
-	char created[32];	/* UTC, ISO 8601 */
-	long generation;	/* in force; -1 when none (or no state database) */
-	char hw_hash[65];	/* hwinfo_hash of the hardware fingerprint */
-	char *hw;		/* hwinfo_text; "" when unread */
+	char created[32]; /* UTC, ISO 8601 */
+	long generation;  /* in force; -1 when none (or no state database) */
+	char hw_hash[65]; /* hwinfo_hash of the hardware fingerprint */
+	char *hw;	  /* hwinfo_text; "" when unread */
 };
 
 /* Fills r for now: the time, the generation in force in st (NULL: -1) and this host's

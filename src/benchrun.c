@@ -71,7 +71,8 @@ tm_share_of(const char *root, const struct model *m, const struct bench_target *
 		if (strcmp(t->scheme, "file") == 0) {
 			p = fs_rooted(root, s->path);
 			len = strlen(p);
-			hit = strncmp(t->share, p, len) == 0 && (!t->share[len] || t->share[len] == '/');
+			hit = strncmp(t->share, p, len) == 0 &&
+			      (!t->share[len] || t->share[len] == '/');
 			free(p);
 		} else if (strcmp(t->scheme, "nfs") == 0) {
 			hit = strcmp(t->share, s->path) == 0;
@@ -85,10 +86,10 @@ tm_share_of(const char *root, const struct model *m, const struct bench_target *
 }
 
 int
-benchrun_add_url(struct benchrun *b, const struct model *m, const char *root,
-		 const char *url, const char *protos, char *err, size_t errlen)
+benchrun_add_url(struct benchrun *b, const struct model *m, const char *root, const char *url,
+		 const char *protos, char *err, size_t errlen)
 {
-	struct benchrun_target t = { 0 };
+	struct benchrun_target t = {0};
 	const struct share *tm;
 
 	if (bench_target_parse(url, &t.t, err, errlen) < 0)
@@ -105,14 +106,16 @@ benchrun_add_url(struct benchrun *b, const struct model *m, const char *root,
 		return -EINVAL;
 	}
 	if (!b->o.force && (tm = tm_share_of(root, m, &t.t))) {
-		snprintf(err, errlen, "%s is the Time Machine share %s; refusing to benchmark it (it "
-			 "would disturb backups) — add --force to do it anyway", t.t.url, tm->name);
+		snprintf(err, errlen,
+			 "%s is the Time Machine share %s; refusing to benchmark it (it "
+			 "would disturb backups) — add --force to do it anyway",
+			 t.t.url, tm->name);
 		bench_target_clear(&t.t);
 		return -EPERM;
 	}
 	if (strcmp(t.t.scheme, "file") == 0)
-		t.local = *t.t.subdir ? xasprintf("%s/%s", t.t.share, t.t.subdir) :
-					xstrdup(t.t.share);
+		t.local = *t.t.subdir ? xasprintf("%s/%s", t.t.share, t.t.subdir)
+				      : xstrdup(t.t.share);
 	push(b, &t);
 	return 0;
 }
@@ -120,10 +123,10 @@ benchrun_add_url(struct benchrun *b, const struct model *m, const char *root,
 /* Adds url measured with driver d; shown names the target in results and reports when the
  * URL the driver opens is not what the user wrote (a share path under --root). */
 static void
-add_derived(struct benchrun *b, const char *url, const char *shown,
-	    const struct bench_driver *d, const char *local)
+add_derived(struct benchrun *b, const char *url, const char *shown, const struct bench_driver *d,
+	    const char *local)
 {
-	struct benchrun_target t = { .d = d };
+	struct benchrun_target t = {.d = d};
 	char err[512];
 
 	if (bench_target_parse(url, &t.t, err, sizeof(err)) < 0) {
@@ -145,8 +148,8 @@ benchrun_derive_targets(struct benchrun *b, const struct model *m, const char *r
 	static const struct {
 		const char *name;
 		unsigned bit;
-	} ps[] = { { "smb", PROTO_SMB }, { "nfs", PROTO_NFS }, { "afp", PROTO_AFP } };
-	bool warned[3] = { false, false, false };
+	} ps[] = {{"smb", PROTO_SMB}, {"nfs", PROTO_NFS}, {"afp", PROTO_AFP}};
+	bool warned[3] = {false, false, false};
 	size_t i, k;
 
 	for (i = 0; i < m->n_shares; i++) {
@@ -161,14 +164,18 @@ benchrun_derive_targets(struct benchrun *b, const struct model *m, const char *r
 		}
 		for (k = 0; k < 3; k++) {
 			const struct bench_driver *d;
-			bool enabled = k == 0 ? m->smb.enabled : k == 1 ? m->nfs.enabled :
-								 m->afp.enabled;
+			bool enabled = k == 0	? m->smb.enabled
+				       : k == 1 ? m->nfs.enabled
+						: m->afp.enabled;
 
-			if (!(s->protocols & ps[k].bit) || !enabled || !units_in_list(protos, ps[k].name))
+			if (!(s->protocols & ps[k].bit) || !enabled ||
+			    !units_in_list(protos, ps[k].name))
 				continue;
 			if (k == 1 && !model_nfs_loopback_ok(s)) {
-				log_info("bench: NFS export %s skipped: its clients do not include this "
-					 "host's loopback (measure it from a client: --client)", s->path);
+				log_info("bench: NFS export %s skipped: its clients do not include "
+					 "this "
+					 "host's loopback (measure it from a client: --client)",
+					 s->path);
 				continue;
 			}
 			if (!(d = bench_driver_find(ps[k].name))) {
@@ -190,7 +197,8 @@ benchrun_derive_targets(struct benchrun *b, const struct model *m, const char *r
 			free(esc);
 			esc = bench_url_escape(s->path);
 			shown = xasprintf("file://%s", esc);
-			add_derived(b, url, strcmp(url, shown) ? shown : NULL, &bench_drv_posix, local);
+			add_derived(b, url, strcmp(url, shown) ? shown : NULL, &bench_drv_posix,
+				    local);
 			free(esc);
 			free(url);
 			free(shown);
@@ -208,7 +216,7 @@ benchrun_credentials(struct benchrun *b, const char *creds, char *err, size_t er
 	for (i = 0; i < b->ntg; i++) {
 		struct bench_target *t = &b->tg[i].t;
 
-		if (!t->host)	/* file://, null://: no login */
+		if (!t->host) /* file://, null://: no login */
 			continue;
 		if (creds && (rc = bench_target_credentials(t, creds, err, errlen)) < 0)
 			return rc;
@@ -227,12 +235,14 @@ nvideo(const struct benchrun *b)
 unsigned
 benchrun_total_runs(const struct benchrun *b)
 {
-	unsigned total = 0, per = b->o.warmup + (b->o.repeats ? b->o.repeats : BENCH_DEFAULT_REPEATS);
+	unsigned total = 0,
+		 per = b->o.warmup + (b->o.repeats ? b->o.repeats : BENCH_DEFAULT_REPEATS);
 	size_t i;
 
 	for (i = 0; i < BENCH_NWORKLOADS; i++)
 		if (b->wl[i])
-			total += (unsigned)b->ntg * per * (i == BENCH_VIDEO ? (unsigned)nvideo(b) : 1);
+			total += (unsigned)b->ntg * per *
+				 (i == BENCH_VIDEO ? (unsigned)nvideo(b) : 1);
 	return total;
 }
 
@@ -293,7 +303,7 @@ stopped(const struct benchrun *b)
 static int
 run_target(struct benchrun *b, const struct benchrun_target *t)
 {
-	static const struct benchrun_video dflt = { NULL, 0 };
+	static const struct benchrun_video dflt = {NULL, 0};
 	char err[1024];
 	size_t k;
 	int w, rc, status = 0;
@@ -311,10 +321,13 @@ run_target(struct benchrun *b, const struct benchrun_target *t)
 			if (b->workload_done)
 				b->workload_done(b->workload_arg);
 			if (rc < 0) {
-				log_warnx("bench: %s %s: %s", t->t.url, bench_workload_name(w), err);
-				json_array_append_new(b->errors, json_pack(
-					"{s:s, s:s, s:s, s:s}", "target", t->t.url, "protocol",
-					t->d->name, "workload", bench_workload_name(w), "message", err));
+				log_warnx("bench: %s %s: %s", t->t.url, bench_workload_name(w),
+					  err);
+				json_array_append_new(b->errors,
+						      json_pack("{s:s, s:s, s:s, s:s}", "target",
+								t->t.url, "protocol", t->d->name,
+								"workload", bench_workload_name(w),
+								"message", err));
 				status = -EIO;
 			}
 		}
@@ -330,7 +343,7 @@ benchrun_run(struct benchrun *b)
 
 	for (i = 0; i < b->ntg && !stopped(b) && benchrun_any_workload(b); i++) {
 		const struct benchrun_target *t = &b->tg[i];
-		struct bench_baseline bl = { 0 };
+		struct bench_baseline bl = {0};
 		bool network = strcmp(t->t.scheme, "file") != 0 && strcmp(t->t.scheme, "null") != 0;
 		size_t first = b->all.n;
 
@@ -378,11 +391,12 @@ run_doc(struct benchrun *b, const struct runrec *r)
 	b->agents = json_array();
 	json_object_set_new(doc, "hw_hash", json_string(r->hw_hash));
 	json_object_set_new(doc, "hw", json_string(r->hw));
-	json_object_set_new(doc, "options", json_pack(
-		"{s:I, s:i, s:i, s:s}", "size",
-		(json_int_t)(b->o.size ? b->o.size : BENCH_DEFAULT_SIZE), "repeat",
-		b->o.repeats ? b->o.repeats : BENCH_DEFAULT_REPEATS, "warmup", b->o.warmup, "cache",
-		b->o.drop_caches ? "cold" : "hot"));
+	json_object_set_new(doc, "options",
+			    json_pack("{s:I, s:i, s:i, s:s}", "size",
+				      (json_int_t)(b->o.size ? b->o.size : BENCH_DEFAULT_SIZE),
+				      "repeat", b->o.repeats ? b->o.repeats : BENCH_DEFAULT_REPEATS,
+				      "warmup", b->o.warmup, "cache",
+				      b->o.drop_caches ? "cold" : "hot"));
 	json_object_set_new(doc, "generation",
 			    r->generation >= 0 ? json_integer(r->generation) : json_null());
 	return doc;

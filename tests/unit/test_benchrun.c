@@ -25,8 +25,11 @@ static void
 quick(struct benchrun *b)
 {
 	benchrun_init(b);
-	b->o = (struct bench_opts){ .size = 1u << 20, .repeats = 2, .warmup = 0,
-				    .cache = BENCH_CACHE_HOT, .small_files = 5 };
+	b->o = (struct bench_opts){.size = 1u << 20,
+				   .repeats = 2,
+				   .warmup = 0,
+				   .cache = BENCH_CACHE_HOT,
+				   .small_files = 5};
 	b->wl[BENCH_SEQ_WRITE] = true;
 	b->no_baseline = true;
 }
@@ -49,8 +52,9 @@ test_run_continues_after_a_failure(void **state)
 	quick(&b);
 	b.workload_done = done;
 	b.workload_arg = &ndone;
-	assert_int_equal(benchrun_add_url(&b, NULL, "", "null://bad?fail=open:1", NULL, err,
-					  sizeof(err)), 0);
+	assert_int_equal(
+		benchrun_add_url(&b, NULL, "", "null://bad?fail=open:1", NULL, err, sizeof(err)),
+		0);
 	assert_int_equal(benchrun_add_url(&b, NULL, "", "null://good", NULL, err, sizeof(err)), 0);
 	b.wl[BENCH_SEQ_READ] = true;
 	assert_int_equal(benchrun_total_runs(&b), 2 * 2 * 2);
@@ -59,8 +63,9 @@ test_run_continues_after_a_failure(void **state)
 	/* bad: each workload fails at its first open (a new connection each); good: both ran. */
 	assert_int_equal(json_array_size(b.errors), 2);
 	for (i = 0; i < 2; i++)
-		assert_string_equal(json_string_value(json_object_get(json_array_get(b.errors, i),
-								       "target")), "null://bad?fail=open:1");
+		assert_string_equal(
+			json_string_value(json_object_get(json_array_get(b.errors, i), "target")),
+			"null://bad?fail=open:1");
 	assert_true(b.all.n >= 2);
 	for (i = 0; i < b.all.n; i++) {
 		assert_string_equal(b.all.v[i].target, "null://good");
@@ -108,11 +113,11 @@ model_of(struct model *m, struct share sh[3])
 {
 	memset(m, 0, sizeof(*m));
 	memset(sh, 0, 3 * sizeof(*sh));
-	sh[0] = (struct share){ .name = "Data", .path = "/srv/data", .protocols = PROTO_SMB };
-	sh[1] = (struct share){ .name = "TM", .path = "/srv/tm", .protocols = PROTO_SMB,
-				.tm_enabled = true };
-	sh[2] = (struct share){ .name = "RO", .path = "/srv/ro", .protocols = PROTO_SMB,
-				.read_only = true };
+	sh[0] = (struct share){.name = "Data", .path = "/srv/data", .protocols = PROTO_SMB};
+	sh[1] = (struct share){
+		.name = "TM", .path = "/srv/tm", .protocols = PROTO_SMB, .tm_enabled = true};
+	sh[2] = (struct share){
+		.name = "RO", .path = "/srv/ro", .protocols = PROTO_SMB, .read_only = true};
 	m->shares = sh;
 	m->n_shares = 3;
 }
@@ -131,9 +136,9 @@ test_targets_from_the_configuration(void **state)
 	quick(&b);
 	benchrun_derive_targets(&b, &m, root, "posix");
 	assert_int_equal(b.ntg, 1);
-	assert_string_equal(b.tg[0].t.url, "file:///srv/data");	/* as configured */
+	assert_string_equal(b.tg[0].t.url, "file:///srv/data"); /* as configured */
 	p = xasprintf("%s/srv/data", root);
-	assert_string_equal(b.tg[0].t.share, p);	/* measured under the root */
+	assert_string_equal(b.tg[0].t.share, p); /* measured under the root */
 	assert_string_equal(b.tg[0].local, p);
 	free(p);
 	/* The Time Machine share by URL: refused unless forced. */
@@ -152,7 +157,7 @@ static void
 test_baselines_and_store(void **state)
 {
 	char root[] = "/tmp/test_benchrun.XXXXXX", err[512], *dir, *cmd;
-	struct state_bench_run r = { 0 };
+	struct state_bench_run r = {0};
 	struct benchrun b;
 	struct state *st;
 	json_t *doc = NULL, *stored;
@@ -167,9 +172,9 @@ test_baselines_and_store(void **state)
 	b.no_baseline = false;
 	assert_int_equal(benchrun_add_url(&b, NULL, root, cmd, NULL, err, sizeof(err)), 0);
 	assert_int_equal(benchrun_run(&b), 0);
-	assert_true(json_array_size(b.baselines) >= 1);	/* the raw disk behind the path */
+	assert_true(json_array_size(b.baselines) >= 1); /* the raw disk behind the path */
 	assert_true(b.all.n >= 1);
-	assert_non_null(b.all.v[0].bottleneck);		/* attributed against it */
+	assert_non_null(b.all.v[0].bottleneck); /* attributed against it */
 
 	assert_int_equal(benchrun_store(&b, root, &doc, &id, err, sizeof(err)), 0);
 	assert_int_equal(id, 1);
