@@ -75,11 +75,6 @@ int apply_rollback(const struct model *m, long id, const struct apply_opts *o);
  * after logging. */
 int apply_end_trials(const struct model *m, const struct apply_opts *o);
 
-struct hwinfo;
-/* The hardware fingerprint: hwinfo plus each NIC's max MTU from netlink. Returns as
- * hwinfo_read; free with hwinfo_free. */
-int apply_read_hw(struct hwinfo *hw);
-
 /* Number of generations kept besides generation 0. */
 #define APPLY_KEEP_GENERATIONS 10
 

@@ -23,6 +23,8 @@ struct bench_target {
 	char *url;		/* as given, without the password */
 	char *scheme;		/* "smb", "nfs", "afp", "file", "null" */
 	char *user;		/* NULL: guest / anonymous */
+	bool guest;		/* "guest@" in the URL (any case): the guest login (user NULL),
+				 * whatever a credentials file says */
 	char *password;		/* from a credentials file or a prompt, never from argv; NULL */
 	char *domain;		/* SMB workgroup/domain; NULL */
 	char *host;		/* NULL for file:// and null:// */
@@ -40,6 +42,9 @@ struct bench_target {
  * bench_target_clear. */
 int bench_target_parse(const char *url, struct bench_target *t, char *err, size_t errlen);
 void bench_target_clear(struct bench_target *t);
+/* s with everything but unreserved characters and '/' percent-encoded, for the path of a
+ * target URL. Caller frees. */
+char *bench_url_escape(const char *s);
 
 /* Reads credentials for t from file (smbclient's format: "username = x", "password = y",
  * "domain = z" lines; '#' comments). The file must not be readable by group or others.

@@ -27,15 +27,6 @@ struct model *cli_load_model(const struct ctx *ctx, int *status);
 /* cli_load_model, but first puts back what an interrupted apply or tune left installed (its
  * journal), since tuned.conf, read as part of the configuration, may be one of those files. */
 struct model *cli_load_model_recovered(const struct ctx *ctx, int *status);
-/* s with everything but unreserved characters and '/' percent-encoded, for URLs. Caller
- * frees. */
-char *cli_url_escape(const char *s);
-/* Whether name is in the comma-separated list; a NULL list holds everything. */
-bool cli_in_list(const char *list, const char *name);
-struct share;
-/* Whether the share's NFS clients admit this host over loopback (so a loopback benchmark of
- * the export can work). */
-bool cli_nfs_loopback_ok(const struct share *s);
 /* The configuration path in force (ctx->config or the default under the root); caller frees. */
 char *cli_config_path(const struct ctx *ctx);
 /* Directory list for templates and profiles, searched in order; caller frees each entry. */
@@ -48,16 +39,10 @@ int cli_render(const struct ctx *ctx, const struct model *m, unsigned only, stru
 /* diff -u between the installed file and data, on stdout. */
 void cli_show_diff(const char *installed, const char *label, const char *data, size_t len);
 
-struct json_t;
-struct mdns_service;
-/* The JSON array `mdns browse --json` and `status --json` print; caller owns the reference. */
-struct json_t *cli_mdns_services_json(const struct mdns_service *v, size_t n);
-
-/* The agent key's default place: <root>/var/lib/nastune/agent.key. Caller frees. */
-char *cli_agent_key_path(const struct ctx *ctx);
 
 struct bench_opts;
 struct bench_results;
+struct json_t;
 /* bench --client: runs the selected workloads (video excepted) for every share of m on every
  * agent (HOST[:PORT] or "auto" through mDNS), appending results labelled with the agent to
  * all, failures to errors and each agent's facts to agents. Returns 0, or -errno when any
@@ -67,7 +52,7 @@ int cli_bench_clients(const struct ctx *ctx, const struct model *m, char *const 
 		      const struct bench_opts *o, struct bench_results *all, struct json_t *errors,
 		      struct json_t *agents);
 
-/* Whether spec is a --client value (HOST, HOST:PORT, [V6]:PORT, auto); says why not. */
+/* agent_client_spec_ok, saying why not on stderr (for --client and --clients). */
 bool cli_client_spec_ok(const char *spec);
 
 int cmd_check(struct ctx *ctx, int argc, char **argv);

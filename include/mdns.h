@@ -61,4 +61,9 @@ bool mdns_publisher_name(struct mdns_publisher *p, char *buf, size_t len);
 /* Withdraws the records and frees p. NULL is fine. */
 void mdns_publisher_stop(struct mdns_publisher *p);
 
+/* v[0..n) as the JSON array `mdns browse --json` and `status --json` print: name, type,
+ * domain, interface, family, host, address, port, txt, local. A new reference. */
+struct json_t;
+struct json_t *mdns_services_json(const struct mdns_service *v, size_t n);
+
 #endif

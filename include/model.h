@@ -133,4 +133,8 @@ uint32_t model_hash32(const char *s);
 /* "smb", "nfs", "afp", "mdns", "sys", "nastune" */
 const char *svc_name(enum svc s);
 
+/* Whether the share's NFS clients admit this host over loopback (so a loopback benchmark of the
+ * export can work). */
+bool model_nfs_loopback_ok(const struct share *s);
+
 #endif

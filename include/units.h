@@ -1,7 +1,8 @@
-/* units.h - sizes and durations as people write them. Pure. */
+/* units.h - sizes, durations and lists as people write them. Pure. */
 #ifndef NASTUNE_UNITS_H
 #define NASTUNE_UNITS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -12,5 +13,8 @@ int units_parse_size(const char *s, uint64_t *bytes);
 int units_parse_duration(const char *s, unsigned *seconds);
 /* Largest exact binary unit: 2199023255552 -> "2T", 1536 -> "1536" ... writes into buf. */
 void units_format_size(uint64_t bytes, char *buf, size_t len);
+
+/* Whether name is one of the comma-separated list ("smb,nfs"); a NULL list holds everything. */
+bool units_in_list(const char *list, const char *name);
 
 #endif

@@ -28,6 +28,7 @@
 
 #include "agent.h"
 #include "bench.h"
+#include "fsutil.h"
 #include "log.h"
 #include "xmalloc.h"
 
@@ -955,4 +956,19 @@ agent_close(struct agent_conn *c)
 	close(c->fd);
 	json_decref(c->facts);
 	free(c);
+}
+
+char *
+agent_key_path(const char *root)
+{
+	return fs_rooted(root, "/var/lib/nastune/agent.key");
+}
+
+bool
+agent_client_spec_ok(const char *spec)
+{
+	char host[256];
+	int port;
+
+	return strcmp(spec, "auto") == 0 || agent_parse_listen(spec, host, sizeof(host), &port) == 0;
 }

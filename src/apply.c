@@ -34,10 +34,12 @@
 #include "proc.h"
 #include "netif.h"
 #include "profile.h"
+#include "runrec.h"
 #include "served.h"
 #include "service.h"
 #include "smbmod.h"
 #include "state.h"
+#include "timeutil.h"
 #include "xmalloc.h"
 
 extern char **environ;
@@ -176,16 +178,6 @@ state_path(const struct job *j, const char *fmt, ...)
 	return p;
 }
 
-static void
-now_iso(char *buf, size_t len)
-{
-	time_t t = time(NULL);
-	struct tm tm;
-
-	gmtime_r(&t, &tm);
-	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
-
 static int
 mkparent(const char *path)
 {
@@ -302,7 +294,7 @@ record_generation(struct job *j, long id, const char *reason, const char *inputs
 		g.id = n ? ids[n - 1] + 1 : 0;
 		free(ids);
 	}
-	now_iso(created, sizeof(created));
+	timeutil_now_iso(created, sizeof(created));
 	g.created = xstrdup(created);
 	g.reason = xstrdup(reason);
 	g.version = xstrdup(NASTUNE_VERSION);
@@ -909,27 +901,6 @@ note_listening(struct job *j)
 
 /* ---- the apply ---- */
 
-int
-apply_read_hw(struct hwinfo *hw)
-{
-	size_t i;
-	int rc = hwinfo_read(NULL, hw);
-
-	/* The driver's max MTU is only available over netlink (netif.c), not in sysfs. */
-	for (i = 0; rc == 0 && i < hw->n; i++) {
-		struct netif_info ni;
-		char *v;
-
-		if (strcmp(hw->items[i].kind, "nic") != 0 ||
-		    netif_get_info(hw->items[i].name, &ni) < 0 || ni.max_mtu <= 0)
-			continue;
-		v = xasprintf("%s maxmtu=%d", hw->items[i].value, ni.max_mtu);
-		free(hw->items[i].value);
-		hw->items[i].value = v;
-	}
-	return rc;
-}
-
 static void
 inputs_hash(const struct model *m, const struct rendered *r, char out[65])
 {
@@ -1470,7 +1441,7 @@ apply_run(const struct model *m, const struct rendered *r, const struct apply_op
 		goto out;
 	}
 	inputs_hash(m, r, ihash);
-	if ((rc = apply_read_hw(&hw)) < 0)
+	if ((rc = runrec_read_hw(&hw)) < 0)
 		log_warnx("cannot read the hardware fingerprint: %s", strerror(-rc));
 	hwinfo_hash(&hw, hwhash);
 	if ((rc = lock_acquire(&j, serr, sizeof(serr))) < 0) {
@@ -1577,7 +1548,7 @@ apply_rollback(const struct model *m, long id, const struct apply_opts *o)
 		log_warnx("rollback: files restored, but %s", err);
 	if (mtu_restore(&target) < 0)
 		log_warnx("rollback: files restored, but not the MTU (see above)");
-	apply_read_hw(&hw);
+	runrec_read_hw(&hw);
 	snprintf(reason, sizeof(reason), "rollback to %ld", id);
 	if (record_generation(&j, -1, reason, target.inputs_hash, &hw, paths, npaths, &newid) < 0) {
 		log_warnx("rollback: files restored but the new generation could not be recorded");

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "agent.h"
 #include "apply.h"
 #include "cli.h"
 #include "diag.h"
@@ -170,54 +171,12 @@ cli_load_model_recovered(const struct ctx *ctx, int *status)
 	return m;
 }
 
-char *
-cli_url_escape(const char *s)
-{
-	static const char hex[] = "0123456789ABCDEF";
-	char *out = xmalloc(3 * strlen(s) + 1), *w = out;
-
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-		    strchr("-._~/", c)) {
-			*w++ = (char)c;
-		} else {
-			*w++ = '%';
-			*w++ = hex[c >> 4];
-			*w++ = hex[c & 15];
-		}
-	}
-	*w = '\0';
-	return out;
-}
-
 bool
-cli_in_list(const char *list, const char *name)
+cli_client_spec_ok(const char *spec)
 {
-	char *copy, *save = NULL, *tok;
-	bool found = false;
-
-	if (!list)
+	if (agent_client_spec_ok(spec))
 		return true;
-	copy = xstrdup(list);
-	for (tok = strtok_r(copy, ",", &save); tok && !found; tok = strtok_r(NULL, ",", &save))
-		found = strcmp(tok, name) == 0;
-	free(copy);
-	return found;
-}
-
-bool
-cli_nfs_loopback_ok(const struct share *s)
-{
-	size_t i;
-
-	for (i = 0; i < s->nfs_clients.n; i++) {
-		const char *c = s->nfs_clients.v[i];
-
-		if (strcmp(c, "*") == 0 || strncmp(c, "127.", 4) == 0 ||
-		    strcmp(c, "localhost") == 0 || strcmp(c, "0.0.0.0/0") == 0)
-			return true;
-	}
+	fprintf(stderr, "nastune: --client(s) '%s' is not HOST, HOST:PORT, [V6]:PORT or auto\n",
+		spec);
 	return false;
 }

@@ -13,19 +13,11 @@
 #include "fsutil.h"
 #include "log.h"
 #include "mdns.h"
+#include "sigstop.h"
 #include "xmalloc.h"
 
 #define AGENT_USAGE "usage: nastune agent [--listen ADDR:PORT] [--token-file FILE] " \
 	"[--mount PROTO=PATH]... [--credentials FILE] [--scratch DIR] [--no-advertise]\n"
-
-static volatile sig_atomic_t agent_stop;
-
-static void
-on_stop(int sig)
-{
-	(void)sig;
-	agent_stop = 1;
-}
 
 static void *
 advertise(const char *name, int port, const char *const *txt, size_t ntxt)
@@ -49,12 +41,6 @@ unadvertise(void *h)
 	mdns_publisher_stop(h);
 }
 
-char *
-cli_agent_key_path(const struct ctx *ctx)
-{
-	return fs_rooted(ctx->root, "/var/lib/nastune/agent.key");
-}
-
 int
 cmd_agent(struct ctx *ctx, int argc, char **argv)
 {
@@ -68,10 +54,9 @@ cmd_agent(struct ctx *ctx, int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct agent_opts o = { .stop = &agent_stop, .advertise = advertise,
+	struct agent_opts o = { .stop = &sigstop_caught, .advertise = advertise,
 				.unadvertise = unadvertise };
 	struct agent_mount *mounts = NULL;
-	struct sigaction sa = { .sa_handler = on_stop };
 	char *token = NULL, err[512], addr[128];
 	size_t nmounts = 0, i;
 	int c, port, rc, status = EXIT_USAGE;
@@ -131,7 +116,7 @@ cmd_agent(struct ctx *ctx, int argc, char **argv)
 		goto out;
 	}
 	if (!token)
-		token = cli_agent_key_path(ctx);
+		token = agent_key_path(ctx->root);
 	if ((rc = agent_key_load(token, o.key, err, sizeof(err))) < 0) {
 		fprintf(stderr, "nastune agent: %s\n", err);
 		status = rc == -ENOENT || rc == -EINVAL || rc == -EPERM ? EXIT_USAGE : EXIT_FAIL;
@@ -139,8 +124,7 @@ cmd_agent(struct ctx *ctx, int argc, char **argv)
 	}
 	o.mounts = mounts;
 	o.nmounts = nmounts;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	sigstop_catch(NULL);
 	rc = agent_serve(&o, err, sizeof(err));
 	if (rc < 0) {
 		log_warnx("agent: %s", err);
@@ -192,7 +176,7 @@ cmd_pair(struct ctx *ctx, int argc, char **argv)
 		}
 	}
 	if (!path)
-		path = cli_agent_key_path(ctx);
+		path = agent_key_path(ctx->root);
 	{
 		char *dir = xstrdup(path), *slash = strrchr(dir, '/');
 

@@ -19,6 +19,7 @@
 #include "served.h"
 #include "model.h"
 #include "render.h"
+#include "runrec.h"
 #include "service.h"
 #include "state.h"
 
@@ -388,7 +389,7 @@ cmd_status(struct ctx *ctx, int argc, char **argv)
 		json_decref(gens);
 		return status;
 	}
-	if (apply_read_hw(&hw) < 0)
+	if (runrec_read_hw(&hw) < 0)
 		log_warnx("status: cannot read the hardware fingerprint");
 	hwinfo_hash(&hw, hash);
 	text = hwinfo_text(&hw);
@@ -434,7 +435,7 @@ cmd_status(struct ctx *ctx, int argc, char **argv)
 	mrc = mdns_browse(NULL, 4, true, 1500, &seen, &nseen, merr, sizeof(merr));
 	json_object_set_new(o, "bonjour", json_pack("{s:b, s:s?, s:o}", "available", mrc == 0,
 						    "error", mrc ? merr : NULL, "services",
-						    cli_mdns_services_json(seen, nseen)));
+						    mdns_services_json(seen, nseen)));
 	if (ctx->json) {
 		json_dumpf(o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 		fputc('\n', stdout);

@@ -1,74 +1,40 @@
-/* cmd_bench.c - bench, report, history: targets from the command line or the configuration,
- * progress on stderr, results stored in the state database. */
-#include <ctype.h>
+/* cmd_bench.c - bench, report, history: options in, progress on stderr, the run (benchrun.c)
+ * printed as a table or JSON. */
 #include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
-#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "apply.h"
 #include "bench.h"
+#include "benchrun.h"
 #include "buf.h"
 #include "cli.h"
 #include "fsutil.h"
-#include "hwinfo.h"
 #include "log.h"
 #include "model.h"
+#include "sigstop.h"
 #include "state.h"
+#include "timeutil.h"
 #include "tune.h"
 #include "units.h"
 #include "xmalloc.h"
-
-#define MAX_VIDEO 8
-
-static volatile sig_atomic_t stop_flag;
-
-static void
-on_signal(int sig)
-{
-	stop_flag = sig;
-}
-
-struct target {
-	struct bench_target t;
-	const struct bench_driver *d;
-	char *local;		/* local directory behind it, for the disk baseline; NULL */
-};
-
-struct video_spec {
-	const struct bench_video_format *fmt;
-	double fps;
-};
 
 struct progress {
 	bool tty, quiet;
 	unsigned done, total;
 	double t0;
-	int width;
 };
-
-static double
-mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static void
 show_progress(const struct bench_progress *p, void *arg)
 {
 	struct progress *pr = arg;
-	double el = mono() - pr->t0, eta;
+	double el = timeutil_mono() - pr->t0, eta;
 	unsigned pct, i, fill;
 
 	if (pr->done < pr->total)
@@ -92,159 +58,18 @@ show_progress(const struct bench_progress *p, void *arg)
 	fflush(stderr);
 }
 
-static int
-drop_caches(void *arg)
+/* After each workload: the progress bar's line is cleared for what comes next. */
+static void
+end_progress_line(void *arg)
 {
-	FILE *fp;
-	int rc = 0;
+	struct progress *pr = arg;
 
-	(void)arg;
-	sync();
-	if (!(fp = fopen("/proc/sys/vm/drop_caches", "w")))
-		return -errno;
-	if (fputs("3\n", fp) < 0)
-		rc = -EIO;
-	if (fclose(fp) != 0 && rc == 0)
-		rc = -errno;
-	return rc;
+	if (pr->tty && !pr->quiet)
+		fputs("\r\033[K", stderr);
 }
 
 static void
-add_target(struct target **v, size_t *n, const char *url, const struct bench_driver *d,
-	   const char *local)
-{
-	struct target *t;
-	char err[512];
-
-	*v = xreallocarray(*v, *n + 1, sizeof(**v));
-	t = &(*v)[*n];
-	memset(t, 0, sizeof(*t));
-	if (bench_target_parse(url, &t->t, err, sizeof(err)) < 0) {
-		log_warnx("bench: %s; skipped", err);
-		return;
-	}
-	t->d = d;
-	t->local = local ? xstrdup(local) : NULL;
-	(*n)++;
-}
-
-/* The server's own shares over loopback for each enabled protocol with a driver, and file://
- * of each share's path; never Time Machine or read-only shares. */
-static void
-derive_targets(const struct ctx *ctx, const struct model *m, const char *protos,
-	       struct target **v, size_t *n)
-{
-	static const struct {
-		const char *name;
-		unsigned bit;
-	} ps[] = { { "smb", PROTO_SMB }, { "nfs", PROTO_NFS }, { "afp", PROTO_AFP } };
-	bool warned[3] = { false, false, false };
-	size_t i, k;
-
-	for (i = 0; i < m->n_shares; i++) {
-		const struct share *s = &m->shares[i];
-		char *local = fs_rooted(ctx->root, s->path), *esc, *url;
-
-		if (s->tm_enabled || s->read_only) {
-			log_info("bench: share %s skipped (%s)", s->name,
-				 s->tm_enabled ? "Time Machine" : "read-only");
-			free(local);
-			continue;
-		}
-		for (k = 0; k < 3; k++) {
-			const struct bench_driver *d;
-			bool enabled = k == 0 ? m->smb.enabled : k == 1 ? m->nfs.enabled :
-								 m->afp.enabled;
-
-			if (!(s->protocols & ps[k].bit) || !enabled || !cli_in_list(protos, ps[k].name))
-				continue;
-			if (k == 1 && !cli_nfs_loopback_ok(s)) {
-				log_info("bench: NFS export %s skipped: its clients do not include this "
-					 "host's loopback (measure it from a client: --client)", s->path);
-				continue;
-			}
-			if (!(d = bench_driver_find(ps[k].name))) {
-				if (!warned[k])
-					log_warnx("bench: no %s driver in this build; %s skipped",
-						  ps[k].name, ps[k].name);
-				warned[k] = true;
-				continue;
-			}
-			esc = cli_url_escape(k == 1 ? s->path : s->name);
-			url = xasprintf("%s://127.0.0.1%s%s", ps[k].name, k == 1 ? "" : "/", esc);
-			add_target(v, n, url, d, local);
-			free(esc);
-			free(url);
-		}
-		if (cli_in_list(protos, "posix")) {
-			esc = cli_url_escape(local);
-			url = xasprintf("file://%s", esc);
-			add_target(v, n, url, &bench_drv_posix, local);
-			free(esc);
-			free(url);
-		}
-		free(local);
-	}
-}
-
-/* A Time Machine share of the configuration that t points at, or NULL. */
-static const struct share *
-tm_share_of(const struct ctx *ctx, const struct model *m, const struct bench_target *t)
-{
-	size_t i;
-
-	for (i = 0; m && i < m->n_shares; i++) {
-		const struct share *s = &m->shares[i];
-		char *p;
-		size_t len;
-		bool hit = false;
-
-		if (!s->tm_enabled)
-			continue;
-		if (strcmp(t->scheme, "file") == 0) {
-			p = fs_rooted(ctx->root, s->path);
-			len = strlen(p);
-			hit = strncmp(t->share, p, len) == 0 && (!t->share[len] || t->share[len] == '/');
-			free(p);
-		} else if (strcmp(t->scheme, "nfs") == 0) {
-			hit = strcmp(t->share, s->path) == 0;
-		} else if (t->share) {
-			hit = strcasecmp(t->share, s->name) == 0;
-		}
-		if (hit)
-			return s;
-	}
-	return NULL;
-}
-
-static bool
-is_loopback(const char *host)
-{
-	return host && (strcmp(host, "127.0.0.1") == 0 || strcmp(host, "localhost") == 0 ||
-			strcmp(host, "::1") == 0);
-}
-
-static void
-now_iso(char *buf, size_t len)
-{
-	time_t t = time(NULL);
-	struct tm tm;
-
-	gmtime_r(&t, &tm);
-	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
-
-static void
-add_baseline(json_t *a, const char *name, double v, const char *where, const char *method)
-{
-	if (v > 0)
-		json_array_append_new(a, json_pack("{s:s, s:s, s:f, s:s, s:s}", "name", name,
-						   "unit", "MB/s", "value", v, "where", where,
-						   "method", method));
-}
-
-static void
-bench_usage(FILE *fp)
+cmd_bench_usage(FILE *fp)
 {
 	size_t i;
 
@@ -284,8 +109,62 @@ parse_uint(const char *opt, const char *s, unsigned lo, unsigned hi, unsigned *o
 	return 0;
 }
 
-int
-cmd_bench(struct ctx *ctx, int argc, char **argv)
+struct bench_args {
+	const char *protos, *creds, *token;
+	char **urls, **clients;
+	size_t nurls, nclients;
+	bool clients_only;
+};
+
+/* Checks --protocol and --workload and parses --video into b. Returns 0, or -1 after saying
+ * what is wrong. */
+static int
+parse_lists(struct benchrun *b, const char *protos, const char *wls, const char *video_arg)
+{
+	char *copy, *save = NULL, *tok;
+	size_t i;
+	int rc = 0, w;
+
+	copy = xstrdup(protos ? protos : "");
+	for (tok = strtok_r(copy, ",", &save); tok && !rc; tok = strtok_r(NULL, ",", &save))
+		if (!units_in_list("null,posix,smb,nfs,afp", tok)) {
+			fprintf(stderr, "nastune bench: unknown protocol '%s' (null, posix, smb, nfs, "
+					"afp)\n", tok);
+			rc = -1;
+		}
+	free(copy);
+	for (i = 0; i < BENCH_NWORKLOADS; i++)
+		b->wl[i] = !wls;
+	copy = xstrdup(wls ? wls : "");
+	for (tok = strtok_r(copy, ",", &save); tok && !rc; tok = strtok_r(NULL, ",", &save)) {
+		if ((w = bench_workload_parse(tok)) < 0) {
+			fprintf(stderr, "nastune bench: unknown workload '%s' — see `nastune bench "
+					"--help`\n", tok);
+			rc = -1;
+		} else {
+			b->wl[w] = true;
+		}
+	}
+	free(copy);
+	copy = xstrdup(video_arg ? video_arg : "");
+	for (tok = strtok_r(copy, ",", &save); tok && !rc; tok = strtok_r(NULL, ",", &save)) {
+		struct benchrun_video *v = &b->videos[b->nvideo];
+
+		if (b->nvideo == BENCHRUN_MAX_VIDEO || bench_video_parse(tok, &v->fmt, &v->fps) < 0) {
+			fprintf(stderr, "nastune bench: --video '%s' is not FORMAT@FPS with a known "
+					"format (see --help) and 1-240 fps\n", tok);
+			rc = -1;
+		} else {
+			b->nvideo++;
+		}
+	}
+	free(copy);
+	return rc;
+}
+
+/* The options into b and a. Returns 0, 1 after printing the help, or -1 (usage). */
+static int
+parse_args(struct benchrun *b, struct bench_args *a, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "protocol", required_argument, NULL, 'p' },
@@ -308,378 +187,211 @@ cmd_bench(struct ctx *ctx, int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct bench_opts o = { .warmup = 1, .cache = geteuid() == 0 ? BENCH_CACHE_COLD :
-								       BENCH_CACHE_HOT };
-	const char *protos = NULL, *wls = NULL, *creds = NULL, *video_arg = NULL, *token = NULL;
-	char **clients = NULL;
-	size_t nclients = 0;
-	bool clients_only = false;
-	json_t *agents = json_array();
-	char **urls = NULL, err[1024], created[32], hash[65] = "", *hwtext = NULL;
-	struct video_spec videos[MAX_VIDEO];
-	struct target *tg = NULL;
-	size_t nurls = 0, ntg = 0, nvideo = 0, i, k;
-	bool wl[BENCH_NWORKLOADS] = { false }, no_baseline = false, any_wl = false;
-	struct model *m = NULL;
-	struct bench_results all = { 0 };
-	json_t *doc = NULL, *errors = json_array(), *baselines = json_array();
-	struct progress pr = { 0 };
-	struct sigaction sa = { 0 }, old_int, old_term;
-	struct state *st = NULL;
-	struct generation g = { 0 };
-	struct hwinfo hw = { 0 };
-	int c, status = EXIT_OK, rc;
-	long run_id = -1;
+	struct bench_opts *o = &b->o;
+	const char *wls = NULL, *video_arg = NULL;
 	char *end;
+	int c;
 
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
-			protos = optarg;
+			a->protos = optarg;
 			break;
 		case 'w':
 			wls = optarg;
 			break;
 		case 't':
-			urls = xreallocarray(urls, nurls + 1, sizeof(*urls));
-			urls[nurls++] = optarg;
+			a->urls = xreallocarray(a->urls, a->nurls + 1, sizeof(*a->urls));
+			a->urls[a->nurls++] = optarg;
 			break;
 		case 'n':
-			if (parse_uint("--repeat", optarg, 1, 1000, &o.repeats) < 0)
-				goto usage;
+			if (parse_uint("--repeat", optarg, 1, 1000, &o->repeats) < 0)
+				return -1;
 			break;
 		case 'W':
-			if (parse_uint("--warmup", optarg, 0, 100, &o.warmup) < 0)
-				goto usage;
+			if (parse_uint("--warmup", optarg, 0, 100, &o->warmup) < 0)
+				return -1;
 			break;
 		case 's':
-			if (units_parse_size(optarg, &o.size) < 0 || o.size < 4096) {
+			if (units_parse_size(optarg, &o->size) < 0 || o->size < 4096) {
 				fprintf(stderr, "nastune bench: --size '%s' is not a size of at least "
 						"4K (e.g. 64M, 1G)\n", optarg);
-				goto usage;
+				return -1;
 			}
 			break;
 		case 'C':
-			creds = optarg;
+			a->creds = optarg;
 			break;
 		case 'f':
-			o.force = true;
+			o->force = true;
 			break;
 		case 'k':
 			if (strcmp(optarg, "hot") == 0)
-				o.cache = BENCH_CACHE_HOT;
+				o->cache = BENCH_CACHE_HOT;
 			else if (strcmp(optarg, "cold") == 0)
-				o.cache = BENCH_CACHE_COLD;
+				o->cache = BENCH_CACHE_COLD;
 			else if (strcmp(optarg, "auto") != 0) {
 				fprintf(stderr, "nastune bench: --cache must be hot, cold or auto\n");
-				goto usage;
+				return -1;
 			}
 			break;
 		case 'F':
-			if (parse_uint("--files", optarg, 1, 1000000, &o.small_files) < 0)
-				goto usage;
+			if (parse_uint("--files", optarg, 1, 1000000, &o->small_files) < 0)
+				return -1;
 			break;
 		case 'E':
-			if (parse_uint("--entries", optarg, 1, 100000, &o.meta_entries) < 0)
-				goto usage;
+			if (parse_uint("--entries", optarg, 1, 100000, &o->meta_entries) < 0)
+				return -1;
 			break;
 		case 'V':
 			video_arg = optarg;
 			break;
 		case 'S':
-			o.video_seconds = strtod(optarg, &end);
-			if (*end || !(o.video_seconds >= 0.1 && o.video_seconds <= 3600)) {
+			o->video_seconds = strtod(optarg, &end);
+			if (*end || !(o->video_seconds >= 0.1 && o->video_seconds <= 3600)) {
 				fprintf(stderr, "nastune bench: --video-seconds '%s' must be 0.1 to "
 						"3600\n", optarg);
-				goto usage;
+				return -1;
 			}
 			break;
 		case 'B':
-			no_baseline = true;
+			b->no_baseline = true;
 			break;
 		case 'c':
 			if (!cli_client_spec_ok(optarg))
-				goto usage;
-			clients = xreallocarray(clients, nclients + 1, sizeof(*clients));
-			clients[nclients++] = optarg;
+				return -1;
+			a->clients = xreallocarray(a->clients, a->nclients + 1, sizeof(*a->clients));
+			a->clients[a->nclients++] = optarg;
 			break;
 		case 'T':
-			token = optarg;
+			a->token = optarg;
 			break;
 		case 'O':
-			clients_only = true;
+			a->clients_only = true;
 			break;
 		case 'h':
-			bench_usage(stdout);
-			status = EXIT_OK;
-			goto out;
+			cmd_bench_usage(stdout);
+			return 1;
 		default:
-			goto usage;
+			return -1;
 		}
 	}
 	if (optind < argc) {
 		fprintf(stderr, "nastune bench: unexpected argument '%s'\n", argv[optind]);
-		goto usage;
+		return -1;
 	}
-	if (protos) {
-		char *copy = xstrdup(protos), *save = NULL, *tok;
+	return parse_lists(b, a->protos, wls, video_arg);
+}
 
-		for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
-			if (!cli_in_list("null,posix,smb,nfs,afp", tok)) {
-				fprintf(stderr, "nastune bench: unknown protocol '%s' (null, posix, "
-						"smb, nfs, afp)\n", tok);
-				free(copy);
-				goto usage;
-			}
-		free(copy);
-	}
-	for (i = 0; i < BENCH_NWORKLOADS; i++)
-		wl[i] = !wls;
-	if (wls) {
-		char *copy = xstrdup(wls), *save = NULL, *tok;
+/* The targets: the configuration (required to derive them; with --target, read when present
+ * to recognise Time Machine shares), then each --target or the derived ones. Returns
+ * EXIT_OK with *m (NULL when not read), or the exit status after saying why. */
+static int
+plan(const struct ctx *ctx, struct benchrun *b, const struct bench_args *a, struct model **m)
+{
+	char *path = cli_config_path(ctx), err[1024];
+	struct stat sb;
+	size_t i;
+	int status = EXIT_OK;
 
-		for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-			if ((rc = bench_workload_parse(tok)) < 0) {
-				fprintf(stderr, "nastune bench: unknown workload '%s' — see "
-						"`nastune bench --help`\n", tok);
-				free(copy);
-				goto usage;
-			}
-			wl[rc] = true;
-		}
-		free(copy);
-	}
-	if (video_arg) {
-		char *copy = xstrdup(video_arg), *save = NULL, *tok;
-
-		for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-			if (nvideo == MAX_VIDEO ||
-			    bench_video_parse(tok, &videos[nvideo].fmt, &videos[nvideo].fps) < 0) {
-				fprintf(stderr, "nastune bench: --video '%s' is not FORMAT@FPS with a "
-						"known format (see --help) and 1-240 fps\n", tok);
-				free(copy);
-				goto usage;
-			}
-			nvideo++;
-		}
-		free(copy);
-	}
-	if (!nvideo) {
-		videos[0].fmt = bench_video_formats()[0];
-		videos[0].fps = 30;
-		nvideo = 1;
-	}
-
-	/* The configuration: required to derive targets; with --target, read when present
-	 * (to recognise Time Machine shares). */
-	{
-		char *path = cli_config_path(ctx);
-		struct stat sb;
-
-		if (!nurls || stat(path, &sb) == 0) {
-			m = cli_load_model(ctx, &status);
-			if (!m) {	/* errors printed; an invalid file is never ignored */
-				free(path);
-				goto out;
-			}
-		}
-		free(path);
-	}
-	for (i = 0; i < nurls; i++) {
-		struct target t = { 0 };
-		const struct share *tm;
-
-		if (bench_target_parse(urls[i], &t.t, err, sizeof(err)) < 0) {
+	if (!a->nurls || stat(path, &sb) == 0)
+		*m = cli_load_model(ctx, &status);	/* an invalid file is never ignored */
+	free(path);
+	if (status != EXIT_OK)
+		return status;
+	for (i = 0; i < a->nurls; i++)
+		if (benchrun_add_url(b, *m, ctx->root, a->urls[i], a->protos, err,
+				     sizeof(err)) < 0) {
 			fprintf(stderr, "nastune bench: %s\n", err);
-			status = EXIT_USAGE;
-			goto out;
+			return EXIT_USAGE;
 		}
-		if (!(t.d = bench_driver_for_scheme(t.t.scheme))) {
-			log_warnx("bench: no %s driver in this build; %s skipped", t.t.scheme, t.t.url);
-			bench_target_clear(&t.t);
-			continue;
-		}
-		if (!cli_in_list(protos, t.d->name)) {
-			fprintf(stderr, "nastune bench: --target %s is %s, not in --protocol %s\n",
-				t.t.url, t.d->name, protos);
-			bench_target_clear(&t.t);
-			status = EXIT_USAGE;
-			goto out;
-		}
-		if (!o.force && (tm = tm_share_of(ctx, m, &t.t))) {
-			fprintf(stderr, "nastune bench: %s is the Time Machine share %s; refusing to "
-					"benchmark it (it would disturb backups) — add --force to do it "
-					"anyway\n", t.t.url, tm->name);
-			bench_target_clear(&t.t);
-			status = EXIT_USAGE;
-			goto out;
-		}
-		if (strcmp(t.t.scheme, "file") == 0)
-			t.local = *t.t.subdir ? xasprintf("%s/%s", t.t.share, t.t.subdir) :
-						xstrdup(t.t.share);
-		tg = xreallocarray(tg, ntg + 1, sizeof(*tg));
-		tg[ntg++] = t;
-	}
-	if (clients_only && !nclients) {
+	if (a->clients_only && !a->nclients) {
 		fprintf(stderr, "nastune bench: --clients-only needs --client HOST or --client auto\n");
-		goto usage;
+		return EXIT_USAGE;
 	}
-	if (nclients && !m) {
+	if (a->nclients && !*m) {
 		fprintf(stderr, "nastune bench: --client needs the configuration (its shares are "
 				"what the agents benchmark)\n");
-		goto usage;
+		return EXIT_USAGE;
 	}
-	if (!nurls && !clients_only)
-		derive_targets(ctx, m, protos, &tg, &ntg);
-	for (i = 0; i < ntg; i++) {
-		if (!tg[i].t.host)	/* file://, null://: no login */
-			continue;
-		if (creds && (rc = bench_target_credentials(&tg[i].t, creds, err, sizeof(err))) < 0) {
-			fprintf(stderr, "nastune bench: %s\n", err);
-			status = EXIT_USAGE;
-			goto out;
-		}
-		if (bench_target_prompt(&tg[i].t) == -ENOTTY)
-			log_info("bench: no terminal to ask for %s's password", tg[i].t.user);
+	if (!a->nurls && !a->clients_only)
+		benchrun_derive_targets(b, *m, ctx->root, a->protos);
+	if (benchrun_credentials(b, a->creds, err, sizeof(err)) < 0) {
+		fprintf(stderr, "nastune bench: %s\n", err);
+		return EXIT_USAGE;
 	}
-	if (!ntg && !nclients) {
+	if (!b->ntg && !a->nclients) {
 		log_warnx("bench: nothing to benchmark (no target with a driver in this build)");
-		status = EXIT_FAIL;
-		goto out;
+		return EXIT_FAIL;
 	}
-	for (i = 0; i < BENCH_NWORKLOADS; i++)
-		any_wl |= wl[i];
+	return EXIT_OK;
+}
+
+/* Runs the plan here, then on the agents; returns the exit status so far. */
+static int
+run(const struct ctx *ctx, struct benchrun *b, const struct bench_args *a, const struct model *m)
+{
+	struct progress pr = { 0 };
+	struct sigaction old[2];
+	int status = EXIT_OK;
 
 	/* A server or agent that hangs up must give an error, not kill us. */
 	signal(SIGPIPE, SIG_IGN);
-	sa.sa_handler = on_signal;	/* no SA_RESTART: blocked I/O returns EINTR */
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, &old_int);
-	sigaction(SIGTERM, &sa, &old_term);
-	stop_flag = 0;
-
+	sigstop_catch(old);
 	pr.tty = isatty(STDERR_FILENO);
 	pr.quiet = log_verbosity() < 0;
-	pr.t0 = mono();
-	for (i = 0; i < BENCH_NWORKLOADS; i++)
-		if (wl[i])
-			pr.total += (unsigned)ntg * (o.warmup + (o.repeats ? o.repeats : 5)) *
-				    (i == BENCH_VIDEO ? (unsigned)nvideo : 1);
-	o.progress = show_progress;
-	o.progress_arg = &pr;
-	o.stop = &stop_flag;
-	if (o.cache == BENCH_CACHE_COLD && geteuid() == 0)
-		o.drop_caches = drop_caches;
+	pr.t0 = timeutil_mono();
+	pr.total = benchrun_total_runs(b);
+	b->o.progress = show_progress;
+	b->o.progress_arg = &pr;
+	b->workload_done = end_progress_line;
+	b->workload_arg = &pr;
+	b->o.stop = &sigstop_caught;
+	if (b->o.cache == BENCH_CACHE_COLD && geteuid() == 0)
+		b->o.drop_caches = benchrun_drop_caches;
 
-	for (i = 0; i < ntg && !stop_flag && any_wl; i++) {
-		struct target *t = &tg[i];
-		struct bench_baseline bl = { 0 };
-		bool network = strcmp(t->t.scheme, "file") != 0 && strcmp(t->t.scheme, "null") != 0;
-		size_t first = all.n;
-		int w;
-
-		o.drop_reaches_server = bench_target_on_this_host(&t->t);
-
-		if (!no_baseline) {
-			if (t->local && (rc = bench_baseline_disk(t->local, o.size ? o.size :
-								   BENCH_DEFAULT_SIZE, &bl)) < 0)
-				log_warnx("bench: raw disk baseline of %s: %s", t->local, strerror(-rc));
-			if (network && is_loopback(t->t.host))
-				rc = bench_baseline_tcp_loopback(o.size ? o.size : BENCH_DEFAULT_SIZE, &bl);
-			else if (network && t->t.host)
-				rc = bench_baseline_iperf3(t->t.host, &bl);
-			add_baseline(baselines, "disk-write", bl.disk_write, t->local ? t->local : "",
-				     bl.disk_method);
-			add_baseline(baselines, "disk-read", bl.disk_read, t->local ? t->local : "",
-				     bl.disk_method);
-			add_baseline(baselines, "tcp", bl.tcp, t->t.host ? t->t.host : "",
-				     bl.tcp_method);
-		}
-		for (w = 0; w < BENCH_NWORKLOADS && !stop_flag; w++) {
-			if (!wl[w])
-				continue;
-			for (k = 0; k < (w == BENCH_VIDEO ? nvideo : 1) && !stop_flag; k++) {
-				o.video = videos[k].fmt;
-				o.video_fps = videos[k].fps;
-				rc = bench_run(t->d, &t->t, (enum bench_workload)w, &o, &all, err,
-					       sizeof(err));
-				if (pr.tty && !pr.quiet)
-					fputs("\r\033[K", stderr);
-				if (rc < 0) {
-					log_warnx("bench: %s %s: %s", t->t.url, bench_workload_name(w),
-						  err);
-					json_array_append_new(errors, json_pack(
-						"{s:s, s:s, s:s, s:s}", "target", t->t.url, "protocol",
-						t->d->name, "workload", bench_workload_name(w), "message",
-						err));
-					status = EXIT_FAIL;
-				}
-			}
-		}
-		for (k = first; k < all.n; k++)
-			bench_attribute(&all.v[k], &bl, network);
-	}
+	if (benchrun_run(b) < 0)
+		status = EXIT_FAIL;
 	/* Client-assisted: the same workloads from the agents' machines. */
-	if (nclients && !stop_flag && any_wl &&
-	    cli_bench_clients(ctx, m, clients, nclients, token, protos, wl, &o, &all, errors,
-			      agents) < 0)
+	if (a->nclients && !sigstop_caught && benchrun_any_workload(b) &&
+	    cli_bench_clients(ctx, m, a->clients, a->nclients, a->token, a->protos, b->wl, &b->o,
+			      &b->all, b->errors, b->agents) < 0)
 		status = EXIT_FAIL;
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGTERM, &old_term, NULL);
-	if (stop_flag) {
+	sigstop_restore(old);
+	if (sigstop_caught) {
 		log_warnx("bench: interrupted by %s; scratch directories removed",
-			  stop_flag == SIGINT ? "SIGINT" : "SIGTERM");
+			  sigstop_caught == SIGINT ? "SIGINT" : "SIGTERM");
 		status = EXIT_FAIL;
 	}
+	return status;
+}
 
-	/* Store the run with the generation in force and the hardware fingerprint. */
-	if (apply_read_hw(&hw) < 0)
-		log_warnx("bench: cannot read the hardware fingerprint");
-	hwinfo_hash(&hw, hash);
-	hwtext = hwinfo_text(&hw);
-	now_iso(created, sizeof(created));
-	doc = json_object();
-	json_object_set_new(doc, "run", json_null());
-	json_object_set_new(doc, "created", json_string(created));
-	json_object_set_new(doc, "nastune", json_string(NASTUNE_VERSION));
-	json_object_set_new(doc, "results", bench_results_to_json(&all));
-	json_object_set_new(doc, "baselines", baselines);
-	json_object_set_new(doc, "errors", errors);
-	json_object_set_new(doc, "agents", agents);
-	baselines = errors = agents = NULL;
-	json_object_set_new(doc, "hw_hash", json_string(hash));
-	json_object_set_new(doc, "hw", json_string(hwtext ? hwtext : ""));
-	json_object_set_new(doc, "options", json_pack("{s:I, s:i, s:i, s:s}", "size",
-						      (json_int_t)(o.size ? o.size : BENCH_DEFAULT_SIZE),
-						      "repeat", o.repeats ? o.repeats : 5, "warmup",
-						      o.warmup, "cache", o.drop_caches ? "cold" : "hot"));
-	if ((rc = state_open(ctx->root, &st, err, sizeof(err))) < 0) {
+int
+cmd_bench(struct ctx *ctx, int argc, char **argv)
+{
+	struct benchrun b;
+	struct bench_args a = { 0 };
+	struct model *m = NULL;
+	json_t *doc = NULL;
+	char err[1024];
+	long run_id;
+	int rc, status;
+
+	benchrun_init(&b);
+	if ((rc = parse_args(&b, &a, argc, argv)) != 0) {
+		status = rc > 0 ? EXIT_OK : EXIT_USAGE;
+		goto out;
+	}
+	if ((status = plan(ctx, &b, &a, &m)) != EXIT_OK)
+		goto out;
+	status = run(ctx, &b, &a, m);
+
+	/* Stored with the generation in force and the hardware fingerprint. */
+	if (benchrun_store(&b, ctx->root, &doc, &run_id, err, sizeof(err)) < 0) {
 		log_warnx("bench: cannot store the run: %s", err);
 		status = EXIT_FAIL;
-		json_object_set_new(doc, "generation", json_null());
 	} else {
-		char *text;
-
-		if (state_last_generation(st, &g) == 0)
-			json_object_set_new(doc, "generation", json_integer(g.id));
-		else
-			json_object_set_new(doc, "generation", json_null());
-		text = json_dumps(doc, JSON_COMPACT | JSON_PRESERVE_ORDER);
-		rc = state_add_bench_run(st, created, g.created ? g.id : -1, hash, text, &run_id);
-		free(text);
-		if (rc == 0) {
-			json_object_set_new(doc, "run", json_integer(run_id));
-			text = json_dumps(doc, JSON_COMPACT | JSON_PRESERVE_ORDER);
-			rc = state_set_bench_run_json(st, run_id, text);
-			free(text);
-		}
-		if (rc < 0) {
-			log_warnx("bench: cannot store the run in the state database");
-			status = EXIT_FAIL;
-		} else {
-			log_info("bench: stored as run %ld (`nastune report --run %ld`)", run_id,
-				 run_id);
-		}
+		log_info("bench: stored as run %ld (`nastune report --run %ld`)", run_id, run_id);
 	}
 	if (ctx->json) {
 		json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
@@ -691,26 +403,11 @@ cmd_bench(struct ctx *ctx, int argc, char **argv)
 			fputs(text, stdout);
 		free(text);
 	}
-	goto out;
-usage:
-	status = EXIT_USAGE;
 out:
-	for (i = 0; i < ntg; i++) {
-		bench_target_clear(&tg[i].t);
-		free(tg[i].local);
-	}
-	free(tg);
-	free(urls);
-	free(clients);
-	json_decref(agents);
-	free(hwtext);
-	bench_results_clear(&all);
+	free(a.urls);
+	free(a.clients);
 	json_decref(doc);
-	json_decref(errors);
-	json_decref(baselines);
-	generation_clear(&g);
-	hwinfo_free(&hw);
-	state_close(st);
+	benchrun_release(&b);
 	model_free(m);
 	return status;
 }

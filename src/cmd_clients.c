@@ -15,6 +15,7 @@
 #include "log.h"
 #include "mdns.h"
 #include "model.h"
+#include "units.h"
 #include "xmalloc.h"
 
 struct peer {
@@ -95,7 +96,7 @@ cli_bench_clients(const struct ctx *ctx, const struct model *m, char *const *cli
 	size_t npeers = 0, i, s, k;
 	int w, rc, failures = 0;
 
-	keyfile = token_file ? xstrdup(token_file) : cli_agent_key_path(ctx);
+	keyfile = token_file ? xstrdup(token_file) : agent_key_path(ctx->root);
 	if ((rc = agent_key_load(keyfile, key, err, sizeof(err))) < 0) {
 		log_warnx("bench: %s", err);
 		free(keyfile);
@@ -157,10 +158,10 @@ cli_bench_clients(const struct ctx *ctx, const struct model *m, char *const *cli
 									 m->afp.enabled;
 				char *part, *url;
 
-				if (!(sh->protocols & ps[k].bit) || !enabled || !cli_in_list(protos, ps[k].name))
+				if (!(sh->protocols & ps[k].bit) || !enabled || !units_in_list(protos, ps[k].name))
 					continue;
 				/* Our address as the agent reached it: the one it can mount from. */
-				part = cli_url_escape(k == 1 ? sh->path : sh->name);
+				part = bench_url_escape(k == 1 ? sh->path : sh->name);
 				url = xasprintf("%s://%s%s%s", ps[k].name, agent_conn_local_addr(c),
 						k == 1 ? "" : "/", part);
 				free(part);
@@ -242,15 +243,3 @@ cli_bench_clients(const struct ctx *ctx, const struct model *m, char *const *cli
 	return failures ? -EIO : 0;
 }
 
-bool
-cli_client_spec_ok(const char *spec)
-{
-	char host[256];
-	int port;
-
-	if (strcmp(spec, "auto") == 0 || agent_parse_listen(spec, host, sizeof(host), &port) == 0)
-		return true;
-	fprintf(stderr, "nastune: --client(s) '%s' is not HOST, HOST:PORT, [V6]:PORT or auto\n",
-		spec);
-	return false;
-}

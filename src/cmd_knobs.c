@@ -17,7 +17,7 @@ proto_name(unsigned proto)
 }
 
 static json_t *
-knob_json(const struct model *m, const struct knob *k)
+cmd_knobs_json(const struct model *m, const struct knob *k)
 {
 	const struct knob_setting *s = &m->knobs[k->id];
 	enum knob_src src = knob_source(m, k->id);
@@ -60,7 +60,7 @@ knob_json(const struct model *m, const struct knob *k)
 }
 
 static void
-knob_text(const struct model *m, const struct knob *k)
+cmd_knobs_text(const struct model *m, const struct knob *k)
 {
 	const struct knob_setting *s = &m->knobs[k->id];
 	enum knob_src src = knob_source(m, k->id);
@@ -150,9 +150,9 @@ cmd_knobs(struct ctx *ctx, int argc, char **argv)
 		if (!want)
 			continue;
 		if (json)
-			json_array_append_new(list, knob_json(m, k));
+			json_array_append_new(list, cmd_knobs_json(m, k));
 		else
-			knob_text(m, k);
+			cmd_knobs_text(m, k);
 	}
 	if (json) {
 		json_t *o = json_pack("{s:b, s:o}", "allow_unsafe", m->tuning.allow_unsafe,

@@ -17,6 +17,7 @@
 #include "log.h"
 #include "mdns.h"
 #include "model.h"
+#include "sigstop.h"
 #include "xmalloc.h"
 
 #define MDNS_USAGE "usage: nastune mdns publish [--name NAME] [--type TYPE] [--port N] " \
@@ -27,7 +28,7 @@
 #define PUBLISH_PIDFILE "/run/nastune/mdns-publish.pid"
 
 static int
-mdns_usage(const char *why)
+cmd_mdns_usage(const char *why)
 {
 	if (why)
 		fprintf(stderr, "nastune: mdns: %s\n", why);
@@ -56,17 +57,8 @@ default_name(const struct ctx *ctx)
 	return name;
 }
 
-static volatile sig_atomic_t stop_requested;
-
-static void
-on_stop(int sig)
-{
-	(void)sig;
-	stop_requested = 1;
-}
-
 static int
-mdns_publish(struct ctx *ctx, int argc, char **argv)
+cmd_mdns_publish(struct ctx *ctx, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "name", required_argument, NULL, 'n' },
@@ -80,7 +72,7 @@ mdns_publish(struct ctx *ctx, int argc, char **argv)
 	const char *type = "_nastune._tcp", **txt = NULL;
 	struct mdns_publisher *pub = NULL;
 	struct mdns_record rec;
-	struct sigaction sa = { .sa_handler = on_stop };
+	struct sigaction sa = { .sa_handler = sigstop_handler };
 	char *name = NULL, *pidfile = NULL, *end, err[512], cur[128], last[128], pidtxt[32];
 	char version_txt[64];
 	size_t ntxt = 0;
@@ -103,7 +95,7 @@ mdns_publish(struct ctx *ctx, int argc, char **argv)
 			if (*end || end == optarg || port < 0 || port > 65535) {
 				free(name);
 				free(txt);
-				return mdns_usage("--port takes 0 to 65535");
+				return cmd_mdns_usage("--port takes 0 to 65535");
 			}
 			break;
 		case 'x':
@@ -115,7 +107,7 @@ mdns_publish(struct ctx *ctx, int argc, char **argv)
 			if (*end || end == optarg || secs <= 0) {
 				free(name);
 				free(txt);
-				return mdns_usage("--for takes a number of seconds");
+				return cmd_mdns_usage("--for takes a number of seconds");
 			}
 			break;
 		case 'h':
@@ -126,13 +118,13 @@ mdns_publish(struct ctx *ctx, int argc, char **argv)
 		default:
 			free(name);
 			free(txt);
-			return mdns_usage(NULL);
+			return cmd_mdns_usage(NULL);
 		}
 	}
 	if (optind != argc) {
 		free(name);
 		free(txt);
-		return mdns_usage("publish takes no operands");
+		return cmd_mdns_usage("publish takes no operands");
 	}
 	if (!name)
 		name = default_name(ctx);
@@ -172,7 +164,7 @@ mdns_publish(struct ctx *ctx, int argc, char **argv)
 	fflush(stdout);
 	if (secs)
 		until = time(NULL) + secs;
-	while (!stop_requested && (!until || time(NULL) < until)) {
+	while (!sigstop_caught && (!until || time(NULL) < until)) {
 		usleep(100000);
 		/* mdns.c logs renames and re-registrations; say the name in force. */
 		mdns_publisher_name(pub, cur, sizeof(cur));
@@ -201,7 +193,7 @@ out:
 }
 
 static int
-mdns_withdraw(struct ctx *ctx, int argc, char **argv)
+cmd_mdns_withdraw(struct ctx *ctx, int argc, char **argv)
 {
 	char *pidfile = fs_rooted(ctx->root, PUBLISH_PIDFILE), *text = NULL;
 	long pid;
@@ -210,7 +202,7 @@ mdns_withdraw(struct ctx *ctx, int argc, char **argv)
 	(void)argv;
 	if (argc > 1) {
 		free(pidfile);
-		return mdns_usage("withdraw takes no operands");
+		return cmd_mdns_usage("withdraw takes no operands");
 	}
 	rc = fs_read_file(pidfile, 64, &text, NULL);
 	if (rc == -ENOENT) {
@@ -261,28 +253,8 @@ print_service(const struct mdns_service *s)
 	printf("\n");
 }
 
-json_t *
-cli_mdns_services_json(const struct mdns_service *v, size_t n)
-{
-	json_t *arr = json_array();
-	size_t i, k;
-
-	for (i = 0; i < n; i++) {
-		json_t *t = json_array();
-
-		for (k = 0; k < v[i].ntxt; k++)
-			json_array_append_new(t, json_string(v[i].txt[k]));
-		json_array_append_new(arr, json_pack(
-			"{s:s, s:s, s:s, s:s, s:i, s:s?, s:s?, s:i, s:o, s:b}", "name", v[i].name,
-			"type", v[i].type, "domain", v[i].domain, "interface", v[i].iface, "family",
-			v[i].family, "host", v[i].host, "address", v[i].address, "port", v[i].port,
-			"txt", t, "local", v[i].local));
-	}
-	return arr;
-}
-
 static int
-mdns_browse_cmd(struct ctx *ctx, int argc, char **argv)
+cmd_mdns_browse(struct ctx *ctx, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "type", required_argument, NULL, 't' },
@@ -311,7 +283,7 @@ mdns_browse_cmd(struct ctx *ctx, int argc, char **argv)
 			timeout = strtol(optarg, &end, 10);
 			if (*end || end == optarg || timeout <= 0 || timeout > 600000) {
 				free(types);
-				return mdns_usage("--timeout takes 1 to 600000 milliseconds");
+				return cmd_mdns_usage("--timeout takes 1 to 600000 milliseconds");
 			}
 			break;
 		case 'R':
@@ -329,12 +301,12 @@ mdns_browse_cmd(struct ctx *ctx, int argc, char **argv)
 			return EXIT_OK;
 		default:
 			free(types);
-			return mdns_usage(NULL);
+			return cmd_mdns_usage(NULL);
 		}
 	}
 	if (optind != argc) {
 		free(types);
-		return mdns_usage("browse takes no operands");
+		return cmd_mdns_usage("browse takes no operands");
 	}
 	rc = mdns_browse(types, family, resolve, (int)timeout, &v, &n, err, sizeof(err));
 	free(types);
@@ -345,7 +317,7 @@ mdns_browse_cmd(struct ctx *ctx, int argc, char **argv)
 	if (ctx->json) {
 		json_t *o = json_object();
 
-		json_object_set_new(o, "services", cli_mdns_services_json(v, n));
+		json_object_set_new(o, "services", mdns_services_json(v, n));
 		json_dumpf(o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 		fputc('\n', stdout);
 		json_decref(o);
@@ -363,17 +335,17 @@ int
 cmd_mdns(struct ctx *ctx, int argc, char **argv)
 {
 	if (argc < 2)
-		return mdns_usage("which one: publish, withdraw or browse?");
+		return cmd_mdns_usage("which one: publish, withdraw or browse?");
 	if (strcmp(argv[1], "publish") == 0)
-		return mdns_publish(ctx, argc - 1, argv + 1);
+		return cmd_mdns_publish(ctx, argc - 1, argv + 1);
 	if (strcmp(argv[1], "withdraw") == 0)
-		return mdns_withdraw(ctx, argc - 1, argv + 1);
+		return cmd_mdns_withdraw(ctx, argc - 1, argv + 1);
 	if (strcmp(argv[1], "browse") == 0)
-		return mdns_browse_cmd(ctx, argc - 1, argv + 1);
+		return cmd_mdns_browse(ctx, argc - 1, argv + 1);
 	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 ||
 	    strcmp(argv[1], "help") == 0) {
 		fputs(MDNS_USAGE, stdout);
 		return EXIT_OK;
 	}
-	return mdns_usage("unknown mdns subcommand");
+	return cmd_mdns_usage("unknown mdns subcommand");
 }

@@ -25,7 +25,10 @@
 #include "model.h"
 #include "netif.h"
 #include "render.h"
+#include "runrec.h"
+#include "sigstop.h"
 #include "state.h"
+#include "timeutil.h"
 #include "tune.h"
 #include "units.h"
 #include "xmalloc.h"
@@ -35,23 +38,6 @@
 	"                    [--knobs LIST] [--exhaustive] [--dry-run] [--if-changed] " \
 	"[--size S] [--repeat N]\n"
 #define MAX_GRID 64
-
-static volatile sig_atomic_t tune_stop;
-
-static void
-on_stop(int sig)
-{
-	tune_stop = sig;
-}
-
-static double
-mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 struct ttarget {
 	struct bench_target t;
@@ -112,11 +98,11 @@ pick_targets(struct tuner *t, const char *creds)
 
 			if (!(s->protocols & ps[k].bit) || s->tm_enabled || s->read_only ||
 			    s->guest != (guest_first ? pass == 0 : pass == 1) ||
-			    (k == 1 && !cli_nfs_loopback_ok(s)))
+			    (k == 1 && !model_nfs_loopback_ok(s)))
 				continue;
 			if (!s->guest && !creds && k != 1)
 				continue;	/* needs a login we do not have */
-			esc = cli_url_escape(k == 1 ? s->path : s->name);
+			esc = bench_url_escape(k == 1 ? s->path : s->name);
 			if (k == 1) {
 				/* As the share's owner: non-guest exports squash root. */
 				char *local = fs_rooted(t->ctx->root, s->path);
@@ -174,7 +160,7 @@ measure(struct tuner *t, unsigned protos, double **scores, size_t *n, struct ben
 		for (w = 0; w < BENCH_NWORKLOADS && rc == 0; w++) {
 			if (!t->wl[w] || !(target_proto(&t->tg[i]) & protos))
 				continue;
-			if (tune_stop)
+			if (sigstop_caught)
 				rc = -EINTR;
 			else
 				rc = bench_run(t->tg[i].d, &t->tg[i].t, (enum bench_workload)w, &t->bo,
@@ -710,7 +696,7 @@ cmd_tune(struct ctx *ctx, int argc, char **argv)
 			      cl_after = { 0 };
 	struct decision *dec = NULL;
 	struct hwinfo hw = { 0 };
-	struct sigaction sa = { .sa_handler = on_stop }, old_int, old_term;
+	struct sigaction sa = { .sa_handler = sigstop_handler }, old_int, old_term;
 	const char *goal_arg = NULL, *creds = NULL, *token = NULL, *knob_list = NULL;
 	char **clients = NULL, err[1024], hwhash[65], created[32], *end;
 	bool sel[KNOB_COUNT] = { false }, exhaustive = false, dry_run = false, if_changed = false;
@@ -822,7 +808,7 @@ cmd_tune(struct ctx *ctx, int argc, char **argv)
 	if (!budget)
 		budget = t.m->tuning.budget_s;
 
-	if (apply_read_hw(&hw) < 0)
+	if (runrec_read_hw(&hw) < 0)
 		log_warnx("tune: cannot read the hardware fingerprint");
 	hwinfo_hash(&hw, hwhash);
 	if ((rc = state_open(ctx->root, &t.st, err, sizeof(err))) < 0) {
@@ -873,15 +859,15 @@ cmd_tune(struct ctx *ctx, int argc, char **argv)
 	}
 	t.bo = (struct bench_opts){ .size = size, .repeats = repeats, .warmup = 1,
 				    .cache = BENCH_CACHE_HOT, .small_files = 200,
-				    .video_seconds = 3, .stop = &tune_stop };
+				    .video_seconds = 3, .stop = &sigstop_caught };
 	t.ao = (struct apply_opts){ .root = ctx->root, .trial = true, .lock_timeout_s = 60 };
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
 	handlers = true;
 	signal(SIGPIPE, SIG_IGN);
-	tune_stop = 0;
-	t0 = mono();
+	sigstop_caught = 0;
+	t0 = timeutil_mono();
 
 	{
 		time_t now = time(NULL);
@@ -942,17 +928,17 @@ cmd_tune(struct ctx *ctx, int argc, char **argv)
 	if (nclients) {
 		struct bench_opts cbo = t.bo;
 
-		cbo.stop = &tune_stop;
+		cbo.stop = &sigstop_caught;
 		if (cli_bench_clients(ctx, t.m, clients, nclients, token, NULL, t.wl, &cbo,
 				      &cl_before, errors, agents) < 0)
 			log_warnx("tune: some client measurements failed (see errors)");
 	}
-	trial_cost = mono() - t0 + 2;
+	trial_cost = timeutil_mono() - t0 + 2;
 
 	dec = xcalloc(KNOB_COUNT, sizeof(*dec));
 	if (exhaustive) {
 		rc = grid(&t, sel, dec, &ndec, &best, &nbest, err, sizeof(err));
-		if (rc == -EINTR || tune_stop)
+		if (rc == -EINTR || sigstop_caught)
 			goto restore;
 		if (rc < 0) {
 			log_warnx("tune: %s", err);
@@ -962,7 +948,7 @@ cmd_tune(struct ctx *ctx, int argc, char **argv)
 	/* Decisions for every knob, in table order (coordinate descent). */
 	/* Passes until one changes nothing (at most three): a knob whose effect an earlier
 	 * one hid (signing behind required encryption) gets its chance again. */
-	for (pass = 0; pass < 3 && !exhaustive && !tune_stop; pass++) {
+	for (pass = 0; pass < 3 && !exhaustive && !sigstop_caught; pass++) {
 	bool accepted = false;
 
 	for (const struct knob *k = knob_first(); k; k = knob_next(k)) {
@@ -1057,9 +1043,9 @@ cmd_tune(struct ctx *ctx, int argc, char **argv)
 					snprintf(d->reason, sizeof(d->reason), "not tried: %s", why);
 				continue;
 			}
-			if (tune_stop)
+			if (sigstop_caught)
 				break;
-			if (!exhaustive && mono() - t0 + 2 * trial_cost > budget) {
+			if (!exhaustive && timeutil_mono() - t0 + 2 * trial_cost > budget) {
 				/* Room for this trial and the final measurement. */
 				snprintf(d->reason, sizeof(d->reason), "not tried: budget exhausted "
 					 "(%us)", budget);
@@ -1145,7 +1131,7 @@ cmd_tune(struct ctx *ctx, int argc, char **argv)
 			snprintf(d->reason, sizeof(d->reason), "no candidate other than the current "
 				 "value");
 		tried_epoch[k->id] = epoch_now(acc_epoch, k);
-		if (tune_stop)
+		if (sigstop_caught)
 			break;
 	}
 	if (!accepted)
@@ -1160,14 +1146,14 @@ cmd_tune(struct ctx *ctx, int argc, char **argv)
 			snprintf(dec[i].reason, sizeof(dec[i].reason), "not reached");
 		}
 	ndec = KNOB_COUNT;
-	if (tune_stop) {
-		log_warnx("tune: interrupted by %s", tune_stop == SIGINT ? "SIGINT" : "SIGTERM");
+	if (sigstop_caught) {
+		log_warnx("tune: interrupted by %s", sigstop_caught == SIGINT ? "SIGINT" : "SIGTERM");
 		goto restore;
 	}
 
 	/* The NIC MTU: only clients cross the NIC, so only with agents; only MTUs every peer is
 	 * proven to receive (netif's commit-confirm), kept when the clients get faster. */
-	if (nclients && (!knob_list || sel[KNOB_NET_MTU]) && !tune_stop)
+	if (nclients && (!knob_list || sel[KNOB_NET_MTU]) && !sigstop_caught)
 		tune_mtu(&t, clients, nclients, token, &cl_before, agents, errors, dec, ndec);
 
 	/* After: the chosen configuration, measured like the baseline. Protocols no accepted
@@ -1278,7 +1264,7 @@ restore:
 record:
 	json_object_set_new(t.doc, "status", json_string(status == EXIT_OK ?
 							 (dry_run ? "dry-run" : "done") : "failed"));
-	json_object_set_new(t.doc, "elapsed_s", json_real(mono() - t0));
+	json_object_set_new(t.doc, "elapsed_s", json_real(timeutil_mono() - t0));
 	json_object_set_new(t.doc, "results_before", bench_results_to_json(&before_res));
 	json_object_set_new(t.doc, "results", bench_results_to_json(&after_res));
 	json_object_set_new(t.doc, "clients_before", bench_results_to_json(&cl_before));

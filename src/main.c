@@ -1,6 +1,7 @@
 /* main.c - global options and the subcommand table. */
 #include <errno.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +41,14 @@ static const struct {
 	  "every tunable: value and source, candidates, safety, what tune may try" },
 };
 
+/* Short options a command defines itself, which after its name are its own, not the global
+ * one of the same letter (tune -c is --clients). */
+static const char *
+own_short(const char *cmd)
+{
+	return strcmp(cmd, "tune") == 0 ? "c" : "";
+}
+
 static void
 usage(FILE *fp)
 {
@@ -63,6 +72,97 @@ flush_stdout(int status)
 		return status;
 	fprintf(stderr, "nastune: cannot write the output: %s\n", strerror(errno));
 	return status == EXIT_OK ? EXIT_FAIL : status;
+}
+
+/* The global option arg names, after the command: its kind ('c', 'r', 'd', 'j', 'q', 'v') and
+ * *val, the option's own value (--root=DIR), or NULL when it is the next argument. Returns
+ * 0 when arg is not one (or is a short option the command owns). */
+static int
+global_opt(const char *arg, const char *own, const char **val)
+{
+	static const struct {
+		const char *name;
+		int kind;
+		bool has_arg;
+	} g[] = {
+		{ "--config", 'c', true }, { "-c", 'c', true }, { "--root", 'r', true },
+		{ "--datadir", 'd', true }, { "--json", 'j', false }, { "--quiet", 'q', false },
+		{ "-q", 'q', false }, { "--verbose", 'v', false }, { "-v", 'v', false },
+	};
+	size_t i, len;
+
+	*val = NULL;
+	for (i = 0; i < sizeof(g) / sizeof(g[0]); i++) {
+		len = strlen(g[i].name);
+		if (strncmp(arg, g[i].name, len) != 0)
+			continue;
+		if (g[i].name[1] != '-' && strchr(own, g[i].name[1]))
+			return 0;
+		if (!arg[len])
+			return g[i].kind;
+		if (g[i].has_arg && (arg[len] == '=' || g[i].name[1] != '-')) {
+			*val = arg + len + (arg[len] == '=');
+			return g[i].kind;
+		}
+	}
+	return 0;
+}
+
+static void
+set_global(struct ctx *ctx, int kind, const char *val)
+{
+	switch (kind) {
+	case 'c':
+		ctx->config = val;
+		break;
+	case 'r':
+		ctx->root = val;
+		break;
+	case 'd':
+		ctx->datadir = val;
+		break;
+	case 'j':
+		ctx->json = true;
+		break;
+	case 'q':
+		ctx->verbosity = -1;
+		break;
+	case 'v':
+		ctx->verbosity++;
+		break;
+	}
+}
+
+/* Takes the global options out of the command's arguments (argv[1..], up to "--"), as users
+ * type them after the command too (`nastune bench --json`); the rest keep their order.
+ * Returns the new argc, or -1 after saying which option lacks its value. */
+static int
+take_globals(struct ctx *ctx, int argc, char **argv, const char *own)
+{
+	const char *val;
+	int i, n = 1, kind;
+
+	for (i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--") == 0) {
+			while (i < argc)
+				argv[n++] = argv[i++];
+			break;
+		}
+		if (!(kind = global_opt(argv[i], own, &val))) {
+			argv[n++] = argv[i];
+			continue;
+		}
+		if (!val && strchr("crd", kind)) {
+			if (i + 1 >= argc) {
+				fprintf(stderr, "nastune: option '%s' needs a value\n", argv[i]);
+				return -1;
+			}
+			val = argv[++i];
+		}
+		set_global(ctx, kind, val);
+	}
+	argv[n] = NULL;
+	return n;
 }
 
 int
@@ -115,7 +215,6 @@ main(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
-	log_init(ctx.verbosity);
 	if (optind >= argc) {
 		usage(stderr);
 		return EXIT_USAGE;
@@ -123,11 +222,15 @@ main(int argc, char **argv)
 	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
 		if (strcmp(argv[optind], commands[i].name) == 0) {
 			argv += optind;
-			argc -= optind;
+			argc = take_globals(&ctx, argc - optind, argv, own_short(commands[i].name));
+			if (argc < 0)
+				return EXIT_USAGE;
+			log_init(ctx.verbosity);
 			optind = 0;	/* reset getopt for the command's own parsing */
 			return flush_stdout(commands[i].fn(&ctx, argc, argv));
 		}
 	}
+	log_init(ctx.verbosity);
 	fprintf(stderr, "nastune: unknown command '%s' — run 'nastune --help' for the list\n",
 		argv[optind]);
 	return EXIT_USAGE;

@@ -1,5 +1,6 @@
 /* mdns.c - live Bonjour publication and browsing over avahi-daemon's client API. */
 #include <errno.h>
+#include <jansson.h>
 #include <net/if.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,7 @@
 
 #include "log.h"
 #include "mdns.h"
+#include "timeutil.h"
 #include "xmalloc.h"
 
 const char *const mdns_default_types[] = {
@@ -52,15 +54,6 @@ avahi_to_errno(int aerr)
 	default:
 		return -EIO;
 	}
-}
-
-static long
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
 }
 
 /* ---- browse ---- */
@@ -252,9 +245,9 @@ mdns_browse(const char *const *types, int family, bool resolve, int timeout_ms,
 		}
 		b.browsers++;
 	}
-	deadline = now_ms() + timeout_ms;
+	deadline = (long)timeutil_mono_ms() + timeout_ms;
 	while (b.browsers_done < b.browsers || b.resolving > 0) {
-		long left = deadline - now_ms();
+		long left = deadline - (long)timeutil_mono_ms();
 
 		if (left <= 0)
 			break;
@@ -555,7 +548,7 @@ mdns_publisher_start(const char *name, const struct mdns_record *recs, size_t nr
 		mdns_publisher_stop(p);
 		return -EAGAIN;
 	}
-	deadline = now_ms() + wait_ms;
+	deadline = (long)timeutil_mono_ms() + wait_ms;
 	for (;;) {
 		bool done, failed;
 
@@ -571,7 +564,7 @@ mdns_publisher_start(const char *name, const struct mdns_record *recs, size_t nr
 			mdns_publisher_stop(p);
 			return avahi_to_errno(aerr);
 		}
-		if (now_ms() >= deadline) {
+		if ((long)timeutil_mono_ms() >= deadline) {
 			log_warnx("mdns: \"%s\" is not established after %d ms; still trying", name,
 				  wait_ms);
 			break;
@@ -619,4 +612,24 @@ mdns_publisher_stop(struct mdns_publisher *p)
 	free(p->txt);
 	free(p->name);
 	free(p);
+}
+
+json_t *
+mdns_services_json(const struct mdns_service *v, size_t n)
+{
+	json_t *arr = json_array();
+	size_t i, k;
+
+	for (i = 0; i < n; i++) {
+		json_t *t = json_array();
+
+		for (k = 0; k < v[i].ntxt; k++)
+			json_array_append_new(t, json_string(v[i].txt[k]));
+		json_array_append_new(arr, json_pack(
+			"{s:s, s:s, s:s, s:s, s:i, s:s?, s:s?, s:i, s:o, s:b}", "name", v[i].name,
+			"type", v[i].type, "domain", v[i].domain, "interface", v[i].iface, "family",
+			v[i].family, "host", v[i].host, "address", v[i].address, "port", v[i].port,
+			"txt", t, "local", v[i].local));
+	}
+	return arr;
 }

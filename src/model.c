@@ -162,3 +162,18 @@ model_hash32(const char *s)
 	}
 	return h;
 }
+
+bool
+model_nfs_loopback_ok(const struct share *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->nfs_clients.n; i++) {
+		const char *c = s->nfs_clients.v[i];
+
+		if (strcmp(c, "*") == 0 || strncmp(c, "127.", 4) == 0 ||
+		    strcmp(c, "localhost") == 0 || strcmp(c, "0.0.0.0/0") == 0)
+			return true;
+	}
+	return false;
+}

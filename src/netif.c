@@ -34,6 +34,7 @@
 
 #include "log.h"
 #include "probe.h"
+#include "timeutil.h"
 #include "xmalloc.h"
 
 #define NETIF_NL_TIMEOUT_S 5		/* bound on every netlink reply */
@@ -491,21 +492,12 @@ struct netif_watchdog {
 			 * (disarmed) or 'R' (restored); our death closes it, which means restore */
 };
 
-static long long
-netif_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void __attribute__((noreturn))
 netif_watchdog_main(int fd, const char *ifname, int old_mtu)
 {
 	const char *dbg = getenv("NASTUNE_DEBUG_WATCHDOG_S");	/* tests: a short deadline */
 	long long secs = dbg && atoi(dbg) > 0 ? atoi(dbg) : NETIF_WATCHDOG_S;
-	long long deadline = netif_now_ms() + secs * 1000LL;
+	long long deadline = timeutil_mono_ms() + secs * 1000LL;
 	char c = 0, err[256];
 	ssize_t n = 0;
 	int r;
@@ -531,7 +523,7 @@ netif_watchdog_main(int fd, const char *ifname, int old_mtu)
 	}
 	for (;;) {
 		struct pollfd pfd = { .fd = fd, .events = POLLIN };
-		long long left = deadline - netif_now_ms();
+		long long left = deadline - timeutil_mono_ms();
 
 		if (left <= 0)
 			break;
@@ -587,9 +579,9 @@ netif_watchdog_arm(struct netif_watchdog *w, const char *ifname, int old_mtu)
 static void
 netif_watchdog_reap(struct netif_watchdog *w, int ms)
 {
-	long long deadline = netif_now_ms() + ms;
+	long long deadline = timeutil_mono_ms() + ms;
 
-	while (waitpid(w->pid, NULL, WNOHANG) == 0 && netif_now_ms() < deadline)
+	while (waitpid(w->pid, NULL, WNOHANG) == 0 && timeutil_mono_ms() < deadline)
 		usleep(20000);
 	w->pid = 0;
 }
@@ -649,10 +641,10 @@ netif_debug_crash(const char *point)
 static void
 netif_wait_oper_up(const char *ifname)
 {
-	long long deadline = netif_now_ms() + NETIF_LINK_WAIT_MS;
+	long long deadline = timeutil_mono_ms() + NETIF_LINK_WAIT_MS;
 	struct netif_info in;
 
-	while (netif_now_ms() < deadline) {
+	while (timeutil_mono_ms() < deadline) {
 		if (netif_get_info(ifname, &in) < 0 || strcmp(in.operstate, "up") == 0 ||
 		    strcmp(in.operstate, "unknown") == 0)
 			return;
@@ -714,6 +706,79 @@ netif_probe_all(const char *ifname, const char *const *peers, size_t npeers, int
 	return 0;
 }
 
+/* The MTU auto tries: the ceiling, capped by the driver's maximum and a stacked device's
+ * parent, and never below the MTU in force (auto never lowers on its own). */
+static int
+auto_candidate(const struct netif_info *in)
+{
+	int cand = NETIF_MTU_AUTO_CEILING;
+
+	if (in->max_mtu > 0 && cand > in->max_mtu)
+		cand = in->max_mtu;
+	if (netif_is_stacked(in->kind) && in->parent[0] && cand > in->parent_mtu)
+		cand = in->parent_mtu;
+	return cand < in->mtu ? in->mtu : cand;
+}
+
+/* Whether every peer answers a small echo via ifname (MTU cur). Returns 0 or -errno with err. */
+static int
+peers_answer(const char *ifname, int cur, const char *const *peers, size_t npeers,
+	     struct netif_mtu_report *rep, char *err, size_t errlen)
+{
+	struct probe_opts o = { .ifname = ifname };
+	struct probe_result pr;
+	bool passed;
+	size_t i;
+	int r;
+
+	for (i = 0; i < npeers; i++) {
+		r = probe_size(peers[i], &o, 0, &passed, &pr);
+		netif_peer_note(&rep->peers[i], &pr);
+		if (r < 0) {
+			snprintf(err, errlen, "peer %s: %s", peers[i], pr.why);
+			return r;
+		}
+		if (!passed) {
+			snprintf(err, errlen, "peer %s (%s) does not answer via %s (%s): unreachable, "
+				 "or ICMP echo filtered; MTU of %s left at %d", peers[i], pr.addr,
+				 ifname, pr.why, ifname, cur);
+			return -EHOSTUNREACH;
+		}
+	}
+	return 0;
+}
+
+/* Sets the MTU to best, the largest size every peer took, and proves it once more. Returns 0
+ * or -errno with err. */
+static int
+settle(const char *ifname, int best, const char *const *peers, size_t npeers,
+       struct netif_mtu_report *rep, char *err, size_t errlen)
+{
+	struct probe_result pr;
+	bool passed;
+	size_t i;
+	int r;
+
+	r = netif_change_mtu(ifname, best, err, errlen);
+	if (r < 0)
+		return r;
+	rep->final_mtu = best;
+	netif_wait_oper_up(ifname);
+	for (i = 0; i < npeers; i++) {
+		struct probe_opts vo = { .ifname = ifname, .max = best, .tries = 3 };
+
+		r = probe_size(peers[i], &vo, best, &passed, &pr);
+		if (r == 0 && !passed) {
+			snprintf(err, errlen, "peer %s (%s) passed %d bytes while probing but not "
+				 "when rechecked at that MTU (%s)", peers[i], pr.addr, best, pr.why);
+			r = -EPROTO;
+		}
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
 int
 netif_mtu_ensure(const char *ifname, enum netif_mtu_mode mode, int mtu,
 		 const char *const *peers, size_t npeers, struct netif_mtu_report *rep,
@@ -722,13 +787,10 @@ netif_mtu_ensure(const char *ifname, enum netif_mtu_mode mode, int mtu,
 	struct netif_mtu_report local;
 	struct netif_watchdog w = { 0 };
 	struct netif_info in;
-	struct probe_opts o = { .ifname = ifname };
-	struct probe_result pr;
-	long long t0 = netif_now_ms();
+	long long t0 = timeutil_mono_ms();
 	char why[512];
 	size_t i, worst;
 	int r, cand, best;
-	bool passed;
 
 	if (!rep)
 		rep = &local;
@@ -748,37 +810,14 @@ netif_mtu_ensure(const char *ifname, enum netif_mtu_mode mode, int mtu,
 	rep->old_mtu = rep->final_mtu = in.mtu;
 	if (mode == NETIF_MTU_KEEP)
 		goto out;
-	if (mode == NETIF_MTU_AUTO) {
-		cand = NETIF_MTU_AUTO_CEILING;
-		if (in.max_mtu > 0 && cand > in.max_mtu)
-			cand = in.max_mtu;
-		if (netif_is_stacked(in.kind) && in.parent[0] && cand > in.parent_mtu)
-			cand = in.parent_mtu;
-		if (cand < in.mtu)
-			cand = in.mtu;	/* auto never lowers on its own */
-	} else {
-		cand = mtu;
-	}
+	cand = mode == NETIF_MTU_AUTO ? auto_candidate(&in) : mtu;
 	r = netif_mtu_allowed(&in, cand, err, errlen);
 	if (r < 0)
 		goto out;
 
 	/* Before touching anything: every peer must answer a small echo. */
-	for (i = 0; i < npeers; i++) {
-		r = probe_size(peers[i], &o, 0, &passed, &pr);
-		netif_peer_note(&rep->peers[i], &pr);
-		if (r < 0) {
-			snprintf(err, errlen, "peer %s: %s", peers[i], pr.why);
-			goto out;
-		}
-		if (!passed) {
-			snprintf(err, errlen, "peer %s (%s) does not answer via %s (%s): unreachable, "
-				 "or ICMP echo filtered; MTU of %s left at %d", peers[i], pr.addr,
-				 ifname, pr.why, ifname, in.mtu);
-			r = -EHOSTUNREACH;
-			goto out;
-		}
-	}
+	if ((r = peers_answer(ifname, in.mtu, peers, npeers, rep, err, errlen)) < 0)
+		goto out;
 	if (npeers == 0 && mode == NETIF_MTU_AUTO)
 		goto out;	/* nothing to prove a larger MTU against */
 	if (npeers == 0) {
@@ -827,24 +866,8 @@ netif_mtu_ensure(const char *ifname, enum netif_mtu_mode mode, int mtu,
 	}
 	if (best < cand) {
 		/* Settle on the largest size every peer takes, and prove it once more. */
-		r = netif_change_mtu(ifname, best, err, errlen);
-		if (r < 0)
+		if ((r = settle(ifname, best, peers, npeers, rep, err, errlen)) < 0)
 			goto restore;
-		rep->final_mtu = best;
-		netif_wait_oper_up(ifname);
-		for (i = 0; i < npeers; i++) {
-			struct probe_opts vo = { .ifname = ifname, .max = best, .tries = 3 };
-
-			r = probe_size(peers[i], &vo, best, &passed, &pr);
-			if (r == 0 && !passed) {
-				snprintf(err, errlen, "peer %s (%s) passed %d bytes while probing but "
-					 "not when rechecked at that MTU (%s)", peers[i], pr.addr,
-					 best, pr.why);
-				r = -EPROTO;
-			}
-			if (r < 0)
-				goto restore;
-		}
 	}
 	if (w.pid > 0) {
 		r = netif_watchdog_disarm(&w);
@@ -885,7 +908,7 @@ restore:
 	}
 out:
 	rep->changed = rep->final_mtu != rep->old_mtu;
-	rep->elapsed_ms = (int)(netif_now_ms() - t0);
+	rep->elapsed_ms = (int)(timeutil_mono_ms() - t0);
 	if (rep == &local)
 		netif_mtu_report_free(&local);
 	return r;

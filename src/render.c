@@ -140,15 +140,160 @@ smb_security(const struct model *m, enum knob_id id, const char *cfg)
 	return strcmp(cfg, "required") == 0 && id == KNOB_SMB_SERVER_SIGNING ? "mandatory" : cfg;
 }
 
+/* The smb_shares list: each share served over SMB (smb.conf's sections). */
+static void
+smb_shares_view(struct view *v, const struct model *m, bool tm)
+{
+	struct view *l, *s;
+	bool smb = m->smb.enabled;
+	char size[32];
+	size_t i;
+
+	l = view_add_list(v, "smb_shares");
+	for (i = 0; smb && i < m->n_shares; i++) {
+		const struct share *sh = &m->shares[i];
+
+		if (!(sh->protocols & PROTO_SMB))
+			continue;
+		s = view_list_add_obj(l);
+		view_set_str(s, "name", sh->name);
+		view_set_str(s, "path", sh->path);
+		view_set_str(s, "comment", sh->comment ? sh->comment : "");
+		view_set_str(s, "read_only", sh->read_only ? "yes" : "no");
+		view_set_str(s, "guest", sh->guest ? "yes" : "no");
+		set_joined(s, "valid_users", &sh->valid_users, " ");
+		view_set_bool(s, "fruit", tm || m->smb.apple);
+		view_set_bool(s, "time_machine", sh->tm_enabled);
+		size[0] = '\0';
+		if (sh->tm_max_size)
+			units_format_size(sh->tm_max_size, size, sizeof(size));
+		view_set_str(s, "max_size", size);
+	}
+}
+
+/* The afp_shares list: each volume served over AFP (afp.conf's sections). */
+static void
+afp_shares_view(struct view *v, const struct model *m)
+{
+	struct view *l, *s;
+	bool afp = m->afp.enabled;
+	size_t i;
+
+	l = view_add_list(v, "afp_shares");
+	for (i = 0; afp && i < m->n_shares; i++) {
+		const struct share *sh = &m->shares[i];
+
+		if (!(sh->protocols & PROTO_AFP))
+			continue;
+		s = view_list_add_obj(l);
+		view_set_str(s, "name", sh->name);
+		view_set_str(s, "path", sh->path);
+		view_set_bool(s, "read_only_yes", sh->read_only);
+		set_joined(s, "valid_users", &sh->valid_users, " ");
+		view_set_bool(s, "time_machine", sh->tm_enabled);
+		if (sh->tm_max_size)
+			view_set_strf(s, "vol_size_limit", "%llu",
+				      (unsigned long long)(sh->tm_max_size >> 20));
+		else
+			view_set_str(s, "vol_size_limit", "");
+	}
+}
+
+/* The nfs_shares list: each export, with its Ganesha Export_Id (unique, stable) and its
+ * exports(5) client list. */
+static void
+nfs_shares_view(struct view *v, const struct model *m)
+{
+	struct view *l, *s;
+	bool nfs = m->nfs.enabled;
+	uint16_t used_ids[1024];
+	size_t i, j, nused = 0;
+
+	l = view_add_list(v, "nfs_shares");
+	for (i = 0; nfs && i < m->n_shares; i++) {
+		const struct share *sh = &m->shares[i];
+		struct buf b;
+		uint16_t id;
+
+		if (!(sh->protocols & PROTO_NFS))
+			continue;
+		s = view_list_add_obj(l);
+		view_set_str(s, "name", sh->name);
+		view_set_str(s, "path", sh->path);
+		buf_init(&b);
+		export_path(&b, sh->path);
+		view_set_str(s, "export_path", b.data);
+		buf_free(&b);
+		view_set_strf(s, "fsid", "%u", sh->nfs_fsid);
+		/* Ganesha export ids are 16-bit and 0 is the pseudo root: hash, then probe. */
+		id = (uint16_t)(model_hash32(sh->path) % 65534u + 1u);
+		for (j = 0; j < nused; j++)
+			if (used_ids[j] == id) {
+				id = (uint16_t)(id % 65534u + 1u);
+				j = (size_t)-1;
+			}
+		if (nused < sizeof(used_ids) / sizeof(used_ids[0]))
+			used_ids[nused++] = id;
+		view_set_strf(s, "export_id", "%u", id);
+		view_set_str(s, "access", sh->read_only ? "RO" : "RW");
+		view_set_str(s, "squash", sh->guest ? "All_Squash" : "Root_Squash");
+		view_set_bool(s, "anonymous", sh->guest);
+		set_joined(s, "client_list", &sh->nfs_clients, ", ");
+		buf_init(&b);
+		for (j = 0; j < sh->nfs_clients.n; j++)
+			buf_printf(&b, "%s%s(%s,%s,no_subtree_check,%s,fsid=%u)", j ? " " : "",
+				   sh->nfs_clients.v[j], sh->read_only ? "ro" : "rw",
+				   knob_export_async(m, i) ? "async" : "sync",
+				   sh->guest ? "all_squash,anonuid=65534,anongid=65534" :
+					       "root_squash", sh->nfs_fsid);
+		view_set_str(s, "export_clients", b.data ? b.data : "");
+		buf_free(&b);
+	}
+}
+
+/* The tm_disks list: one _adisk dkN record per Time Machine share served (adVF flags:
+ * 0x82 SMB, 0x81 AFP, 0x83 both). */
+static void
+tm_disks_view(struct view *v, const struct model *m)
+{
+	struct view *l, *s;
+	bool smb = m->smb.enabled, afp = m->afp.enabled;
+	size_t i, tmn = 0;
+
+	l = view_add_list(v, "tm_disks");
+	for (i = 0; i < m->n_shares; i++) {
+		const struct share *sh = &m->shares[i];
+		unsigned flags = 0x80;
+
+		if (!sh->tm_enabled)
+			continue;
+		if (sh->protocols & PROTO_SMB && smb)
+			flags |= 0x02;
+		if (sh->protocols & PROTO_AFP && afp)
+			flags |= 0x01;
+		if (flags == 0x80)
+			continue;
+		s = view_list_add_obj(l);
+		view_set_strf(s, "index", "%zu", tmn++);
+		view_set_str(s, "name", sh->name);
+		view_set_strf(s, "flags", "0x%x", flags);
+		{
+			char *uuid = adisk_uuid(sh->path);
+
+			view_set_str(s, "uuid", uuid);
+			free(uuid);
+		}
+	}
+}
+
 static struct view *
 build_view(const struct model *m)
 {
-	struct view *v = view_new_obj(), *o, *l, *s;
-	bool smb = m->smb.enabled, afp = m->afp.enabled, nfs = m->nfs.enabled;
+	struct view *v = view_new_obj(), *o;
+	bool smb = m->smb.enabled, afp = m->afp.enabled;
 	bool tm = false, guest_smb = false, guest_afp = false;
-	uint16_t used_ids[1024];
-	size_t i, j, nused = 0, tmn = 0;
-	char nb[16], size[32];
+	size_t i;
+	char nb[16];
 
 	view_set_bool(v, "has_name", m->server.name != NULL);
 	view_set_str(v, "name", m->server.name ? m->server.name : "");
@@ -211,86 +356,9 @@ build_view(const struct model *m)
 	v->items = xreallocarray(v->items, v->n + 1, sizeof(*v->items));
 	v->items[v->n++] = o;
 
-	l = view_add_list(v, "smb_shares");
-	for (i = 0; smb && i < m->n_shares; i++) {
-		const struct share *sh = &m->shares[i];
-
-		if (!(sh->protocols & PROTO_SMB))
-			continue;
-		s = view_list_add_obj(l);
-		view_set_str(s, "name", sh->name);
-		view_set_str(s, "path", sh->path);
-		view_set_str(s, "comment", sh->comment ? sh->comment : "");
-		view_set_str(s, "read_only", sh->read_only ? "yes" : "no");
-		view_set_str(s, "guest", sh->guest ? "yes" : "no");
-		set_joined(s, "valid_users", &sh->valid_users, " ");
-		view_set_bool(s, "fruit", tm || m->smb.apple);
-		view_set_bool(s, "time_machine", sh->tm_enabled);
-		size[0] = '\0';
-		if (sh->tm_max_size)
-			units_format_size(sh->tm_max_size, size, sizeof(size));
-		view_set_str(s, "max_size", size);
-	}
-
-	l = view_add_list(v, "afp_shares");
-	for (i = 0; afp && i < m->n_shares; i++) {
-		const struct share *sh = &m->shares[i];
-
-		if (!(sh->protocols & PROTO_AFP))
-			continue;
-		s = view_list_add_obj(l);
-		view_set_str(s, "name", sh->name);
-		view_set_str(s, "path", sh->path);
-		view_set_bool(s, "read_only_yes", sh->read_only);
-		set_joined(s, "valid_users", &sh->valid_users, " ");
-		view_set_bool(s, "time_machine", sh->tm_enabled);
-		if (sh->tm_max_size)
-			view_set_strf(s, "vol_size_limit", "%llu",
-				      (unsigned long long)(sh->tm_max_size >> 20));
-		else
-			view_set_str(s, "vol_size_limit", "");
-	}
-
-	l = view_add_list(v, "nfs_shares");
-	for (i = 0; nfs && i < m->n_shares; i++) {
-		const struct share *sh = &m->shares[i];
-		struct buf b;
-		uint16_t id;
-
-		if (!(sh->protocols & PROTO_NFS))
-			continue;
-		s = view_list_add_obj(l);
-		view_set_str(s, "name", sh->name);
-		view_set_str(s, "path", sh->path);
-		buf_init(&b);
-		export_path(&b, sh->path);
-		view_set_str(s, "export_path", b.data);
-		buf_free(&b);
-		view_set_strf(s, "fsid", "%u", sh->nfs_fsid);
-		/* Ganesha export ids are 16-bit and 0 is the pseudo root: hash, then probe. */
-		id = (uint16_t)(model_hash32(sh->path) % 65534u + 1u);
-		for (j = 0; j < nused; j++)
-			if (used_ids[j] == id) {
-				id = (uint16_t)(id % 65534u + 1u);
-				j = (size_t)-1;
-			}
-		if (nused < sizeof(used_ids) / sizeof(used_ids[0]))
-			used_ids[nused++] = id;
-		view_set_strf(s, "export_id", "%u", id);
-		view_set_str(s, "access", sh->read_only ? "RO" : "RW");
-		view_set_str(s, "squash", sh->guest ? "All_Squash" : "Root_Squash");
-		view_set_bool(s, "anonymous", sh->guest);
-		set_joined(s, "client_list", &sh->nfs_clients, ", ");
-		buf_init(&b);
-		for (j = 0; j < sh->nfs_clients.n; j++)
-			buf_printf(&b, "%s%s(%s,%s,no_subtree_check,%s,fsid=%u)", j ? " " : "",
-				   sh->nfs_clients.v[j], sh->read_only ? "ro" : "rw",
-				   knob_export_async(m, i) ? "async" : "sync",
-				   sh->guest ? "all_squash,anonuid=65534,anongid=65534" :
-					       "root_squash", sh->nfs_fsid);
-		view_set_str(s, "export_clients", b.data ? b.data : "");
-		buf_free(&b);
-	}
+	smb_shares_view(v, m, tm);
+	afp_shares_view(v, m);
+	nfs_shares_view(v, m);
 
 	o = view_new_obj();
 	o->key = xstrdup("mdns");
@@ -305,30 +373,7 @@ build_view(const struct model *m)
 	v->items = xreallocarray(v->items, v->n + 1, sizeof(*v->items));
 	v->items[v->n++] = o;
 	tuned_view(v, m);
-	l = view_add_list(v, "tm_disks");
-	for (i = 0; i < m->n_shares; i++) {
-		const struct share *sh = &m->shares[i];
-		unsigned flags = 0x80;
-
-		if (!sh->tm_enabled)
-			continue;
-		if (sh->protocols & PROTO_SMB && smb)
-			flags |= 0x02;
-		if (sh->protocols & PROTO_AFP && afp)
-			flags |= 0x01;
-		if (flags == 0x80)
-			continue;
-		s = view_list_add_obj(l);
-		view_set_strf(s, "index", "%zu", tmn++);
-		view_set_str(s, "name", sh->name);
-		view_set_strf(s, "flags", "0x%x", flags);
-		{
-			char *uuid = adisk_uuid(sh->path);
-
-			view_set_str(s, "uuid", uuid);
-			free(uuid);
-		}
-	}
+	tm_disks_view(v, m);
 	return v;
 }
 

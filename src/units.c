@@ -1,10 +1,12 @@
-/* units.c - sizes and durations. */
+/* units.c - sizes, durations and lists as people write them. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "units.h"
+#include "xmalloc.h"
 
 static int
 unit_shift(const char *u, unsigned *shift)
@@ -126,4 +128,19 @@ units_format_size(uint64_t bytes, char *buf, size_t len)
 		}
 	}
 	snprintf(buf, len, "%llu", (unsigned long long)bytes);
+}
+
+bool
+units_in_list(const char *list, const char *name)
+{
+	char *copy, *save = NULL, *tok;
+	bool found = false;
+
+	if (!list)
+		return true;
+	copy = xstrdup(list);
+	for (tok = strtok_r(copy, ",", &save); tok && !found; tok = strtok_r(NULL, ",", &save))
+		found = strcmp(tok, name) == 0;
+	free(copy);
+	return found;
 }

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "timeutil.h"
 #include "xmalloc.h"
 
 #define DISK_BLOCK (4u << 20)
@@ -27,15 +28,6 @@
 #ifndef MSG_NOSIGNAL
 #define MSG_NOSIGNAL 0
 #endif
-
-static double
-now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static double
 median3(double a, double b, double c)
@@ -70,13 +62,13 @@ disk_pass(const char *path, uint64_t size, void *buf, bool *direct, double *wr, 
 		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;
-	t0 = now();
+	t0 = timeutil_mono();
 	for (off = 0; off < size && rc == 0; off += DISK_BLOCK)
 		if (pwrite(fd, buf, DISK_BLOCK, (off_t)off) != DISK_BLOCK)
 			rc = errno ? -errno : -EIO;
 	if (rc == 0 && fsync(fd) < 0)
 		rc = -errno;
-	*wr = (double)size / 1e6 / (now() - t0);
+	*wr = (double)size / 1e6 / (timeutil_mono() - t0);
 	close(fd);
 	if (rc < 0)
 		return rc;
@@ -91,11 +83,11 @@ disk_pass(const char *path, uint64_t size, void *buf, bool *direct, double *wr, 
 	if (!*direct)
 		posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
 #endif
-	t0 = now();
+	t0 = timeutil_mono();
 	for (off = 0; off < size && rc == 0; off += DISK_BLOCK)
 		if (pread(fd, buf, DISK_BLOCK, (off_t)off) != DISK_BLOCK)
 			rc = errno ? -errno : -EIO;
-	*rd = (double)size / 1e6 / (now() - t0);
+	*rd = (double)size / 1e6 / (timeutil_mono() - t0);
 	close(fd);
 	return rc;
 }
@@ -194,7 +186,7 @@ bench_baseline_tcp_loopback(uint64_t bytes, struct bench_baseline *b)
 	buf = xmalloc(1 << 20);
 	memset(buf, 0xa5, 1 << 20);
 	s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	t0 = now();
+	t0 = timeutil_mono();
 	if (s < 0 || connect(s, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
 		rc = -errno;
 	} else {
@@ -219,7 +211,7 @@ bench_baseline_tcp_loopback(uint64_t bytes, struct bench_baseline *b)
 		rc = rx.rc;
 	if (rc < 0)
 		return rc;
-	b->tcp = (double)rx.got / 1e6 / (now() - t0);
+	b->tcp = (double)rx.got / 1e6 / (timeutil_mono() - t0);
 	snprintf(b->tcp_method, sizeof(b->tcp_method), "tcp stream (loopback)");
 	return 0;
 }

@@ -636,8 +636,8 @@ login_failed(struct bench_conn *c, int code)
 	if (IS_ERRNO(code))
 		return code;
 	if (code == -5023 || code == -5000)
-		return afpc_fail(c, EPERM, "login", NULL,
-				 "logon failure for %s (wrong password?) (AFP error %d)", who(c),
+		return afpc_fail(c, EPERM, "login", NULL, "logon failure for %s (%s) (AFP error %d)",
+				 who(c), c->t->user ? "wrong password?" : "guest access not allowed?",
 				 code);
 	return afpc_fail_code(c, code, "login", NULL);
 }

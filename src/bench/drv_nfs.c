@@ -19,6 +19,7 @@
 #include <nfsc/libnfs-raw-mount.h>	/* struct exportnode */
 
 #include "bench_driver.h"
+#include "timeutil.h"
 #include "xmalloc.h"
 
 #define NFS_TIMEOUT_MS 20000	/* per RPC, and for a transfer that stops progressing */
@@ -399,15 +400,6 @@ write_cb(int status, struct nfs_context *nfs, void *data, void *priv)
 	batch_done(k, status < 0 ? status : 0, status < 0 ? data : NULL);
 }
 
-static uint64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 /* Keeps up to NFS_DEPTH READ or WRITE RPCs outstanding until len bytes are done. */
 static ssize_t
 transfer(struct bench_conn *c, struct bench_file *f, char *buf, size_t len, uint64_t off,
@@ -427,7 +419,7 @@ transfer(struct bench_conn *c, struct bench_file *f, char *buf, size_t len, uint
 	b = xcalloc(1, sizeof(*b));
 	b->buf = buf;
 	b->short_at = len;
-	last_progress = now_ms();
+	last_progress = (uint64_t)timeutil_mono_ms();
 	while (b->err == 0 && (next < len || b->inflight > 0)) {
 		/* Reads stop issuing past a short read: the rest is beyond end of file. */
 		while (b->err == 0 && next < len && b->inflight < NFS_DEPTH &&
@@ -471,8 +463,8 @@ transfer(struct bench_conn *c, struct bench_file *f, char *buf, size_t len, uint
 			break;
 		}
 		if (b->inflight != inflight)
-			last_progress = now_ms();
-		else if (now_ms() - last_progress > NFS_TIMEOUT_MS) {
+			last_progress = (uint64_t)timeutil_mono_ms();
+		else if ((uint64_t)timeutil_mono_ms() - last_progress > NFS_TIMEOUT_MS) {
 			b->err = -ETIMEDOUT;
 			break;
 		}

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "timeutil.h"
 #include "xmalloc.h"
 
 #define BLOCK (1u << 20)
@@ -111,18 +112,9 @@ struct run {
 };
 
 static double
-now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static double
 since(double t0)
 {
-	double d = now() - t0;
+	double d = timeutil_mono() - t0;
 
 	return d > 1e-9 ? d : 1e-9;
 }
@@ -292,7 +284,7 @@ seq_write(struct run *r)
 	int rc;
 
 	spath(r, p, sizeof(p), "seq.dat");
-	t0 = now();
+	t0 = timeutil_mono();
 	if ((rc = write_file(r, r->c, p, r->o.size, BLOCK, true, r->err)) < 0)
 		return rc;
 	record(r, "write", "MB/s", mbps(r->o.size, since(t0)), r->cold);
@@ -319,7 +311,7 @@ seq_read(struct run *r)
 	int rc;
 
 	spath(r, p, sizeof(p), "seq.dat");
-	t0 = now();
+	t0 = timeutil_mono();
 	if ((rc = read_file(r, r->c, p, BLOCK, &got, r->err)) < 0)
 		return rc;
 	if (got != r->o.size) {
@@ -389,14 +381,14 @@ copy_run(struct run *r)
 
 	spath(r, src, sizeof(src), "copy-src.dat");
 	spath(r, dst, sizeof(dst), "copy-dst.dat");
-	t0 = now();
+	t0 = timeutil_mono();
 	if (r->d->copy && !r->copy_fallback) {
 		rc = r->d->copy(r->c, src, dst);
 		if (rc == -EOPNOTSUPP) {
 			r->copy_fallback = true;
 			snprintf(r->note, sizeof(r->note), "read+write (server-side %s refused: %s)",
 				 r->d->copy_method ? r->d->copy_method : "copy", r->d->error(r->c));
-			t0 = now();
+			t0 = timeutil_mono();
 		} else if (rc < 0) {
 			return drv_fail(r, r->c, rc, "copy", src, r->err);
 		} else {
@@ -430,7 +422,7 @@ static void *
 rw_job_run(void *arg)
 {
 	struct rw_job *j = arg;
-	double t0 = now();
+	double t0 = timeutil_mono();
 
 	if (j->write) {
 		j->rc = write_file(j->r, j->c, j->path, j->r->o.size, BLOCK, true, j->err);
@@ -540,7 +532,7 @@ mixed_run(struct run *r)
 {
 	struct rw_job rd = { .r = r, .c = r->c }, wr = { .r = r, .write = true };
 	pthread_t th;
-	double t0 = now(), total;
+	double t0 = timeutil_mono(), total;
 	int rc;
 
 	spath(r, rd.path, sizeof(rd.path), "mixed-src.dat");
@@ -605,7 +597,7 @@ small_files_run(struct run *r)
 	double t0;
 	int rc;
 
-	t0 = now();
+	t0 = timeutil_mono();
 	for (i = 0; i < n; i++) {
 		spath(r, p, sizeof(p), "sf/e%05u", i);
 		if ((rc = check_stop(r, r->err)) < 0)
@@ -616,14 +608,14 @@ small_files_run(struct run *r)
 			return drv_fail(r, r->c, rc, "close", p, r->err);
 	}
 	record(r, "create", "files/s", n / since(t0), r->cold);
-	t0 = now();
+	t0 = timeutil_mono();
 	for (i = 0; i < n; i++) {
 		spath(r, p, sizeof(p), "sf/f%05u", i);
 		if ((rc = write_file(r, r->c, p, SMALL_FILE, SMALL_FILE, false, r->err)) < 0)
 			return rc;
 	}
 	record(r, "copy-in", "files/s", n / since(t0), r->cold);
-	t0 = now();
+	t0 = timeutil_mono();
 	for (i = 0; i < n; i++) {
 		uint64_t got;
 
@@ -637,7 +629,7 @@ small_files_run(struct run *r)
 		}
 	}
 	record(r, "copy-out", "files/s", n / since(t0), r->cold);
-	t0 = now();
+	t0 = timeutil_mono();
 	for (i = 0; i < n; i++) {
 		spath(r, p, sizeof(p), "sf/f%05u", i);
 		spath(r, q, sizeof(q), "sf/g%05u", i);
@@ -647,7 +639,7 @@ small_files_run(struct run *r)
 			return drv_fail(r, r->c, rc, "rename", p, r->err);
 	}
 	record(r, "rename", "files/s", n / since(t0), r->cold);
-	t0 = now();
+	t0 = timeutil_mono();
 	for (i = 0; i < n; i++) {
 		spath(r, q, sizeof(q), "sf/g%05u", i);
 		if ((rc = check_stop(r, r->err)) < 0)
@@ -718,15 +710,15 @@ small_io_run(struct run *r)
 		rc = drv_fail(r, r->c, rc, "open", p, r->err);
 		goto out;
 	}
-	t0 = now();
+	t0 = timeutil_mono();
 	for (i = 0; i < nw && rc == 0; i++) {
 		ssize_t n;
 
 		if ((rc = check_stop(r, r->err)) < 0)
 			break;
-		t1 = now();
+		t1 = timeutil_mono();
 		n = r->d->pwrite(r->c, f, r->buf + (i % 4096) * 1024, 1024, i * 1024);
-		lat[i] = (now() - t1) * 1e6;
+		lat[i] = (timeutil_mono() - t1) * 1e6;
 		if (n != 1024)
 			rc = drv_fail(r, r->c, n < 0 ? (int)n : -EIO, "write", p, r->err);
 	}
@@ -750,15 +742,15 @@ small_io_run(struct run *r)
 		rc = drv_fail(r, r->c, rc, "open", p, r->err);
 		goto out;
 	}
-	t0 = now();
+	t0 = timeutil_mono();
 	for (i = 0; i < nr && rc == 0; i++) {
 		ssize_t n;
 
 		if ((rc = check_stop(r, r->err)) < 0)
 			break;
-		t1 = now();
+		t1 = timeutil_mono();
 		n = r->d->pread(r->c, f, r->buf, 1024, i * 1024);
-		lat[i] = (now() - t1) * 1e6;
+		lat[i] = (timeutil_mono() - t1) * 1e6;
 		if (n < 0)
 			rc = drv_fail(r, r->c, (int)n, "read", p, r->err);
 	}
@@ -822,7 +814,7 @@ random_run(struct run *r)
 		if (nops < 4)
 			nops = 4;
 		for (dir = 0; dir < 2 && rc == 0; dir++) {
-			t0 = now();
+			t0 = timeutil_mono();
 			for (i = 0; i < nops; i++) {
 				uint64_t off = (bench_rand(&r->rng) % slots) * records[k].rec;
 				ssize_t n;
@@ -892,7 +884,7 @@ meta_pass(struct run *r, struct bench_conn *c, bool cold)
 	double t0;
 	int rc;
 
-	t0 = now();
+	t0 = timeutil_mono();
 	for (i = 0; i < n; i++) {
 		spath(r, p, sizeof(p), "meta/m%05u", i);
 		if ((rc = check_stop(r, r->err)) < 0)
@@ -901,7 +893,7 @@ meta_pass(struct run *r, struct bench_conn *c, bool cold)
 			return drv_fail(r, c, rc, "stat", p, r->err);
 	}
 	record(r, names[cold][0], "us", since(t0) * 1e6 / n, cold);
-	t0 = now();
+	t0 = timeutil_mono();
 	for (i = 0; i < n; i++) {
 		spath(r, p, sizeof(p), "meta/x%05u", i);
 		if ((rc = check_stop(r, r->err)) < 0)
@@ -913,7 +905,7 @@ meta_pass(struct run *r, struct bench_conn *c, bool cold)
 	}
 	record(r, names[cold][1], "us", since(t0) * 1e6 / n, cold);
 	spath(r, p, sizeof(p), "meta");
-	t0 = now();
+	t0 = timeutil_mono();
 	if ((rc = r->d->list(c, p, count_entry, &seen)) < 0)
 		return drv_fail(r, c, rc, "list", p, r->err);
 	record(r, names[cold][2], "us", since(t0) * 1e6, cold);
@@ -951,7 +943,7 @@ sleep_until(const struct run *r, double t)
 {
 	double d;
 
-	while (!stopped(r) && (d = t - now()) > 0) {
+	while (!stopped(r) && (d = t - timeutil_mono()) > 0) {
 		struct timespec ts = { (time_t)d, (long)((d - floor(d)) * 1e9) };
 
 		nanosleep(&ts, NULL);
@@ -977,7 +969,7 @@ video_pass(struct run *r, bool write, uint64_t frames_on_disk, uint64_t *written
 		free(lat);
 		return drv_fail(r, r->c, rc, "open", p, r->err);
 	}
-	t0 = now();
+	t0 = timeutil_mono();
 	t_end = t0;
 	for (i = 0; i < n; i++) {
 		double due = t0 + (double)i * period, t1;
@@ -987,7 +979,7 @@ video_pass(struct run *r, bool write, uint64_t frames_on_disk, uint64_t *written
 		sleep_until(r, due);
 		if ((rc = check_stop(r, r->err)) < 0)
 			break;
-		t1 = now();
+		t1 = timeutil_mono();
 		if (t1 > due + period) {
 			dropped++;
 			continue;
@@ -999,7 +991,7 @@ video_pass(struct run *r, bool write, uint64_t frames_on_disk, uint64_t *written
 				      p, r->err);
 			break;
 		}
-		t_end = now();
+		t_end = timeutil_mono();
 		lat[done++] = (t_end - t1) * 1e6;
 	}
 	if (rc == 0 && write && (rc = r->d->flush(r->c, f)) < 0)

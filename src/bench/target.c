@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <termios.h>
@@ -82,11 +83,43 @@ fail(struct bench_target *t, char *err, size_t errlen, const char *url, const ch
 	return -EINVAL;
 }
 
+/* The login part of a URL, p up to end ("user", "DOMAIN;user", "guest") into t. Returns NULL,
+ * or why it is refused. */
+static const char *
+parse_login(struct bench_target *t, const char *p, const char *end)
+{
+	char *auth = xstrndup(p, end - p), *semi;
+
+	if (strchr(auth, ':')) {
+		free(auth);
+		return "a password in the URL would show in the process list; use --credentials "
+		       "FILE or the prompt";
+	}
+	if (pct_decode(auth) < 0 || !*auth) {
+		free(auth);
+		return "bad user name";
+	}
+	if ((semi = strchr(auth, ';'))) {	/* as smbclient and Windows write it */
+		*semi = '\0';
+		t->domain = xstrdup(auth);
+		t->user = xstrdup(semi + 1);
+		free(auth);
+	} else if (strcasecmp(auth, "guest") == 0) {
+		/* The guest login, as smbclient's and the Finder's "Guest": no user name to log
+		 * in with, no password to ask for (AFP's "No User Authent"). */
+		t->guest = true;
+		free(auth);
+	} else {
+		t->user = auth;
+	}
+	return NULL;
+}
+
 int
 bench_target_parse(const char *url, struct bench_target *t, char *err, size_t errlen)
 {
 	const char *p, *auth_end, *path;
-	char *auth = NULL, *hostport = NULL, *query = NULL;
+	char *hostport = NULL, *query = NULL;
 	size_t i;
 	int rc = 0;
 
@@ -122,27 +155,10 @@ bench_target_parse(const char *url, struct bench_target *t, char *err, size_t er
 		return fail(t, err, errlen, url, "no share, export or volume");
 	auth_end = memchr(p, '@', path - p);
 	if (auth_end) {
-		auth = xstrndup(p, auth_end - p);
-		if (strchr(auth, ':')) {
-			free(auth);
-			return fail(t, err, errlen, url,
-				    "a password in the URL would show in the process list; use "
-				    "--credentials FILE or the prompt");
-		}
-		if (pct_decode(auth) < 0 || !*auth) {
-			free(auth);
-			return fail(t, err, errlen, url, "bad user name");
-		}
-		/* "DOMAIN;user" as smbclient and Windows write it. */
-		char *semi = strchr(auth, ';');
-		if (semi) {
-			*semi = '\0';
-			t->domain = xstrdup(auth);
-			t->user = xstrdup(semi + 1);
-			free(auth);
-		} else {
-			t->user = auth;
-		}
+		const char *why = parse_login(t, p, auth_end);
+
+		if (why)
+			return fail(t, err, errlen, url, why);
 		p = auth_end + 1;
 	}
 	hostport = xstrndup(p, path - p);
@@ -268,6 +284,9 @@ bench_target_credentials(struct bench_target *t, const char *file, char *err, si
 	int fd, lineno = 0;
 	FILE *fp;
 
+	if (t->guest)	/* guest@ in the URL: the credentials are for the other targets */
+		return 0;
+
 	fd = open(file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0) {
 		int e = errno;
@@ -388,4 +407,26 @@ bench_target_prompt(struct bench_target *t)
 	fclose(tty);
 	explicit_bzero(line, sizeof(line));
 	return rc;
+}
+
+char *
+bench_url_escape(const char *s)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	char *out = xmalloc(3 * strlen(s) + 1), *w = out;
+
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		    strchr("-._~/", c)) {
+			*w++ = (char)c;
+		} else {
+			*w++ = '%';
+			*w++ = hex[c >> 4];
+			*w++ = hex[c & 15];
+		}
+	}
+	*w = '\0';
+	return out;
 }

@@ -11,7 +11,7 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
-plan 47
+plan 48
 
 root="$tmp/root"
 data="$tmp/data"
@@ -164,14 +164,22 @@ shares = (
 users = ( { name = "nobody"; } );
 protocols = { nfs = { enabled = false; }; afp = { enabled = true; }; };
 CONF
-nt --json --root "$root" -c "$tmp/nas.conf" bench --protocol posix --workload seq-write "${quick[@]}"
+# (with the disk baseline, which names the directory measured)
+nt --json --root "$root" -c "$tmp/nas.conf" bench --protocol posix --workload seq-write \
+	--size 1M --repeat 2 --warmup 0 --cache hot
 is "$rc" 0 "bench without --target exits 0"
 echo "$out" | python3 -c '
 import json, sys
 d = json.load(sys.stdin)
 t = {r["target"] for r in d["results"]}
-assert t == {"file://" + sys.argv[1] + "/srv/data"}, t' "$root"
-ok $? "targets come from the configuration: file:// of each share path, not the Time Machine share"
+assert t == {"file:///srv/data"}, t' "$root"
+ok $? "targets come from the configuration: file:// of each share path as written (not under --root), not the Time Machine share"
+echo "$out" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+w = {b["where"] for b in d["baselines"] if b["name"].startswith("disk")}
+assert w == {sys.argv[1] + "/srv/data"}, w' "$root"
+ok $? "the file:// target shown as written is measured under --root"
 # No smbd answers on this host's loopback: the SMB target fails with a clear error, and the
 # run goes on with the others.
 nt --json --root "$root" -c "$tmp/nas.conf" bench --protocol smb,posix --workload seq-write "${quick[@]}"

@@ -2,7 +2,7 @@
 # CLI contract: exit codes, messages, --json shapes, render and diff.
 . "$(dirname "$0")/lib.sh"
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-plan 28
+plan 38
 
 nt --version;                 is "$rc" 0 "--version exits 0"
 case $out in "nastune "[0-9]*) r=0 ;; *) r=1 ;; esac; ok $r "--version prints 'nastune X.Y.Z'"
@@ -56,3 +56,30 @@ echo "$out" | grep -q '^-# local edit'; ok $? "diff shows the edit as a unified 
 nt --json --root "$root" -c "$top/profiles/demo.conf" diff
 echo "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["same"] is False; s={f["path"]:f["state"] for f in d["files"]}; assert s["/etc/samba/smb.conf"]=="differs" and s["/etc/netatalk/afp.conf"]=="same"'
 ok $? "diff --json reports per-file state"
+
+# --- global options after the command too, as users type them
+nt --root "$tmp/r-after" bench --json --target null://after --workload seq-write --size 1M \
+	--repeat 1 --warmup 0 --no-baseline
+echo "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["run"]==1'
+ok $? "bench --json (after the command) prints the JSON document" "$err"
+nt check -c "$top/profiles/demo.conf" --json
+echo "$out" | python3 -c 'import json,sys; assert json.load(sys.stdin)["ok"] is True'
+ok $? "check -c FILE --json: -c and --json after the command"
+nt check -c "$top/profiles/demo.conf" -q; is "$rc:$out:$err" "0::" "-q after the command silences check"
+nt check --root="$tmp/no-such-root"
+is "$rc" 2 "--root=DIR after the command is the root (no configuration there: exit 2)"
+echo "$err" | grep -q "^$tmp/no-such-root/etc/nastune/nastune.conf: no such file"; ok $? "the root names the default configuration" "$err"
+nt bench --root; is "$rc" 2 "a global option without its value after the command exits 2"
+echo "$err" | grep -q "option '--root' needs a value"; ok $? "and says which option" "$err"
+nt tune -c '[bad'
+echo "$err" | grep -q -- "--client(s) '\[bad'"; ok $? "a command's own short option is its own (tune -c is --clients)" "$err"
+
+# --- afp://guest@ is the guest login, as smb://guest@ is (against a stand-in AFP server)
+python3 "$top/tests/cli/afp_peer.py" "$tmp/afp.log" >"$tmp/afp.port" & afp=$!
+for _ in $(seq 50); do [ -s "$tmp/afp.port" ] && break; sleep 0.1; done
+o=$(setsid -w "$NASTUNE" --datadir "$top" --root "$tmp/r-after" bench --no-baseline \
+	--target "afp://guest@127.0.0.1:$(cat "$tmp/afp.port")/Public" --workload seq-write </dev/null 2>&1)
+kill $afp 2>/dev/null; wait $afp 2>/dev/null
+is "$(cat "$tmp/afp.log" 2>/dev/null)" "No User Authent|" "afp://guest@ logs in as guest (No User Authent), not as a user named guest"
+case $o in *"to ask for"*|*"wrong password"*) r=1 ;; *"logon failure for guest (guest access not allowed?)"*) r=0 ;; *) r=1 ;; esac
+ok $r "no password is asked for, and the refusal says the guest login was refused" "$o"

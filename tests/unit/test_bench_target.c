@@ -139,6 +139,26 @@ test_credentials(void **state)
 	assert_string_equal(t.user, "alice");
 	bench_target_clear(&t);
 
+	/* guest@ is the guest login for AFP as for SMB: no user, no password, whatever the
+	 * credentials file says (it is for the other targets). */
+	assert_int_equal(bench_target_parse("afp://guest@h/Public", &t, err, sizeof(err)), 0);
+	assert_true(t.guest);
+	assert_null(t.user);
+	assert_int_equal(bench_target_credentials(&t, path, err, sizeof(err)), 0);
+	assert_null(t.user);
+	assert_null(t.password);
+	assert_int_equal(bench_target_prompt(&t), 0);	/* nothing to ask */
+	assert_string_equal(t.url, "afp://guest@h/Public");
+	bench_target_clear(&t);
+	assert_int_equal(bench_target_parse("smb://Guest@h/s", &t, err, sizeof(err)), 0);
+	assert_true(t.guest);
+	assert_null(t.user);
+	bench_target_clear(&t);
+	assert_int_equal(bench_target_parse("afp://guests@h/s", &t, err, sizeof(err)), 0);
+	assert_false(t.guest);
+	assert_string_equal(t.user, "guests");
+	bench_target_clear(&t);
+
 	chmod(path, 0644);
 	assert_int_equal(bench_target_parse("smb://h/s", &t, err, sizeof(err)), 0);
 	assert_int_equal(bench_target_credentials(&t, path, err, sizeof(err)), -EPERM);
