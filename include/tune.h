@@ -71,4 +71,10 @@ char *tune_report_html(const struct json_t *doc, char *err, size_t errlen);
 struct json_t *tune_protocol_choice(const struct json_t *results, const struct json_t *agents,
 				    const struct json_t *shares);
 
+/* The smallest MTU the agents use themselves towards the NAS, from their facts (nic.path_mtu,
+ * else nic.mtu): the NIC's MTU auto is never raised above it, whatever slack a probe finds
+ * (veth and many NICs receive a few bytes over their MTU). from (may be NULL) gets the
+ * agent's host name. Returns 0 when no agent reports one. */
+int tune_mtu_ceiling(const struct json_t *agents, char *from, size_t fromlen);
+
 #endif

@@ -567,8 +567,8 @@ tune_mtu(struct tuner *t, char **clients, size_t nclients, const char *token,
 	size_t nb = 0, nc = 0, np = 0, i;
 	struct tune_cmp cmp;
 	json_t *f, *scratch = json_array();
-	char err[768];
-	int rc;
+	char err[768], from[256];
+	int rc, ceiling;
 
 	for (i = 0; i < ndec; i++)
 		if (dec[i].k->id == KNOB_NET_MTU)
@@ -604,8 +604,10 @@ tune_mtu(struct tuner *t, char **clients, size_t nclients, const char *token,
 		snprintf(d->reason, sizeof(d->reason), "not tried: no peer to prove an MTU against");
 		goto out;
 	}
+	/* Never above what the clients send with themselves (their facts). */
+	ceiling = tune_mtu_ceiling(agents, from, sizeof(from));
 	log_info("tune: trying the largest MTU every peer receives on %s", m->network.interface);
-	rc = netif_mtu_ensure(m->network.interface, NETIF_MTU_AUTO, 0, peers, np, &rep, err,
+	rc = netif_mtu_ensure(m->network.interface, NETIF_MTU_AUTO, ceiling, peers, np, &rep, err,
 			      sizeof(err));
 	d->before = xasprintf("%d", rep.old_mtu);
 	if (rc < 0) {
@@ -613,8 +615,14 @@ tune_mtu(struct tuner *t, char **clients, size_t nclients, const char *token,
 		goto out;
 	}
 	if (!rep.changed) {
-		snprintf(d->reason, sizeof(d->reason), "no larger MTU reaches every peer (tried %d)",
-			 rep.tried_mtu);
+		if (rep.peers_mtu)
+			snprintf(d->reason, sizeof(d->reason), "not tried: the peers use MTU %d "
+				 "themselves (%.64s), not above %d here", rep.peers_mtu,
+				 strcmp(rep.peers_mtu_from, "their facts") ? rep.peers_mtu_from : from,
+				 rep.old_mtu);
+		else
+			snprintf(d->reason, sizeof(d->reason), "no larger MTU reaches every peer "
+				 "(tried %d)", rep.tried_mtu);
 		goto out;
 	}
 	d->tried = true;

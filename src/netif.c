@@ -676,6 +676,7 @@ netif_peer_note(struct netif_mtu_peer *pr, const struct probe_result *r)
 	snprintf(pr->addr, sizeof(pr->addr), "%s", r->addr);
 	pr->reachable = r->reachable;
 	pr->largest = r->largest;
+	pr->peer_mtu = r->peer_mtu;
 	pr->elapsed_ms += r->elapsed_ms;
 }
 
@@ -752,6 +753,11 @@ netif_mtu_ensure(const char *ifname, enum netif_mtu_mode mode, int mtu,
 		cand = NETIF_MTU_AUTO_CEILING;
 		if (in.max_mtu > 0 && cand > in.max_mtu)
 			cand = in.max_mtu;
+		if (mtu > 0 && cand > mtu) {
+			cand = mtu;	/* what the peers' facts say they use */
+			rep->peers_mtu = mtu;
+			snprintf(rep->peers_mtu_from, sizeof(rep->peers_mtu_from), "their facts");
+		}
 		if (netif_is_stacked(in.kind) && in.parent[0] && cand > in.parent_mtu)
 			cand = in.parent_mtu;
 		if (cand < in.mtu)
@@ -824,6 +830,22 @@ netif_mtu_ensure(const char *ifname, enum netif_mtu_mode mode, int mtu,
 		snprintf(err, errlen, "%s", why);
 		r = -EPROTO;
 		goto restore;
+	}
+	if (mode == NETIF_MTU_AUTO) {
+		/* Not above what a peer sends with itself (its replies came back in fragments
+		 * above that), whatever slack its NIC has on receive. */
+		for (i = 0; i < npeers; i++) {
+			int own = rep->peers[i].peer_mtu;
+
+			if (own > 0 && own < best) {
+				best = own;
+				rep->peers_mtu = own;
+				snprintf(rep->peers_mtu_from, sizeof(rep->peers_mtu_from), "%s",
+					 peers[i]);
+			}
+		}
+		if (best < in.mtu)
+			best = in.mtu;	/* auto never lowers on its own */
 	}
 	if (best < cand) {
 		/* Settle on the largest size every peer takes, and prove it once more. */
