@@ -65,9 +65,13 @@ char *tune_report_html(const struct json_t *doc, char *err, size_t errlen);
  * for anything but macOS). shares (JSON [{"name", "protocols": [...], "time_machine"}], may be
  * NULL) gives a choice per share among the protocols it offers: Time Machine shares are SMB
  * for macOS; a protocol not measured from the client is chosen only when the share has no
- * measured one, and says so. Returns a new JSON array of {"client", "os", "class" ("macOS
- * 27+", "macOS (Darwin 24)", "Linux", "Windows", ...), "protocol", "why", "scores": {proto:
- * score}, "shares": [{"share", "protocol", "why"}]}. */
+ * measured one, and says so. Like with like: where a client's write metric was measured
+ * "unflushed" over one protocol (SMB: libsmbclient cannot flush) and "flushed" over another
+ * (NFS COMMIT), the flushed one counts with its "unflushed_median" and its flushed score
+ * stays beside in "scores_flushed". Returns a new JSON array of {"client", "os", "class"
+ * ("macOS 27+", "macOS (Darwin 24)", "Linux", "Windows", ...), "protocol", "why", "scores":
+ * {proto: score}, "writes" ("unflushed" when so compared, else "as measured"),
+ * "scores_flushed"?, "shares": [{"share", "protocol", "why"}]}. */
 struct json_t *tune_protocol_choice(const struct json_t *results, const struct json_t *agents,
 				    const struct json_t *shares);
 

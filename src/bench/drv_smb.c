@@ -659,6 +659,7 @@ const struct bench_driver bench_drv_smb = {
 	.pread = smb_pread,
 	.pwrite = smb_pwrite,
 	.flush = smb_flush,
+	.flush_noop = true,
 	.close = smb_close,
 	.copy = smb_copy,
 	.copy_method = "copychunk",

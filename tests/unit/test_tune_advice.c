@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -366,6 +367,58 @@ test_mtu_ceiling(void **state)
 	json_decref(a);
 }
 
+/* SMB's writes are unflushed (libsmbclient has no flush), NFS's end with COMMIT: the protocol
+ * choice compares NFS without it, and keeps the flushed score beside. */
+static void
+test_choice_like_for_like(void **state)
+{
+	json_t *res = json_loads("["
+		"{\"client\":\"lin (198.18.0.12)\",\"protocol\":\"smb\",\"workload\":\"seq-write\","
+		" \"metric\":\"write\",\"unit\":\"MB/s\",\"median\":400,\"durability\":\"unflushed\"},"
+		"{\"client\":\"lin (198.18.0.12)\",\"protocol\":\"nfs\",\"workload\":\"seq-write\","
+		" \"metric\":\"write\",\"unit\":\"MB/s\",\"median\":300,\"durability\":\"flushed\","
+		" \"unflushed_median\":500},"
+		"{\"client\":\"lin (198.18.0.12)\",\"protocol\":\"smb\",\"workload\":\"seq-read\","
+		" \"metric\":\"read\",\"unit\":\"MB/s\",\"median\":600,\"durability\":null},"
+		"{\"client\":\"lin (198.18.0.12)\",\"protocol\":\"nfs\",\"workload\":\"seq-read\","
+		" \"metric\":\"read\",\"unit\":\"MB/s\",\"median\":600},"
+		"{\"client\":\"old (198.18.0.13)\",\"protocol\":\"nfs\",\"workload\":\"seq-write\","
+		" \"metric\":\"write\",\"unit\":\"MB/s\",\"median\":300,\"durability\":\"flushed\","
+		" \"unflushed_median\":500},"
+		"{\"client\":\"old (198.18.0.13)\",\"protocol\":\"afp\",\"workload\":\"seq-write\","
+		" \"metric\":\"write\",\"unit\":\"MB/s\",\"median\":350,\"durability\":\"flushed\","
+		" \"unflushed_median\":360}]", 0, NULL);
+	json_t *ag = json_loads("[{\"hostname\":\"lin\",\"os\":\"Linux\"},"
+				"{\"hostname\":\"old\",\"os\":\"Darwin\",\"os_version\":\"24.1\"}]",
+				0, NULL);
+	json_t *c, *lin, *old;
+
+	(void)state;
+	assert_non_null(res);
+	c = tune_protocol_choice(res, ag, NULL);
+	assert_int_equal(json_array_size(c), 2);
+	lin = json_array_get(c, 0);
+	old = json_array_get(c, 1);
+	/* As measured, SMB (sqrt(400*600) = 490) would beat NFS (sqrt(300*600) = 424); like for
+	 * like, NFS without COMMIT is sqrt(500*600) = 548. */
+	assert_string_equal(json_string_value(json_object_get(lin, "protocol")), "nfs");
+	assert_string_equal(json_string_value(json_object_get(lin, "writes")), "unflushed");
+	assert_true(fabs(json_real_value(json_object_get(json_object_get(lin, "scores"), "nfs")) -
+			 sqrt(500.0 * 600)) < 0.01);
+	assert_true(fabs(json_real_value(json_object_get(json_object_get(lin, "scores_flushed"),
+							 "nfs")) - sqrt(300.0 * 600)) < 0.01);
+	assert_null(json_object_get(json_object_get(lin, "scores_flushed"), "smb"));
+	assert_non_null(strstr(json_string_value(json_object_get(lin, "why")),
+			       "writes compared unflushed"));
+	/* Both flushed: compared as measured, nothing replaced. */
+	assert_string_equal(json_string_value(json_object_get(old, "protocol")), "afp");
+	assert_string_equal(json_string_value(json_object_get(old, "writes")), "as measured");
+	assert_null(json_object_get(old, "scores_flushed"));
+	json_decref(c);
+	json_decref(res);
+	json_decref(ag);
+}
+
 int
 main(void)
 {
@@ -378,6 +431,7 @@ main(void)
 		cmocka_unit_test(test_smb_knobs),
 		cmocka_unit_test(test_no_agents),
 		cmocka_unit_test(test_mtu_ceiling),
+		cmocka_unit_test(test_choice_like_for_like),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
