@@ -1231,9 +1231,10 @@ mtu:
 			       j.mtu.old_mtu, j.mtu.final_mtu, j.mtu.tried_mtu,
 			       j.mtu.changed ? "true" : "false");
 			for (i = 0; i < j.mtu.npeers; i++)
-				printf("%s{\"peer\": \"%s\", \"largest\": %d}", i ? ", " : "",
-				       j.mtu.peers[i].addr, j.mtu.peers[i].largest);
-			printf("]}");
+				printf("%s{\"peer\": \"%s\", \"largest\": %d, \"peer_mtu\": %d}",
+				       i ? ", " : "", j.mtu.peers[i].addr, j.mtu.peers[i].largest,
+				       j.mtu.peers[i].peer_mtu);
+			printf("], \"peers_mtu\": %d}", j.mtu.peers_mtu);
 		}
 		printf("}\n");
 	} else {
@@ -1298,7 +1299,8 @@ show_dry_run(struct job *j)
 
 		netif_get_mtu(j->m->network.interface, &cur);
 		if (j->m->network.mtu_mode == MTU_AUTO)
-			printf("would choose the largest MTU of %s that every peer receives (now %d)\n",
+			printf("would choose the largest MTU of %s that every peer receives and sends "
+			       "with itself (now %d)\n",
 			       j->m->network.interface, cur);
 		else
 			printf("would set the MTU of %s to %d%s (now %d)\n", j->m->network.interface,

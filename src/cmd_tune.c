@@ -577,10 +577,10 @@ tune_mtu(struct tuner *t, char **clients, size_t nclients, const char *token,
 	}
 	if (!rep.changed) {
 		if (rep.peers_mtu)
-			snprintf(d->reason, sizeof(d->reason), "not tried: the peers use MTU %d "
-				 "themselves (%.64s), not above %d here", rep.peers_mtu,
+			snprintf(d->reason, sizeof(d->reason), "%d kept: the peers use MTU %d "
+				 "themselves (%.64s)%s", rep.old_mtu, rep.peers_mtu,
 				 strcmp(rep.peers_mtu_from, "their facts") ? rep.peers_mtu_from : from,
-				 rep.old_mtu);
+				 rep.tried_mtu ? ", whatever more their NICs receive" : "");
 		else
 			snprintf(d->reason, sizeof(d->reason), "no larger MTU reaches every peer "
 				 "(tried %d)", rep.tried_mtu);
