@@ -84,7 +84,8 @@ struct model;
  * multichannel in force (knob, else configuration, else Samba's default); AFP only to macOS
  * before 27. choice (tune_protocol_choice's array, may be NULL) gives the figures measured
  * from each client. Returns a new array of {"client", "os", "address", "advice" (one line),
- * "protocols": [{"protocol", "versions", "how", "shares", "measured_mbs"?}], "not_offered":
+ * "use" (the fastest measured among those offered, else the OS's own; absent when nothing
+ * is), "protocols": [{"protocol", "versions", "how", "shares", "measured_mbs"?}], "not_offered":
  * [{"protocol", "why"}], "knobs": {name: {"value", "from"}}}; without agents, one entry for
  * "all" saying client results are missing. */
 struct json_t *tune_advice(const struct model *m, const struct json_t *agents,

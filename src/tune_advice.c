@@ -20,6 +20,13 @@
 #include "xmalloc.h"
 
 static const char *
+upper(const char *proto)
+{
+	return strcmp(proto, "smb") == 0 ? "SMB" : strcmp(proto, "nfs") == 0 ? "NFS" :
+	       strcmp(proto, "afp") == 0 ? "AFP" : proto;
+}
+
+static const char *
 fstr(const json_t *o, const char *k)
 {
 	const char *s = json_string_value(json_object_get(o, k));
@@ -169,10 +176,7 @@ offer(json_t *list, struct buf *text, const struct client *c, const json_t *choi
 	if (score >= 0)
 		json_object_set_new(o, "measured_mbs", json_real(score));
 	json_array_append_new(list, o);
-	/* After the "OS: " prefix, offers are separated by "; ". */
-	buf_printf(text, "%s%s %s, ", text->data[text->len - 1] == ' ' ? "" : "; ",
-		   strcmp(proto, "smb") == 0 ? "SMB" : strcmp(proto, "nfs") == 0 ? "NFS" : "AFP",
-		   versions);
+	buf_printf(text, "%s%s %s, ", text->len ? "; " : "", upper(proto), versions);
 	if (score >= 0)
 		buf_printf(text, "measured %.1f MB/s", score);
 	else
@@ -349,7 +353,9 @@ advise_client(const struct model *m, const json_t *f, const json_t *choice)
 	const char *ver = fstr(f, "os_version");
 	json_t *all = json_array(), *offered = json_array(), *refused = json_array();
 	json_t *knobs = json_object(), *x, *out;
-	struct buf text;
+	struct buf text, body;
+	const char *use = NULL;
+	double usev = -1;
 	size_t i;
 	char *t;
 
@@ -361,24 +367,39 @@ advise_client(const struct model *m, const json_t *f, const json_t *choice)
 	c.windows = c.os && (strncmp(c.os, "Windows", 7) == 0 || strncmp(c.os, "CYGWIN", 6) == 0 ||
 			     strncmp(c.os, "MINGW", 5) == 0);
 	c.darwin = c.mac && ver ? atoi(ver) : 0;
-	buf_init(&text);
-	buf_printf(&text, "%s: ", c.mac ? (c.darwin >= 26 ? "macOS 27+" : "macOS") :
-		   c.os ? c.os : "unknown OS");
+	buf_init(&body);
 	for (i = 0; i < 3; i++)
-		(c.linux_ ? linux_order : other_order)[i](m, &c, choice, all, knobs, &text);
+		(c.linux_ ? linux_order : other_order)[i](m, &c, choice, all, knobs, &body);
 	json_array_foreach(all, i, x)
 		json_array_append(json_object_get(x, "how") ? offered : refused, x);
 	json_decref(all);
-	if (json_array_size(offered) == 0)
-		buf_adds(&text, "nothing this NAS serves can be used from this client");
+	/* Use the fastest measured from this client among what it is offered; unmeasured,
+	 * the OS's own protocol (listed first). */
+	json_array_foreach(offered, i, x) {
+		const json_t *v = json_object_get(x, "measured_mbs");
+
+		if (!use || (v && json_number_value(v) > usev)) {
+			use = fstr(x, "protocol");
+			usev = v ? json_number_value(v) : -1;
+		}
+	}
+	buf_init(&text);
+	buf_printf(&text, "%s: ", c.mac ? (c.darwin >= 26 ? "macOS 27+" : "macOS") :
+		   c.os ? c.os : "unknown OS");
+	if (use && usev >= 0)
+		buf_printf(&text, "use %s (the fastest measured from here); ", upper(use));
+	else if (use)
+		buf_printf(&text, "use %s (not measured from here); ", upper(use));
+	buf_adds(&text, body.len ? body.data : "nothing this NAS serves can be used from this "
+		 "client");
 	json_array_foreach(refused, i, x)
-		buf_printf(&text, "; no %s: %s", strcmp(fstr(x, "protocol"), "smb") == 0 ? "SMB" :
-			   strcmp(fstr(x, "protocol"), "nfs") == 0 ? "NFS" : "AFP", fstr(x, "why"));
+		buf_printf(&text, "; no %s: %s", upper(fstr(x, "protocol")), fstr(x, "why"));
 	t = buf_steal(&text, NULL);
-	out = json_pack("{s:s, s:s, s:s?, s:s, s:o, s:o, s:o}", "client", c.host ? c.host : "?",
-			"os", c.os ? c.os : "?", "address", c.addr, "advice", t, "protocols",
-			offered, "not_offered", refused, "knobs", knobs);
+	out = json_pack("{s:s, s:s, s:s?, s:s, s:s?, s:o, s:o, s:o}", "client",
+			c.host ? c.host : "?", "os", c.os ? c.os : "?", "address", c.addr, "advice",
+			t, "use", use, "protocols", offered, "not_offered", refused, "knobs", knobs);
 	free(t);
+	buf_free(&body);
 	return out;
 }
 

@@ -96,6 +96,8 @@ assert p["nfs"]["versions"] == "3, 4" and "Media" in p["nfs"]["shares"], a
 assert "measured_mbs" in p["nfs"] and "measured_mbs" in p["smb"], a
 assert [x["protocol"] for x in a["not_offered"]] == ["afp"], a
 assert a["knobs"]["smb.multichannel"]["value"] == "yes", a
+c = [x for x in d["protocol_choice"] if x["client"].startswith("client1")][0]
+assert a["use"] == c["protocol"], (a, c)
 PY
 ok $? "advice for client1: NFS 3, 4 and SMB with measured figures and the knobs in force, no AFP" "$(both)"
 nts rollback "$g0"

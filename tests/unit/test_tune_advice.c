@@ -156,6 +156,10 @@ test_everything_served(void **state)
 	assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(old,
 		"protocols"), 0), "protocol")), "smb");
 	assert_non_null(strstr(text(old), "AFP 3, measured 300.0 MB/s"));
+	/* Use: the fastest measured among what is offered. */
+	assert_string_equal(json_string_value(json_object_get(lin, "use")), "nfs");
+	assert_non_null(strstr(text(lin), "Linux: use NFS (the fastest measured from here); NFS 3, 4"));
+	assert_string_equal(json_string_value(json_object_get(old, "use")), "afp");
 	json_decref(adv);
 	json_decref(a);
 	json_decref(c);
@@ -176,6 +180,7 @@ test_nfs_off(void **state)
 	assert_null(strstr(text(lin), "mount -t nfs"));
 	assert_null(strstr(text(lin), "nconnect"));
 	assert_non_null(strstr(refused(lin, "nfs"), "NFS is disabled"));
+	assert_string_equal(json_string_value(json_object_get(lin, "use")), "smb");
 	assert_non_null(offered(lin, "smb"));
 	assert_non_null(strstr(text(lin), "not measured from this client"));
 	assert_null(offered(mac, "nfs"));
@@ -266,7 +271,8 @@ test_macos27_no_afp(void **state)
 	assert_null(offered(mac, "afp"));
 	assert_null(strstr(text(mac), "afp://"));
 	assert_non_null(strstr(refused(mac, "afp"), "macOS 27"));
-	assert_non_null(strstr(text(mac), "macOS 27+: SMB"));
+	assert_non_null(strstr(text(mac), "macOS 27+: use SMB (not measured from here); SMB 2, 3"));
+	assert_string_equal(json_string_value(json_object_get(mac, "use")), "smb");
 	assert_non_null(offered(mac, "nfs"));	/* NFSv3 is served and admits everyone */
 	assert_non_null(strstr(how(mac, "nfs"), "vers=3"));
 	json_decref(adv);
