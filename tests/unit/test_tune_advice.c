@@ -257,6 +257,20 @@ test_not_admitted(void **state)
 		model_free(m);
 	}
 	json_decref(a);
+	/* IPv6: by network and by address. */
+	a = json_loads("[{\"hostname\":\"lin6\",\"os\":\"Linux\","
+		       "\"nic\":{\"address\":\"fd00:198:18::c\"}}]", 0, NULL);
+	m = model_for(ALL_ON, "\"fd00:198:18::/64\"", NULL);
+	adv = tune_advice(m, a, NULL);
+	assert_non_null(offered(entry(adv, "lin6"), "nfs"));
+	json_decref(adv);
+	model_free(m);
+	m = model_for(ALL_ON, "\"fd00:198:19::/64\", \"198.18.0.0/15\"", NULL);
+	adv = tune_advice(m, a, NULL);
+	assert_null(offered(entry(adv, "lin6"), "nfs"));
+	json_decref(adv);
+	model_free(m);
+	json_decref(a);
 }
 
 /* macOS 27 has no AFP client: never advised there, even when AFP is served and measured. */
