@@ -102,7 +102,7 @@ nic_path_mtu(int fd, int family)
 static json_t *
 nic_facts(int fd)
 {
-	struct sockaddr_storage ss;
+	struct sockaddr_storage ss = { 0 };
 	socklen_t sl = sizeof(ss);
 	struct ifaddrs *ifa = NULL, *i;
 	char addr[INET6_ADDRSTRLEN] = "", name[IF_NAMESIZE] = "";
