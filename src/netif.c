@@ -715,6 +715,25 @@ netif_probe_all(const char *ifname, const char *const *peers, size_t npeers, int
 	return 0;
 }
 
+/* AUTO's MTU from best, the size every peer receives: not above what a peer sends with itself
+ * (its echo replies came back in fragments above that), whatever slack its NIC has on
+ * receive; never below cur (auto never lowers on its own). Notes the peer that limits it. */
+static int
+netif_auto_target(struct netif_mtu_report *rep, const char *const *peers, size_t npeers,
+		  int best, int cur)
+{
+	for (size_t i = 0; i < npeers; i++) {
+		int own = rep->peers[i].peer_mtu;
+
+		if (own > 0 && own < best) {
+			best = own;
+			rep->peers_mtu = own;
+			snprintf(rep->peers_mtu_from, sizeof(rep->peers_mtu_from), "%s", peers[i]);
+		}
+	}
+	return best < cur ? cur : best;
+}
+
 int
 netif_mtu_ensure(const char *ifname, enum netif_mtu_mode mode, int mtu,
 		 const char *const *peers, size_t npeers, struct netif_mtu_report *rep,
@@ -831,22 +850,8 @@ netif_mtu_ensure(const char *ifname, enum netif_mtu_mode mode, int mtu,
 		r = -EPROTO;
 		goto restore;
 	}
-	if (mode == NETIF_MTU_AUTO) {
-		/* Not above what a peer sends with itself (its replies came back in fragments
-		 * above that), whatever slack its NIC has on receive. */
-		for (i = 0; i < npeers; i++) {
-			int own = rep->peers[i].peer_mtu;
-
-			if (own > 0 && own < best) {
-				best = own;
-				rep->peers_mtu = own;
-				snprintf(rep->peers_mtu_from, sizeof(rep->peers_mtu_from), "%s",
-					 peers[i]);
-			}
-		}
-		if (best < in.mtu)
-			best = in.mtu;	/* auto never lowers on its own */
-	}
+	if (mode == NETIF_MTU_AUTO)
+		best = netif_auto_target(rep, peers, npeers, best, in.mtu);
 	if (best < cand) {
 		/* Settle on the largest size every peer takes, and prove it once more. */
 		r = netif_change_mtu(ifname, best, err, errlen);
