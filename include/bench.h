@@ -157,6 +157,14 @@ struct bench_result {
 	struct bench_stats st;
 	int pass;		/* video: 1 pass, 0 fail; -1 not a pass/fail metric */
 	uint64_t *hist;		/* latency histogram (BENCH_HIST_BUCKETS) or NULL */
+	/* Write metrics: "flushed" when the timing includes a flush that puts the data on the
+	 * server's stable storage (NFS COMMIT, FPFlushFork, fsync), "unflushed" when it does not
+	 * (libsmbclient has no flush; small-files and video writes are not flushed); NULL for
+	 * reads and metadata. Compare across protocols only like with like. */
+	char *durability;
+	/* Flushed results: each run's value without the flush (the data written to the server's
+	 * cache, as an unflushed protocol measures it), nruns values; NULL otherwise. */
+	double *unflushed;
 };
 
 struct bench_results {
@@ -220,7 +228,8 @@ void bench_attribute(struct bench_result *r, const struct bench_baseline *b, boo
 
 /* JSON: one result as {"target", "protocol", "workload", "metric", "unit", "median",
  * "ci95_low", "ci95_high", "runs", "bottleneck", "client", "cache", "note", "n", "q1", "q3",
- * "iqr", "cv", "pass", "latency_hist"}. Returns a new reference. */
+ * "iqr", "cv", "pass", "latency_hist", "durability"}, and for flushed results
+ * "unflushed_runs" and "unflushed_median". Returns a new reference. */
 json_t *bench_result_to_json(const struct bench_result *r);
 /* Parses one result object into r (clear it with bench_result_clear). Statistics are
  * recomputed from "runs" when absent. Returns 0, or -EINVAL with err naming the field. */

@@ -108,6 +108,9 @@ struct bench_driver {
 			  size_t len, uint64_t off);
 	/* Data on stable storage on the server (SMB flush, NFS COMMIT, FPFlushFork, fsync). */
 	int (*flush)(struct bench_conn *c, struct bench_file *f);
+	/* flush() cannot ask the server for it and returns 0 at once (libsmbclient 4.17 has no
+	 * SMB2 FLUSH): the engine labels this driver's writes "unflushed". */
+	bool flush_noop;
 	int (*close)(struct bench_conn *c, struct bench_file *f);
 
 	/* Server-side copy of a whole file (SMB copychunk, AFP FPCopyFile, NFSv4.2 COPY, or

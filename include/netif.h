@@ -62,6 +62,8 @@ struct netif_mtu_peer {
 	char addr[64];		/* numeric address probed */
 	bool reachable;
 	int largest;		/* largest DF packet that got through at the tried MTU; 0 none */
+	int peer_mtu;		/* largest whose reply came back whole: the peer's own MTU
+				 * towards us (probe_result.peer_mtu); 0 not known */
 	int elapsed_ms;
 };
 
@@ -71,6 +73,11 @@ struct netif_mtu_report {
 	int final_mtu;		/* in force on return */
 	bool changed;		/* final_mtu != old_mtu */
 	bool reverted;		/* a candidate was set and then taken back */
+	/* AUTO: the smallest MTU the peers use themselves, when known (the caller's ceiling
+	 * from their facts, or their echo replies), and the peer it comes from ("" none). Auto
+	 * never goes above it, whatever larger packets the peers happen to receive. */
+	int peers_mtu;
+	char peers_mtu_from[256];
 	struct netif_mtu_peer *peers;	/* npeers entries, owned: netif_mtu_report_free */
 	size_t npeers;
 	int elapsed_ms;
@@ -82,6 +89,11 @@ struct netif_mtu_report {
  * before confirming (or after 120 s). AUTO also refuses to lower the MTU below the old one:
  * a peer that cannot take the old MTU is a black hole to fix, reported as an error. With no
  * peers, FIXED sets the MTU unverified and AUTO keeps it.
+ *
+ * AUTO never goes above the MTU the peers send with themselves: a peer whose echo reply to a
+ * size S comes back in fragments uses an MTU below S, however much more its NIC receives.
+ * For AUTO, mtu > 0 is a ceiling known beforehand (the agents' own MTUs from their facts:
+ * tune_mtu_ceiling); 0: none.
  *
  * rep may be NULL; when given it is filled even on failure and freed with
  * netif_mtu_report_free. Returns 0 (rep->final_mtu in force), or -errno with err set:

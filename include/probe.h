@@ -26,6 +26,11 @@ struct probe_result {
 	int max;		/* upper bound searched to */
 	int largest;		/* largest size that got through; 0 when unreachable */
 	int hint;		/* next-hop MTU a router reported (ICMP frag needed/too big); 0: none */
+	/* The largest size whose echo reply came back whole (not in fragments): the MTU the
+	 * peer itself sends with towards us, which can be a few bytes below `largest` (many
+	 * NICs, veth included, receive frames a little over their MTU). 0: not known (the
+	 * kernel does not report fragments, or unreachable). */
+	int peer_mtu;
 	int probes;		/* echo requests sent */
 	int elapsed_ms;
 	bool raw;		/* raw socket (root) rather than an unprivileged ping socket */
@@ -50,5 +55,11 @@ int probe_size(const char *peer, const struct probe_opts *o, int size, bool *pas
  * -EHOSTUNREACH when lo does not pass, or try's error. */
 typedef int (*probe_try_fn)(void *arg, int size);
 int probe_search(int lo, int hi, probe_try_fn try, void *arg, int *best);
+
+/* probe_search for a try that also says how the reply came back: 2 whole, 1 in fragments
+ * (or cannot tell), 0 lost. *own is then the largest size whose reply came back whole (the
+ * peer's own MTU, at most *best), found with a few more tries between the largest whole and
+ * the smallest fragmented reply seen; 0 when try never returned 2. Returns as probe_search. */
+int probe_search_peer(int lo, int hi, probe_try_fn try, void *arg, int *best, int *own);
 
 #endif

@@ -65,10 +65,36 @@ char *tune_report_html(const struct json_t *doc, char *err, size_t errlen);
  * for anything but macOS). shares (JSON [{"name", "protocols": [...], "time_machine"}], may be
  * NULL) gives a choice per share among the protocols it offers: Time Machine shares are SMB
  * for macOS; a protocol not measured from the client is chosen only when the share has no
- * measured one, and says so. Returns a new JSON array of {"client", "os", "class" ("macOS
- * 27+", "macOS (Darwin 24)", "Linux", "Windows", ...), "protocol", "why", "scores": {proto:
- * score}, "shares": [{"share", "protocol", "why"}]}. */
+ * measured one, and says so. Like with like: where a client's write metric was measured
+ * "unflushed" over one protocol (SMB: libsmbclient cannot flush) and "flushed" over another
+ * (NFS COMMIT), the flushed one counts with its "unflushed_median" and its flushed score
+ * stays beside in "scores_flushed". Returns a new JSON array of {"client", "os", "class"
+ * ("macOS 27+", "macOS (Darwin 24)", "Linux", "Windows", ...), "protocol", "why", "scores":
+ * {proto: score}, "writes" ("unflushed" when so compared, else "as measured"),
+ * "scores_flushed"?, "shares": [{"share", "protocol", "why"}]}. */
 struct json_t *tune_protocol_choice(const struct json_t *results, const struct json_t *agents,
 				    const struct json_t *shares);
+
+struct model;
+/* Advice for each agent's client (facts: "hostname", "os", "os_version", "nic.address"): only
+ * what this NAS serves to that client. NFS when enabled and a share is exported to the
+ * client (its nfs.clients admits the address, or the host name as a wildcard; netgroups are
+ * not checked), with the versions served (protocols.nfs.versions narrowed by the nfs.versions
+ * knob) and rsize/wsize from MaxRead/MaxWrite; SMB with the signing, encryption and
+ * multichannel in force (knob, else configuration, else Samba's default); AFP only to macOS
+ * before 27. choice (tune_protocol_choice's array, may be NULL) gives the figures measured
+ * from each client. Returns a new array of {"client", "os", "address", "advice" (one line),
+ * "use" (the fastest measured among those offered, else the OS's own; absent when nothing
+ * is), "protocols": [{"protocol", "versions", "how", "shares", "measured_mbs"?}], "not_offered":
+ * [{"protocol", "why"}], "knobs": {name: {"value", "from"}}}; without agents, one entry for
+ * "all" saying client results are missing. */
+struct json_t *tune_advice(const struct model *m, const struct json_t *agents,
+			   const struct json_t *choice);
+
+/* The smallest MTU the agents use themselves towards the NAS, from their facts (nic.path_mtu,
+ * else nic.mtu): the NIC's MTU auto is never raised above it, whatever slack a probe finds
+ * (veth and many NICs receive a few bytes over their MTU). from (may be NULL) gets the
+ * agent's host name. Returns 0 when no agent reports one. */
+int tune_mtu_ceiling(const struct json_t *agents, char *from, size_t fromlen);
 
 #endif

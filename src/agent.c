@@ -83,11 +83,30 @@ agent_parse_listen(const char *spec, char *addr, size_t addrlen, int *port)
 
 /* ---- facts ---- */
 
+/* The MTU this host sends with towards the NAS on fd (the route's, or a smaller path MTU
+ * learned since): the NAS's MTU auto must not go above it. 0 where the OS does not say. */
+static int
+nic_path_mtu(int fd, int family)
+{
+	int mtu = 0;
+#if defined(IP_MTU) && defined(IPV6_MTU)
+	socklen_t l = sizeof(mtu);
+
+	if (getsockopt(fd, family == AF_INET6 ? IPPROTO_IPV6 : IPPROTO_IP,
+		       family == AF_INET6 ? IPV6_MTU : IP_MTU, &mtu, &l) < 0)
+		mtu = 0;
+#else
+	(void)fd;
+	(void)family;
+#endif
+	return mtu;
+}
+
 /* The interface carrying the local address of fd, with its MTU and (Linux) speed. */
 static json_t *
 nic_facts(int fd)
 {
-	struct sockaddr_storage ss;
+	struct sockaddr_storage ss = { 0 };
 	socklen_t sl = sizeof(ss);
 	struct ifaddrs *ifa = NULL, *i;
 	char addr[INET6_ADDRSTRLEN] = "", name[IF_NAMESIZE] = "";
@@ -140,8 +159,8 @@ nic_facts(int fd)
 		}
 #endif
 	}
-	return json_pack("{s:s, s:s, s:i, s:i}", "name", name, "address", addr, "mtu", mtu,
-			 "speed_mbps", speed);
+	return json_pack("{s:s, s:s, s:i, s:i, s:i}", "name", name, "address", addr, "mtu", mtu,
+			 "speed_mbps", speed, "path_mtu", nic_path_mtu(fd, ss.ss_family));
 }
 
 static json_t *

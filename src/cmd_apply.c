@@ -68,7 +68,8 @@ show_dry_run(const struct ctx *ctx, const struct model *m, const struct apply_re
 
 		netif_get_mtu(m->network.interface, &cur);
 		if (m->network.mtu_mode == MTU_AUTO)
-			printf("would choose the largest MTU of %s that every peer receives (now %d)\n",
+			printf("would choose the largest MTU of %s that every peer receives and sends "
+			       "with itself (now %d)\n",
 			       m->network.interface, cur);
 		else
 			printf("would set the MTU of %s to %d%s (now %d)\n", m->network.interface,
@@ -151,15 +152,17 @@ print_json(const struct model *m, const struct apply_result *res, int rc, bool d
 		json_t *peers = json_array();
 
 		for (i = 0; i < res->mtu.npeers; i++)
-			json_array_append_new(peers, json_pack("{s:s, s:i}", "peer",
+			json_array_append_new(peers, json_pack("{s:s, s:i, s:i}", "peer",
 							       res->mtu.peers[i].addr, "largest",
-							       res->mtu.peers[i].largest));
-		json_object_set_new(o, "mtu", json_pack("{s:s, s:i, s:i, s:i, s:b, s:o}", "interface",
-							m->network.interface, "old",
+							       res->mtu.peers[i].largest, "peer_mtu",
+							       res->mtu.peers[i].peer_mtu));
+		json_object_set_new(o, "mtu", json_pack("{s:s, s:i, s:i, s:i, s:b, s:o, s:i}",
+							"interface", m->network.interface, "old",
 							res->mtu.old_mtu, "final",
 							res->mtu.final_mtu, "tried",
 							res->mtu.tried_mtu, "changed",
-							res->mtu.changed, "peers", peers));
+							res->mtu.changed, "peers", peers,
+							"peers_mtu", res->mtu.peers_mtu));
 	}
 	json_object_set_new(o, "proofs", proofs_json(res));
 	if (rc < 0) {

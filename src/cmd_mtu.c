@@ -374,6 +374,8 @@ mtu_probe(struct ctx *ctx, int argc, char **argv)
 			json_object_set_new(e, "max", json_integer(res.max));
 			if (res.hint)
 				json_object_set_new(e, "router_mtu", json_integer(res.hint));
+			json_object_set_new(e, "peer_mtu", res.peer_mtu ? json_integer(res.peer_mtu)
+									: json_null());
 			json_object_set_new(e, "probes", json_integer(res.probes));
 			json_object_set_new(e, "elapsed_ms", json_integer(res.elapsed_ms));
 			json_object_set_new(e, "raw_socket", json_boolean(res.raw));
@@ -382,9 +384,13 @@ mtu_probe(struct ctx *ctx, int argc, char **argv)
 			json_array_append_new(arr, e);
 		} else if (res.reachable) {
 			printf("%s (%s): %d bytes pass with don't-fragment (searched %d..%d, "
-			       "%d probes, %d ms)%s\n", argv[i], res.addr, res.largest, res.min,
+			       "%d probes, %d ms)%s", argv[i], res.addr, res.largest, res.min,
 			       res.max, res.probes, res.elapsed_ms,
 			       res.largest == res.max ? ", the local limit" : "");
+			if (res.peer_mtu && res.peer_mtu < res.largest)
+				printf("; its replies come whole up to %d (the MTU it sends with)",
+				       res.peer_mtu);
+			putchar('\n');
 		} else {
 			printf("%s (%s): unreachable: %s\n", argv[i], res.addr, res.why);
 		}
@@ -422,10 +428,14 @@ mtu_report_json(const char *ifname, const struct netif_mtu_report *rep)
 		json_object_set_new(e, "reachable", json_boolean(p->reachable));
 		json_object_set_new(e, "largest", p->reachable ? json_integer(p->largest)
 							       : json_null());
+		json_object_set_new(e, "peer_mtu", p->peer_mtu ? json_integer(p->peer_mtu)
+							      : json_null());
 		json_object_set_new(e, "elapsed_ms", json_integer(p->elapsed_ms));
 		json_array_append_new(arr, e);
 	}
 	json_object_set_new(o, "peers", arr);
+	json_object_set_new(o, "peers_mtu", rep->peers_mtu ? json_integer(rep->peers_mtu)
+							   : json_null());
 	return o;
 }
 
@@ -486,9 +496,16 @@ mtu_auto(struct ctx *ctx, int argc, char **argv)
 		if (rep.tried_mtu && rep.tried_mtu != rep.final_mtu)
 			printf(" (tried %d)", rep.tried_mtu);
 		printf(", proven to %zu peer(s) in %d ms\n", rep.npeers, rep.elapsed_ms);
-		for (i = 0; i < rep.npeers; i++)
-			printf("  %s (%s): %d bytes pass\n", rep.peers[i].peer, rep.peers[i].addr,
+		if (rep.peers_mtu)
+			printf("  not above %d: the MTU %s sends with itself\n", rep.peers_mtu,
+			       rep.peers_mtu_from);
+		for (i = 0; i < rep.npeers; i++) {
+			printf("  %s (%s): %d bytes pass", rep.peers[i].peer, rep.peers[i].addr,
 			       rep.peers[i].largest);
+			if (rep.peers[i].peer_mtu)
+				printf(", replies whole up to %d", rep.peers[i].peer_mtu);
+			putchar('\n');
+		}
 	}
 	netif_mtu_report_free(&rep);
 	return EXIT_OK;

@@ -344,50 +344,11 @@ shares_json(const struct model *m)
 	return a;
 }
 
+/* What each client should mount: only what this NAS serves it (tune_advice). */
 static json_t *
-advice(const struct model *m, json_t *agents)
+advice(const struct model *m, json_t *agents, const json_t *choice)
 {
-	json_t *a = json_array(), *f;
-	size_t i;
-
-	if (!agents || json_array_size(agents) == 0) {
-		json_array_append_new(a, json_pack("{s:s, s:s}", "client", "all", "advice",
-			"client results are missing: this tune measured over loopback only; run "
-			"nastune agent on client machines and tune --clients auto"));
-	}
-	json_array_foreach(agents, i, f) {
-		const char *os = json_string_value(json_object_get(f, "os"));
-		const char *ver = json_string_value(json_object_get(f, "os_version"));
-		const char *host = json_string_value(json_object_get(f, "hostname"));
-		char text[1024];
-
-		if (os && strcmp(os, "Darwin") == 0) {
-			int darwin = ver ? atoi(ver) : 0;
-
-			snprintf(text, sizeof(text),
-				 "macOS (Darwin %s): use SMB%s%s; /etc/nsmb.conf: [default] "
-				 "signing_required=%s, protocol_vers_map=6 (SMB 2 and 3), mc_on=yes "
-				 "(multichannel)", ver ? ver : "?",
-				 darwin >= 26 ? " (macOS 27 and later have no AFP client)" :
-						" (AFP still works here but is deprecated)",
-				 model_has_time_machine(m) ? "; Time Machine over SMB" : "",
-				 m->smb.signing && strcmp(m->smb.signing, "required") == 0 ? "yes" :
-											"no");
-		} else if (os && strcmp(os, "Linux") == 0) {
-			snprintf(text, sizeof(text),
-				 "Linux: NFS with mount -o vers=3,rsize=1048576,wsize=1048576,"
-				 "nconnect=4 (or vers=4.2); SMB with mount -t cifs -o vers=3.1.1,"
-				 "cache=strict%s", m->smb.encryption &&
-							   strcmp(m->smb.encryption, "required") == 0 ?
-							   ",seal" : "");
-		} else {
-			snprintf(text, sizeof(text), "%s: use SMB 3 (Windows: multichannel on by "
-				 "default; no NFS client unless installed)", os ? os : "unknown OS");
-		}
-		json_array_append_new(a, json_pack("{s:s, s:s}", "client", host ? host : "?",
-						   "advice", text));
-	}
-	return a;
+	return tune_advice(m, agents, choice);
 }
 
 /* ---- the command ---- */
@@ -553,8 +514,8 @@ tune_mtu(struct tuner *t, char **clients, size_t nclients, const char *token,
 	size_t nb = 0, nc = 0, np = 0, i;
 	struct tune_cmp cmp;
 	json_t *f, *scratch = json_array();
-	char err[768];
-	int rc;
+	char err[768], from[256];
+	int rc, ceiling;
 
 	for (i = 0; i < ndec; i++)
 		if (dec[i].k->id == KNOB_NET_MTU)
@@ -590,8 +551,10 @@ tune_mtu(struct tuner *t, char **clients, size_t nclients, const char *token,
 		snprintf(d->reason, sizeof(d->reason), "not tried: no peer to prove an MTU against");
 		goto out;
 	}
+	/* Never above what the clients send with themselves (their facts). */
+	ceiling = tune_mtu_ceiling(agents, from, sizeof(from));
 	log_info("tune: trying the largest MTU every peer receives on %s", m->network.interface);
-	rc = netif_mtu_ensure(m->network.interface, NETIF_MTU_AUTO, 0, peers, np, &rep, err,
+	rc = netif_mtu_ensure(m->network.interface, NETIF_MTU_AUTO, ceiling, peers, np, &rep, err,
 			      sizeof(err));
 	d->before = xasprintf("%d", rep.old_mtu);
 	if (rc < 0) {
@@ -599,8 +562,14 @@ tune_mtu(struct tuner *t, char **clients, size_t nclients, const char *token,
 		goto out;
 	}
 	if (!rep.changed) {
-		snprintf(d->reason, sizeof(d->reason), "no larger MTU reaches every peer (tried %d)",
-			 rep.tried_mtu);
+		if (rep.peers_mtu)
+			snprintf(d->reason, sizeof(d->reason), "%d kept: the peers use MTU %d "
+				 "themselves (%.64s)%s", rep.old_mtu, rep.peers_mtu,
+				 strcmp(rep.peers_mtu_from, "their facts") ? rep.peers_mtu_from : from,
+				 rep.tried_mtu ? ", whatever more their NICs receive" : "");
+		else
+			snprintf(d->reason, sizeof(d->reason), "no larger MTU reaches every peer "
+				 "(tried %d)", rep.tried_mtu);
 		goto out;
 	}
 	d->tried = true;
@@ -1271,13 +1240,14 @@ record:
 	json_object_set_new(t.doc, "clients_after", bench_results_to_json(&cl_after));
 	json_object_set(t.doc, "agents", agents);
 	json_object_set(t.doc, "errors", errors);
-	json_object_set_new(t.doc, "advice", advice(t.m, agents));
 	{
 		json_t *cr = bench_results_to_json(cl_after.n ? &cl_after : &cl_before);
 
 		json_t *sh = shares_json(t.m);
+		json_t *choice = tune_protocol_choice(cr, agents, sh);
 
-		json_object_set_new(t.doc, "protocol_choice", tune_protocol_choice(cr, agents, sh));
+		json_object_set_new(t.doc, "advice", advice(t.m, agents, choice));
+		json_object_set_new(t.doc, "protocol_choice", choice);
 		json_decref(sh);
 		json_decref(cr);
 	}

@@ -668,6 +668,7 @@ netif_peer_note(struct netif_mtu_peer *pr, const struct probe_result *r)
 	snprintf(pr->addr, sizeof(pr->addr), "%s", r->addr);
 	pr->reachable = r->reachable;
 	pr->largest = r->largest;
+	pr->peer_mtu = r->peer_mtu;
 	pr->elapsed_ms += r->elapsed_ms;
 }
 
@@ -706,18 +707,43 @@ netif_probe_all(const char *ifname, const char *const *peers, size_t npeers, int
 	return 0;
 }
 
-/* The MTU auto tries: the ceiling, capped by the driver's maximum and a stacked device's
- * parent, and never below the MTU in force (auto never lowers on its own). */
+/* The MTU auto tries: the ceiling, capped by the driver's maximum, by ceiling (> 0: what the
+ * peers' facts say they use themselves) and a stacked device's parent, and never below the
+ * MTU in force (auto never lowers on its own). */
 static int
-auto_candidate(const struct netif_info *in)
+auto_candidate(const struct netif_info *in, int ceiling, struct netif_mtu_report *rep)
 {
 	int cand = NETIF_MTU_AUTO_CEILING;
 
 	if (in->max_mtu > 0 && cand > in->max_mtu)
 		cand = in->max_mtu;
+	if (ceiling > 0 && cand > ceiling) {
+		cand = ceiling;
+		rep->peers_mtu = ceiling;
+		snprintf(rep->peers_mtu_from, sizeof(rep->peers_mtu_from), "their facts");
+	}
 	if (netif_is_stacked(in->kind) && in->parent[0] && cand > in->parent_mtu)
 		cand = in->parent_mtu;
 	return cand < in->mtu ? in->mtu : cand;
+}
+
+/* AUTO's MTU from best, the size every peer receives: not above what a peer sends with itself
+ * (its echo replies came back in fragments above that), whatever slack its NIC has on
+ * receive; never below cur (auto never lowers on its own). Notes the peer that limits it. */
+static int
+netif_auto_target(struct netif_mtu_report *rep, const char *const *peers, size_t npeers,
+		  int best, int cur)
+{
+	for (size_t i = 0; i < npeers; i++) {
+		int own = rep->peers[i].peer_mtu;
+
+		if (own > 0 && own < best) {
+			best = own;
+			rep->peers_mtu = own;
+			snprintf(rep->peers_mtu_from, sizeof(rep->peers_mtu_from), "%s", peers[i]);
+		}
+	}
+	return best < cur ? cur : best;
 }
 
 /* Whether every peer answers a small echo via ifname (MTU cur). Returns 0 or -errno with err. */
@@ -810,7 +836,7 @@ netif_mtu_ensure(const char *ifname, enum netif_mtu_mode mode, int mtu,
 	rep->old_mtu = rep->final_mtu = in.mtu;
 	if (mode == NETIF_MTU_KEEP)
 		goto out;
-	cand = mode == NETIF_MTU_AUTO ? auto_candidate(&in) : mtu;
+	cand = mode == NETIF_MTU_AUTO ? auto_candidate(&in, mtu, rep) : mtu;
 	r = netif_mtu_allowed(&in, cand, err, errlen);
 	if (r < 0)
 		goto out;
@@ -864,6 +890,8 @@ netif_mtu_ensure(const char *ifname, enum netif_mtu_mode mode, int mtu,
 		r = -EPROTO;
 		goto restore;
 	}
+	if (mode == NETIF_MTU_AUTO)
+		best = netif_auto_target(rep, peers, npeers, best, in.mtu);
 	if (best < cand) {
 		/* Settle on the largest size every peer takes, and prove it once more. */
 		if ((r = settle(ifname, best, peers, npeers, rep, err, errlen)) < 0)

@@ -28,6 +28,13 @@
 #include "probe.h"
 #include "xmalloc.h"
 
+#ifndef IP_RECVFRAGSIZE
+#define IP_RECVFRAGSIZE 25	/* linux/in.h; glibc before 2.26 lacks it */
+#endif
+#ifndef IPV6_RECVFRAGSIZE
+#define IPV6_RECVFRAGSIZE 77	/* linux/in6.h */
+#endif
+
 #define PROBE_BUFSZ (65536 + 512)
 #define PROBE_TIMEOUT_MS 50
 #define PROBE_FIRST_TIMEOUT_MS 300
@@ -46,6 +53,8 @@ struct prober {
 	int tries;
 	bool answered;
 	bool fast_fail;		/* the last echo failed for a reason a retry won't change */
+	bool fragsize;		/* the kernel reports reassembled replies (IP_RECVFRAGSIZE) */
+	int last_frag;		/* largest fragment of the last reply; 0: it came whole */
 	struct probe_result *r;
 	unsigned char *buf;
 };
@@ -91,6 +100,11 @@ probe_setopts(struct prober *p, const struct probe_opts *o)
 		if (setsockopt(p->fd, IPPROTO_IP, IP_MTU_DISCOVER, &val, sizeof(val)) < 0 ||
 		    setsockopt(p->fd, IPPROTO_IP, IP_RECVERR, &one, sizeof(one)) < 0)
 			return -errno;
+		/* A reply larger than the MTU the peer sends with comes back in fragments: the
+		 * kernel says so (Linux 4.12+), which tells the peer's own MTU from the slack
+		 * its NIC accepts on receive (veth and many NICs take a few bytes more). */
+		p->fragsize = setsockopt(p->fd, IPPROTO_IP, IP_RECVFRAGSIZE, &one,
+					 sizeof(one)) == 0;
 		if (p->raw) {
 			struct icmp_filter f;
 
@@ -104,6 +118,8 @@ probe_setopts(struct prober *p, const struct probe_opts *o)
 		    setsockopt(p->fd, IPPROTO_IPV6, IPV6_DONTFRAG, &one, sizeof(one)) < 0 ||
 		    setsockopt(p->fd, IPPROTO_IPV6, IPV6_RECVERR, &one, sizeof(one)) < 0)
 			return -errno;
+		p->fragsize = setsockopt(p->fd, IPPROTO_IPV6, IPV6_RECVFRAGSIZE, &one,
+					 sizeof(one)) == 0;
 		if (p->raw) {
 			struct icmp6_filter f;
 
@@ -319,7 +335,33 @@ probe_is_reply(struct prober *p, const unsigned char *buf, ssize_t n)
 	return (icmp[6] << 8 | icmp[7]) == p->seq;
 }
 
-/* One echo of size bytes. Returns 1 answered, 0 lost (or refused locally), -errno. */
+/* recv() that also notes in p->last_frag the largest fragment of a reassembled datagram. */
+static ssize_t
+probe_recv(struct prober *p)
+{
+	char control[256];
+	struct iovec iov = { .iov_base = p->buf, .iov_len = PROBE_BUFSZ };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control,
+			     .msg_controllen = sizeof(control) };
+	struct cmsghdr *c;
+	ssize_t n = recvmsg(p->fd, &mh, MSG_DONTWAIT);
+
+	p->last_frag = 0;
+	if (n < 0)
+		return n;
+	for (c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
+		if ((c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_RECVFRAGSIZE) ||
+		    (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_RECVFRAGSIZE)) {
+			int v;
+
+			memcpy(&v, CMSG_DATA(c), sizeof(v));
+			p->last_frag = v > 0 ? v : 1;
+		}
+	return n;
+}
+
+/* One echo of size bytes. Returns 2 answered by a reply that came whole, 1 answered (in
+ * fragments, or the kernel cannot tell), 0 lost (or refused locally), -errno. */
 static int
 probe_echo(struct prober *p, int size)
 {
@@ -396,7 +438,7 @@ probe_echo(struct prober *p, int size)
 			return 0;
 		if (!(pfd.revents & POLLIN))
 			continue;
-		n = recv(p->fd, p->buf, PROBE_BUFSZ, MSG_DONTWAIT);
+		n = probe_recv(p);
 		if (n < 0) {
 			if (errno == EAGAIN || errno == EINTR)
 				continue;
@@ -416,7 +458,7 @@ probe_echo(struct prober *p, int size)
 				p->timeout_ms = t > PROBE_TIMEOUT_CAP_MS ? PROBE_TIMEOUT_CAP_MS
 									: (int)t;
 		}
-		return 1;
+		return p->fragsize && !p->last_frag ? 2 : 1;
 	}
 }
 
@@ -431,7 +473,8 @@ probe_try(void *arg, int size)
 	for (i = 0; i < tries; i++) {
 		r = probe_echo(p, size);
 		log_debug("probe %s: %d bytes: %s", p->r->addr, size,
-			  r > 0 ? "passed" : r == 0 ? "lost" : strerror(-r));
+			  r > 1 ? "passed" : r > 0 ? (p->last_frag ? "passed, reply in fragments" :
+						      "passed") : r == 0 ? "lost" : strerror(-r));
 		if (r != 0)
 			return r;
 		if (p->fast_fail)
@@ -477,6 +520,57 @@ probe_search(int lo, int hi, probe_try_fn try, void *arg, int *best)
 	return 0;
 }
 
+struct peer_search {
+	probe_try_fn try;
+	void *arg;
+	int whole_max;		/* largest size answered by a whole reply; 0 none */
+	int frag_min;		/* smallest size answered in fragments; 0 none */
+};
+
+static int
+probe_try_note(void *arg, int size)
+{
+	struct peer_search *ps = arg;
+	int r = ps->try(ps->arg, size);
+
+	if (r > 1 && size > ps->whole_max)
+		ps->whole_max = size;
+	if (r == 1 && (!ps->frag_min || size < ps->frag_min))
+		ps->frag_min = size;
+	return r;
+}
+
+int
+probe_search_peer(int lo, int hi, probe_try_fn try, void *arg, int *best, int *own)
+{
+	struct peer_search ps = { .try = try, .arg = arg };
+	int good, bad, mid, r;
+
+	*own = 0;
+	r = probe_search(lo, hi, probe_try_note, &ps, best);
+	if (r < 0 || !ps.whole_max)
+		return r;	/* no whole reply seen: the kernel cannot tell fragments */
+	if (ps.whole_max >= *best || !ps.frag_min) {
+		*own = ps.whole_max;
+		return 0;
+	}
+	/* Whole up to good, fragments from bad: the peer's own MTU is in between. */
+	good = ps.whole_max;
+	bad = ps.frag_min;
+	while (bad - good > 1) {
+		mid = good + (bad - good) / 2;
+		r = try(arg, mid);
+		if (r < 0)
+			return r;
+		if (r > 1)
+			good = mid;
+		else
+			bad = mid;	/* in fragments, or lost: above what the peer sends */
+	}
+	*own = good;
+	return 0;
+}
+
 static void
 probe_result_init(struct probe_result *r)
 {
@@ -498,7 +592,7 @@ probe_peer(const char *peer, const struct probe_opts *o, struct probe_result *r)
 	}
 	if (rc < 0)
 		return rc;
-	rc = probe_search(r->min, r->max, probe_try, &p, &best);
+	rc = probe_search_peer(r->min, r->max, probe_try, &p, &best, &r->peer_mtu);
 	r->elapsed_ms = (int)((probe_now_us() - t0) / 1000);
 	if (rc == -EHOSTUNREACH) {
 		if (!r->why[0])
@@ -544,6 +638,7 @@ probe_size(const char *peer, const struct probe_opts *o, int size, bool *passed,
 		*passed = true;
 		r->reachable = true;
 		r->largest = size;
+		r->peer_mtu = rc > 1 ? size : 0;
 		r->why[0] = '\0';
 		rc = 0;
 	} else if (rc == 0 && !r->why[0]) {

@@ -271,37 +271,86 @@ share_choice(const json_t *sh, const json_t *scores, bool mac, bool no_afp)
 			 "why", why);
 }
 
+/* The key of a result for like-for-like: client, workload and metric. */
+static char *
+lfl_key(const json_t *r)
+{
+	return xasprintf("%s\n%s\n%s", str(r, "client", ""), str(r, "workload", ""),
+			 str(r, "metric", ""));
+}
+
+/* Adds log(v) to the accumulator [sum, count] at acc[i], acc[i + 1]. */
+static void
+acc_add(json_t *acc, size_t i, double v)
+{
+	json_array_set_new(acc, i, json_real(json_real_value(json_array_get(acc, i)) + log(v)));
+	json_array_set_new(acc, i + 1, json_integer(json_integer_value(json_array_get(acc, i + 1)) +
+						    1));
+}
+
+static double
+acc_mean(const json_t *acc, size_t i)
+{
+	json_int_t n = json_integer_value(json_array_get(acc, i + 1));
+
+	return n ? exp(json_real_value(json_array_get(acc, i)) / (double)n) : 0;
+}
+
 json_t *
 tune_protocol_choice(const json_t *results, const json_t *agents, const json_t *shares)
 {
-	json_t *out = json_array(), *by = json_object(), *r, *f, *cl;
+	json_t *out = json_array(), *by = json_object(), *mix = json_object(), *r, *f, *cl;
 	const char *client;
 	size_t i;
 
-	/* client -> protocol -> [sum of logs, count] of MB/s medians. */
+	/* Which durabilities each client's write metric was measured with, over the protocols:
+	 * where they differ (SMB cannot flush, NFS COMMITs), the unflushed figures decide. */
+	json_array_foreach(results, i, r) {
+		const char *d = str(r, "durability", NULL);
+		char *k;
+
+		if (!d)
+			continue;
+		k = lfl_key(r);
+		json_object_set_new(mix, k, json_integer(json_integer_value(json_object_get(mix, k)) |
+							 (strcmp(d, "flushed") == 0 ? 1 : 2)));
+		free(k);
+	}
+	/* client -> protocol -> [sum of logs, count, the same with flushed figures, count,
+	 * whether an unflushed figure replaced a flushed one] of MB/s medians. */
 	json_array_foreach(results, i, r) {
 		const char *c = str(r, "client", NULL), *p = str(r, "protocol", NULL);
-		json_t *pc, *acc;
-		double v = num(r, "median");
+		json_t *pc, *acc, *uf;
+		double v = num(r, "median"), like = v;
+		char *k;
 
 		if (!c || !p || strcmp(str(r, "unit", ""), "MB/s") != 0 || v <= 0)
 			continue;
+		k = lfl_key(r);
+		uf = json_object_get(r, "unflushed_median");
+		if (json_integer_value(json_object_get(mix, k)) == 3 && json_is_number(uf) &&
+		    json_number_value(uf) > 0)
+			like = json_number_value(uf);
+		free(k);
 		if (!(pc = json_object_get(by, c)))
 			json_object_set_new(by, c, pc = json_object());
 		if (!(acc = json_object_get(pc, p)))
-			json_object_set_new(pc, p, acc = json_pack("[f, i]", 0.0, 0));
-		json_array_set_new(acc, 0, json_real(json_real_value(json_array_get(acc, 0)) +
-						     log(v)));
-		json_array_set_new(acc, 1, json_integer(json_integer_value(json_array_get(acc, 1)) +
-							1));
+			json_object_set_new(pc, p, acc = json_pack("[f, i, f, i, b]", 0.0, 0, 0.0, 0,
+								   0));
+		acc_add(acc, 0, like);
+		acc_add(acc, 2, v);
+		if (like != v)
+			json_array_set_new(acc, 4, json_true());
 	}
+	json_decref(mix);
 	json_object_foreach(by, client, cl) {
 		const char *os = "?", *ver = "", *p, *bestp = NULL;
-		json_t *acc, *scores = json_object();
+		json_t *acc, *scores = json_object(), *flushed = json_object();
 		double best = -1;
+		char unfl[160] = "";
 		bool mac = false, no_afp = false, tm = false;
 		json_t *per = json_array(), *sh, *one;
-		char why[256], cls[64];
+		char why[512], cls[64];
 		size_t j;
 
 		json_array_foreach(agents, i, f) {
@@ -321,10 +370,16 @@ tune_protocol_choice(const json_t *results, const json_t *agents, const json_t *
 		else
 			snprintf(cls, sizeof(cls), "%s", os);
 		json_object_foreach(cl, p, acc) {
-			double score = exp(json_real_value(json_array_get(acc, 0)) /
-					   (double)json_integer_value(json_array_get(acc, 1)));
+			double score = acc_mean(acc, 0);
 
 			json_object_set_new(scores, p, json_real(score));
+			if (json_is_true(json_array_get(acc, 4))) {
+				size_t l = strlen(unfl);
+
+				json_object_set_new(flushed, p, json_real(acc_mean(acc, 2)));
+				snprintf(unfl + l, sizeof(unfl) - l, "%s%s %.1f", l ? ", " : "", p,
+					 acc_mean(acc, 2));
+			}
 			if (strncmp(p, "afp", 3) == 0 && (no_afp || !mac))
 				continue;
 			if (score > best) {
@@ -334,6 +389,7 @@ tune_protocol_choice(const json_t *results, const json_t *agents, const json_t *
 		}
 		if (!bestp) {
 			json_decref(scores);
+			json_decref(flushed);
 			json_decref(per);
 			continue;
 		}
@@ -342,13 +398,19 @@ tune_protocol_choice(const json_t *results, const json_t *agents, const json_t *
 			if ((one = share_choice(sh, scores, mac, no_afp)))
 				json_array_append_new(per, one);
 		}
-		snprintf(why, sizeof(why), "fastest measured for this client: %.1f MB/s%s%s", best,
-			 no_afp ? "; macOS 27 and later have no AFP client" : "",
-			 mac && tm ? "; Time Machine shares use SMB on current macOS" : "");
-		json_array_append_new(out, json_pack("{s:s, s:s, s:s, s:s, s:s, s:o, s:o}", "client",
-						     client, "os", os, "class", cls, "protocol",
-						     bestp, "why", why, "scores", scores, "shares",
-						     per));
+		snprintf(why, sizeof(why), "fastest measured for this client: %.1f MB/s%s%s%s%s%s",
+			 best, no_afp ? "; macOS 27 and later have no AFP client" : "",
+			 mac && tm ? "; Time Machine shares use SMB on current macOS" : "",
+			 unfl[0] ? "; writes compared unflushed, like SMB's (libsmbclient cannot "
+				   "flush); flushed: " : "", unfl, unfl[0] ? " MB/s" : "");
+		one = json_pack("{s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:s}", "client", client, "os",
+				os, "class", cls, "protocol", bestp, "why", why, "scores", scores,
+				"shares", per, "writes", unfl[0] ? "unflushed" : "as measured");
+		if (unfl[0])
+			json_object_set_new(one, "scores_flushed", flushed);
+		else
+			json_decref(flushed);
+		json_array_append_new(out, one);
 	}
 	json_decref(by);
 	return out;

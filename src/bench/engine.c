@@ -93,6 +93,9 @@ struct metric {
 	uint64_t *hist;
 	int pass;
 	bool cold;
+	const char *durability;	/* write metrics: "flushed" or "unflushed"; NULL others */
+	double *uf;		/* flushed: each run's value without the flush */
+	size_t nuf;
 };
 
 struct run {
@@ -208,17 +211,40 @@ metric(struct run *r, const char *name)
 static double
 mbps(uint64_t bytes, double secs)
 {
-	return (double)bytes / 1e6 / secs;
+	return (double)bytes / 1e6 / (secs > 1e-9 ? secs : 1e-9);
 }
 
-/* Writes size bytes to a new file at path in blocks of blk; flushes when flush. */
+/* Labels the write metric name just recorded: "flushed" when its timing includes a flush the
+ * driver really makes (then unflushed is the same run without the flush, what a protocol
+ * that cannot flush measures), else "unflushed". */
+static void
+durable(struct run *r, const char *name, bool flush_timed, double unflushed)
+{
+	struct metric *m = metric(r, name);
+	bool flushed = flush_timed && !r->d->flush_noop;
+
+	if (!m || !r->measuring)
+		return;
+	m->durability = flushed ? "flushed" : "unflushed";
+	if (flushed) {
+		m->uf = xreallocarray(m->uf, m->nuf + 1, sizeof(*m->uf));
+		m->uf[m->nuf++] = unflushed;
+	}
+}
+
+/* Writes size bytes to a new file at path in blocks of blk; flushes when flush, and then
+ * puts the seconds the flush took in *fsecs (may be NULL). */
 static int
 write_file(const struct run *r, struct bench_conn *c, const char *path, uint64_t size,
-	   size_t blk, bool flush, char *err)
+	   size_t blk, bool flush, double *fsecs, char *err)
 {
 	struct bench_file *f;
 	uint64_t off;
+	double tf = 0;
 	int rc, rc2;
+
+	if (fsecs)
+		*fsecs = 0;
 
 	if ((rc = r->d->open(c, path, BENCH_WR | BENCH_CREATE, &f)) < 0)
 		return drv_fail(r, c, rc, "open", path, err);
@@ -234,8 +260,13 @@ write_file(const struct run *r, struct bench_conn *c, const char *path, uint64_t
 			break;
 		}
 	}
-	if (rc == 0 && flush && (rc = r->d->flush(c, f)) < 0)
-		rc = drv_fail(r, c, rc, "flush", path, err);
+	if (rc == 0 && flush) {
+		tf = timeutil_mono();
+		if ((rc = r->d->flush(c, f)) < 0)
+			rc = drv_fail(r, c, rc, "flush", path, err);
+		if (fsecs)
+			*fsecs = timeutil_mono() - tf;
+	}
 	rc2 = r->d->close(c, f);
 	if (rc == 0 && rc2 < 0)
 		rc = drv_fail(r, c, rc2, "close", path, err);
@@ -280,14 +311,16 @@ static int
 seq_write(struct run *r)
 {
 	char p[256];
-	double t0;
+	double t0, t, fs;
 	int rc;
 
 	spath(r, p, sizeof(p), "seq.dat");
 	t0 = timeutil_mono();
-	if ((rc = write_file(r, r->c, p, r->o.size, BLOCK, true, r->err)) < 0)
+	if ((rc = write_file(r, r->c, p, r->o.size, BLOCK, true, &fs, r->err)) < 0)
 		return rc;
-	record(r, "write", "MB/s", mbps(r->o.size, since(t0)), r->cold);
+	t = since(t0);
+	record(r, "write", "MB/s", mbps(r->o.size, t), r->cold);
+	durable(r, "write", true, mbps(r->o.size, t - fs));
 	if ((rc = r->d->unlink(r->c, p)) < 0)
 		return drv_fail(r, r->c, rc, "unlink", p, r->err);
 	return 0;
@@ -299,7 +332,7 @@ seq_read_setup(struct run *r)
 	char p[256];
 
 	spath(r, p, sizeof(p), "seq.dat");
-	return write_file(r, r->c, p, r->o.size, BLOCK, true, r->err);
+	return write_file(r, r->c, p, r->o.size, BLOCK, true, NULL, r->err);
 }
 
 static int
@@ -329,14 +362,15 @@ copy_setup(struct run *r)
 	char p[256];
 
 	spath(r, p, sizeof(p), "copy-src.dat");
-	return write_file(r, r->c, p, r->o.size, BLOCK, true, r->err);
+	return write_file(r, r->c, p, r->o.size, BLOCK, true, NULL, r->err);
 }
 
 static int
-copy_rw(struct run *r, const char *src, const char *dst)
+copy_rw(struct run *r, const char *src, const char *dst, double *fsecs)
 {
 	struct bench_file *in, *out;
 	uint64_t off = 0;
+	double tf;
 	int rc, rc2;
 
 	if ((rc = r->d->open(r->c, src, BENCH_RD, &in)) < 0)
@@ -363,8 +397,10 @@ copy_rw(struct run *r, const char *src, const char *dst)
 		}
 		off += (uint64_t)n;
 	}
+	tf = timeutil_mono();
 	if (rc == 0 && (rc = r->d->flush(r->c, out)) < 0)
 		rc = drv_fail(r, r->c, rc, "flush", dst, r->err);
+	*fsecs = timeutil_mono() - tf;
 	rc2 = r->d->close(r->c, out);
 	if (rc == 0 && rc2 < 0)
 		rc = drv_fail(r, r->c, rc2, "close", dst, r->err);
@@ -376,7 +412,8 @@ static int
 copy_run(struct run *r)
 {
 	char src[256], dst[256];
-	double t0;
+	double t0, t, fs = 0;
+	bool rw = false;
 	int rc = -EOPNOTSUPP;
 
 	spath(r, src, sizeof(src), "copy-src.dat");
@@ -399,9 +436,15 @@ copy_run(struct run *r)
 		snprintf(r->note, sizeof(r->note), "read+write (the %s driver has no server-side "
 			 "copy)", r->d->name);
 	}
-	if (rc == -EOPNOTSUPP && (rc = copy_rw(r, src, dst)) < 0)
-		return rc;
-	record(r, "copy", "MB/s", mbps(r->o.size, since(t0)), r->cold);
+	if (rc == -EOPNOTSUPP) {
+		if ((rc = copy_rw(r, src, dst, &fs)) < 0)
+			return rc;
+		rw = true;
+	}
+	t = since(t0);
+	record(r, "copy", "MB/s", mbps(r->o.size, t), r->cold);
+	/* A server-side copy lands in the server's cache: nothing flushes it. */
+	durable(r, "copy", rw, mbps(r->o.size, t - fs));
 	if ((rc = r->d->unlink(r->c, dst)) < 0)
 		return drv_fail(r, r->c, rc, "unlink", dst, r->err);
 	return 0;
@@ -414,6 +457,7 @@ struct rw_job {
 	bool write;
 	uint64_t bytes;
 	double secs;
+	double fsecs;		/* of secs, the writer's flush */
 	int rc;
 	char err[512];
 };
@@ -425,7 +469,8 @@ rw_job_run(void *arg)
 	double t0 = timeutil_mono();
 
 	if (j->write) {
-		j->rc = write_file(j->r, j->c, j->path, j->r->o.size, BLOCK, true, j->err);
+		j->rc = write_file(j->r, j->c, j->path, j->r->o.size, BLOCK, true, &j->fsecs,
+				   j->err);
 		j->bytes = j->r->o.size;
 	} else {
 		j->rc = read_file(j->r, j->c, j->path, BLOCK, &j->bytes, j->err);
@@ -441,7 +486,7 @@ mixed_setup(struct run *r)
 	int rc;
 
 	spath(r, p, sizeof(p), "mixed-src.dat");
-	if ((rc = write_file(r, r->c, p, r->o.size, BLOCK, true, r->err)) < 0)
+	if ((rc = write_file(r, r->c, p, r->o.size, BLOCK, true, NULL, r->err)) < 0)
 		return rc;
 	if (r->d->concurrent && r->d->no_threads) {
 		snprintf(r->note, sizeof(r->note), "one reader and one writer at once, two "
@@ -464,7 +509,7 @@ mixed_setup(struct run *r)
 struct rw_report {
 	int rc;
 	uint64_t bytes;
-	double secs;
+	double secs, fsecs;
 	char err[512];
 };
 
@@ -492,6 +537,7 @@ rw_job_fork(struct rw_job *wr, pid_t *pid, int *fd)
 			rep.rc = wr->rc;
 			rep.bytes = wr->bytes;
 			rep.secs = wr->secs;
+			rep.fsecs = wr->fsecs;
 			memcpy(rep.err, wr->err, sizeof(rep.err));
 			wr->r->d->disconnect(wr->c);
 		}
@@ -524,6 +570,7 @@ rw_job_reap(struct rw_job *wr, pid_t pid, int fd)
 	wr->rc = rep.rc;
 	wr->bytes = rep.bytes;
 	wr->secs = rep.secs;
+	wr->fsecs = rep.fsecs;
 	memcpy(wr->err, rep.err, sizeof(wr->err));
 }
 
@@ -570,7 +617,11 @@ mixed_run(struct run *r)
 	}
 	record(r, "read", "MB/s", mbps(rd.bytes, rd.secs), r->cold);
 	record(r, "write", "MB/s", mbps(wr.bytes, wr.secs), r->cold);
+	durable(r, "write", true, mbps(wr.bytes, wr.secs - wr.fsecs));
 	record(r, "total", "MB/s", mbps(rd.bytes + wr.bytes, total), r->cold);
+	/* Without the flush both ends finish when the later of the two does. */
+	durable(r, "total", true, mbps(rd.bytes + wr.bytes, rd.secs > wr.secs - wr.fsecs ?
+					rd.secs : wr.secs - wr.fsecs));
 	if ((rc = r->d->unlink(r->c, wr.path)) < 0)
 		return drv_fail(r, r->c, rc, "unlink", wr.path, r->err);
 	return 0;
@@ -611,10 +662,12 @@ small_files_run(struct run *r)
 	t0 = timeutil_mono();
 	for (i = 0; i < n; i++) {
 		spath(r, p, sizeof(p), "sf/f%05u", i);
-		if ((rc = write_file(r, r->c, p, SMALL_FILE, SMALL_FILE, false, r->err)) < 0)
+		if ((rc = write_file(r, r->c, p, SMALL_FILE, SMALL_FILE, false, NULL,
+				      r->err)) < 0)
 			return rc;
 	}
 	record(r, "copy-in", "files/s", n / since(t0), r->cold);
+	durable(r, "copy-in", false, 0);	/* as a Finder copy: no flush per file */
 	t0 = timeutil_mono();
 	for (i = 0; i < n; i++) {
 		uint64_t got;
@@ -692,14 +745,14 @@ small_io_setup(struct run *r)
 	char p[256];
 
 	spath(r, p, sizeof(p), "smallio-r.dat");
-	return write_file(r, r->c, p, r->o.small_io_read, BLOCK, true, r->err);
+	return write_file(r, r->c, p, r->o.small_io_read, BLOCK, true, NULL, r->err);
 }
 
 static int
 small_io_run(struct run *r)
 {
 	uint64_t nw = (r->o.small_io_write + 1023) / 1024, nr = (r->o.small_io_read + 1023) / 1024;
-	double *lat = xcalloc(nw > nr ? nw : nr, sizeof(*lat)), t0, t1, p99;
+	double *lat = xcalloc(nw > nr ? nw : nr, sizeof(*lat)), t0, t1, p99, tf = 0, t;
 	struct bench_file *f;
 	char p[256];
 	uint64_t i;
@@ -722,13 +775,18 @@ small_io_run(struct run *r)
 		if (n != 1024)
 			rc = drv_fail(r, r->c, n < 0 ? (int)n : -EIO, "write", p, r->err);
 	}
+	t1 = timeutil_mono();
 	if (rc == 0 && (rc = r->d->flush(r->c, f)) < 0)
 		rc = drv_fail(r, r->c, rc, "flush", p, r->err);
+	tf = timeutil_mono() - t1;
 	r->d->close(r->c, f);
 	if (rc < 0)
 		goto out;
-	record(r, "write-1k", "MB/s", mbps(nw * 1024, since(t0)), r->cold);
+	t = since(t0);
+	record(r, "write-1k", "MB/s", mbps(nw * 1024, t), r->cold);
+	durable(r, "write-1k", true, mbps(nw * 1024, t - tf));
 	record(r, "write-1k-p99", "us", 0, r->cold);
+	durable(r, "write-1k-p99", false, 0);	/* each write's own latency */
 	p99 = latency_summary(r, "write-1k-p99", lat, nw);
 	if (r->measuring)
 		metric(r, "write-1k-p99")->v[metric(r, "write-1k-p99")->n - 1] = p99;
@@ -790,7 +848,7 @@ random_setup(struct run *r)
 	char p[256];
 
 	spath(r, p, sizeof(p), "random.dat");
-	return write_file(r, r->c, p, random_file_size(&r->o), BLOCK, true, r->err);
+	return write_file(r, r->c, p, random_file_size(&r->o), BLOCK, true, NULL, r->err);
 }
 
 static int
@@ -808,7 +866,7 @@ random_run(struct run *r)
 		return drv_fail(r, r->c, rc, "open", p, r->err);
 	for (k = 0; k < sizeof(records) / sizeof(records[0]) && rc == 0; k++) {
 		uint64_t nops = volume / records[k].rec, slots = fsize / records[k].rec, i;
-		double t0;
+		double t0, tf, t;
 		int dir;
 
 		if (nops < 4)
@@ -829,11 +887,16 @@ random_run(struct run *r)
 					break;
 				}
 			}
+			tf = timeutil_mono();
 			if (rc == 0 && dir == 1 && (rc = r->d->flush(r->c, f)) < 0)
 				rc = drv_fail(r, r->c, rc, "flush", p, r->err);
+			tf = timeutil_mono() - tf;
+			t = since(t0);
 			if (rc == 0)
 				record(r, dir ? records[k].wr : records[k].rd, "MB/s",
-				       mbps(nops * records[k].rec, since(t0)), r->cold);
+				       mbps(nops * records[k].rec, t), r->cold);
+			if (rc == 0 && dir == 1)
+				durable(r, records[k].wr, true, mbps(nops * records[k].rec, t - tf));
 		}
 	}
 	r->d->close(r->c, f);
@@ -1008,6 +1071,12 @@ video_pass(struct run *r, bool write, uint64_t frames_on_disk, uint64_t *written
 		qsort(lat, done, sizeof(*lat), cmp_double);
 		p99 = bench_quantile(lat, done, 0.99);
 		record(r, write ? "write-p99" : "read-p99", "us", p99, r->cold);
+		if (write) {
+			/* Frames are timed as they are written; the flush after them is not. */
+			durable(r, "write-fps", false, 0);
+			durable(r, "write-dropped", false, 0);
+			durable(r, "write-p99", false, 0);
+		}
 		if ((m = metric(r, fps)) && r->measuring) {
 			int ok = dropped == 0 && done > 0 && p99 <= 0.9 * period * 1e6;
 
@@ -1349,6 +1418,8 @@ to_results(struct run *r, struct bench_results *out)
 			.nruns = m->n,
 			.pass = m->pass,
 			.hist = m->hist,
+			.durability = (char *)m->durability,
+			.unflushed = m->nuf == m->n ? m->uf : NULL,
 		};
 		uint64_t seed = r->o.seed;
 		const char *s;
@@ -1426,6 +1497,7 @@ out:
 	for (k = 0; k < r->nm; k++) {
 		free(r->m[k].v);
 		free(r->m[k].hist);
+		free(r->m[k].uf);
 	}
 	free(r->buf);
 	free(r);

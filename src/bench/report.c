@@ -95,10 +95,21 @@ bench_report_text(const json_t *doc, char *err, size_t errlen)
 		fmt_num(med, sizeof(med), r->st.median);
 		fmt_num(lo, sizeof(lo), r->st.ci95_low);
 		fmt_num(hi, sizeof(hi), r->st.ci95_high);
-		buf_printf(&b, "  %-14s %-15s %10s %-7s [%8s, %8s] %5.1f%% %-4s %s\n", r->workload,
+		buf_printf(&b, "  %-14s %-15s %10s %-7s [%8s, %8s] %5.1f%% %-4s %s", r->workload,
 			   r->metric, med, r->unit, lo, hi, 100 * r->st.cv, r->cache ? r->cache : "",
 			   r->pass >= 0 ? (r->pass ? "PASS" : "FAIL") :
 			   (r->bottleneck ? r->bottleneck : ""));
+		/* Writes say whether a flush is in the figure: never compare across. */
+		if (r->durability && r->unflushed) {
+			struct bench_stats us;
+
+			bench_stats_compute(r->unflushed, r->nruns, 1, &us);
+			fmt_num(med, sizeof(med), us.median);
+			buf_printf(&b, " [flushed; %s without the flush]", med);
+		} else if (r->durability) {
+			buf_printf(&b, " [%s]", r->durability);
+		}
+		buf_addc(&b, '\n');
 	}
 	bench_results_clear(&rs);
 	return buf_steal(&b, NULL);

@@ -35,6 +35,12 @@ bench_results_add(struct bench_results *rs, const struct bench_result *r)
 		d->runs = xcalloc(r->nruns, sizeof(*d->runs));
 		memcpy(d->runs, r->runs, r->nruns * sizeof(*d->runs));
 	}
+	d->durability = dup_or_null(r->durability);
+	d->unflushed = NULL;
+	if (r->unflushed && r->nruns) {
+		d->unflushed = xcalloc(r->nruns, sizeof(*d->unflushed));
+		memcpy(d->unflushed, r->unflushed, r->nruns * sizeof(*d->unflushed));
+	}
 	d->hist = NULL;
 	if (r->hist) {
 		d->hist = xcalloc(BENCH_HIST_BUCKETS, sizeof(*d->hist));
@@ -58,6 +64,8 @@ bench_result_clear(struct bench_result *r)
 	free(r->bottleneck);
 	free(r->runs);
 	free(r->hist);
+	free(r->durability);
+	free(r->unflushed);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -116,6 +124,17 @@ bench_result_to_json(const struct bench_result *r)
 	} else {
 		json_object_set_new(o, "latency_hist", json_null());
 	}
+	json_object_set_new(o, "durability", str_or_null(r->durability));
+	if (r->unflushed && r->nruns) {
+		json_t *u = json_array();
+		struct bench_stats us;
+
+		for (i = 0; i < r->nruns; i++)
+			json_array_append_new(u, json_real(r->unflushed[i]));
+		json_object_set_new(o, "unflushed_runs", u);
+		bench_stats_compute(r->unflushed, r->nruns, 1, &us);
+		json_object_set_new(o, "unflushed_median", json_real(us.median));
+	}
 	return o;
 }
 
@@ -164,6 +183,8 @@ bench_result_from_json(const json_t *j, struct bench_result *r, char *err, size_
 		rc = get_str(j, "note", false, &r->note, err, errlen);
 	if (rc == 0)
 		rc = get_str(j, "bottleneck", false, &r->bottleneck, err, errlen);
+	if (rc == 0)
+		rc = get_str(j, "durability", false, &r->durability, err, errlen);
 	runs = json_object_get(j, "runs");
 	if (rc == 0 && !json_is_array(runs)) {
 		snprintf(err, errlen, "result: \"runs\" is missing or not an array");
@@ -180,6 +201,12 @@ bench_result_from_json(const json_t *j, struct bench_result *r, char *err, size_
 			}
 			r->runs[i] = json_number_value(v);
 		}
+	}
+	h = json_object_get(j, "unflushed_runs");
+	if (rc == 0 && r->nruns && json_is_array(h) && json_array_size(h) == r->nruns) {
+		r->unflushed = xcalloc(r->nruns, sizeof(*r->unflushed));
+		json_array_foreach(h, i, v)
+			r->unflushed[i] = json_number_value(v);
 	}
 	if (rc == 0 && (v = json_object_get(j, "pass")) && json_is_boolean(v))
 		r->pass = json_is_true(v);

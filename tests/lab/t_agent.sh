@@ -84,6 +84,8 @@ assert s1 <= 125, "client1 is above the gigabit ceiling"
 assert s2 > 1.5 * s1, "client2 (10g) is not clearly faster"
 facts = {a["hostname"]: a for a in d["agents"]}
 assert facts["client1"]["nic"]["mtu"] == 1500 and facts["client2"]["nic"]["mtu"] == 9000, facts
+# The MTU each sends with towards the NAS (its route's): what tune's MTU step may not exceed.
+assert facts["client1"]["nic"]["path_mtu"] == 1500 and facts["client2"]["nic"]["path_mtu"] == 9000, facts
 PY
 ok $? "seq-read over SMB differs as the links do: $(cat "$WORK/speeds" | tail -n1)" "$(cat "$WORK/speeds"; both)"
 grep -q "job 1: seq-read over smb on smb://$SERVER/" <<<"$(log_of client1)"

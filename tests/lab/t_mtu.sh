@@ -16,7 +16,7 @@ cleanup() {
 trap cleanup EXIT
 
 lab_ready --server-mtu 1500 --client-mtu 9000,client1=7936 --switch-mtu 9216 --clients 2
-plan 54
+plan 57
 
 C1=$("$LAB" addr client1)
 C1_6=$("$LAB" addr -6 client1)
@@ -128,6 +128,8 @@ t=$((($(date +%s%N) - t0) / 1000000))
 L4=$(jget 'd["peers"][0]["largest"]')
 [[ $rc = 0 && $L4 =~ ^[0-9]+$ ]] && ((L4 >= 7936 && L4 <= 7940))
 ok $? "probe IPv4 client1 at 7936 from 9000: largest $L4 (veth takes MTU+4)" "$(both)"
+json 'd["peers"][0]["peer_mtu"]==7936' >/dev/null
+ok $? "... and its replies come whole only up to 7936: the MTU client1 sends with (peer_mtu)" "$(both)"
 df_ping server "$C1" "$L4" && ! df_ping server "$C1" $((L4 + 1))
 ok $? "ping -M do agrees: $L4 bytes arrive, $((L4 + 1)) do not"
 ((t < 2000))
@@ -176,8 +178,8 @@ t0=$(date +%s%N)
 nt server --json mtu auto lab0 --peer "$C1" --peer "$C1_6"
 t=$((($(date +%s%N) - t0) / 1000000))
 M=$(mtu_of server)
-[[ $rc = 0 ]] && ((M >= 7936 && M <= 7940)) && json "d['ok'] and d['old_mtu']==1500 and d['tried_mtu']==9216 and d['mtu']==$M and d['changed']" >/dev/null
-ok $? "auto: 1500 -> $M (tried 9216, settled on what client1 takes) in $t ms" "$(both)"
+[[ $rc = 0 && $M = 7936 ]] && json "d['ok'] and d['old_mtu']==1500 and d['tried_mtu']==9216 and d['mtu']==7936 and d['changed'] and d['peers_mtu']==7936 and all(p['largest']>=7936 and p['peer_mtu']==7936 for p in d['peers'])" >/dev/null
+ok $? "auto: 1500 -> $M, client1's own MTU, not the $L4 its veth receives (tried 9216) in $t ms" "$(both)"
 df_ping server "$C1" "$M" && df_ping server "$C1_6" "$M"
 ok $? "full-size ($M) don't-fragment packets reach client1, IPv4 and IPv6"
 pgrep -f "nastune mtu auto" >/dev/null
@@ -193,9 +195,20 @@ rm -f "$big"
 nt server mtu auto lab0 --peer "$C1"
 [[ $rc = 0 && $(mtu_of server) = "$M" ]] && grep -q "MTU $M kept" <<<"$out"
 ok $? "auto again: nothing better, MTU $M kept" "$(both)"
+# Server and client at 1500: the 4 bytes of veth slack carry nothing (TCP's MSS follows the
+# smaller side), so auto stays at 1500; a 9000 client gives 9000, not 9004.
+set_mtu server 1500
+set_mtu client2 1500
+nt server --json mtu auto lab0 --peer "$C2"
+[[ $rc = 0 && $(mtu_of server) = 1500 ]] && json "d['changed'] is False and d['peers_mtu']==1500 and d['peers'][0]['largest']>1500" >/dev/null
+ok $? "server and client at 1500: auto stays at 1500 (client2 receives $(jget 'd["peers"][0]["largest"]'), sends 1500)" "$(both)"
+set_mtu client2 9000
+nt server mtu auto lab0 --peer "$C2"
+[[ $rc = 0 && $(mtu_of server) = 9000 ]] && grep -q "not above 9000: the MTU $C2 sends with itself" <<<"$out"
+ok $? "a 9000 client: auto gives 9000, not 9004 ($(mtu_of server))" "$(both)"
 set_mtu server 1500
 nt server mtu set lab0 9000 --peer "$C1"
-[[ $rc = 1 && $(mtu_of server) = 1500 ]] && grep -q "at most $M bytes, not 9000; MTU of lab0 restored to 1500" <<<"$err"
+[[ $rc = 1 && $(mtu_of server) = 1500 ]] && grep -q "at most $L4 bytes, not 9000; MTU of lab0 restored to 1500" <<<"$err"
 ok $? "set 9000 --peer client1 (a fixed network.mtu): not received, restored 1500, exit 1" "$(both)"
 nt server mtu set lab0 7936 --peer "$C1" --peer "$C1_6"
 [[ $rc = 0 && $(mtu_of server) = 7936 ]]
@@ -293,5 +306,5 @@ ok $? "auto from 1500 behind the 1500 switch: tries 9216, keeps 1500, exit 0" "$
 sleep 0.2
 ! pgrep -f "$NASTUNE mtu" >/dev/null
 ok $? "no nastune mtu process (or watchdog) left running" "$(pgrep -af "$NASTUNE mtu")"
-[[ $TAP_N = 54 ]] || echo "# ran $TAP_N tests, planned 54"
+[[ $TAP_N = 57 ]] || echo "# ran $TAP_N tests, planned 57"
 done_testing

@@ -612,6 +612,100 @@ test_json_and_reports(void **state)
 	bench_results_clear(&back);
 }
 
+/* A null driver whose flush takes time (as a real COMMIT does), and one whose flush is a
+ * no-op it admits to (libsmbclient's). */
+static int
+slow_flush(struct bench_conn *c, struct bench_file *f)
+{
+	usleep(20000);
+	return bench_drv_null.flush(c, f);
+}
+
+static void
+durability_run(const struct bench_driver *d, const char *url, enum bench_workload w,
+	       struct bench_results *rs)
+{
+	struct bench_opts o = small_opts();
+	struct bench_target t;
+	char err[512] = "";
+
+	assert_int_equal(bench_target_parse(url, &t, err, sizeof(err)), 0);
+	if (bench_run(d, &t, w, &o, rs, err, sizeof(err)) != 0)
+		fail_msg("%s: %s", bench_workload_name(w), err);
+	bench_target_clear(&t);
+}
+
+static void
+assert_flushed(const struct bench_result *r)
+{
+	assert_non_null(r);
+	assert_string_equal(r->durability, "flushed");
+	assert_non_null(r->unflushed);
+	for (size_t i = 0; i < r->nruns; i++)
+		assert_true(r->unflushed[i] > r->runs[i]);	/* the 20 ms flush left out */
+}
+
+/* Every write result says whether its timing includes a flush the driver really makes:
+ * SMB and NFS figures are compared like with like (tune_protocol_choice). */
+static void
+test_durability(void **state)
+{
+	struct bench_driver slow = bench_drv_null, noop = bench_drv_null;
+	struct bench_results rs = { 0 }, back = { 0 };
+	const struct bench_result *r;
+	json_t *j;
+	char err[256];
+
+	(void)state;
+	slow.flush = slow_flush;
+	noop.flush_noop = true;
+	durability_run(&slow, "null://dur?copy=0", BENCH_SEQ_WRITE, &rs);
+	durability_run(&slow, "null://dur?copy=0", BENCH_SEQ_READ, &rs);
+	durability_run(&slow, "null://dur?copy=0", BENCH_COPY, &rs);
+	durability_run(&slow, "null://dur?copy=0", BENCH_MIXED_RW, &rs);
+	durability_run(&slow, "null://dur?copy=0", BENCH_RANDOM_IO, &rs);
+	durability_run(&slow, "null://dur?copy=0", BENCH_SMALL_IO, &rs);
+	durability_run(&slow, "null://dur?copy=0", BENCH_SMALL_FILES, &rs);
+	durability_run(&slow, "null://dur?copy=0", BENCH_VIDEO, &rs);
+	assert_flushed(find(&rs, "seq-write", "write"));
+	assert_flushed(find(&rs, "copy-in-share", "copy"));	/* read+write, then flush */
+	assert_flushed(find(&rs, "mixed-rw", "write"));
+	assert_flushed(find(&rs, "mixed-rw", "total"));
+	assert_flushed(find(&rs, "random-io", "write-4k"));
+	assert_flushed(find(&rs, "small-io", "write-1k"));
+	assert_null(find(&rs, "seq-read", "read")->durability);
+	assert_null(find(&rs, "random-io", "read-4k")->durability);
+	assert_null(find(&rs, "mixed-rw", "read")->durability);
+	assert_string_equal(find(&rs, "small-files", "copy-in")->durability, "unflushed");
+	assert_null(find(&rs, "small-files", "copy-in")->unflushed);
+	assert_string_equal(find(&rs, "video-frames", "write-fps")->durability, "unflushed");
+	assert_string_equal(find(&rs, "small-io", "write-1k-p99")->durability, "unflushed");
+	/* JSON keeps both figures. */
+	j = bench_results_to_json(&rs);
+	assert_int_equal(bench_results_from_json(j, &back, err, sizeof(err)), 0);
+	r = find(&back, "seq-write", "write");
+	assert_flushed(r);
+	assert_true(json_real_value(json_object_get(json_array_get(j, 0), "unflushed_median")) >
+		    json_real_value(json_object_get(json_array_get(j, 0), "median")));
+	assert_null(json_object_get(json_array_get(j, 1), "unflushed_runs"));	/* a read */
+	json_decref(j);
+	bench_results_clear(&back);
+	bench_results_clear(&rs);
+	/* A driver that cannot flush: unflushed, and no second figure. */
+	durability_run(&noop, "null://dur", BENCH_SEQ_WRITE, &rs);
+	durability_run(&noop, "null://dur", BENCH_RANDOM_IO, &rs);
+	durability_run(&slow, "null://dur", BENCH_COPY, &rs);	/* server-side copy */
+	assert_string_equal(find(&rs, "seq-write", "write")->durability, "unflushed");
+	assert_null(find(&rs, "seq-write", "write")->unflushed);
+	assert_string_equal(find(&rs, "random-io", "write-16m")->durability, "unflushed");
+	assert_string_equal(find(&rs, "copy-in-share", "copy")->durability, "unflushed");
+	assert_null(find(&rs, "copy-in-share", "copy")->unflushed);
+	bench_results_clear(&rs);
+	/* The SMB driver is the one that cannot. */
+	assert_true(bench_drv_smb.flush_noop);
+	assert_false(bench_drv_nfs.flush_noop);
+}
+
 static void
 test_attribute(void **state)
 {
@@ -659,6 +753,7 @@ main(void)
 		cmocka_unit_test(test_stale),
 		cmocka_unit_test(test_json_and_reports),
 		cmocka_unit_test(test_attribute),
+		cmocka_unit_test(test_durability),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -112,6 +113,60 @@ test_search_error_aborts(void **state)
 	assert_int_equal(probe_search(68, 9216, fake_try, &f, &best), -EIO);
 }
 
+/* A peer with MTU own whose NIC receives up to own + slack: echoes above own come back in
+ * fragments (1), up to own whole (2), above own + slack not at all (0). */
+struct fake_peer {
+	int own, slack, calls;
+	bool blind;		/* the kernel cannot tell fragments: never 2 */
+};
+
+static int
+peer_try(void *arg, int size)
+{
+	struct fake_peer *f = arg;
+
+	f->calls++;
+	if (size > f->own + f->slack)
+		return 0;
+	return size <= f->own && !f->blind ? 2 : 1;
+}
+
+static void
+peer_finds(int lo, int hi, int own, int slack, int want_best, int want_own)
+{
+	struct fake_peer f = { .own = own, .slack = slack };
+	int best = -1, got = -1;
+
+	assert_int_equal(probe_search_peer(lo, hi, peer_try, &f, &best, &got), 0);
+	assert_int_equal(best, want_best);
+	assert_int_equal(got, want_own);
+	assert_true(f.calls <= 2 + 15 + 15);
+}
+
+/* The probe's slack is not the peer's MTU: a 1500 client passes 1504 (veth), 7936 passes 7940,
+ * 9000 passes 9004; the peer's own MTU shows in its replies. */
+static void
+test_search_peer_own_mtu(void **state)
+{
+	struct fake_peer blind = { .own = 1500, .slack = 4, .blind = true };
+	int best, own;
+
+	(void)state;
+	peer_finds(PROBE_MIN_V4, 9216, 1500, 4, 1504, 1500);
+	peer_finds(PROBE_MIN_V4, 9216, 7936, 4, 7940, 7936);
+	peer_finds(PROBE_MIN_V4, 9216, 9000, 4, 9004, 9000);
+	peer_finds(PROBE_MIN_V6, 9216, 7936, 4, 7940, 7936);
+	peer_finds(PROBE_MIN_V4, 9216, 1500, 7500, 9000, 1500);	/* a NIC that takes jumbo */
+	peer_finds(PROBE_MIN_V4, 9000, 9000, 4, 9000, 9000);	/* our side is the limit */
+	peer_finds(PROBE_MIN_V4, 9000, 7936, 0, 7936, 7936);	/* no slack */
+	for (int m = 1280; m <= 1600; m++)
+		peer_finds(PROBE_MIN_V6, 9216, m, 4, m + 4, m);
+	/* Without fragment reports the peer's MTU is unknown, not the probe's figure. */
+	assert_int_equal(probe_search_peer(68, 9216, peer_try, &blind, &best, &own), 0);
+	assert_int_equal(best, 1504);
+	assert_int_equal(own, 0);
+}
+
 static struct netif_info
 veth(const char *name, int mtu)
 {
@@ -192,6 +247,7 @@ main(void)
 		cmocka_unit_test(test_search_fast_when_all_pass),
 		cmocka_unit_test(test_search_unreachable),
 		cmocka_unit_test(test_search_error_aborts),
+		cmocka_unit_test(test_search_peer_own_mtu),
 		cmocka_unit_test(test_allowed_limits),
 		cmocka_unit_test(test_allowed_stacked_and_members),
 	};
