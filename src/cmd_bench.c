@@ -187,7 +187,7 @@ derive_targets(const struct ctx *ctx, const struct model *m, const char *protos,
 	}
 }
 
-/* A Time Machine share of the configuration that t points at, or NULL. */
+/* A Time Machine or read-only share of the configuration that t points at, or NULL. */
 static const struct share *
 tm_share_of(const struct ctx *ctx, const struct model *m, const struct bench_target *t)
 {
@@ -199,7 +199,7 @@ tm_share_of(const struct ctx *ctx, const struct model *m, const struct bench_tar
 		size_t len;
 		bool hit = false;
 
-		if (!s->tm_enabled)
+		if (!s->tm_enabled && !s->read_only)
 			continue;
 		if (strcmp(t->scheme, "file") == 0) {
 			p = fs_rooted(ctx->root, s->path);
@@ -345,17 +345,18 @@ cmd_bench(struct ctx *ctx, int argc, char **argv)
 			urls[nurls++] = optarg;
 			break;
 		case 'n':
-			if (parse_uint("--repeat", optarg, 1, 1000, &o.repeats) < 0)
+			if (parse_uint("--repeat", optarg, 1, BENCH_MAX_REPEATS, &o.repeats) < 0)
 				goto usage;
 			break;
 		case 'W':
-			if (parse_uint("--warmup", optarg, 0, 100, &o.warmup) < 0)
+			if (parse_uint("--warmup", optarg, 0, BENCH_MAX_WARMUP, &o.warmup) < 0)
 				goto usage;
 			break;
 		case 's':
-			if (units_parse_size(optarg, &o.size) < 0 || o.size < 4096) {
-				fprintf(stderr, "nastune bench: --size '%s' is not a size of at least "
-						"4K (e.g. 64M, 1G)\n", optarg);
+			if (units_parse_size(optarg, &o.size) < 0 || o.size < 4096 ||
+			    o.size > BENCH_MAX_SIZE) {
+				fprintf(stderr, "nastune bench: --size '%s' is not a size from 4K to "
+						"16T (e.g. 64M, 1G)\n", optarg);
 				goto usage;
 			}
 			break;
@@ -376,11 +377,11 @@ cmd_bench(struct ctx *ctx, int argc, char **argv)
 			}
 			break;
 		case 'F':
-			if (parse_uint("--files", optarg, 1, 1000000, &o.small_files) < 0)
+			if (parse_uint("--files", optarg, 1, BENCH_MAX_FILES, &o.small_files) < 0)
 				goto usage;
 			break;
 		case 'E':
-			if (parse_uint("--entries", optarg, 1, 100000, &o.meta_entries) < 0)
+			if (parse_uint("--entries", optarg, 1, BENCH_MAX_ENTRIES, &o.meta_entries) < 0)
 				goto usage;
 			break;
 		case 'V':
@@ -507,9 +508,11 @@ cmd_bench(struct ctx *ctx, int argc, char **argv)
 			goto out;
 		}
 		if (!o.force && (tm = tm_share_of(ctx, m, &t.t))) {
-			fprintf(stderr, "nastune bench: %s is the Time Machine share %s; refusing to "
-					"benchmark it (it would disturb backups) — add --force to do it "
-					"anyway\n", t.t.url, tm->name);
+			fprintf(stderr, "nastune bench: %s is the %s share %s; refusing to "
+					"benchmark it (%s) — add --force to do it anyway\n", t.t.url,
+				tm->tm_enabled ? "Time Machine" : "read-only", tm->name,
+				tm->tm_enabled ? "it would disturb backups" :
+						 "nothing may be written to it");
 			bench_target_clear(&t.t);
 			status = EXIT_USAGE;
 			goto out;
@@ -579,9 +582,8 @@ cmd_bench(struct ctx *ctx, int argc, char **argv)
 		int w;
 
 		if (!no_baseline) {
-			if (t->local && (rc = bench_baseline_disk(t->local, o.size ? o.size :
-								   BENCH_DEFAULT_SIZE, &bl)) < 0)
-				log_warnx("bench: raw disk baseline of %s: %s", t->local, strerror(-rc));
+			if (t->local && bench_baseline_disk(t->local, &o, &bl, err, sizeof(err)) < 0)
+				log_warnx("bench: raw disk baseline of %s: %s", t->local, err);
 			if (network && is_loopback(t->t.host))
 				rc = bench_baseline_tcp_loopback(o.size ? o.size : BENCH_DEFAULT_SIZE, &bl);
 			else if (network && t->t.host)
