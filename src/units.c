@@ -35,11 +35,10 @@ units_parse_size(const char *s, uint64_t *bytes)
 
 	if (!(*p >= '0' && *p <= '9'))
 		return -EINVAL;
-	for (; *p >= '0' && *p <= '9'; p++) {
-		if (whole > (UINT64_MAX - 9) / 10)
+	for (; *p >= '0' && *p <= '9'; p++)
+		if (__builtin_mul_overflow(whole, 10, &whole) ||
+		    __builtin_add_overflow(whole, (uint64_t)(*p - '0'), &whole))
 			return -ERANGE;
-		whole = whole * 10 + (uint64_t)(*p - '0');
-	}
 	if (*p == '.') {
 		p++;
 		if (!(*p >= '0' && *p <= '9'))
