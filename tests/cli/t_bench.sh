@@ -12,7 +12,7 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
-plan 59
+plan 60
 
 root="$tmp/root"
 data="$tmp/data"
@@ -161,12 +161,13 @@ else
 fi
 
 # --- targets from the configuration
-mkdir -p "$root/srv/data" "$root/srv/tm"
+mkdir -p "$root/srv/data" "$root/srv/tm" "$root/srv/ro"
 cat >"$tmp/nas.conf" <<'CONF'
 shares = (
   { name = "Data"; path = "/srv/data"; protocols = ["smb", "afp"]; guest = true; },
   { name = "TM"; path = "/srv/tm"; protocols = ["smb"]; valid_users = ["nobody"];
-    time_machine = { enabled = true; }; }
+    time_machine = { enabled = true; }; },
+  { name = "RO"; path = "/srv/ro"; protocols = ["smb"]; read_only = true; guest = true; }
 );
 users = ( { name = "nobody"; } );
 protocols = { nfs = { enabled = false; }; afp = { enabled = true; }; };
@@ -192,6 +193,9 @@ is "$rc" 2 "benchmarking the Time Machine share is refused"
 echo "$err" | grep -q "Time Machine share TM; refusing.*--force"; ok $? "the refusal says why and how to override"
 nt --root "$root" -c "$tmp/nas.conf" bench --target "file://$root/srv/tm" --workload seq-write --force "${quick[@]}"
 is "$rc" 0 "--force benchmarks it anyway"
+nt --root "$root" -c "$tmp/nas.conf" bench --target "file://$root/srv/ro" --size 4M --repeat 1 --warmup 0 --cache hot
+[ "$rc" -eq 2 ] && echo "$err" | grep -q "is the read-only share RO; refusing" && [ -z "$(ls -A "$root/srv/ro")" ]
+ok $? "a --target into a read-only share is refused (exit 2), nothing written, baseline included"
 mkdir -p "$tmp/mac/Mac.sparsebundle"
 nt --root "$root" bench --target "file://$tmp/mac" --workload seq-write "${quick[@]}"
 is "$rc" 1 "a directory holding a sparsebundle is refused as a Time Machine destination"
