@@ -67,10 +67,14 @@ px_ours(int fd)
 	{
 		struct statfs sf;
 
-		if (fstatfs(fd, &sf) == 0 &&
-		    (sf.f_type == 0x6969 /* NFS */ || sf.f_type == 0xFF534D42 /* CIFS */ ||
-		     sf.f_type == (typeof(sf.f_type))0xFE534D42 /* SMB2 */ ||
-		     sf.f_type == 0x517B /* SMB */ || sf.f_type == 0x65735546 /* FUSE */))
+		uint32_t t;
+
+		if (fstatfs(fd, &sf) < 0)
+			return false;
+		t = (uint32_t)sf.f_type;	/* a 32-bit magic in a signed word */
+		if (t == 0x6969u /* NFS */ || t == 0xFF534D42u /* CIFS */ ||
+		    t == 0xFE534D42u /* SMB2 */ || t == 0x517Bu /* SMB */ ||
+		    t == 0x65735546u /* FUSE */)
 			return true;
 	}
 #endif
