@@ -117,6 +117,15 @@ listing(const char *dir)
 }
 
 static void
+assert_listing(const char *dir, const char *want)
+{
+	char *l = listing(dir);
+
+	assert_string_equal(l, want);
+	free(l);
+}
+
+static void
 write_file(struct bench_conn *c, const char *path, const char *text)
 {
 	struct bench_file *bf;
@@ -286,7 +295,7 @@ test_engine_swap(void **state)
 		assert_true(bench_run(D, &f->t, (enum bench_workload)w, &o, &rs, err,
 				      sizeof(err)) < 0);
 		assert_non_null(strstr(err, "renamed or replaced"));
-		assert_string_equal(listing(f->outside), before);
+		assert_listing(f->outside, before);
 		snprintf(cmd, sizeof(cmd), "rm -rf '%s'/.nastune-bench-* '%s/moved'", f->share,
 			 f->share);
 		assert_int_equal(system(cmd), 0);
@@ -315,8 +324,8 @@ test_baseline_planted(void **state)
 	in_share = listing(f->share);
 	assert_int_equal(bench_baseline_disk(f->share, &o, &b, err, sizeof(err)), 0);
 	assert_true(b.disk_write > 0 && b.disk_read > 0);
-	assert_string_equal(listing(f->outside), before);
-	assert_string_equal(listing(f->share), in_share);	/* its scratch is gone again */
+	assert_listing(f->outside, before);
+	assert_listing(f->share, in_share);	/* its scratch is gone again */
 	free(before);
 	free(in_share);
 }
@@ -335,10 +344,10 @@ test_baseline_refusals(void **state)
 	before = listing(f->share);
 	assert_int_equal(bench_baseline_disk(f->share, &o, &b, err, sizeof(err)), -EPERM);
 	assert_non_null(strstr(err, "looks like a Time Machine share"));
-	assert_string_equal(listing(f->share), before);
+	assert_listing(f->share, before);
 	o.force = true;
 	assert_int_equal(bench_baseline_disk(f->share, &o, &b, err, sizeof(err)), 0);
-	assert_string_equal(listing(f->share), before);
+	assert_listing(f->share, before);
 	free(before);
 }
 
