@@ -1221,29 +1221,37 @@ host_name(char *buf, size_t len)
 			*p = '_';
 }
 
-/* Whether name is this host's scratch entry ("<prefix><host>-<pid>-...") of a process that is
- * gone. The host is matched as a whole prefix: host names may hold '-'. */
+/* Whether name is this host's scratch entry of a process that is gone: "<prefix><host>-<pid>-
+ * <tag>-<16 hex>" (or without the hex, as older versions named them), parsed from the right,
+ * since host names may hold '-' ("nas" must not take "nas-2"'s entries for its own). */
 static bool
 is_stale(const char *name)
 {
-	char host[128], *end;
-	const char *rest;
-	size_t hl;
-	long pid;
+	char host[128], *copy, *dash, *end;
+	size_t len;
+	long pid = 0;
+	bool stale = false;
 
 	if (strncmp(name, BENCH_SCRATCH_PREFIX, strlen(BENCH_SCRATCH_PREFIX)) != 0)
 		return false;
 	host_name(host, sizeof(host));
-	hl = strlen(host);
-	rest = name + strlen(BENCH_SCRATCH_PREFIX);
-	if (strncmp(rest, host, hl) != 0 || rest[hl] != '-' || !(rest[hl + 1] >= '1' &&
-								   rest[hl + 1] <= '9'))
-		return false;
-	errno = 0;
-	pid = strtol(rest + hl + 1, &end, 10);
-	if (errno || *end != '-')
-		return false;
-	return pid != (long)getpid() && kill((pid_t)pid, 0) < 0 && errno == ESRCH;
+	copy = xstrdup(name + strlen(BENCH_SCRATCH_PREFIX));
+	len = strlen(copy);
+	if (len > 17 && copy[len - 17] == '-' &&
+	    strspn(copy + len - 16, "0123456789abcdef") == 16)
+		copy[len - 17] = '\0';	/* the random part */
+	if ((dash = strrchr(copy, '-'))) {
+		*dash = '\0';	/* the tag */
+		if ((dash = strrchr(copy, '-')) && dash[1] >= '1' && dash[1] <= '9') {
+			errno = 0;
+			pid = strtol(dash + 1, &end, 10);
+			*dash = '\0';
+			stale = !errno && !*end && strcmp(copy, host) == 0 &&
+				pid != (long)getpid() && kill((pid_t)pid, 0) < 0 && errno == ESRCH;
+		}
+	}
+	free(copy);
+	return stale;
 }
 
 static void

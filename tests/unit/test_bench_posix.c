@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "bench.h"
@@ -368,6 +369,52 @@ test_preflight_huge(void **state)
 					 sizeof(err)), 0);
 }
 
+/* Stale scratch of a dead process of this host goes; another host's whose name starts with
+ * ours ("<host>-2") stays, and so does a look-alike a share user made (not entered). */
+static void
+test_stale(void **state)
+{
+	struct fx *f = *state;
+	char host[128], p[512];
+	pid_t dead = fork();
+
+	if (dead == 0)
+		_exit(0);
+	assert_true(dead > 0);
+	assert_int_equal(waitpid(dead, NULL, 0), dead);
+	bench_drv_posix.disconnect(f->c);	/* run as a new process would: nothing cached */
+	assert_int_equal(gethostname(host, sizeof(host)), 0);
+	snprintf(p, sizeof(p), "%s/%s%s-%ld-1-0123456789abcdef", f->share, BENCH_SCRATCH_PREFIX,
+		 host, (long)dead);
+	assert_int_equal(mkdir(p, 0700), 0);
+	put(p, "f", "x");
+	snprintf(p, sizeof(p), "%s/%s%s-2-%ld-1-0123456789abcdef", f->share, BENCH_SCRATCH_PREFIX,
+		 host, (long)dead);
+	assert_int_equal(mkdir(p, 0700), 0);
+	snprintf(p, sizeof(p), "%s/%s%s-%ld-7", f->share, BENCH_SCRATCH_PREFIX, host, (long)dead);
+	assert_int_equal(mkdir(p, 0777), 0);
+	put(p, "keep", "x");
+	if (geteuid() == 0)
+		assert_int_equal(chown(p, 65534, 65534), 0);
+	{
+		char err[256];
+
+		assert_int_equal(bench_drv_posix.connect(&f->t, &f->c, err, sizeof(err)), 0);
+	}
+	assert_int_equal(bench_clean_stale(&bench_drv_posix, f->c), geteuid() == 0 ? 1 : 2);
+	snprintf(p, sizeof(p), "%s/%s%s-%ld-1-0123456789abcdef", f->share, BENCH_SCRATCH_PREFIX,
+		 host, (long)dead);
+	assert_int_equal(access(p, F_OK), -1);
+	snprintf(p, sizeof(p), "%s/%s%s-2-%ld-1-0123456789abcdef", f->share, BENCH_SCRATCH_PREFIX,
+		 host, (long)dead);
+	assert_int_equal(access(p, F_OK), 0);
+	if (geteuid() == 0) {
+		snprintf(p, sizeof(p), "%s/%s%s-%ld-7/keep", f->share, BENCH_SCRATCH_PREFIX, host,
+			 (long)dead);
+		assert_int_equal(access(p, F_OK), 0);
+	}
+}
+
 int
 main(void)
 {
@@ -378,6 +425,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_baseline_planted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_baseline_refusals, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_preflight_huge, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stale, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
