@@ -122,6 +122,7 @@ px_walk(struct bench_conn *c, const char *dir, size_t len, int *owned)
 		if (!px_name_ok(p, (size_t)(q - p))) {
 			if (*owned >= 0)
 				close(*owned);
+			*owned = -1;
 			return -EINVAL;
 		}
 		memcpy(name, p, (size_t)(q - p));
