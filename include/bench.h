@@ -94,6 +94,13 @@ struct bench_opts {
 
 #define BENCH_DEFAULT_SIZE (1ull << 30)
 #define BENCH_DEFAULT_REPEATS 5
+/* Upper bounds of the options (bench_opts_check): with them every footprint fits in 64 bits
+ * with room to spare, and a typo ("--size 1E") is refused instead of filling a disk. */
+#define BENCH_MAX_SIZE (16ull << 40)	/* --size, and each small-io volume: 16 TiB */
+#define BENCH_MAX_REPEATS 1000u
+#define BENCH_MAX_WARMUP 100u
+#define BENCH_MAX_FILES 1000000u	/* --files */
+#define BENCH_MAX_ENTRIES 100000u	/* --entries */
 /* Free space asked for beyond twice the largest footprint. */
 #define BENCH_SPACE_MARGIN (64ull << 20)
 #define BENCH_SCRATCH_PREFIX ".nastune-bench-"
@@ -176,7 +183,7 @@ struct bench_results {
  * removes stale scratch directories of dead nastune processes on this host, refuses a
  * target that looks like a Time Machine share unless o->force (-EPERM), checks free space
  * (-ENOSPC when below 2 x the footprint + BENCH_SPACE_MARGIN), works only inside a new scratch
- * directory BENCH_SCRATCH_PREFIX"<host>-<pid>-<n>" at the target's root, runs o->warmup
+ * directory bench_scratch_name(n) at the target's root, runs o->warmup
  * discarded and o->repeats measured runs, and removes the scratch directory whatever
  * happens. On success appends one result per metric to out (client "loopback"; the caller
  * may change it) and returns 0. On failure returns -errno (-EINTR when *o->stop was set)
@@ -184,11 +191,25 @@ struct bench_results {
 int bench_run(const struct bench_driver *d, const struct bench_target *t, enum bench_workload w,
 	      const struct bench_opts *o, struct bench_results *out, char *err, size_t errlen);
 
-/* Bytes the workload holds in its scratch directory at most, with opts o. */
+/* Bytes the workload holds in its scratch directory at most, with opts o; UINT64_MAX when that
+ * does not fit in 64 bits (it never passes a space check). */
 uint64_t bench_footprint(enum bench_workload w, const struct bench_opts *o);
 
-/* A scratch name for this process: BENCH_SCRATCH_PREFIX"<host>-<pid>-<tag>" into buf. The
- * next start removes it (directory or file) once this process is gone. */
+/* Checks o against the BENCH_MAX_* bounds (and fps 0-240, seconds 0-3600; 0 means the
+ * default). Returns 0, or -EINVAL with one sentence in err naming the value and the limit.
+ * bench_run checks it too. */
+int bench_opts_check(const struct bench_opts *o, char *err, size_t errlen);
+
+/* The refusals before the first byte is written to the target behind c: a root that looks
+ * like a Time Machine share unless force (-EPERM); free space below 2 x footprint +
+ * BENCH_SPACE_MARGIN, computed without wrapping (-ENOSPC). Removes this host's stale
+ * scratch entries on the way. what names the workload in err. Returns 0 or -errno with err. */
+int bench_preflight(const struct bench_driver *d, struct bench_conn *c, const char *url,
+		    const char *what, uint64_t footprint, bool force, char *err, size_t errlen);
+
+/* A scratch name for this process: BENCH_SCRATCH_PREFIX"<host>-<pid>-<tag>-<16 random hex>"
+ * into buf (random: a share user cannot plant it in advance). The next start removes it
+ * (directory or file) once this process is gone. */
 void bench_scratch_name(char *buf, size_t len, const char *tag);
 
 /* Removes this host's stale scratch directories and files (of processes no longer alive) at
@@ -210,12 +231,16 @@ struct bench_baseline {
 	double client_disk;		/* MB/s (agents) */
 };
 
-/* Raw disk throughput of the filesystem holding dir: writes then reads size bytes (capped at
- * 1 GiB, at least 4 MiB) with O_DIRECT in a scratch file (bench_scratch_name) inside dir,
- * removed after; median of
- * three runs each. Falls back to buffered I/O + fsync (and says so in b->disk_method) where
- * O_DIRECT is refused. Returns 0 or -errno. */
-int bench_baseline_disk(const char *dir, uint64_t size, struct bench_baseline *b);
+/* Raw disk throughput of the filesystem holding dir: writes then reads o->size bytes (0: the
+ * default; capped at 1 GiB, at least 4 MiB) with O_DIRECT, median of three runs each. First
+ * the refusals of bench_preflight (a Time Machine root unless o->force, free space); then
+ * everything happens in a new scratch directory (bench_scratch_name "disk", mode 0700, made
+ * through bench_drv_posix) holding one file created O_EXCL|O_NOFOLLOW through the
+ * directory's descriptor, and both are removed after, also when *o->stop ends it (-EINTR).
+ * Falls back to buffered I/O + fsync (and says so in b->disk_method) where O_DIRECT is
+ * refused. Returns 0, or -errno with one sentence in err. */
+int bench_baseline_disk(const char *dir, const struct bench_opts *o, struct bench_baseline *b,
+			char *err, size_t errlen);
 /* Raw TCP throughput over loopback with nastune's own stream test (sender and receiver
  * threads, bytes bytes, capped at 4 GiB). Returns 0 or -errno. */
 int bench_baseline_tcp_loopback(uint64_t bytes, struct bench_baseline *b);

@@ -135,6 +135,11 @@ const struct bench_driver *const *bench_drivers(void);
 
 extern const struct bench_driver bench_drv_null;
 extern const struct bench_driver bench_drv_posix;
+/* posix only: a new descriptor (O_DIRECTORY, the caller closes it) of the directory path on a
+ * bench_drv_posix connection, resolved as every posix path is (from a directory the
+ * connection created, no symlink followed). For the raw disk baseline's O_DIRECT file.
+ * Returns it, or -errno with bench_drv_posix.error(c). */
+int bench_posix_dirfd(struct bench_conn *c, const char *path);
 extern const struct bench_driver bench_drv_smb;
 extern const struct bench_driver bench_drv_nfs;
 extern const struct bench_driver bench_drv_afp;

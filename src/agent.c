@@ -240,9 +240,11 @@ facts(struct agent *a, int fd)
 	pthread_mutex_lock(&a->state);
 	if (!a->disk) {
 		struct bench_baseline b = { 0 };
+		struct bench_opts bo = { .size = 64ull << 20 };
 		const char *dir = a->o->scratch_dir ? a->o->scratch_dir : "/var/tmp";
+		char berr[512];
 
-		if (bench_baseline_disk(dir, 64ull << 20, &b) == 0)
+		if (bench_baseline_disk(dir, &bo, &b, berr, sizeof(berr)) == 0)
 			a->disk = json_pack("{s:s, s:f, s:f, s:s}", "dir", dir, "write_mbs",
 					    b.disk_write, "read_mbs", b.disk_read, "method",
 					    b.disk_method);

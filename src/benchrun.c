@@ -54,7 +54,7 @@ push(struct benchrun *b, const struct benchrun_target *t)
 	b->tg[b->ntg++] = *t;
 }
 
-/* A Time Machine share of the configuration that t points at, or NULL. */
+/* A Time Machine or read-only share of the configuration that t points at, or NULL. */
 static const struct share *
 tm_share_of(const char *root, const struct model *m, const struct bench_target *t)
 {
@@ -66,7 +66,7 @@ tm_share_of(const char *root, const struct model *m, const struct bench_target *
 		size_t len;
 		bool hit = false;
 
-		if (!s->tm_enabled)
+		if (!s->tm_enabled && !s->read_only)
 			continue;
 		if (strcmp(t->scheme, "file") == 0) {
 			p = fs_rooted(root, s->path);
@@ -107,9 +107,10 @@ benchrun_add_url(struct benchrun *b, const struct model *m, const char *root, co
 	}
 	if (!b->o.force && (tm = tm_share_of(root, m, &t.t))) {
 		snprintf(err, errlen,
-			 "%s is the Time Machine share %s; refusing to benchmark it (it "
-			 "would disturb backups) — add --force to do it anyway",
-			 t.t.url, tm->name);
+			 "%s is the %s share %s; refusing to benchmark it (%s) — add --force to do "
+			 "it anyway", t.t.url, tm->tm_enabled ? "Time Machine" : "read-only",
+			 tm->name, tm->tm_enabled ? "it would disturb backups" :
+			 "nothing may be written to it");
 		bench_target_clear(&t.t);
 		return -EPERM;
 	}
@@ -278,10 +279,11 @@ baselines(struct benchrun *b, const struct benchrun_target *t, bool network,
 	  struct bench_baseline *bl)
 {
 	uint64_t size = b->o.size ? b->o.size : BENCH_DEFAULT_SIZE;
-	int rc;
+	char err[512];
 
-	if (t->local && (rc = bench_baseline_disk(t->local, size, bl)) < 0)
-		log_warnx("bench: raw disk baseline of %s: %s", t->local, strerror(-rc));
+	/* The baseline runs the workloads' own refusals (Time Machine, free space) first. */
+	if (t->local && bench_baseline_disk(t->local, &b->o, bl, err, sizeof(err)) < 0)
+		log_warnx("bench: raw disk baseline of %s: %s", t->local, err);
 	if (network && is_loopback(t->t.host))
 		bench_baseline_tcp_loopback(size, bl);
 	else if (network && t->t.host)

@@ -205,17 +205,18 @@ parse_args(struct benchrun *b, struct bench_args *a, int argc, char **argv)
 			a->urls[a->nurls++] = optarg;
 			break;
 		case 'n':
-			if (parse_uint("--repeat", optarg, 1, 1000, &o->repeats) < 0)
+			if (parse_uint("--repeat", optarg, 1, BENCH_MAX_REPEATS, &o->repeats) < 0)
 				return -1;
 			break;
 		case 'W':
-			if (parse_uint("--warmup", optarg, 0, 100, &o->warmup) < 0)
+			if (parse_uint("--warmup", optarg, 0, BENCH_MAX_WARMUP, &o->warmup) < 0)
 				return -1;
 			break;
 		case 's':
-			if (units_parse_size(optarg, &o->size) < 0 || o->size < 4096) {
-				fprintf(stderr, "nastune bench: --size '%s' is not a size of at least "
-						"4K (e.g. 64M, 1G)\n", optarg);
+			if (units_parse_size(optarg, &o->size) < 0 || o->size < 4096 ||
+			    o->size > BENCH_MAX_SIZE) {
+				fprintf(stderr, "nastune bench: --size '%s' is not a size from 4K to "
+						"16T (e.g. 64M, 1G)\n", optarg);
 				return -1;
 			}
 			break;
@@ -236,11 +237,11 @@ parse_args(struct benchrun *b, struct bench_args *a, int argc, char **argv)
 			}
 			break;
 		case 'F':
-			if (parse_uint("--files", optarg, 1, 1000000, &o->small_files) < 0)
+			if (parse_uint("--files", optarg, 1, BENCH_MAX_FILES, &o->small_files) < 0)
 				return -1;
 			break;
 		case 'E':
-			if (parse_uint("--entries", optarg, 1, 100000, &o->meta_entries) < 0)
+			if (parse_uint("--entries", optarg, 1, BENCH_MAX_ENTRIES, &o->meta_entries) < 0)
 				return -1;
 			break;
 		case 'V':

@@ -723,9 +723,10 @@ cmd_tune(struct ctx *ctx, int argc, char **argv)
 			if_changed = true;
 			break;
 		case 's':
-			if (units_parse_size(optarg, &size) < 0 || size < (1u << 20)) {
-				fprintf(stderr, "nastune tune: --size '%s' is not a size of at least "
-						"1M\n", optarg);
+			if (units_parse_size(optarg, &size) < 0 || size < (1u << 20) ||
+			    size > BENCH_MAX_SIZE) {
+				fprintf(stderr, "nastune tune: --size '%s' is not a size from 1M to "
+						"16T\n", optarg);
 				goto usage;
 			}
 			break;
@@ -1157,13 +1158,14 @@ cmd_tune(struct ctx *ctx, int argc, char **argv)
 	if (rc == 0 && after_res.n) {
 		/* The bottleneck of each result: raw disk of the first share, TCP over loopback. */
 		struct bench_baseline bl = { 0 };
-		char *local = NULL;
+		struct bench_opts bo = { .size = size };
+		char *local = NULL, berr[512];
 
 		for (i = 0; i < t.m->n_shares && !local; i++)
 			if (!t.m->shares[i].tm_enabled && !t.m->shares[i].read_only)
 				local = fs_rooted(ctx->root, t.m->shares[i].path);
-		if (local && bench_baseline_disk(local, size, &bl) < 0)
-			log_warnx("tune: raw disk baseline of %s failed", local);
+		if (local && bench_baseline_disk(local, &bo, &bl, berr, sizeof(berr)) < 0)
+			log_warnx("tune: raw disk baseline of %s: %s", local, berr);
 		bench_baseline_tcp_loopback(size, &bl);
 		for (i = 0; i < after_res.n; i++)
 			bench_attribute(&after_res.v[i], &bl, true);

@@ -31,22 +31,22 @@ int
 units_parse_size(const char *s, uint64_t *bytes)
 {
 	uint64_t whole = 0, frac = 0, fdiv = 1;
+	unsigned __int128 v;
 	unsigned shift;
 	const char *p = s;
 
 	if (!(*p >= '0' && *p <= '9'))
 		return -EINVAL;
-	for (; *p >= '0' && *p <= '9'; p++) {
-		if (whole > (UINT64_MAX - 9) / 10)
+	for (; *p >= '0' && *p <= '9'; p++)
+		if (__builtin_mul_overflow(whole, 10, &whole) ||
+		    __builtin_add_overflow(whole, (uint64_t)(*p - '0'), &whole))
 			return -ERANGE;
-		whole = whole * 10 + (uint64_t)(*p - '0');
-	}
 	if (*p == '.') {
 		p++;
 		if (!(*p >= '0' && *p <= '9'))
 			return -EINVAL;
 		for (; *p >= '0' && *p <= '9'; p++) {
-			if (fdiv >= 1000000)
+			if (fdiv >= UNITS_FRAC_DIV_MAX)
 				return -EINVAL;
 			frac = frac * 10 + (uint64_t)(*p - '0');
 			fdiv *= 10;
@@ -54,30 +54,49 @@ units_parse_size(const char *s, uint64_t *bytes)
 	}
 	if (unit_shift(p, &shift) < 0)
 		return -EINVAL;
-	if (shift && whole > (UINT64_MAX >> shift))
-		return -ERANGE;
 	if (fdiv > 1 && shift == 0)
 		return -EINVAL;	/* fractions of a byte */
-	*bytes = (whole << shift) + ((frac << shift) / fdiv);
+	/* 128 bits hold whole << 50 and frac (< 10^6 < 2^20) << 50: the fraction of a P once
+	 * wrapped here ("1.99999P" gave 1.017P). Rounded down to a whole byte. */
+	v = ((unsigned __int128)whole << shift) + (((unsigned __int128)frac << shift) / fdiv);
+	if (v > UINT64_MAX)
+		return -ERANGE;
+	*bytes = (uint64_t)v;
 	return 0;
+}
+
+uint64_t
+units_add_sat(uint64_t a, uint64_t b)
+{
+	uint64_t r;
+
+	return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
+uint64_t
+units_mul_sat(uint64_t a, uint64_t b)
+{
+	uint64_t r;
+
+	return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
 }
 
 int
 units_parse_duration(const char *s, unsigned *seconds)
 {
-	unsigned long total = 0;
+	uint64_t total = 0;
 	const char *p = s;
 
 	if (!*p)
 		return -EINVAL;
 	while (*p) {
-		unsigned long n = 0, mul;
+		uint64_t n = 0, mul;
 
 		if (!(*p >= '0' && *p <= '9'))
 			return -EINVAL;
 		for (; *p >= '0' && *p <= '9'; p++) {
-			n = n * 10 + (unsigned long)(*p - '0');
-			if (n > 10UL * 365 * 86400)
+			n = n * 10 + (uint64_t)(*p - '0');
+			if (n > UNITS_DURATION_MAX)
 				return -ERANGE;
 		}
 		switch (*p) {
@@ -106,7 +125,7 @@ units_parse_duration(const char *s, unsigned *seconds)
 			return -EINVAL;
 		}
 		total += n * mul;
-		if (total > 10UL * 365 * 86400)
+		if (total > UNITS_DURATION_MAX)
 			return -ERANGE;
 	}
 	*seconds = (unsigned)total;

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "bench_driver.h"
 #include "timeutil.h"
 #include "xmalloc.h"
 
@@ -40,10 +42,14 @@ median3(double a, double b, double c)
 	return c < a ? a : (c > b ? b : c);
 }
 
-/* One write+read pass over path; direct says whether fd uses O_DIRECT. */
+/* One write+read pass over the file "disk" in the scratch directory dfd (ours, mode 0700):
+ * created O_EXCL|O_NOFOLLOW and unlinked at the end, so every pass creates it anew. direct
+ * says whether O_DIRECT is used (cleared where the filesystem refuses it). */
 static int
-disk_pass(const char *path, uint64_t size, void *buf, bool *direct, double *wr, double *rd)
+disk_pass(int dfd, uint64_t size, void *buf, bool *direct, const volatile sig_atomic_t *stop,
+	  double *wr, double *rd)
 {
+	const int cflags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
 	uint64_t off;
 	double t0;
 	int fd, rc = 0;
@@ -51,7 +57,7 @@ disk_pass(const char *path, uint64_t size, void *buf, bool *direct, double *wr, 
 	fd = -1;
 #ifdef O_DIRECT
 	if (*direct) {
-		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_DIRECT | O_CLOEXEC, 0600);
+		fd = openat(dfd, "disk", cflags | O_DIRECT, 0600);
 		if (fd < 0 && errno == EINVAL)
 			*direct = false;
 	}
@@ -59,62 +65,100 @@ disk_pass(const char *path, uint64_t size, void *buf, bool *direct, double *wr, 
 	*direct = false;
 #endif
 	if (fd < 0 && !*direct)
-		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		fd = openat(dfd, "disk", cflags, 0600);
 	if (fd < 0)
 		return -errno;
 	t0 = timeutil_mono();
 	for (off = 0; off < size && rc == 0; off += DISK_BLOCK)
-		if (pwrite(fd, buf, DISK_BLOCK, (off_t)off) != DISK_BLOCK)
+		if (stop && *stop)
+			rc = -EINTR;
+		else if (pwrite(fd, buf, DISK_BLOCK, (off_t)off) != DISK_BLOCK)
 			rc = errno ? -errno : -EIO;
 	if (rc == 0 && fsync(fd) < 0)
 		rc = -errno;
 	*wr = (double)size / 1e6 / (timeutil_mono() - t0);
 	close(fd);
 	if (rc < 0)
-		return rc;
+		goto out;
 #ifdef O_DIRECT
-	fd = open(path, O_RDONLY | O_CLOEXEC | (*direct ? O_DIRECT : 0));
+	fd = openat(dfd, "disk", O_RDONLY | O_NOFOLLOW | O_CLOEXEC | (*direct ? O_DIRECT : 0));
 #else
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = openat(dfd, "disk", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 #endif
-	if (fd < 0)
-		return -errno;
+	if (fd < 0) {
+		rc = -errno;
+		goto out;
+	}
 #ifdef POSIX_FADV_DONTNEED
 	if (!*direct)
 		posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
 #endif
 	t0 = timeutil_mono();
 	for (off = 0; off < size && rc == 0; off += DISK_BLOCK)
-		if (pread(fd, buf, DISK_BLOCK, (off_t)off) != DISK_BLOCK)
+		if (stop && *stop)
+			rc = -EINTR;
+		else if (pread(fd, buf, DISK_BLOCK, (off_t)off) != DISK_BLOCK)
 			rc = errno ? -errno : -EIO;
 	*rd = (double)size / 1e6 / (timeutil_mono() - t0);
 	close(fd);
+out:
+	if (unlinkat(dfd, "disk", 0) < 0 && rc == 0)
+		rc = -errno;
 	return rc;
 }
 
 int
-bench_baseline_disk(const char *dir, uint64_t size, struct bench_baseline *b)
+bench_baseline_disk(const char *dir, const struct bench_opts *o, struct bench_baseline *b,
+		    char *err, size_t errlen)
 {
+	const struct bench_driver *d = &bench_drv_posix;
+	struct bench_target t = { .url = (char *)dir, .scheme = "file", .share = (char *)dir,
+				  .subdir = "" };
+	uint64_t size = o->size ? o->size : BENCH_DEFAULT_SIZE;
 	double w[3] = { 0 }, r[3] = { 0 };
-	bool direct = true;
-	char *path, name[192];
-	void *buf;
-	int i, rc = 0;
+	struct bench_conn *c = NULL;
+	bool direct = true, made = false;
+	char name[192];
+	void *buf = NULL;
+	int i, dfd = -1, rc;
 
 	if (size > (1ull << 30))
 		size = 1ull << 30;
 	if (size < (4u << 20))
 		size = 4u << 20;
 	size = (size + DISK_BLOCK - 1) / DISK_BLOCK * DISK_BLOCK;
-	if (posix_memalign(&buf, 4096, DISK_BLOCK) != 0)
-		return -ENOMEM;
-	memset(buf, 0x5a, DISK_BLOCK);
+	if ((rc = d->connect(&t, &c, err, errlen)) < 0)
+		return rc;
+	/* The same refusals as every workload, before the first byte. */
+	if ((rc = bench_preflight(d, c, dir, "the raw disk baseline", size, o->force, err,
+				  errlen)) < 0)
+		goto out;
 	bench_scratch_name(name, sizeof(name), "disk");
-	path = xasprintf("%s/%s", dir, name);
+	if ((rc = d->mkdir(c, name)) < 0 || (made = true, dfd = bench_posix_dirfd(c, name)) < 0) {
+		rc = rc < 0 ? rc : dfd;
+		snprintf(err, errlen, "%s", d->error(c));
+		goto out;
+	}
+	if (posix_memalign(&buf, 4096, DISK_BLOCK) != 0) {
+		buf = NULL;
+		rc = -ENOMEM;
+		snprintf(err, errlen, "%s", strerror(ENOMEM));
+		goto out;
+	}
+	memset(buf, 0x5a, DISK_BLOCK);
 	for (i = 0; i < 3 && rc == 0; i++)
-		rc = disk_pass(path, size, buf, &direct, &w[i], &r[i]);
-	unlink(path);
-	free(path);
+		rc = disk_pass(dfd, size, buf, &direct, o->stop, &w[i], &r[i]);
+	if (rc < 0)
+		snprintf(err, errlen, "%s/%s: %s", dir, name, rc == -EINTR ? "interrupted" :
+			 strerror(-rc));
+out:
+	if (dfd >= 0)
+		close(dfd);
+	if (made && d->rmdir(c, name) < 0 && rc == 0) {
+		snprintf(err, errlen, "%s", d->error(c));
+		rc = -EIO;
+	}
+	d->disconnect(c);
 	free(buf);
 	if (rc < 0)
 		return rc;

@@ -234,7 +234,9 @@ static int
 nfsd_mkdir(struct bench_conn *c, const char *path)
 {
 	char *p = nfs_path(c, path);
-	int rc = nfs_mkdir2(c->nfs, p, 0777);
+	/* 0700: the job's uid (the share user's, ?uid=) alone may enter the scratch tree; with
+	 * 0777 any other user of the export could plant names in it. */
+	int rc = nfs_mkdir2(c->nfs, p, 0700);
 
 	free(p);
 	return rc < 0 ? nfs_fail_ctx(c, rc, "mkdir", path) : 0;

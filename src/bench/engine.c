@@ -10,10 +10,14 @@
 #include <string.h>
 #include <time.h>
 #include <sys/wait.h>
+#ifdef __linux__
+#include <sys/random.h>
+#endif
 #include <unistd.h>
 
 #include "bench.h"
 #include "timeutil.h"
+#include "units.h"
 #include "xmalloc.h"
 
 #define BLOCK (1u << 20)
@@ -839,6 +843,8 @@ random_file_size(const struct bench_opts *o)
 {
 	uint64_t sz = o->size > (16u << 20) ? o->size : (16u << 20);
 
+	if (sz > UINT64_MAX - (16u << 20))
+		return UINT64_MAX;
 	return (sz + (16u << 20) - 1) / (16u << 20) * (16u << 20);
 }
 
@@ -1153,6 +1159,7 @@ uint64_t
 bench_footprint(enum bench_workload w, const struct bench_opts *opts)
 {
 	struct bench_opts o = *opts;
+	double frames;
 
 	normalize(&o);
 	switch (w) {
@@ -1161,20 +1168,54 @@ bench_footprint(enum bench_workload w, const struct bench_opts *opts)
 		return o.size;
 	case BENCH_COPY:
 	case BENCH_MIXED_RW:
-		return 2 * o.size;
+		return units_mul_sat(2, o.size);
 	case BENCH_SMALL_FILES:
-		return (uint64_t)o.small_files * (SMALL_FILE + 8192);
+		return units_mul_sat(o.small_files, SMALL_FILE + 8192);
 	case BENCH_SMALL_IO:
-		return o.small_io_read + o.small_io_write;
+		return units_add_sat(o.small_io_read, o.small_io_write);
 	case BENCH_RANDOM_IO:
 		return random_file_size(&o);
 	case BENCH_METADATA:
-		return (uint64_t)o.meta_entries * 4096;
+		return units_mul_sat(o.meta_entries, 4096);
 	case BENCH_VIDEO:
-		return o.video->frame_bytes * (uint64_t)ceil(o.video_fps * o.video_seconds);
+		/* Converting a double beyond 2^64 to an integer is undefined: saturate first. */
+		frames = ceil(o.video_fps * o.video_seconds);
+		if (!(frames >= 0 && frames < 1e18))
+			return UINT64_MAX;
+		return units_mul_sat(o.video->frame_bytes, (uint64_t)frames);
 	default:
 		return 0;
 	}
+}
+
+int
+bench_opts_check(const struct bench_opts *o, char *err, size_t errlen)
+{
+	if (o->size > BENCH_MAX_SIZE)
+		snprintf(err, errlen, "size %llu is above the limit of %llu bytes (16T)",
+			 (unsigned long long)o->size, (unsigned long long)BENCH_MAX_SIZE);
+	else if (o->small_io_write > BENCH_MAX_SIZE || o->small_io_read > BENCH_MAX_SIZE)
+		snprintf(err, errlen, "small-io volume %llu is above the limit of %llu bytes (16T)",
+			 (unsigned long long)(o->small_io_write > o->small_io_read ?
+					      o->small_io_write : o->small_io_read),
+			 (unsigned long long)BENCH_MAX_SIZE);
+	else if (o->repeats > BENCH_MAX_REPEATS || o->warmup > BENCH_MAX_WARMUP)
+		snprintf(err, errlen, "%u repeats and %u warm-up runs: at most %u and %u", o->repeats,
+			 o->warmup, BENCH_MAX_REPEATS, BENCH_MAX_WARMUP);
+	else if (o->small_files > BENCH_MAX_FILES)
+		snprintf(err, errlen, "%u small files is above the limit of %u", o->small_files,
+			 BENCH_MAX_FILES);
+	else if (o->meta_entries > BENCH_MAX_ENTRIES)
+		snprintf(err, errlen, "%u metadata entries is above the limit of %u",
+			 o->meta_entries, BENCH_MAX_ENTRIES);
+	else if (o->video_fps < 0 || o->video_fps > 240 || o->video_fps != o->video_fps)
+		snprintf(err, errlen, "video frame rate %g is outside 1 to 240", o->video_fps);
+	else if (o->video_seconds < 0 || o->video_seconds > 3600 ||
+		 o->video_seconds != o->video_seconds)
+		snprintf(err, errlen, "video seconds %g is outside 0.1 to 3600", o->video_seconds);
+	else
+		return 0;
+	return -EINVAL;
 }
 
 /* ---- scratch directories ---- */
@@ -1250,38 +1291,79 @@ host_name(char *buf, size_t len)
 			*p = '_';
 }
 
-/* Whether name is this host's scratch directory of a process that is gone. */
+/* Whether name is this host's scratch entry of a process that is gone: "<prefix><host>-<pid>-
+ * <tag>-<16 hex>" (or without the hex, as older versions named them), parsed from the right,
+ * since host names may hold '-' ("nas" must not take "nas-2"'s entries for its own). */
 static bool
 is_stale(const char *name)
 {
-	char host[128], *copy, *dash, *pid_s;
-	long pid;
+	char host[128], *copy, *dash, *end;
+	size_t len;
+	long pid = 0;
 	bool stale = false;
 
 	if (strncmp(name, BENCH_SCRATCH_PREFIX, strlen(BENCH_SCRATCH_PREFIX)) != 0)
 		return false;
 	host_name(host, sizeof(host));
 	copy = xstrdup(name + strlen(BENCH_SCRATCH_PREFIX));
+	len = strlen(copy);
+	if (len > 17 && copy[len - 17] == '-' &&
+	    strspn(copy + len - 16, "0123456789abcdef") == 16)
+		copy[len - 17] = '\0';	/* the random part */
 	if ((dash = strrchr(copy, '-'))) {
-		*dash = '\0';
-		if ((pid_s = strrchr(copy, '-'))) {
-			*pid_s++ = '\0';
-			pid = strtol(pid_s, NULL, 10);
-			stale = strcmp(copy, host) == 0 && pid > 0 && pid != (long)getpid() &&
-				kill((pid_t)pid, 0) < 0 && errno == ESRCH;
+		*dash = '\0';	/* the tag */
+		if ((dash = strrchr(copy, '-')) && dash[1] >= '1' && dash[1] <= '9') {
+			errno = 0;
+			pid = strtol(dash + 1, &end, 10);
+			*dash = '\0';
+			stale = !errno && !*end && strcmp(copy, host) == 0 &&
+				pid != (long)getpid() && kill((pid_t)pid, 0) < 0 && errno == ESRCH;
 		}
 	}
 	free(copy);
 	return stale;
 }
 
+static void
+random_hex(char *out, size_t bytes)
+{
+	unsigned char r[16];
+	size_t i, got = 0;
+
+	if (bytes > sizeof(r))
+		bytes = sizeof(r);
+#ifdef __linux__
+	while (got < bytes) {
+		ssize_t n = getrandom(r + got, bytes - got, 0);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+#else
+	arc4random_buf(r, bytes);
+	got = bytes;
+#endif
+	for (; got < bytes; got++) {	/* no getrandom (Linux < 3.17): the clock, at least */
+		struct timespec ts;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		r[got] = (unsigned char)(ts.tv_nsec ^ (ts.tv_nsec >> 8) ^ rand());
+	}
+	for (i = 0; i < bytes; i++)
+		sprintf(out + 2 * i, "%02x", r[i]);
+}
+
 void
 bench_scratch_name(char *buf, size_t len, const char *tag)
 {
-	char host[65];	/* HOST_NAME_MAX + 1 */
+	char host[65], rnd[17];	/* HOST_NAME_MAX + 1 */
 
 	host_name(host, sizeof(host));
-	snprintf(buf, len, "%s%s-%ld-%s", BENCH_SCRATCH_PREFIX, host, (long)getpid(), tag);
+	random_hex(rnd, 8);
+	snprintf(buf, len, "%s%s-%ld-%s-%s", BENCH_SCRATCH_PREFIX, host, (long)getpid(), tag, rnd);
 }
 
 /* Removes the stale scratch entry name (a directory tree, or a baseline's file). */
@@ -1335,48 +1417,62 @@ fmt_bytes(uint64_t b, char *buf, size_t len)
 		snprintf(buf, len, "%.1f MB", (double)b / 1e6);
 }
 
-static int
-prepare(struct run *r)
+int
+bench_preflight(const struct bench_driver *d, struct bench_conn *c, const char *url,
+		const char *what, uint64_t footprint, bool force, char *err, size_t errlen)
 {
-	static unsigned seq;
 	struct names ns = { 0 };
 	const char *marker;
 	uint64_t free_b = 0, need;
-	char tag[16], a[32], b[32];
+	char a[32], b[32];
 	size_t i;
 	int rc;
 
-	if ((rc = r->d->list(r->c, "", collect, &ns)) < 0) {
-		snprintf(r->err, sizeof(r->err), "cannot list %s: %s", r->t->url, r->d->error(r->c));
+	if ((rc = d->list(c, "", collect, &ns)) < 0) {
+		snprintf(err, errlen, "cannot list %s: %s", url, d->error(c));
 		names_free(&ns);
 		return rc;
 	}
-	if (!r->o.force && (marker = time_machine_marker(&ns))) {
-		snprintf(r->err, sizeof(r->err), "%s looks like a Time Machine share (it holds %s); "
-			 "refusing to benchmark it — use --force to do it anyway", r->t->url, marker);
+	if (!force && (marker = time_machine_marker(&ns))) {
+		snprintf(err, errlen, "%s looks like a Time Machine share (it holds %s); refusing to "
+			 "benchmark it — use --force to do it anyway", url, marker);
 		names_free(&ns);
 		return -EPERM;
 	}
 	for (i = 0; i < ns.n; i++)
 		if (is_stale(ns.v[i]))
-			rm_stale(r->d, r->c, ns.v[i], ns.dir[i]);
+			rm_stale(d, c, ns.v[i], ns.dir[i]);
 	names_free(&ns);
 
-	if ((rc = r->d->space(r->c, "", &free_b)) < 0) {
-		snprintf(r->err, sizeof(r->err), "cannot read the free space of %s: %s", r->t->url,
-			 r->d->error(r->c));
+	if ((rc = d->space(c, "", &free_b)) < 0) {
+		snprintf(err, errlen, "cannot read the free space of %s: %s", url, d->error(c));
 		return rc;
 	}
-	need = 2 * bench_footprint(r->w, &r->o) + BENCH_SPACE_MARGIN;
+	/* Saturating: a footprint near 2^64 must not wrap to a small need and pass. */
+	need = units_add_sat(units_mul_sat(2, footprint), BENCH_SPACE_MARGIN);
 	if (free_b < need) {
 		fmt_bytes(free_b, a, sizeof(a));
 		fmt_bytes(need, b, sizeof(b));
-		snprintf(r->err, sizeof(r->err), "not enough free space on %s for %s: %s free, need "
-			 "%s (twice what it writes, plus %llu MiB); nothing was written — use a "
-			 "smaller --size or free some space", r->t->url, workload_names[r->w], a, b,
+		snprintf(err, errlen, "not enough free space on %s for %s: %s free, need %s (twice "
+			 "what it writes, plus %llu MiB); nothing was written — use a smaller --size "
+			 "or free some space", url, what, a, b,
 			 (unsigned long long)(BENCH_SPACE_MARGIN >> 20));
 		return -ENOSPC;
 	}
+	return 0;
+}
+
+static int
+prepare(struct run *r)
+{
+	static unsigned seq;
+	char tag[16];
+	int rc;
+
+	if ((rc = bench_preflight(r->d, r->c, r->t->url, workload_names[r->w],
+				  bench_footprint(r->w, &r->o), r->o.force, r->err,
+				  sizeof(r->err))) < 0)
+		return rc;
 	snprintf(tag, sizeof(tag), "%u", __atomic_add_fetch(&seq, 1, __ATOMIC_SEQ_CST));
 	bench_scratch_name(r->scratch, sizeof(r->scratch), tag);
 	if ((rc = r->d->mkdir(r->c, r->scratch)) < 0) {
@@ -1451,6 +1547,8 @@ bench_run(const struct bench_driver *d, const struct bench_target *t, enum bench
 	r->w = w;
 	normalize(&r->o);
 	r->rng = r->o.seed;
+	if ((rc = bench_opts_check(&r->o, r->err, sizeof(r->err))) < 0)
+		goto out;
 	if ((rc = d->connect(t, &r->c, r->err, sizeof(r->err))) < 0)
 		goto out;
 	if ((rc = prepare(r)) < 0)

@@ -8,10 +8,11 @@ bgpid=
 cleanup() {
 	[ -n "$bgpid" ] && kill "$bgpid" 2>/dev/null
 	mountpoint -q "$tmp/small" 2>/dev/null && umount "$tmp/small"
+	mountpoint -q "$tmp/ext4" 2>/dev/null && umount "$tmp/ext4"
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
-plan 48
+plan 61
 
 root="$tmp/root"
 data="$tmp/data"
@@ -33,6 +34,12 @@ nt --root "$root" bench --target "file://$data" --workload seq; is "$rc" 2 "an u
 nt --root "$root" bench --target "file://$data" --protocol ftp; is "$rc" 2 "an unknown protocol exits 2"
 nt --root "$root" bench --target "file://$data" --repeat 0;  is "$rc" 2 "--repeat 0 exits 2"
 nt --root "$root" bench --target "file://$data" --size 1Q;   is "$rc" 2 "a bad --size exits 2"
+# Absurd sizes: refused at once, the value named (1.99999P once parsed as 1.017P).
+for sz in 17T 1.99999P 99999999999999999999; do
+	nt --root "$root" bench --target "file://$data" --size "$sz"
+	[ "$rc" -eq 2 ] && echo "$err" | grep -q -- "--size '$sz' is not a size from 4K to 16T"
+	ok $? "--size $sz exits 2 at once, naming the value and the bounds"
+done
 nt --root "$root" bench --target "file://$data" --video h264@30; is "$rc" 2 "an unknown video format exits 2"
 nt --root "$root" history; is "$rc" 1 "history before any run exits 1"
 echo "$err" | grep -q "no benchmark runs yet"; ok $? "history says there are no runs yet"
@@ -154,12 +161,13 @@ else
 fi
 
 # --- targets from the configuration
-mkdir -p "$root/srv/data" "$root/srv/tm"
+mkdir -p "$root/srv/data" "$root/srv/tm" "$root/srv/ro"
 cat >"$tmp/nas.conf" <<'CONF'
 shares = (
   { name = "Data"; path = "/srv/data"; protocols = ["smb", "afp"]; guest = true; },
   { name = "TM"; path = "/srv/tm"; protocols = ["smb"]; valid_users = ["nobody"];
-    time_machine = { enabled = true; }; }
+    time_machine = { enabled = true; }; },
+  { name = "RO"; path = "/srv/ro"; protocols = ["smb"]; read_only = true; guest = true; }
 );
 users = ( { name = "nobody"; } );
 protocols = { nfs = { enabled = false; }; afp = { enabled = true; }; };
@@ -193,6 +201,9 @@ is "$rc" 2 "benchmarking the Time Machine share is refused"
 echo "$err" | grep -q "Time Machine share TM; refusing.*--force"; ok $? "the refusal says why and how to override"
 nt --root "$root" -c "$tmp/nas.conf" bench --target "file://$root/srv/tm" --workload seq-write --force "${quick[@]}"
 is "$rc" 0 "--force benchmarks it anyway"
+nt --root "$root" -c "$tmp/nas.conf" bench --target "file://$root/srv/ro" --size 4M --repeat 1 --warmup 0 --cache hot
+[ "$rc" -eq 2 ] && echo "$err" | grep -q "is the read-only share RO; refusing" && [ -z "$(ls -A "$root/srv/ro")" ]
+ok $? "a --target into a read-only share is refused (exit 2), nothing written, baseline included"
 mkdir -p "$tmp/mac/Mac.sparsebundle"
 nt --root "$root" bench --target "file://$tmp/mac" --workload seq-write "${quick[@]}"
 is "$rc" 1 "a directory holding a sparsebundle is refused as a Time Machine destination"
@@ -238,3 +249,53 @@ is "$rc" 1 "too little free space exits 1"
 echo "$err" | grep -q "not enough free space on file://$tmp/small for seq-write: .* free, need .*nothing was written"
 ok $? "the refusal names the target, what is free and what is needed"
 is "$(ls -A "$tmp/small" | wc -l)" 0 "nothing was written to the small filesystem"
+
+# --- refusals with the raw disk baseline on write nothing: an ext4 image, whose lifetime write
+# counter sees every block written (also files written and deleted again)
+mkdir -p "$tmp/ext4"
+if [ "$(id -u)" -eq 0 ] && truncate -s 64M "$tmp/ext4.img" && mkfs.ext4 -q -F "$tmp/ext4.img" &&
+	mount -o loop,noatime "$tmp/ext4.img" "$tmp/ext4" 2>/dev/null; then
+	dev=$(basename "$(findmnt -no SOURCE "$tmp/ext4")")
+	written() { sync -f "$tmp/ext4"; cat "/sys/fs/ext4/$dev/lifetime_write_kbytes"; }
+	mkdir "$tmp/ext4/share"; sync -f "$tmp/ext4"
+	w0=$(written)
+	# 32M: the baseline alone would fit in ~50M free; the workload needs 2 x 32M + 64M.
+	nt --root "$root" bench --target "file://$tmp/ext4/share" --workload seq-write --size 32M \
+		--repeat 1 --warmup 0 --cache hot
+	is "$rc" 1 "a nearly full disk is refused with the baseline on"
+	echo "$err" | grep -q "raw disk baseline of $tmp/ext4/share: not enough free space" &&
+		echo "$err" | grep -q "for seq-write: .*nothing was written"
+	ok $? "the baseline and the workload both refuse for want of space"
+	is "$(written)" "$w0" "not one block was written to the filesystem"
+	mkdir "$tmp/ext4/share/Mac.sparsebundle"; w0=$(written)
+	nt --root "$root" bench --target "file://$tmp/ext4/share" --workload seq-write --size 4M \
+		--repeat 1 --warmup 0 --cache hot
+	[ "$rc" -eq 1 ] && echo "$err" | grep -q "raw disk baseline of .*looks like a Time Machine share"
+	ok $? "a Time Machine destination is refused by the baseline too"
+	is "$(written)" "$w0" "not one block was written to the Time Machine destination"
+	is "$(ls -A "$tmp/ext4/share")" "Mac.sparsebundle" "its directory is unchanged"
+	umount "$tmp/ext4"
+else
+	for _ in 1 2 3 4 5 6; do echo "ok $((_n += 1)) - # SKIP needs root and a loop device"; done
+fi
+
+# --- a share user plants the baseline's once predictable name (<host>-<pid>-disk) and the
+# first scratch directory's as symlinks to files outside the share; in a new pid namespace
+# nastune is pid 1, so the plant is exact
+host=$(hostname)
+mkdir -p "$tmp/planted" "$tmp/outside"
+echo precious >"$tmp/outside/victim"
+ln -s "$tmp/outside/victim" "$tmp/planted/.nastune-bench-$host-1-disk"
+ln -s "$tmp/outside" "$tmp/planted/.nastune-bench-$host-1-1"
+if [ "$(id -u)" -eq 0 ] && unshare -pf true 2>/dev/null; then
+	o=$(unshare -pf "$NASTUNE" --datadir "$top" --root "$root" bench \
+		--target "file://$tmp/planted" --workload seq-write,small-files --size 4M \
+		--files 5 --repeat 1 --warmup 0 --cache hot 2>&1); rc=$?
+	is "$rc" 0 "bench with planted symlinks (baseline on) exits 0" 
+	[ "$(cat "$tmp/outside/victim")" = precious ] && [ "$(ls -A "$tmp/outside")" = victim ]
+	ok $? "nothing outside the share was written, truncated or created"
+	[ -L "$tmp/planted/.nastune-bench-$host-1-disk" ] && [ "$(ls -A "$tmp/planted" | wc -l)" -eq 2 ]
+	ok $? "the planted names are left as they were and nothing else remains"
+else
+	for _ in 1 2 3; do echo "ok $((_n += 1)) - # SKIP needs root and pid namespaces"; done
+fi

@@ -11,7 +11,7 @@ if [[ ! -x $DRV ]]; then
 	exit 1
 fi
 lab_ready
-plan 64
+plan 65
 
 PA=$(password alice)
 printf 'username = alice\npassword = %s\n' "$PA" >"$WORK/alice.cred"
@@ -54,6 +54,9 @@ suite() {
 	nfs*)
 		grep -q 'no server-side copy' <<<"$out" && [[ $rc -eq 3 ]]
 		ok $? "$name: copy says there is no server-side copy (libnfs 4.0 has no NFSv4.2 COPY)" "$out"
+		out=$(stat -c '%a %u' "$SROOT/srv/media/$S" 2>&1)
+		[[ $out =~ ^[0-7]?700\ 29001$ ]]	# the share's setgid bit may come along
+		ok $? "$name: the directory it made is alice's alone (mode 700, uid 29001): no other user of the export can plant names in it" "$out"
 		;;
 	*)
 		diag "$out"
