@@ -25,6 +25,8 @@ pkgs=(
 	# checkers (systemd for systemd-analyze; no systemd runs), completion, and sqlite3,
 	# which the package's postrm uses
 	dpkg-dev debhelper lintian fakeroot binutils man-db groff-base bash-completion systemd
+	# tests/pkg/t_systemd.sh: boots the package's system with systemd as PID 1 (systemd-nspawn)
+	systemd-container
 	sqlite3
 )
 # Only what is missing is installed, so `make check` runs this every time: a package removed
