@@ -38,7 +38,7 @@ VERSION=$(cat "$top/VERSION")
 BUILD=${BUILD:-build}
 [[ $BUILD = /* ]] || BUILD=$top/$BUILD
 ROOT=$("$here/bookworm-root" path)
-PLAN=38
+PLAN=39
 # What the container needs beyond the root tests/pkg/t_root.sh uses (samba-vfs-modules:
 # the Time Machine share's fruit stack).
 CT_PKGS=(systemd systemd-sysv dbus nfs-ganesha nfs-ganesha-vfs samba-vfs-modules)
@@ -365,6 +365,7 @@ fi
 
 # -- purge restores generation 0 on the running system --
 reloads=$(jcount smbd '^Reloading ')
+g_pid=$(prop nfs-ganesha MainPID)
 ct apt-get purge -y -q nastune
 check "apt-get purge exits 0"
 cmp -s "$ROOT/etc/samba/smb.conf" "$m/etc/samba/smb.conf" &&
@@ -373,6 +374,10 @@ cmp -s "$ROOT/etc/samba/smb.conf" "$m/etc/samba/smb.conf" &&
 ok $? "purge restores the distribution's smb.conf and ganesha.conf and removes the Avahi files"
 [[ $(jcount smbd '^Reloading ') -gt $reloads && $(prop smbd ActiveState) = active ]]
 ok $? "purge reloaded smbd through systemd, and it runs"
+# Ganesha reads NFS_CORE_PARAM (nfs.threads is pinned above) only when it starts.
+new=$(prop nfs-ganesha MainPID)
+[[ -n $new && $new != 0 && $new != "$g_pid" && $(prop nfs-ganesha ActiveState) = active ]]
+ok $? "purge restarted nfs-ganesha through systemd ($g_pid -> $new), and it runs"
 [[ ! -e $m/etc/nastune && ! -e $m/var/lib/nastune &&
 	-z $(find "$m/etc/systemd/system" -name 'nastune*') &&
 	$(prop nastune-retune LoadState) = not-found ]]
