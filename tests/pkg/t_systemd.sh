@@ -23,6 +23,12 @@
 #     started from a cgroup of its own (/sys/fs/cgroup/{systemd,unified}/NAME): without
 #     systemd on the host nothing can register a machine or make a scope, so nspawn must
 #     keep the cgroup it was started in, and that cgroup must be its alone;
+#   - `--system-call-filter=open_by_handle_at`: Ganesha's VFS backend opens files by
+#     handle, which nspawn's seccomp filter refuses by default (every NFS request then
+#     fails NFS3ERR_PERM); the shares on a tmpfs of the host (`--bind=DIR:/srv`), because
+#     an overlay gives no file handles without nfs_export=on (mounts fail MNT3ERR_ACCES);
+#   - a file bound over /proc (here a swapped /proc/cpuinfo, a hardware change) is
+#     mounted from inside the container: its source is a path in the container's root;
 #   - commands run with `nsenter -t <container's PID 1> -a` (machinectl and systemd-run -M
 #     need a host systemd), after `systemctl is-system-running` says running or degraded;
 #   - `systemctl reboot` inside makes nspawn exit 133: the test boots it again on the
