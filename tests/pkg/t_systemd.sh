@@ -20,7 +20,8 @@
 #   - a network namespace with a veth pair up and 198.18.16.1/24 (benchmarking range):
 #     with loopback only nmbd waits 90 s for an interface;
 #   - `systemd-nspawn -D ROOT -b --register=no --keep-unit --network-namespace-path=NETNS`
-#     started from a cgroup of its own (/sys/fs/cgroup/{systemd,unified}/NAME): without
+#     started from a cgroup of its own (/sys/fs/cgroup/{systemd,unified}/NAME, or
+#     /sys/fs/cgroup/NAME on a cgroup2-only host): without
 #     systemd on the host nothing can register a machine or make a scope, so nspawn must
 #     keep the cgroup it was started in, and that cgroup must be its alone;
 #   - `--system-call-filter=open_by_handle_at`: Ganesha's VFS backend opens files by
@@ -91,7 +92,16 @@ fi
 work=$2 deb=$3
 m=$work/merged
 netns=$TAG
-cg=$TAG
+# The container's own cgroup, in every hierarchy systemd uses: name=systemd and the v2
+# "unified" one on a hybrid host like these, or the one v2 tree.
+if [[ $(stat -fc %T /sys/fs/cgroup) = cgroup2fs ]]; then
+	cgdirs=("/sys/fs/cgroup/$TAG") cgv2=/sys/fs/cgroup/$TAG
+else
+	cgdirs=("/sys/fs/cgroup/systemd/$TAG") cgv2=""
+	if mountpoint -q /sys/fs/cgroup/unified; then
+		cgdirs+=("/sys/fs/cgroup/unified/$TAG") cgv2=/sys/fs/cgroup/unified/$TAG
+	fi
+fi
 nspawn_pid="" pid1=""
 nspawn_extra=()	# more systemd-nspawn options for the next boot
 
@@ -103,17 +113,16 @@ cleanup() {
 		for _ in $(seq 150); do kill -0 "$nspawn_pid" 2>/dev/null || break; sleep 0.2; done
 		if kill -0 "$nspawn_pid" 2>/dev/null; then
 			echo "# the container did not power off within 30 s: killing its cgroup"
-			echo 1 >"/sys/fs/cgroup/unified/$cg/cgroup.kill" 2>/dev/null ||
+			{ [[ -n $cgv2 ]] && echo 1 >"$cgv2/cgroup.kill"; } 2>/dev/null ||
 				kill -9 "$nspawn_pid" 2>/dev/null
 		fi
 		wait "$nspawn_pid" 2>/dev/null
 	fi
 	nspawn_pid=""
 	ip netns del "$netns" 2>/dev/null
-	local h
-	for h in unified systemd; do
-		[[ -d /sys/fs/cgroup/$h/$cg ]] &&
-			find "/sys/fs/cgroup/$h/$cg" -depth -type d -exec rmdir {} + 2>/dev/null
+	local d
+	for d in "${cgdirs[@]}"; do
+		[[ -d $d ]] && find "$d" -depth -type d -exec rmdir {} + 2>/dev/null
 	done
 	return 0
 }
@@ -141,8 +150,8 @@ fi
 mkdir -p "$work/srv/media" "$work/srv/tm"
 chown 65534:65534 "$work/srv/media" && chmod 1777 "$work/srv/media"
 chown "$(awk -F: '$1 == "backup" {print $3 ":" $4}' "$m/etc/passwd")" "$work/srv/tm"
-for h in systemd unified; do
-	mkdir -p "/sys/fs/cgroup/$h/$cg" || bail "cannot make the cgroup /sys/fs/cgroup/$h/$cg"
+for d in "${cgdirs[@]}"; do
+	mkdir -p "$d" || bail "cannot make the cgroup $d"
 done
 
 # boot: starts the container and waits for its systemd to finish booting. Sets pid1 and
@@ -153,13 +162,14 @@ boot() {
 	# shellcheck disable=SC2016 # for the inner shell
 	# Ganesha's VFS backend opens files by handle: nspawn's seccomp filter refuses
 	# open_by_handle_at unless allowed (every NFS request then fails NFS3ERR_PERM).
-	sh -c 'for h in systemd unified; do echo $$ >"/sys/fs/cgroup/$h/$1/cgroup.procs"; done
-		name=$1 dir=$2 ns=$3 w=$4
-		shift 4
+	sh -c 'name=$1 dir=$2 ns=$3 w=$4 cgs=$5
+		shift 5
+		for d in $cgs; do echo $$ >"$d/cgroup.procs" || exit 1; done
 		exec systemd-nspawn -q -D "$dir" -M "$name" -b --register=no --keep-unit \
 			--network-namespace-path="/run/netns/$ns" --bind="$w/srv:/srv" \
 			--system-call-filter=open_by_handle_at --console=pipe "$@"' \
-		sh "$cg" "$m" "$netns" "$work" "${nspawn_extra[@]}" </dev/null >>"$work/console.log" 2>&1 &
+		sh "$TAG" "$m" "$netns" "$work" "${cgdirs[*]}" "${nspawn_extra[@]}" </dev/null \
+		>>"$work/console.log" 2>&1 &
 	nspawn_pid=$!
 	for _ in $(seq 100); do
 		for p in $(pgrep -P "$nspawn_pid"); do
