@@ -25,9 +25,11 @@ pkgs=(
 	# speaks AAPL (impacket) and an mDNS stack that is not avahi (zeroconf)
 	samba-testsuite python3-impacket python3-zeroconf
 	# packaging (make deb, tests/pkg): the build and lint tools, the man page and unit
-	# checkers (systemd for systemd-analyze; no systemd runs), completion, and sqlite3,
+	# checkers (systemd for systemd-analyze; no systemd runs on the host: tests/pkg/t_systemd boots one in systemd-nspawn), completion, and sqlite3,
 	# which the package's postrm uses
 	dpkg-dev debhelper lintian fakeroot binutils man-db groff-base bash-completion systemd
+	# tests/pkg/t_systemd.sh: boots the package's system with systemd as PID 1 (systemd-nspawn)
+	systemd-container
 	sqlite3
 )
 # Only what is missing is installed, so `make check` runs this every time: a package removed

@@ -86,7 +86,7 @@ else
 	done
 fi
 unit() { grep -E "^$2=" "$P2/lib/systemd/system/$1" | tail -n1 | cut -d= -f2-; }
-is "$(unit nastune-retune.service Type)" oneshot "retune is a oneshot"
+is "$(unit nastune-retune.service Type)" exec "retune is Type=exec (a oneshot would hold the boot while it tunes)"
 is "$(unit nastune-retune.service After | grep -o network-online.target)$(unit nastune-retune.service Wants)" \
 	"network-online.targetnetwork-online.target" "retune runs after the network is up"
 is "$(unit nastune-retune.service WantedBy)" multi-user.target "retune runs at boot once enabled"
