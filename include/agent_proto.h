@@ -4,7 +4,7 @@
  * sequence numbers.
  *
  * Handshake frames: a 4-byte big-endian length, then that many bytes of one JSON object, at
- * most AGENT_MSG_MAX. Every message has "v" (AGENT_PROTO_VERSION) and "type". The key K is
+ * most AGENT_HANDSHAKE_MAX. Every message has "v" (AGENT_PROTO_VERSION) and "type". The key K is
  * 32 random bytes both sides hold; nothing but "hello" is answered before the handshake
  * completes:
  *   agent -> controller  {"type":"hello", "nonce": Na, "key_id": id(K), "version": ...}
@@ -35,6 +35,9 @@
 
 #define AGENT_PROTO_VERSION 2
 #define AGENT_MSG_MAX (1u << 20)	/* bytes of one message */
+/* Bytes of one handshake message (hello, auth, auth_ok: a few hundred): a peer that has not
+ * proven the key gets no 1 MiB buffer per connection out of either side. */
+#define AGENT_HANDSHAKE_MAX 4096u
 #define AGENT_KEY_LEN 32
 #define AGENT_NONCE_LEN 32
 #define AGENT_DEFAULT_PORT 7048
@@ -89,7 +92,8 @@ bool agent_mac_equal(const char *a, const char *b);
 /* Controller side of the handshake on a connected socket: reads hello, sends auth naming
  * nas (our address on this connection), checks auth_ok. Returns 0 with *s ready (and *hello,
  * which the caller json_decrefs, when hello is not NULL), -EACCES when the agent refuses us
- * or proves the wrong key (err says which), or the agent_recv errors. */
+ * or proves the wrong key (err says which), or the agent_recv errors (-EMSGSIZE above
+ * AGENT_HANDSHAKE_MAX). */
 int agent_client_handshake(int fd, const uint8_t key[AGENT_KEY_LEN], const char *nas,
 			   int timeout_ms, struct json_t **hello, struct agent_session *s,
 			   char *err, size_t errlen);
@@ -97,7 +101,8 @@ int agent_client_handshake(int fd, const uint8_t key[AGENT_KEY_LEN], const char 
 /* Agent side: sends hello, reads auth, answers auth_ok or an error. peer is the address the
  * controller connects from (NULL: not checked, e.g. a socketpair); a controller naming
  * another address is refused. Returns 0 with *s ready and the controller's address in nas,
- * -EACCES after refusing (the caller closes), or the agent_recv errors. */
+ * -EACCES after refusing (the caller closes), or the agent_recv errors (-EMSGSIZE above
+ * AGENT_HANDSHAKE_MAX). */
 int agent_server_handshake(int fd, const uint8_t key[AGENT_KEY_LEN], int timeout_ms,
 			   const char *agent_version, const char *peer, struct agent_session *s,
 			   char nas[AGENT_ADDR_MAX], char *err, size_t errlen);

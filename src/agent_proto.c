@@ -153,19 +153,26 @@ recv_frame(int fd, int timeout_ms, size_t max, uint8_t **buf, size_t *len, char 
 	return 0;
 }
 
-int
-agent_recv(int fd, int timeout_ms, json_t **msg, char *err, size_t errlen)
+/* One message of at most max bytes. */
+static int
+recv_msg(int fd, int timeout_ms, size_t max, json_t **msg, char *err, size_t errlen)
 {
 	uint8_t *buf;
 	size_t len;
 	int rc;
 
 	*msg = NULL;
-	if ((rc = recv_frame(fd, timeout_ms, AGENT_MSG_MAX, &buf, &len, err, errlen)) < 0)
+	if ((rc = recv_frame(fd, timeout_ms, max, &buf, &len, err, errlen)) < 0)
 		return rc;
 	rc = agent_parse(buf, len, msg, err, errlen);
 	free(buf);
 	return rc;
+}
+
+int
+agent_recv(int fd, int timeout_ms, json_t **msg, char *err, size_t errlen)
+{
+	return recv_msg(fd, timeout_ms, AGENT_MSG_MAX, msg, err, errlen);
 }
 
 int
@@ -623,7 +630,7 @@ agent_client_handshake(int fd, const uint8_t key[AGENT_KEY_LEN], const char *nas
 
 	if (hello_out)
 		*hello_out = NULL;
-	if ((rc = agent_recv(fd, timeout_ms, &hello, err, errlen)) < 0)
+	if ((rc = recv_msg(fd, timeout_ms, AGENT_HANDSHAKE_MAX, &hello, err, errlen)) < 0)
 		return rc;
 	na = json_string_value(json_object_get(hello, "nonce"));
 	if (strcmp(agent_type(hello), "hello") != 0 || !valid_nonce(na)) {
@@ -648,7 +655,7 @@ agent_client_handshake(int fd, const uint8_t key[AGENT_KEY_LEN], const char *nas
 		snprintf(err, errlen, "cannot send: %s", strerror(-rc));
 		goto out;
 	}
-	if ((rc = agent_recv(fd, timeout_ms, &reply, err, errlen)) < 0)
+	if ((rc = recv_msg(fd, timeout_ms, AGENT_HANDSHAKE_MAX, &reply, err, errlen)) < 0)
 		goto out;
 	if (strcmp(agent_type(reply), "error") == 0) {
 		const char *e = json_string_value(json_object_get(reply, "error"));
@@ -712,7 +719,7 @@ agent_server_handshake(int fd, const uint8_t key[AGENT_KEY_LEN], int timeout_ms,
 		snprintf(err, errlen, "cannot send hello: %s", strerror(-rc));
 		return rc;
 	}
-	if ((rc = agent_recv(fd, timeout_ms, &msg, err, errlen)) < 0)
+	if ((rc = recv_msg(fd, timeout_ms, AGENT_HANDSHAKE_MAX, &msg, err, errlen)) < 0)
 		return rc;
 	type = agent_type(msg);
 	nc = json_string_value(json_object_get(msg, "nonce"));

@@ -196,6 +196,40 @@ test_handshake(void **state)
 	assert_non_null(strstr(cerr, "refused"));
 }
 
+/* Before the key is proven, a frame above AGENT_HANDSHAKE_MAX is refused from its length
+ * alone, on both sides: no buffer of up to AGENT_MSG_MAX for a stranger, no wait for it. */
+static void
+test_handshake_bound(void **state)
+{
+	uint8_t k[AGENT_KEY_LEN];
+	struct srv_arg a = { 0 };
+	struct agent_session cs;
+	uint32_t big = htonl(AGENT_HANDSHAKE_MAX + 1);
+	char cerr[256] = "";
+	pthread_t t;
+	int sv[2];
+
+	(void)state;
+	memset(k, 0x11, sizeof(k));
+	/* Agent side: the "auth" from the would-be controller announces 4097 bytes. */
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	a.fd = sv[1];
+	memcpy(a.key, k, AGENT_KEY_LEN);
+	pthread_create(&t, NULL, srv_thread, &a);
+	assert_int_equal(write(sv[0], &big, 4), 4);
+	pthread_join(t, NULL);
+	assert_int_equal(a.rc, -EMSGSIZE);
+	close(sv[0]);
+	close(sv[1]);
+	/* Controller side: a would-be agent (anyone can advertise one) announces a big hello. */
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	assert_int_equal(write(sv[1], &big, 4), 4);
+	assert_int_equal(agent_client_handshake(sv[0], k, "192.0.2.1", 2000, NULL, &cs, cerr,
+						sizeof(cerr)), -EMSGSIZE);
+	close(sv[0]);
+	close(sv[1]);
+}
+
 /* A peer that asks for work before authenticating, or replays an old proof, gets nothing. */
 static void
 test_no_work_before_auth(void **state)
@@ -416,6 +450,7 @@ main(void)
 		cmocka_unit_test(test_keys),
 		cmocka_unit_test(test_mac),
 		cmocka_unit_test(test_handshake),
+		cmocka_unit_test(test_handshake_bound),
 		cmocka_unit_test(test_no_work_before_auth),
 		cmocka_unit_test(test_session),
 		cmocka_unit_test(test_nas_address),
