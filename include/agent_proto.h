@@ -132,4 +132,11 @@ int agent_session_recv(struct agent_session *s, int timeout_ms, struct json_t **
 /* Whether two numeric addresses are the same host (IPv4-mapped IPv6 equals IPv4). */
 bool agent_addr_equal(const char *a, const char *b);
 
+/* The peer a numeric address counts as for the bound on unauthenticated connections, as text
+ * in out: an IPv4 address (also arriving IPv4-mapped on a dual-stack socket), or an IPv6
+ * address's /64 ("2001:db8:1:2::/64"): one machine on a LAN holds the whole /64 (SLAAC and
+ * privacy addresses), so counting single IPv6 addresses would not bound it. Anything else is
+ * returned as given (truncated to len). */
+void agent_addr_bucket(const char *addr, char *out, size_t len);
+
 #endif

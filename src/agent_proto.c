@@ -420,6 +420,27 @@ agent_addr_equal(const char *a, const char *b)
 	return addr_bytes(a, x) && addr_bytes(b, y) && memcmp(x, y, 16) == 0;
 }
 
+void
+agent_addr_bucket(const char *addr, char *out, size_t len)
+{
+	static const uint8_t mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+	char text[INET6_ADDRSTRLEN];
+	uint8_t b[16];
+
+	if (!addr_bytes(addr, b)) {
+		snprintf(out, len, "%s", addr ? addr : "");
+		return;
+	}
+	if (memcmp(b, mapped, sizeof(mapped)) == 0) {
+		inet_ntop(AF_INET, b + 12, text, sizeof(text));
+		snprintf(out, len, "%s", text);
+		return;
+	}
+	memset(b + 8, 0, 8);
+	inet_ntop(AF_INET6, b, text, sizeof(text));
+	snprintf(out, len, "%s/64", text);
+}
+
 /* ---- session ---- */
 
 static void

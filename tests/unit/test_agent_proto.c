@@ -441,6 +441,33 @@ test_nas_address(void **state)
 	assert_false(agent_addr_equal("10.0.0.1", "10.0.0.2"));
 }
 
+/* Unauthenticated connections are bounded per peer: one machine's IPv6 addresses (its /64)
+ * are one peer, and IPv4 counts alike plain or mapped. */
+static void
+test_addr_bucket(void **state)
+{
+	char a[64], b[64];
+
+	(void)state;
+	agent_addr_bucket("2001:db8:1:2::1", a, sizeof(a));
+	agent_addr_bucket("2001:db8:1:2:dead:beef:1:99", b, sizeof(b));
+	assert_string_equal(a, b);
+	assert_string_equal(a, "2001:db8:1:2::/64");
+	agent_addr_bucket("2001:db8:1:3::1", b, sizeof(b));
+	assert_string_not_equal(a, b);
+	agent_addr_bucket("fe80::1%lab0", a, sizeof(a));
+	agent_addr_bucket("fe80::2", b, sizeof(b));
+	assert_string_equal(a, b);
+	agent_addr_bucket("::ffff:198.18.0.1", a, sizeof(a));
+	agent_addr_bucket("198.18.0.1", b, sizeof(b));
+	assert_string_equal(a, "198.18.0.1");
+	assert_string_equal(b, "198.18.0.1");
+	agent_addr_bucket("198.18.0.2", b, sizeof(b));
+	assert_string_not_equal(a, b);
+	agent_addr_bucket("?", a, sizeof(a));
+	assert_string_equal(a, "?");
+}
+
 int
 main(void)
 {
@@ -454,6 +481,7 @@ main(void)
 		cmocka_unit_test(test_no_work_before_auth),
 		cmocka_unit_test(test_session),
 		cmocka_unit_test(test_nas_address),
+		cmocka_unit_test(test_addr_bucket),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
