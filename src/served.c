@@ -3,9 +3,9 @@
  * The benchmark's drivers do the asking (libsmbclient, libnfs and the AFP client each stay in
  * their one driver). What counts as served is what proves the server knows the share, not
  * that this host may use it: an SMB tree connect refused with access denied (the share has
- * valid users) or a logon failure, an NFS export that refuses this client but is in the
- * server's export list, an AFP volume a guest may not open. Bad network name, no such export
- * and no such volume are "not served". */
+ * valid users), an NFS export that refuses this client but is in the server's export list, an
+ * AFP volume a guest may not open. Bad network name, no such export and no such volume are
+ * "not served"; a session or login refused before any share is named is "not proven". */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <ifaddrs.h>
@@ -24,6 +24,33 @@ const char *
 served_state_name(enum served_state s)
 {
 	return s == SERVED_YES ? "served" : s == SERVED_NO ? "NOT served" : "not proven";
+}
+
+enum served_state
+served_judge(const char *proto, int rc, const char *answer)
+{
+	if (rc == 0)
+		return SERVED_YES;
+	if (strcmp(proto, "smb") == 0) {
+		/* EPERM is a session refused (logon failure) before any tree connect: the same
+		 * for a share that exists and one that does not. */
+		return rc == -EACCES ? SERVED_YES : rc == -EPERM ? SERVED_SKIPPED : SERVED_NO;
+	}
+	if (strcmp(proto, "nfs") == 0) {
+		/* The driver looks an NFSv3 refusal up in the export list (Ganesha answers an
+		 * unknown export with MNT3ERR_ACCES too): "refuses this client" means the export
+		 * is listed. */
+		if (strstr(answer, "no export"))
+			return SERVED_NO;
+		if (strstr(answer, "refuses this client"))
+			return SERVED_YES;
+		return rc == -EACCES || rc == -EPERM ? SERVED_YES : SERVED_NO;
+	}
+	/* AFP: only FPOpenVol's refusal is about the volume; a server offering no guest login,
+	 * or refusing it, answers before any volume is named. */
+	if (rc == -EACCES && strstr(answer, ": open volume: "))
+		return SERVED_YES;
+	return rc == -EACCES || rc == -EPERM ? SERVED_SKIPPED : SERVED_NO;
 }
 
 /* Where smbd listens: with server.interfaces it binds to those only (bind interfaces only),
@@ -110,10 +137,10 @@ prove_smb(const struct model *m, const struct share *s, const char *host,
 	char err[512];
 	int rc = ask(&bench_drv_smb, "smb", host, s->name, 0, err, sizeof(err));
 
-	/* Access denied and logon failure are answers about the share from a server that has
-	 * it; a missing share is ENODEV (NT_STATUS_BAD_NETWORK_NAME). */
+	/* Access denied at tree connect is an answer about the share from a server that has it;
+	 * a missing share is ENODEV (NT_STATUS_BAD_NETWORK_NAME). */
 	(void)m;
-	add(v, n, s, "smb", rc == 0 || rc == -EACCES || rc == -EPERM ? SERVED_YES : SERVED_NO,
+	add(v, n, s, "smb", served_judge("smb", rc, err),
 	    rc == -ENODEV ? xasprintf("tree connect: NT_STATUS_BAD_NETWORK_NAME (%s)", err) :
 			    xasprintf("tree connect: %s", err));
 }
@@ -179,7 +206,6 @@ prove_nfs(const struct model *m, const struct share *s, struct served_proof **v,
 {
 	char err[512], host[64];
 	int rc;
-	bool yes;
 
 	if (!nfs_host(s, host, sizeof(host))) {
 		add(v, n, s, "nfs", SERVED_SKIPPED, xstrdup("no address of this host is among the "
@@ -187,14 +213,7 @@ prove_nfs(const struct model *m, const struct share *s, struct served_proof **v,
 		return;
 	}
 	rc = ask(&bench_drv_nfs, "nfs", host, s->path, m->nfs.v3 ? 3 : 4, err, sizeof(err));
-	yes = rc == 0 || rc == -EACCES || rc == -EPERM;
-	/* The driver looks an NFSv3 refusal up in the export list (Ganesha answers an unknown
-	 * export with MNT3ERR_ACCES too): "refuses this client" means the export is listed. */
-	if (rc < 0 && strstr(err, "no export"))
-		yes = false;
-	else if (rc < 0 && strstr(err, "refuses this client"))
-		yes = true;
-	add(v, n, s, "nfs", yes ? SERVED_YES : SERVED_NO, xasprintf("mount: %s", err));
+	add(v, n, s, "nfs", served_judge("nfs", rc, err), xasprintf("mount: %s", err));
 }
 
 static void
@@ -211,8 +230,7 @@ prove_afp(const struct model *m, const struct share *s, struct served_proof **v,
 		return;
 	}
 	rc = ask(&bench_drv_afp, "afp", "127.0.0.1", s->name, 0, err, sizeof(err));
-	add(v, n, s, "afp", rc == 0 || rc == -EACCES ? SERVED_YES : SERVED_NO,
-	    xasprintf("open volume: %s", err));
+	add(v, n, s, "afp", served_judge("afp", rc, err), xasprintf("open volume: %s", err));
 }
 
 int
