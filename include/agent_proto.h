@@ -115,8 +115,9 @@ void agent_session_init(struct agent_session *s, int fd, const uint8_t key[AGENT
 void agent_session_clear(struct agent_session *s);
 
 /* Seals msg (adding "v") as one frame with its length prefix. Returns the frame (the caller
- * frees it) and its length in *len, or NULL when the encoding exceeds AGENT_MSG_MAX. Uses
- * and advances the sending sequence number. */
+ * frees it) and its length in *len, or NULL when the encoding exceeds AGENT_MSG_MAX or the
+ * sequence numbers are used up (2^64 - 1 frames: never wraps). Uses and advances the sending
+ * sequence number. */
 uint8_t *agent_session_seal(struct agent_session *s, struct json_t *msg, size_t *len);
 /* Checks one frame body (after the length prefix: seq || JSON || MAC) against the receiving
  * key and sequence number, then parses it. Returns 0 and *msg, or -EBADMSG (altered,

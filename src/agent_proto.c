@@ -525,6 +525,10 @@ agent_session_seal(struct agent_session *s, json_t *msg, size_t *len)
 	uint8_t *f;
 	char *j;
 
+	/* The last number is never used: after it the count would wrap to 0 and the
+	 * connection's first frames would pass again as replays. */
+	if (s->seq_send == UINT64_MAX)
+		return NULL;
 	json_object_set_new(msg, "v", json_integer(AGENT_PROTO_VERSION));
 	j = json_dumps(msg, JSON_COMPACT);
 	if (!j)
@@ -576,7 +580,7 @@ agent_session_open(struct agent_session *s, const uint8_t *body, size_t len, jso
 	}
 	/* Authentic but out of place: sent earlier on this connection and replayed, or
 	 * reordered (TCP itself never reorders). */
-	if (seq != s->seq_recv) {
+	if (seq != s->seq_recv || seq == UINT64_MAX) {
 		s->dead = true;
 		snprintf(err, errlen, "message with sequence number %llu where %llu was due "
 			 "(replayed or reordered); refused", (unsigned long long)seq,

@@ -400,6 +400,16 @@ test_session(void **state)
 	close(sv[0]);
 	close(sv[1]);
 
+	/* Sequence numbers never wrap: a frame numbered 0 again would be a replay. */
+	pair_up(0x44, NULL, "192.0.2.7", &crc, &a, &cs, sv);
+	cs.seq_send = UINT64_MAX;
+	m = json_pack("{s:s}", "type", "facts");
+	assert_null(agent_session_seal(&cs, m, &len));
+	json_decref(m);
+	assert_true(cs.seq_send == UINT64_MAX);
+	close(sv[0]);
+	close(sv[1]);
+
 	/* Reflection: the agent's own frame sent back to it fails (keys per direction). */
 	pair_up(0x44, NULL, "192.0.2.7", &crc, &a, &cs, sv);
 	m = json_pack("{s:s}", "type", "progress");
