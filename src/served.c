@@ -55,16 +55,21 @@ served_judge(const char *proto, int rc, const char *answer)
 
 /* Where smbd listens: with server.interfaces it binds to those only (bind interfaces only),
  * so loopback would be refused. The first IPv4 address of the first listed interface that has
- * one; an entry may also be an address ("192.168.1.2/24"). */
-static void
+ * one; an entry may also be an address ("192.168.1.2/24"). false when the list has none (an
+ * IPv6-only interface, one without its address yet): asking 127.0.0.1 then would be refused
+ * for every share, a false "not served". */
+static bool
 smb_host(const struct model *m, char *host, size_t len)
 {
 	struct ifaddrs *ifs = NULL, *a;
 	size_t i;
+	bool found = false;
 
 	snprintf(host, len, "127.0.0.1");
-	if (m->server.interfaces.n == 0 || getifaddrs(&ifs) < 0)
-		return;
+	if (m->server.interfaces.n == 0)
+		return true;
+	if (getifaddrs(&ifs) < 0)
+		return false;
 	for (i = 0; i < m->server.interfaces.n; i++) {
 		const char *e = m->server.interfaces.v[i];
 		struct in_addr in;
@@ -74,6 +79,7 @@ smb_host(const struct model *m, char *host, size_t len)
 		buf[strcspn(buf, "/")] = '\0';
 		if (inet_pton(AF_INET, buf, &in) == 1) {
 			snprintf(host, len, "%s", buf);
+			found = true;
 			break;
 		}
 		for (a = ifs; a; a = a->ifa_next)
@@ -82,10 +88,12 @@ smb_host(const struct model *m, char *host, size_t len)
 				break;
 		if (a) {
 			inet_ntop(AF_INET, &((struct sockaddr_in *)a->ifa_addr)->sin_addr, host, len);
+			found = true;
 			break;
 		}
 	}
 	freeifaddrs(ifs);
+	return found;
 }
 
 static struct served_proof *
@@ -238,12 +246,16 @@ served_prove(const struct model *m, unsigned protos, struct served_proof **v, si
 {
 	char host[64];
 	size_t i, first = *n;
+	bool smb_ok = smb_host(m, host, sizeof(host));
 
-	smb_host(m, host, sizeof(host));
 	for (i = 0; i < m->n_shares; i++) {
 		const struct share *s = &m->shares[i];
 
-		if ((protos & PROTO_SMB) && (s->protocols & PROTO_SMB))
+		if ((protos & PROTO_SMB) && (s->protocols & PROTO_SMB) && !smb_ok)
+			add(v, n, s, "smb", SERVED_SKIPPED, xstrdup("no IPv4 address among "
+								     "server.interfaces to ask smbd "
+								     "on (it binds to those only)"));
+		else if ((protos & PROTO_SMB) && (s->protocols & PROTO_SMB))
 			prove_smb(m, s, host, v, n);
 		if ((protos & PROTO_NFS) && (s->protocols & PROTO_NFS))
 			prove_nfs(m, s, v, n);

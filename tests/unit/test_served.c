@@ -7,7 +7,9 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <errno.h>
+#include <string.h>
 
+#include "model.h"
 #include "served.h"
 
 static void
@@ -55,6 +57,30 @@ test_afp(void **state)
 			 SERVED_NO);
 }
 
+/* smbd binds only to server.interfaces: with no IPv4 address among them (an IPv6-only
+ * interface, or one without its address yet) there is nowhere to ask, and asking 127.0.0.1
+ * would be refused for every share. Not proven, not "not served" (which rolls back). */
+static void
+test_smb_no_address(void **state)
+{
+	char *ifs[] = { "nastune-none0" };
+	struct share sh = { .name = "Data", .path = "/srv/data", .protocols = PROTO_SMB };
+	struct model m = { 0 };
+	struct served_proof *v = NULL;
+	size_t n = 0;
+
+	(void)state;
+	m.server.interfaces.v = ifs;
+	m.server.interfaces.n = 1;
+	m.shares = &sh;
+	m.n_shares = 1;
+	assert_int_equal(served_prove(&m, PROTO_SMB, &v, &n), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(v[0].state, SERVED_SKIPPED);
+	assert_non_null(strstr(v[0].answer, "server.interfaces"));
+	served_proofs_free(v, n);
+}
+
 int
 main(void)
 {
@@ -62,6 +88,7 @@ main(void)
 		cmocka_unit_test(test_smb),
 		cmocka_unit_test(test_nfs),
 		cmocka_unit_test(test_afp),
+		cmocka_unit_test(test_smb_no_address),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
