@@ -260,6 +260,14 @@ agent_key_load(const char *path, uint8_t key[AGENT_KEY_LEN], char *err, size_t e
 		close(fd);
 		return -EINVAL;
 	}
+	/* Whoever owns the file can replace the key (and so talk to our agents, or be one). */
+	if (sb.st_uid != geteuid()) {
+		snprintf(err, errlen, "%s: owned by uid %u, not by this user (uid %u), who could "
+			 "replace the key — chown %u %s", path, (unsigned)sb.st_uid,
+			 (unsigned)geteuid(), (unsigned)geteuid(), path);
+		close(fd);
+		return -EPERM;
+	}
 	if (sb.st_mode & 077) {
 		snprintf(err, errlen, "%s: readable by others (mode %03o) — chmod 600 %s", path,
 			 (unsigned)(sb.st_mode & 0777), path);

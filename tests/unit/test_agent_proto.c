@@ -102,6 +102,12 @@ test_keys(void **state)
 	chmod(path, 0644);
 	assert_int_equal(agent_key_load(path, k2, err, sizeof(err)), -EPERM);
 	assert_non_null(strstr(err, "chmod 600"));
+	chmod(path, 0600);
+	/* Another user's file, even 0600: that user could replace the key. */
+	if (geteuid() == 0 && chown(path, 4242, 4242) == 0) {
+		assert_int_equal(agent_key_load(path, k2, err, sizeof(err)), -EPERM);
+		assert_non_null(strstr(err, "owned by uid 4242"));
+	}
 	unlink(path);
 	assert_int_equal(agent_key_load(path, k2, err, sizeof(err)), -ENOENT);
 	assert_non_null(strstr(err, "nastune pair"));
