@@ -1,6 +1,7 @@
 /* agent_proto.c - framing, keys, the mutual HMAC handshake between controller and agent, and
  * the authenticated session after it. */
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -231,7 +232,9 @@ unhex(const char *s, uint8_t *out, size_t n)
 	for (i = 0; i < n; i++) {
 		unsigned v;
 
-		if (sscanf(s + 2 * i, "%2x", &v) != 1 || !s[2 * i + 1])
+		/* Hex digits only: %2x alone also takes " f", "+f" and "-f". */
+		if (!isxdigit((unsigned char)s[2 * i]) || !isxdigit((unsigned char)s[2 * i + 1]) ||
+		    sscanf(s + 2 * i, "%2x", &v) != 1)
 			return -1;
 		out[i] = (uint8_t)v;
 	}

@@ -108,6 +108,19 @@ test_keys(void **state)
 		assert_int_equal(agent_key_load(path, k2, err, sizeof(err)), -EPERM);
 		assert_non_null(strstr(err, "owned by uid 4242"));
 	}
+	/* 64 characters that are not all hex digits (sscanf's %2x alone takes "+f" and " f"). */
+	{
+		FILE *fp;
+
+		unlink(path);
+		fp = fopen(path, "w");
+		assert_non_null(fp);
+		fprintf(fp, "+f%062d\n", 0);
+		fclose(fp);
+		chmod(path, 0600);
+		assert_int_equal(agent_key_load(path, k2, err, sizeof(err)), -EINVAL);
+		assert_non_null(strstr(err, "hex digits"));
+	}
 	unlink(path);
 	assert_int_equal(agent_key_load(path, k2, err, sizeof(err)), -ENOENT);
 	assert_non_null(strstr(err, "nastune pair"));
