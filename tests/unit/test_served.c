@@ -18,11 +18,15 @@ test_smb(void **state)
 	(void)state;
 	assert_int_equal(served_judge("smb", 0, "connected as guest"), SERVED_YES);
 	/* Tree connect refused: smbd found the share (valid users). */
-	assert_int_equal(served_judge("smb", -EACCES, "127.0.0.1/Media: connect: access denied "
-				      "for guest (not a valid user of the share?)"), SERVED_YES);
+	assert_int_equal(served_judge("smb", -EACCES,
+				      "127.0.0.1/Media: connect: access denied "
+				      "for guest (not a valid user of the share?)"),
+			 SERVED_YES);
 	/* Session refused (map to guest = never, no anonymous): nothing about the share. */
-	assert_int_equal(served_judge("smb", -EPERM, "127.0.0.1/Gone: connect: logon failure "
-				      "for guest (guest access not allowed?)"), SERVED_SKIPPED);
+	assert_int_equal(served_judge("smb", -EPERM,
+				      "127.0.0.1/Gone: connect: logon failure "
+				      "for guest (guest access not allowed?)"),
+			 SERVED_SKIPPED);
 	assert_int_equal(served_judge("smb", -ENODEV, "no share"), SERVED_NO);
 	assert_int_equal(served_judge("smb", -ECONNREFUSED, "refused"), SERVED_NO);
 }
@@ -34,8 +38,10 @@ test_nfs(void **state)
 	assert_int_equal(served_judge("nfs", 0, ""), SERVED_YES);
 	assert_int_equal(served_judge("nfs", -EACCES, "h: no export \"/x\" (NFSv3): ACCES"),
 			 SERVED_NO);
-	assert_int_equal(served_judge("nfs", -EACCES, "h:/x: the server refuses this client "
-				      "(NFSv3): ACCES"), SERVED_YES);
+	assert_int_equal(served_judge("nfs", -EACCES,
+				      "h:/x: the server refuses this client "
+				      "(NFSv3): ACCES"),
+			 SERVED_YES);
 	assert_int_equal(served_judge("nfs", -EIO, "h:/x: the server refuses this client"),
 			 SERVED_YES);
 	assert_int_equal(served_judge("nfs", -ENOENT, "h: no export \"/x\""), SERVED_NO);
@@ -46,13 +52,19 @@ test_afp(void **state)
 {
 	(void)state;
 	assert_int_equal(served_judge("afp", 0, ""), SERVED_YES);
-	assert_int_equal(served_judge("afp", -EACCES, "127.0.0.1/Vol: open volume: access denied "
-				      "for guest (not a valid user of the volume?)"), SERVED_YES);
+	assert_int_equal(served_judge("afp", -EACCES,
+				      "127.0.0.1/Vol: open volume: access denied "
+				      "for guest (not a valid user of the volume?)"),
+			 SERVED_YES);
 	/* A server offering no guest login refuses before any volume is named. */
-	assert_int_equal(served_judge("afp", -EACCES, "127.0.0.1/Gone: login: the server offers "
-				      "no guest login (UAMs: DHX2)"), SERVED_SKIPPED);
-	assert_int_equal(served_judge("afp", -EPERM, "127.0.0.1/Gone: login: logon failure for "
-				      "guest"), SERVED_SKIPPED);
+	assert_int_equal(served_judge("afp", -EACCES,
+				      "127.0.0.1/Gone: login: the server offers "
+				      "no guest login (UAMs: DHX2)"),
+			 SERVED_SKIPPED);
+	assert_int_equal(served_judge("afp", -EPERM,
+				      "127.0.0.1/Gone: login: logon failure for "
+				      "guest"),
+			 SERVED_SKIPPED);
 	assert_int_equal(served_judge("afp", -ENODEV, "127.0.0.1/Gone: open volume: no volume"),
 			 SERVED_NO);
 }
@@ -63,9 +75,9 @@ test_afp(void **state)
 static void
 test_smb_no_address(void **state)
 {
-	char *ifs[] = { "nastune-none0" };
-	struct share sh = { .name = "Data", .path = "/srv/data", .protocols = PROTO_SMB };
-	struct model m = { 0 };
+	char *ifs[] = {"nastune-none0"};
+	struct share sh = {.name = "Data", .path = "/srv/data", .protocols = PROTO_SMB};
+	struct model m = {0};
 	struct served_proof *v = NULL;
 	size_t n = 0;
 

@@ -27,15 +27,15 @@ test_lists(void **state)
 	(void)state;
 	rc = check("[x]\n\tvfs objects = catia fruit streams_xattr\n", err, sizeof(err));
 	if (rc == 1 || (rc == -ENOENT && strstr(err, "fruit"))) {
-		skip();	/* no smbd, or no samba-vfs-modules: nothing to read the lists against */
+		skip(); /* no smbd, or no samba-vfs-modules: nothing to read the lists against */
 		return;
 	}
 	assert_int_equal(rc, 0);
 	/* testparm reads each of these as catia, fruit and streams_xattr. */
-	assert_int_equal(check("[x]\n\tvfs objects = catia;fruit,\"streams_xattr\"\n", err,
-			       sizeof(err)), 0);
-	assert_int_equal(check("[x]\n\tvfs objects = catia , fruit ;streams_xattr\n", err,
-			       sizeof(err)), 0);
+	assert_int_equal(
+		check("[x]\n\tvfs objects = catia;fruit,\"streams_xattr\"\n", err, sizeof(err)), 0);
+	assert_int_equal(
+		check("[x]\n\tvfs objects = catia , fruit ;streams_xattr\n", err, sizeof(err)), 0);
 	/* Built into smbd: no .so to find. */
 	assert_int_equal(check("[x]\n\tvfs objects = default posixacl\n", err, sizeof(err)), 0);
 	/* A module that exists nowhere is refused, whatever the spelling of the name. */
