@@ -4,7 +4,7 @@
  * sequence numbers.
  *
  * Handshake frames: a 4-byte big-endian length, then that many bytes of one JSON object, at
- * most AGENT_MSG_MAX. Every message has "v" (AGENT_PROTO_VERSION) and "type". The key K is
+ * most AGENT_HANDSHAKE_MAX. Every message has "v" (AGENT_PROTO_VERSION) and "type". The key K is
  * 32 random bytes both sides hold; nothing but "hello" is answered before the handshake
  * completes:
  *   agent -> controller  {"type":"hello", "nonce": Na, "key_id": id(K), "version": ...}
@@ -35,6 +35,9 @@
 
 #define AGENT_PROTO_VERSION 2
 #define AGENT_MSG_MAX (1u << 20)	/* bytes of one message */
+/* Bytes of one handshake message (hello, auth, auth_ok: a few hundred): a peer that has not
+ * proven the key gets no 1 MiB buffer per connection out of either side. */
+#define AGENT_HANDSHAKE_MAX 4096u
 #define AGENT_KEY_LEN 32
 #define AGENT_NONCE_LEN 32
 #define AGENT_DEFAULT_PORT 7048
@@ -89,7 +92,8 @@ bool agent_mac_equal(const char *a, const char *b);
 /* Controller side of the handshake on a connected socket: reads hello, sends auth naming
  * nas (our address on this connection), checks auth_ok. Returns 0 with *s ready (and *hello,
  * which the caller json_decrefs, when hello is not NULL), -EACCES when the agent refuses us
- * or proves the wrong key (err says which), or the agent_recv errors. */
+ * or proves the wrong key (err says which), or the agent_recv errors (-EMSGSIZE above
+ * AGENT_HANDSHAKE_MAX). */
 int agent_client_handshake(int fd, const uint8_t key[AGENT_KEY_LEN], const char *nas,
 			   int timeout_ms, struct json_t **hello, struct agent_session *s,
 			   char *err, size_t errlen);
@@ -97,7 +101,8 @@ int agent_client_handshake(int fd, const uint8_t key[AGENT_KEY_LEN], const char 
 /* Agent side: sends hello, reads auth, answers auth_ok or an error. peer is the address the
  * controller connects from (NULL: not checked, e.g. a socketpair); a controller naming
  * another address is refused. Returns 0 with *s ready and the controller's address in nas,
- * -EACCES after refusing (the caller closes), or the agent_recv errors. */
+ * -EACCES after refusing (the caller closes), or the agent_recv errors (-EMSGSIZE above
+ * AGENT_HANDSHAKE_MAX). */
 int agent_server_handshake(int fd, const uint8_t key[AGENT_KEY_LEN], int timeout_ms,
 			   const char *agent_version, const char *peer, struct agent_session *s,
 			   char nas[AGENT_ADDR_MAX], char *err, size_t errlen);
@@ -110,8 +115,9 @@ void agent_session_init(struct agent_session *s, int fd, const uint8_t key[AGENT
 void agent_session_clear(struct agent_session *s);
 
 /* Seals msg (adding "v") as one frame with its length prefix. Returns the frame (the caller
- * frees it) and its length in *len, or NULL when the encoding exceeds AGENT_MSG_MAX. Uses
- * and advances the sending sequence number. */
+ * frees it) and its length in *len, or NULL when the encoding exceeds AGENT_MSG_MAX or the
+ * sequence numbers are used up (2^64 - 1 frames: never wraps). Uses and advances the sending
+ * sequence number. */
 uint8_t *agent_session_seal(struct agent_session *s, struct json_t *msg, size_t *len);
 /* Checks one frame body (after the length prefix: seq || JSON || MAC) against the receiving
  * key and sequence number, then parses it. Returns 0 and *msg, or -EBADMSG (altered,
@@ -126,5 +132,12 @@ int agent_session_recv(struct agent_session *s, int timeout_ms, struct json_t **
 
 /* Whether two numeric addresses are the same host (IPv4-mapped IPv6 equals IPv4). */
 bool agent_addr_equal(const char *a, const char *b);
+
+/* The peer a numeric address counts as for the bound on unauthenticated connections, as text
+ * in out: an IPv4 address (also arriving IPv4-mapped on a dual-stack socket), or an IPv6
+ * address's /64 ("2001:db8:1:2::/64"): one machine on a LAN holds the whole /64 (SLAAC and
+ * privacy addresses), so counting single IPv6 addresses would not bound it. Anything else is
+ * returned as given (truncated to len). */
+void agent_addr_bucket(const char *addr, char *out, size_t len);
 
 #endif

@@ -29,6 +29,12 @@ struct served_proof {
  * with served_proofs_free). Returns 0 when no share was refused, -ENOENT when one was. */
 int served_prove(const struct model *m, unsigned protos, struct served_proof **v, size_t *n);
 
+/* What one answer proves (pure): proto "smb", "nfs" or "afp", rc the driver's connect result,
+ * answer its sentence. A refusal proves the share only where it comes from the share itself:
+ * an SMB tree connect refused (EACCES); not a refused session (EPERM, logon failure: no
+ * share was asked for); an AFP volume refused at FPOpenVol, not a login refused before it. */
+enum served_state served_judge(const char *proto, int rc, const char *answer);
+
 /* "served", "NOT served", "not proven". */
 const char *served_state_name(enum served_state s);
 

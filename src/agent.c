@@ -604,7 +604,8 @@ out:
 	return NULL;
 }
 
-/* Takes an unauthenticated slot for peer: at most AGENT_UNAUTH_PER_PEER per address and
+/* Takes an unauthenticated slot for peer: at most AGENT_UNAUTH_PER_PEER per peer (an IPv4
+ * address or an IPv6 /64) and
  * AGENT_UNAUTH_MAX in all. Returns the slot, or -1 (the caller closes at once). */
 static int
 unauth_take(struct agent *a, const char *peer)
@@ -634,7 +635,7 @@ accept_one(struct agent *a, int lfd)
 {
 	struct sockaddr_storage ss;
 	socklen_t sl = sizeof(ss);
-	char host[INET6_ADDRSTRLEN] = "?";
+	char host[INET6_ADDRSTRLEN] = "?", bucket[INET6_ADDRSTRLEN + 8];
 	struct conn_arg *c;
 	pthread_t th;
 	int fd, one = 1;
@@ -653,7 +654,9 @@ accept_one(struct agent *a, int lfd)
 	c->a = a;
 	c->fd = fd;
 	snprintf(c->peer, sizeof(c->peer), "%s", host);
-	c->slot = unauth_take(a, c->peer);
+	/* Counted per IPv4 address or IPv6 /64 (agent_addr_bucket), not per IPv6 address. */
+	agent_addr_bucket(c->peer, bucket, sizeof(bucket));
+	c->slot = unauth_take(a, bucket);
 	if (c->slot < 0) {
 		/* Nothing is said: a peer holding idle sockets gets no work out of us. */
 		log_debug("agent: %s: too many unauthenticated connections; closed", c->peer);

@@ -1,6 +1,7 @@
 /* agent_proto.c - framing, keys, the mutual HMAC handshake between controller and agent, and
  * the authenticated session after it. */
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -153,19 +154,26 @@ recv_frame(int fd, int timeout_ms, size_t max, uint8_t **buf, size_t *len, char 
 	return 0;
 }
 
-int
-agent_recv(int fd, int timeout_ms, json_t **msg, char *err, size_t errlen)
+/* One message of at most max bytes. */
+static int
+recv_msg(int fd, int timeout_ms, size_t max, json_t **msg, char *err, size_t errlen)
 {
 	uint8_t *buf;
 	size_t len;
 	int rc;
 
 	*msg = NULL;
-	if ((rc = recv_frame(fd, timeout_ms, AGENT_MSG_MAX, &buf, &len, err, errlen)) < 0)
+	if ((rc = recv_frame(fd, timeout_ms, max, &buf, &len, err, errlen)) < 0)
 		return rc;
 	rc = agent_parse(buf, len, msg, err, errlen);
 	free(buf);
 	return rc;
+}
+
+int
+agent_recv(int fd, int timeout_ms, json_t **msg, char *err, size_t errlen)
+{
+	return recv_msg(fd, timeout_ms, AGENT_MSG_MAX, msg, err, errlen);
 }
 
 int
@@ -224,7 +232,9 @@ unhex(const char *s, uint8_t *out, size_t n)
 	for (i = 0; i < n; i++) {
 		unsigned v;
 
-		if (sscanf(s + 2 * i, "%2x", &v) != 1 || !s[2 * i + 1])
+		/* Hex digits only: %2x alone also takes " f", "+f" and "-f". */
+		if (!isxdigit((unsigned char)s[2 * i]) || !isxdigit((unsigned char)s[2 * i + 1]) ||
+		    sscanf(s + 2 * i, "%2x", &v) != 1)
 			return -1;
 		out[i] = (uint8_t)v;
 	}
@@ -252,6 +262,14 @@ agent_key_load(const char *path, uint8_t key[AGENT_KEY_LEN], char *err, size_t e
 		snprintf(err, errlen, "%s: not a regular file", path);
 		close(fd);
 		return -EINVAL;
+	}
+	/* Whoever owns the file can replace the key (and so talk to our agents, or be one). */
+	if (sb.st_uid != geteuid()) {
+		snprintf(err, errlen, "%s: owned by uid %u, not by this user (uid %u), who could "
+			 "replace the key — chown %u %s", path, (unsigned)sb.st_uid,
+			 (unsigned)geteuid(), (unsigned)geteuid(), path);
+		close(fd);
+		return -EPERM;
 	}
 	if (sb.st_mode & 077) {
 		snprintf(err, errlen, "%s: readable by others (mode %03o) — chmod 600 %s", path,
@@ -413,6 +431,27 @@ agent_addr_equal(const char *a, const char *b)
 	return addr_bytes(a, x) && addr_bytes(b, y) && memcmp(x, y, 16) == 0;
 }
 
+void
+agent_addr_bucket(const char *addr, char *out, size_t len)
+{
+	static const uint8_t mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+	char text[INET6_ADDRSTRLEN];
+	uint8_t b[16];
+
+	if (!addr_bytes(addr, b)) {
+		snprintf(out, len, "%s", addr ? addr : "");
+		return;
+	}
+	if (memcmp(b, mapped, sizeof(mapped)) == 0) {
+		inet_ntop(AF_INET, b + 12, text, sizeof(text));
+		snprintf(out, len, "%s", text);
+		return;
+	}
+	memset(b + 8, 0, 8);
+	inet_ntop(AF_INET6, b, text, sizeof(text));
+	snprintf(out, len, "%s/64", text);
+}
+
 /* ---- session ---- */
 
 static void
@@ -497,6 +536,10 @@ agent_session_seal(struct agent_session *s, json_t *msg, size_t *len)
 	uint8_t *f;
 	char *j;
 
+	/* The last number is never used: after it the count would wrap to 0 and the
+	 * connection's first frames would pass again as replays. */
+	if (s->seq_send == UINT64_MAX)
+		return NULL;
 	json_object_set_new(msg, "v", json_integer(AGENT_PROTO_VERSION));
 	j = json_dumps(msg, JSON_COMPACT);
 	if (!j)
@@ -548,7 +591,7 @@ agent_session_open(struct agent_session *s, const uint8_t *body, size_t len, jso
 	}
 	/* Authentic but out of place: sent earlier on this connection and replayed, or
 	 * reordered (TCP itself never reorders). */
-	if (seq != s->seq_recv) {
+	if (seq != s->seq_recv || seq == UINT64_MAX) {
 		s->dead = true;
 		snprintf(err, errlen, "message with sequence number %llu where %llu was due "
 			 "(replayed or reordered); refused", (unsigned long long)seq,
@@ -623,7 +666,7 @@ agent_client_handshake(int fd, const uint8_t key[AGENT_KEY_LEN], const char *nas
 
 	if (hello_out)
 		*hello_out = NULL;
-	if ((rc = agent_recv(fd, timeout_ms, &hello, err, errlen)) < 0)
+	if ((rc = recv_msg(fd, timeout_ms, AGENT_HANDSHAKE_MAX, &hello, err, errlen)) < 0)
 		return rc;
 	na = json_string_value(json_object_get(hello, "nonce"));
 	if (strcmp(agent_type(hello), "hello") != 0 || !valid_nonce(na)) {
@@ -648,7 +691,7 @@ agent_client_handshake(int fd, const uint8_t key[AGENT_KEY_LEN], const char *nas
 		snprintf(err, errlen, "cannot send: %s", strerror(-rc));
 		goto out;
 	}
-	if ((rc = agent_recv(fd, timeout_ms, &reply, err, errlen)) < 0)
+	if ((rc = recv_msg(fd, timeout_ms, AGENT_HANDSHAKE_MAX, &reply, err, errlen)) < 0)
 		goto out;
 	if (strcmp(agent_type(reply), "error") == 0) {
 		const char *e = json_string_value(json_object_get(reply, "error"));
@@ -712,7 +755,7 @@ agent_server_handshake(int fd, const uint8_t key[AGENT_KEY_LEN], int timeout_ms,
 		snprintf(err, errlen, "cannot send hello: %s", strerror(-rc));
 		return rc;
 	}
-	if ((rc = agent_recv(fd, timeout_ms, &msg, err, errlen)) < 0)
+	if ((rc = recv_msg(fd, timeout_ms, AGENT_HANDSHAKE_MAX, &msg, err, errlen)) < 0)
 		return rc;
 	type = agent_type(msg);
 	nc = json_string_value(json_object_get(msg, "nonce"));

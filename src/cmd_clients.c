@@ -157,13 +157,18 @@ cli_bench_clients(const struct ctx *ctx, const struct model *m, char *const *cli
 				bool enabled = k == 0 ? m->smb.enabled : k == 1 ? m->nfs.enabled :
 									 m->afp.enabled;
 				char *part, *url;
+				const char *la;
+				bool v6;
 
 				if (!(sh->protocols & ps[k].bit) || !enabled || !units_in_list(protos, ps[k].name))
 					continue;
-				/* Our address as the agent reached it: the one it can mount from. */
+				/* Our address as the agent reached it: the one it can mount from.
+				 * An IPv6 address goes in brackets, or its colons read as a port. */
+				la = agent_conn_local_addr(c);
+				v6 = strchr(la, ':') != NULL;
 				part = bench_url_escape(k == 1 ? sh->path : sh->name);
-				url = xasprintf("%s://%s%s%s", ps[k].name, agent_conn_local_addr(c),
-						k == 1 ? "" : "/", part);
+				url = xasprintf("%s://%s%s%s%s%s", ps[k].name, v6 ? "[" : "", la,
+						v6 ? "]" : "", k == 1 ? "" : "/", part);
 				free(part);
 				if (k == 1) {
 					/* As one of the share's users (or its owner): the client does

@@ -3,9 +3,9 @@
  * The benchmark's drivers do the asking (libsmbclient, libnfs and the AFP client each stay in
  * their one driver). What counts as served is what proves the server knows the share, not
  * that this host may use it: an SMB tree connect refused with access denied (the share has
- * valid users) or a logon failure, an NFS export that refuses this client but is in the
- * server's export list, an AFP volume a guest may not open. Bad network name, no such export
- * and no such volume are "not served". */
+ * valid users), an NFS export that refuses this client but is in the server's export list, an
+ * AFP volume a guest may not open. Bad network name, no such export and no such volume are
+ * "not served"; a session or login refused before any share is named is "not proven". */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <ifaddrs.h>
@@ -26,18 +26,50 @@ served_state_name(enum served_state s)
 	return s == SERVED_YES ? "served" : s == SERVED_NO ? "NOT served" : "not proven";
 }
 
+enum served_state
+served_judge(const char *proto, int rc, const char *answer)
+{
+	if (rc == 0)
+		return SERVED_YES;
+	if (strcmp(proto, "smb") == 0) {
+		/* EPERM is a session refused (logon failure) before any tree connect: the same
+		 * for a share that exists and one that does not. */
+		return rc == -EACCES ? SERVED_YES : rc == -EPERM ? SERVED_SKIPPED : SERVED_NO;
+	}
+	if (strcmp(proto, "nfs") == 0) {
+		/* The driver looks an NFSv3 refusal up in the export list (Ganesha answers an
+		 * unknown export with MNT3ERR_ACCES too): "refuses this client" means the export
+		 * is listed. */
+		if (strstr(answer, "no export"))
+			return SERVED_NO;
+		if (strstr(answer, "refuses this client"))
+			return SERVED_YES;
+		return rc == -EACCES || rc == -EPERM ? SERVED_YES : SERVED_NO;
+	}
+	/* AFP: only FPOpenVol's refusal is about the volume; a server offering no guest login,
+	 * or refusing it, answers before any volume is named. */
+	if (rc == -EACCES && strstr(answer, ": open volume: "))
+		return SERVED_YES;
+	return rc == -EACCES || rc == -EPERM ? SERVED_SKIPPED : SERVED_NO;
+}
+
 /* Where smbd listens: with server.interfaces it binds to those only (bind interfaces only),
  * so loopback would be refused. The first IPv4 address of the first listed interface that has
- * one; an entry may also be an address ("192.168.1.2/24"). */
-static void
+ * one; an entry may also be an address ("192.168.1.2/24"). false when the list has none (an
+ * IPv6-only interface, one without its address yet): asking 127.0.0.1 then would be refused
+ * for every share, a false "not served". */
+static bool
 smb_host(const struct model *m, char *host, size_t len)
 {
 	struct ifaddrs *ifs = NULL, *a;
 	size_t i;
+	bool found = false;
 
 	snprintf(host, len, "127.0.0.1");
-	if (m->server.interfaces.n == 0 || getifaddrs(&ifs) < 0)
-		return;
+	if (m->server.interfaces.n == 0)
+		return true;
+	if (getifaddrs(&ifs) < 0)
+		return false;
 	for (i = 0; i < m->server.interfaces.n; i++) {
 		const char *e = m->server.interfaces.v[i];
 		struct in_addr in;
@@ -47,6 +79,7 @@ smb_host(const struct model *m, char *host, size_t len)
 		buf[strcspn(buf, "/")] = '\0';
 		if (inet_pton(AF_INET, buf, &in) == 1) {
 			snprintf(host, len, "%s", buf);
+			found = true;
 			break;
 		}
 		for (a = ifs; a; a = a->ifa_next)
@@ -55,10 +88,12 @@ smb_host(const struct model *m, char *host, size_t len)
 				break;
 		if (a) {
 			inet_ntop(AF_INET, &((struct sockaddr_in *)a->ifa_addr)->sin_addr, host, len);
+			found = true;
 			break;
 		}
 	}
 	freeifaddrs(ifs);
+	return found;
 }
 
 static struct served_proof *
@@ -110,10 +145,10 @@ prove_smb(const struct model *m, const struct share *s, const char *host,
 	char err[512];
 	int rc = ask(&bench_drv_smb, "smb", host, s->name, 0, err, sizeof(err));
 
-	/* Access denied and logon failure are answers about the share from a server that has
-	 * it; a missing share is ENODEV (NT_STATUS_BAD_NETWORK_NAME). */
+	/* Access denied at tree connect is an answer about the share from a server that has it;
+	 * a missing share is ENODEV (NT_STATUS_BAD_NETWORK_NAME). */
 	(void)m;
-	add(v, n, s, "smb", rc == 0 || rc == -EACCES || rc == -EPERM ? SERVED_YES : SERVED_NO,
+	add(v, n, s, "smb", served_judge("smb", rc, err),
 	    rc == -ENODEV ? xasprintf("tree connect: NT_STATUS_BAD_NETWORK_NAME (%s)", err) :
 			    xasprintf("tree connect: %s", err));
 }
@@ -179,7 +214,6 @@ prove_nfs(const struct model *m, const struct share *s, struct served_proof **v,
 {
 	char err[512], host[64];
 	int rc;
-	bool yes;
 
 	if (!nfs_host(s, host, sizeof(host))) {
 		add(v, n, s, "nfs", SERVED_SKIPPED, xstrdup("no address of this host is among the "
@@ -187,14 +221,7 @@ prove_nfs(const struct model *m, const struct share *s, struct served_proof **v,
 		return;
 	}
 	rc = ask(&bench_drv_nfs, "nfs", host, s->path, m->nfs.v3 ? 3 : 4, err, sizeof(err));
-	yes = rc == 0 || rc == -EACCES || rc == -EPERM;
-	/* The driver looks an NFSv3 refusal up in the export list (Ganesha answers an unknown
-	 * export with MNT3ERR_ACCES too): "refuses this client" means the export is listed. */
-	if (rc < 0 && strstr(err, "no export"))
-		yes = false;
-	else if (rc < 0 && strstr(err, "refuses this client"))
-		yes = true;
-	add(v, n, s, "nfs", yes ? SERVED_YES : SERVED_NO, xasprintf("mount: %s", err));
+	add(v, n, s, "nfs", served_judge("nfs", rc, err), xasprintf("mount: %s", err));
 }
 
 static void
@@ -211,8 +238,7 @@ prove_afp(const struct model *m, const struct share *s, struct served_proof **v,
 		return;
 	}
 	rc = ask(&bench_drv_afp, "afp", "127.0.0.1", s->name, 0, err, sizeof(err));
-	add(v, n, s, "afp", rc == 0 || rc == -EACCES ? SERVED_YES : SERVED_NO,
-	    xasprintf("open volume: %s", err));
+	add(v, n, s, "afp", served_judge("afp", rc, err), xasprintf("open volume: %s", err));
 }
 
 int
@@ -220,12 +246,16 @@ served_prove(const struct model *m, unsigned protos, struct served_proof **v, si
 {
 	char host[64];
 	size_t i, first = *n;
+	bool smb_ok = smb_host(m, host, sizeof(host));
 
-	smb_host(m, host, sizeof(host));
 	for (i = 0; i < m->n_shares; i++) {
 		const struct share *s = &m->shares[i];
 
-		if ((protos & PROTO_SMB) && (s->protocols & PROTO_SMB))
+		if ((protos & PROTO_SMB) && (s->protocols & PROTO_SMB) && !smb_ok)
+			add(v, n, s, "smb", SERVED_SKIPPED, xstrdup("no IPv4 address among "
+								     "server.interfaces to ask smbd "
+								     "on (it binds to those only)"));
+		else if ((protos & PROTO_SMB) && (s->protocols & PROTO_SMB))
 			prove_smb(m, s, host, v, n);
 		if ((protos & PROTO_NFS) && (s->protocols & PROTO_NFS))
 			prove_nfs(m, s, v, n);

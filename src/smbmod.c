@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -131,8 +132,10 @@ check_line(const char *info, const char *dir, const char *path, int lineno, cons
 	struct stat st;
 	size_t n;
 
-	while (*(val += strspn(val, " \t,"))) {
-		n = strcspn(val, " \t,");
+	/* Split as Samba splits a list: blanks, commas and semicolons, quotes dropped
+	 * (testparm reads `catia;fruit,"streams_xattr"` as three modules). */
+	while (*(val += strspn(val, " \t,;\""))) {
+		n = strcspn(val, " \t,;\"");
 		snprintf(name, sizeof(name), "%.*s", (int)n, val);
 		val += n;
 		if (builtin(info, name))
@@ -159,7 +162,7 @@ smbmod_check(const char *path, const char *conf, size_t len, char *err, size_t e
 
 	memcpy(text, conf, len);
 	text[len] = '\0';
-	if (!strstr(text, "vfs object")) {
+	if (!strcasestr(text, "vfs object")) {
 		free(text);
 		return 0;
 	}
@@ -180,7 +183,8 @@ smbmod_check(const char *path, const char *conf, size_t len, char *err, size_t e
 			*save++ = '\0';
 		lineno++;
 		k = line + strspn(line, " \t");
-		if (strncmp(k, "vfs objects", 11) != 0 && strncmp(k, "vfs object", 10) != 0)
+		/* Parameter names are case-insensitive ("VFS Objects"). */
+		if (strncasecmp(k, "vfs object", 10) != 0)
 			continue;
 		if (!(eq = strchr(k, '=')))
 			continue;

@@ -5,7 +5,7 @@ mutual HMAC-SHA256 handshake, then frames of seq(8) || JSON || HMAC-SHA256 under
 from HKDF-SHA256 (written here from RFC 5869 with hmac, independently of OpenSSL).
 
 As a controller (connects to an agent):
-  agent_peer.py [--source ADDR] [HOST:]PORT KEYFILE SCRIPT   where SCRIPT is one of:
+  agent_peer.py [--source ADDR[,ADDR...]] [HOST:]PORT KEYFILE SCRIPT   where SCRIPT is one of:
     ok           handshake, ask for facts, print them
     bigframe     handshake, then a 2 MiB length prefix
     garbage      handshake, then an authenticated frame whose body is not JSON
@@ -44,7 +44,7 @@ while args and args[0].startswith("--"):
         args = args[1:]
 hostport, keyfile, script = args
 host, _, port = hostport.rpartition(":")
-host = host or "127.0.0.1"
+host = host.strip("[]") or "127.0.0.1"
 key = bytes.fromhex(open(keyfile).read().strip())
 L_CTRL, L_AGENT = "nastune-agent-2 controller", "nastune-agent-2 agent"
 
@@ -128,10 +128,17 @@ def show(m):
     sys.stdout.flush()
 
 
+_next_source = [0]
+
+
 def connect():
-    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    v6 = ":" in host
+    s = socket.socket(socket.AF_INET6 if v6 else socket.AF_INET, socket.SOCK_STREAM)
     if source:
-        s.bind((source, 0))
+        # A comma-separated list: one address after the other, round robin.
+        srcs = source.split(",")
+        s.bind((srcs[_next_source[0] % len(srcs)], 0))
+        _next_source[0] += 1
     s.settimeout(10)
     s.connect((host, int(port)))
     return s

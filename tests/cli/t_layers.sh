@@ -7,7 +7,7 @@
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 b=$top/${BUILD:-build}
 lib=$b/libnastune.a
-plan 8
+plan 10
 
 # upward FILE...: the "object: symbol" pairs of undefined cli_/cmd_ references.
 upward() { nm -A -u "$@" 2>/dev/null | awk '$NF ~ /^(cli|cmd)_/ { n = split($1, p, ":"); print p[n - 1] ": " $NF }' | sort -u; }
@@ -19,11 +19,26 @@ is "$bad" "" "libnastune.a holds no command-layer object (main, cli, cmd_*)"
 
 cd "$top" || exit 1
 core=$(ls src/*.c src/bench/*.c include/*.h | grep -Ev '^(src/(main|cli|cmd_[a-z_]*)\.c|include/cli\.h)$')
-bad=$(grep -lE '^[[:space:]]*#[[:space:]]*include[[:space:]]*"(cli|cmd_[a-z_]*)\.h"' $core)
+# upinclude FILE...: the files that include cli.h or a command's header, spelt "cli.h",
+# <cli.h> or with a directory ("../include/cli.h"): -Iinclude finds them all.
+upinclude() { grep -lE '^[[:space:]]*#[[:space:]]*include[[:space:]]*[<"]([^">]*/)?(cli|cmd_[a-z_]*)\.h[">]' "$@"; }
+bad=$(upinclude $core)
 is "$bad" "" "no core file includes cli.h or a command's header"
+printf '#include <cli.h>\n' >"$tmp/a.c"
+printf '#  include "../include/cli.h"\n' >"$tmp/b.c"
+printf '#include "cmd_bench.h"\n' >"$tmp/c.c"
+printf '#include "clip.h"\n#include "mycli.h"\n' >"$tmp/d.c"
+is "$(cd "$tmp" && upinclude a.c b.c c.c d.c | tr '\n' ' ')" "a.c b.c c.c " \
+	"the include check sees <cli.h>, a path to cli.h and a command's header (not clip.h)"
 
 bad=$(upward "$lib")
 is "$bad" "" "no object of libnastune.a calls a cli_/cmd_ function"
+# Whatever its name: no symbol the library needs is one the command layer defines.
+cmdobj=$(ls "$b"/obj/main.o "$b"/obj/cli.o "$b"/obj/cmd_*.o 2>/dev/null)
+[ -n "$cmdobj" ] && bad=$(comm -12 <(nm -u "$lib" 2>/dev/null | awk '{ print $NF }' | sort -u) \
+	<(nm -g --defined-only $cmdobj 2>/dev/null | awk 'NF == 3 { print $3 }' | sort -u))
+r=$?; [ $r -eq 0 ] && [ -z "$bad" ]
+ok $? "no symbol libnastune.a needs is defined by the command layer (any name)" "$bad"
 
 # The checks can fail: a core object calling up into the command layer is reported, and a
 # program linking the library alone (as the unit tests do) does not link.

@@ -7,7 +7,7 @@
 # shellcheck source=tests/lab/lib.sh
 . "$(dirname "$0")/lib.sh"
 lab_ready
-plan 14
+plan 15
 
 # nt CONF ARGS...: nastune inside the server host, on its root; sets $out, $err, $rc.
 nt() {
@@ -61,7 +61,15 @@ ok $? "the failure names the share, the protocol and the server's answer" "$err"
 json 'd["rolled_back"] is True and d["generation"] is None and p[("Media", "smb")]["served"] is False'
 ok $? "--json: rolled back, no generation, Media over smb not served" "$out"
 ok "$([[ $(sums) = "$before" ]]; echo $?)" "the previous generation's files are back" "$(sums)"
+# A site include requiring SMB encryption: smbd refuses the guest session itself (logon
+# failure), before any share is named, for a share that does not exist (Media, switched off)
+# as for one that does. That answer proves nothing: not proven, never "served".
+printf '[global]\n\tserver smb encrypt = required\n[Media]\n\tavailable = no\n' >"$SROOT/etc/samba/smb.conf.d/local.conf"
+nt "$WORK/changed.conf" --json apply
+json 'p[("Media", "smb")]["served"] is None and "logon failure" in p[("Media", "smb")]["answer"] and p[("Served", "smb")]["served"] is None'
+ok $? "a guest session refused (encryption required): Media, switched off, is not proven (was: served)" "$rc $out $err"
 rm -f "$SROOT/etc/samba/smb.conf.d/local.conf"
+nt "$WORK/add.conf" apply
 nt "$WORK/changed.conf" apply
 ok "$rc" "without the site include the same apply is proven and exits 0" "$err"
 

@@ -102,6 +102,25 @@ test_keys(void **state)
 	chmod(path, 0644);
 	assert_int_equal(agent_key_load(path, k2, err, sizeof(err)), -EPERM);
 	assert_non_null(strstr(err, "chmod 600"));
+	chmod(path, 0600);
+	/* Another user's file, even 0600: that user could replace the key. */
+	if (geteuid() == 0 && chown(path, 4242, 4242) == 0) {
+		assert_int_equal(agent_key_load(path, k2, err, sizeof(err)), -EPERM);
+		assert_non_null(strstr(err, "owned by uid 4242"));
+	}
+	/* 64 characters that are not all hex digits (sscanf's %2x alone takes "+f" and " f"). */
+	{
+		FILE *fp;
+
+		unlink(path);
+		fp = fopen(path, "w");
+		assert_non_null(fp);
+		fprintf(fp, "+f%062d\n", 0);
+		fclose(fp);
+		chmod(path, 0600);
+		assert_int_equal(agent_key_load(path, k2, err, sizeof(err)), -EINVAL);
+		assert_non_null(strstr(err, "hex digits"));
+	}
 	unlink(path);
 	assert_int_equal(agent_key_load(path, k2, err, sizeof(err)), -ENOENT);
 	assert_non_null(strstr(err, "nastune pair"));
@@ -194,6 +213,40 @@ test_handshake(void **state)
 	assert_int_equal(src, -EACCES);
 	assert_non_null(strstr(serr, "does not hold this agent's key"));
 	assert_non_null(strstr(cerr, "refused"));
+}
+
+/* Before the key is proven, a frame above AGENT_HANDSHAKE_MAX is refused from its length
+ * alone, on both sides: no buffer of up to AGENT_MSG_MAX for a stranger, no wait for it. */
+static void
+test_handshake_bound(void **state)
+{
+	uint8_t k[AGENT_KEY_LEN];
+	struct srv_arg a = { 0 };
+	struct agent_session cs;
+	uint32_t big = htonl(AGENT_HANDSHAKE_MAX + 1);
+	char cerr[256] = "";
+	pthread_t t;
+	int sv[2];
+
+	(void)state;
+	memset(k, 0x11, sizeof(k));
+	/* Agent side: the "auth" from the would-be controller announces 4097 bytes. */
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	a.fd = sv[1];
+	memcpy(a.key, k, AGENT_KEY_LEN);
+	pthread_create(&t, NULL, srv_thread, &a);
+	assert_int_equal(write(sv[0], &big, 4), 4);
+	pthread_join(t, NULL);
+	assert_int_equal(a.rc, -EMSGSIZE);
+	close(sv[0]);
+	close(sv[1]);
+	/* Controller side: a would-be agent (anyone can advertise one) announces a big hello. */
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	assert_int_equal(write(sv[1], &big, 4), 4);
+	assert_int_equal(agent_client_handshake(sv[0], k, "192.0.2.1", 2000, NULL, &cs, cerr,
+						sizeof(cerr)), -EMSGSIZE);
+	close(sv[0]);
+	close(sv[1]);
 }
 
 /* A peer that asks for work before authenticating, or replays an old proof, gets nothing. */
@@ -366,6 +419,16 @@ test_session(void **state)
 	close(sv[0]);
 	close(sv[1]);
 
+	/* Sequence numbers never wrap: a frame numbered 0 again would be a replay. */
+	pair_up(0x44, NULL, "192.0.2.7", &crc, &a, &cs, sv);
+	cs.seq_send = UINT64_MAX;
+	m = json_pack("{s:s}", "type", "facts");
+	assert_null(agent_session_seal(&cs, m, &len));
+	json_decref(m);
+	assert_true(cs.seq_send == UINT64_MAX);
+	close(sv[0]);
+	close(sv[1]);
+
 	/* Reflection: the agent's own frame sent back to it fails (keys per direction). */
 	pair_up(0x44, NULL, "192.0.2.7", &crc, &a, &cs, sv);
 	m = json_pack("{s:s}", "type", "progress");
@@ -407,6 +470,33 @@ test_nas_address(void **state)
 	assert_false(agent_addr_equal("10.0.0.1", "10.0.0.2"));
 }
 
+/* Unauthenticated connections are bounded per peer: one machine's IPv6 addresses (its /64)
+ * are one peer, and IPv4 counts alike plain or mapped. */
+static void
+test_addr_bucket(void **state)
+{
+	char a[64], b[64];
+
+	(void)state;
+	agent_addr_bucket("2001:db8:1:2::1", a, sizeof(a));
+	agent_addr_bucket("2001:db8:1:2:dead:beef:1:99", b, sizeof(b));
+	assert_string_equal(a, b);
+	assert_string_equal(a, "2001:db8:1:2::/64");
+	agent_addr_bucket("2001:db8:1:3::1", b, sizeof(b));
+	assert_string_not_equal(a, b);
+	agent_addr_bucket("fe80::1%lab0", a, sizeof(a));
+	agent_addr_bucket("fe80::2", b, sizeof(b));
+	assert_string_equal(a, b);
+	agent_addr_bucket("::ffff:198.18.0.1", a, sizeof(a));
+	agent_addr_bucket("198.18.0.1", b, sizeof(b));
+	assert_string_equal(a, "198.18.0.1");
+	assert_string_equal(b, "198.18.0.1");
+	agent_addr_bucket("198.18.0.2", b, sizeof(b));
+	assert_string_not_equal(a, b);
+	agent_addr_bucket("?", a, sizeof(a));
+	assert_string_equal(a, "?");
+}
+
 int
 main(void)
 {
@@ -416,9 +506,11 @@ main(void)
 		cmocka_unit_test(test_keys),
 		cmocka_unit_test(test_mac),
 		cmocka_unit_test(test_handshake),
+		cmocka_unit_test(test_handshake_bound),
 		cmocka_unit_test(test_no_work_before_auth),
 		cmocka_unit_test(test_session),
 		cmocka_unit_test(test_nas_address),
+		cmocka_unit_test(test_addr_bucket),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
