@@ -69,10 +69,11 @@ struct tune_pairs {
 /* Compares n pairs (inc[i], cand[i]) measured side by side. */
 void tune_compare_pairs(const double *inc, const double *cand, size_t n, struct tune_pairs *out);
 
-/* A window is not steady when the incumbent's median moved (log scale) by more than three
- * times its own robust spread, and by at least this much: between its first and second half,
- * or against the window before. */
-#define TUNE_STEADY_FLOOR 0.05
+/* A window is not steady when the incumbent's median moved (log scale) by more than
+ * TUNE_STEADY_K times its own robust spread, and by at least TUNE_STEADY_FLOOR: between its
+ * first and second half, or against the window before. */
+#define TUNE_STEADY_K 4
+#define TUNE_STEADY_FLOOR 0.10
 
 struct tune_steady {
 	bool steady;

@@ -223,24 +223,21 @@ log_median(const double *v, size_t n)
 	return m;
 }
 
-/* Robust spread of the log scores: 1.4826 x the median absolute deviation, each half of the
- * runs around its own median (a step between the halves does not widen it). */
+/* Robust spread of the log scores from successive differences (1.4826 x their median
+ * absolute value / sqrt 2): a step between two runs moves one difference only, so it does not
+ * widen the spread it is judged against. */
 static double
 log_spread(const double *v, size_t n)
 {
-	double *l = xmalloc(n * sizeof(*l)), s;
-	size_t h = n / 2;
+	double *d, s;
 
-	for (size_t part = 0; part < 2; part++) {
-		const double *p = part ? v + h : v;
-		size_t np = part ? n - h : h;
-		double mid = np ? log_median(p, np) : 0;
-
-		for (size_t i = 0; i < np; i++)
-			l[(part ? h : 0) + i] = fabs(log(p[i] > 1e-9 ? p[i] : 1e-9) - mid);
-	}
-	s = 1.4826 * median(l, n);
-	free(l);
+	if (n < 2)
+		return 0;
+	d = xmalloc((n - 1) * sizeof(*d));
+	for (size_t i = 1; i < n; i++)
+		d[i - 1] = fabs(log(v[i] > 1e-9 ? v[i] : 1e-9) - log(v[i - 1] > 1e-9 ? v[i - 1] : 1e-9));
+	s = 1.4826 * median(d, n - 1) / sqrt(2);
+	free(d);
 	return s;
 }
 
@@ -255,7 +252,8 @@ tune_steady(const double *prev, size_t np, const double *cur, size_t nc, struct 
 	if (nc < 2)
 		return true;
 	out->spread = log_spread(cur, nc);
-	bar = 3 * out->spread > TUNE_STEADY_FLOOR ? 3 * out->spread : TUNE_STEADY_FLOOR;
+	bar = TUNE_STEADY_K * out->spread > TUNE_STEADY_FLOOR ? TUNE_STEADY_K * out->spread :
+								    TUNE_STEADY_FLOOR;
 	/* Within the window: its first half against its second. */
 	if (h >= 2) {
 		double a = log_median(cur, h), b = log_median(cur + nc - h, h);
@@ -276,7 +274,8 @@ tune_steady(const double *prev, size_t np, const double *cur, size_t nc, struct 
 
 		if (ps > out->spread)
 			out->spread = ps;
-		bar = 3 * out->spread > TUNE_STEADY_FLOOR ? 3 * out->spread : TUNE_STEADY_FLOOR;
+		bar = TUNE_STEADY_K * out->spread > TUNE_STEADY_FLOOR ? TUNE_STEADY_K * out->spread :
+								    TUNE_STEADY_FLOOR;
 		out->before = exp(a);
 		out->now = exp(b);
 		out->shift = exp(b - a) - 1;

@@ -412,10 +412,11 @@ out:
 
 /* ---- which knobs, which values ---- */
 
+/* The protocols a knob's windows measure: its own, or every one measured for a host knob. */
 static unsigned
-knob_protos(const struct knob *k)
+knob_protos(const struct tstate *s, const struct knob *k)
 {
-	return k->proto ? k->proto : ALL_PROTOS;
+	return (k->proto ? k->proto : ALL_PROTOS) & s->o->protos;
 }
 
 /* Whether the tune may measure k at all; if not, why in d->reason. */
@@ -511,12 +512,12 @@ plan(struct tstate *s)
 		n = candidates(s->m, k, vals);
 		total += n;
 		for (size_t i = 0; i < n; i++) {
-			t += window_cost(s, knob_protos(k));
+			t += window_cost(s, knob_protos(s, k));
 			if (t <= s->o->budget_s)
 				fit++;
 		}
 		if (n)
-			json_object_set_new(per, k->name, json_real(window_cost(s, knob_protos(k))));
+			json_object_set_new(per, k->name, json_real(window_cost(s, knob_protos(s, k))));
 	}
 	s->family = total;
 	json_object_set_new(s->doc, "plan", json_pack(
@@ -593,7 +594,7 @@ static int
 decide_knob(struct tstate *s, const struct knob *k, struct tuner_decision *d)
 {
 	const char *vals[16], *tried[16];
-	unsigned kp = knob_protos(k);
+	unsigned kp = knob_protos(s, k);
 	size_t nv = candidates(s->m, k, vals), ntried = 0;
 	double shown = -1;
 	char why[320], sw[256];
@@ -639,13 +640,17 @@ decide_knob(struct tstate *s, const struct knob *k, struct tuner_decision *d)
 			d->p = p.p_better;
 			reason_for(d, OUT_BETTER, vals[i], &p, why);
 			say(s, "tune: %s = %s: %s", k->name, vals[i], d->reason);
-		} else if (!d->applied && (rc == OUT_UNSTEADY || fabs(p.effect) > shown)) {
-			shown = rc == OUT_UNSTEADY ? 1e9 : fabs(p.effect);
-			d->effect = p.effect;
-			d->p = rc == OUT_WORSE ? p.p_worse : p.p_better;
-			reason_for(d, (enum outcome)rc, vals[i], &p, why);
-			say(s, "tune: %s = %s: %+.1f%% (p=%.4f): kept the incumbent", k->name,
-			    vals[i], 100 * p.effect, p.p_better);
+		} else {
+			struct tuner_decision one = { .k = k };
+
+			reason_for(&one, (enum outcome)rc, vals[i], &p, why);
+			say(s, "tune: %s", one.reason);
+			if (!d->applied && (rc == OUT_UNSTEADY || fabs(p.effect) > shown)) {
+				shown = rc == OUT_UNSTEADY ? 1e9 : fabs(p.effect);
+				d->effect = p.effect;
+				d->p = rc == OUT_WORSE ? p.p_worse : p.p_better;
+				memcpy(d->reason, one.reason, sizeof(d->reason));
+			}
 		}
 	}
 	if (!d->reason[0])
@@ -837,7 +842,7 @@ grid_run(struct tstate *s, char *err, size_t errlen)
 		g.osrc[g.nk] = knob_source(s->m, k->id);
 		g.vals[g.nk][0] = g.orig[g.nk] ? g.orig[g.nk] : k->dflt;
 		g.nv[g.nk] = 1 + candidates(s->m, k, &g.vals[g.nk][1]);
-		protos |= knob_protos(k);
+		protos |= knob_protos(s, k);
 		g.total *= g.nv[g.nk];
 		g.nk++;
 	}

@@ -266,6 +266,8 @@ test_step_unsteady(void **state)
 		assert_int_equal(out.rc, 0);
 		named += out.unsteady > 0;
 		accepted += out.applied > 0;
+		if (getenv("TUNER_DEBUG") && !out.unsteady)
+			fprintf(stderr, "# not named: step at %.0f of %.0f s\n", s.step_at, out.elapsed);
 	}
 	printf("# step change: named unsteady in %zu of 100 tunes; a change accepted in %zu\n",
 	       named, accepted);
