@@ -32,6 +32,7 @@ struct tstate {
 	double t0;
 	double run_cost[NMASK];	/* seconds per measured run, by protocol mask; 0: not known */
 	double install_cost, client_cost;
+	double scale;		/* real window time / estimated (>= 1): reloads, warm-ups */
 	unsigned gen, installed;	/* the model's generation, and the one installed */
 	double *prev[NMASK];	/* the incumbent's runs in its last window, by protocol mask */
 	size_t nprev[NMASK];
@@ -170,7 +171,8 @@ run_cost(const struct tstate *s, unsigned protos)
 static double
 window_cost(const struct tstate *s, unsigned protos)
 {
-	return 2.0 * s->o->pairs * run_cost(s, protos) + (s->o->pairs + 1) * s->install_cost;
+	return s->scale * (2.0 * s->o->pairs * run_cost(s, protos) +
+			   (s->o->pairs + 1) * s->install_cost);
 }
 
 /* What the rest of the tune needs after the knobs: the after-score pairing, the MTU step and
@@ -299,8 +301,13 @@ steady_window(struct tstate *s, const struct knob *k, const char *v, unsigned kp
 					 "to measure again", 100 * st.shift, 100 * st.spread);
 			return attempt ? OUT_UNSTEADY : OUT_NOTIME;
 		}
+		double est = window_cost(s, kp) / s->scale, t0 = now(s);
+
 		if ((rc = window(s, k, v, kp, inc, cand, done, early)) < 0)
 			return rc;
+		/* What windows really take here, for the budget (an early stop took less). */
+		if (!*early && est > 0 && (now(s) - t0) / est > s->scale)
+			s->scale = (now(s) - t0) / est;
 		if (tune_steady(s->prev[kp], s->nprev[kp], inc, *done, &st)) {
 			set_prev(s, kp, inc, *done);
 			return 0;
@@ -933,7 +940,7 @@ int
 tuner_run(struct model *m, const struct tuner_opts *o, const struct tuner_ops *ops,
 	  struct tuner_result *r, json_t *doc, char *err, size_t errlen)
 {
-	struct tstate s = { .m = m, .o = o, .ops = ops, .r = r, .doc = doc, .gen = 1 };
+	struct tstate s = { .m = m, .o = o, .ops = ops, .r = r, .doc = doc, .gen = 1, .scale = 1 };
 	struct snap start = { 0 }, chosen = { 0 };
 	int rc;
 
