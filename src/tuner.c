@@ -607,7 +607,17 @@ decide_knob(struct tstate *s, const struct knob *k, struct tuner_decision *d)
 	char why[320], sw[256];
 
 	if (!nv) {
+		const char *cur = knob_value(s->m, k->id);
+
 		snprintf(d->reason, sizeof(d->reason), "no candidate other than the current value");
+		/* Say why the others may not be tried (unsafe, below a configured minimum). */
+		for (const char *const *v = k->candidates; *v; v++)
+			if (!(cur && strcmp(cur, *v) == 0) &&
+			    !(!cur && k->dflt && strcmp(k->dflt, *v) == 0) &&
+			    !knob_allowed(s->m, k, *v, sw, sizeof(sw))) {
+				snprintf(d->reason, sizeof(d->reason), "not tried: %.300s", sw);
+				break;
+			}
 		return 0;
 	}
 	for (size_t i = 0; i < nv; i++) {
