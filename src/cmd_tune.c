@@ -396,7 +396,9 @@ run_tune(struct tuner *t, struct tuner_opts *o, struct tuner_result *res,
 	/* The winner: back to the configuration before the trials, then apply it for real. */
 	if (apply_end_trials(t->m, &t->ao) != EXIT_OK)
 		return -1;
-	if (res->changed && !dry_run) {
+	/* The MTU needs no after-score over loopback (only clients cross the NIC), but its
+	 * generation records it. */
+	if ((res->changed || res->dec[KNOB_NET_MTU].applied) && !dry_run) {
 		struct rendered r = { 0 };
 		struct apply_opts ao = { .root = t->ctx->root, .reason = "tune",
 					 .lock_timeout_s = 60 };
@@ -409,7 +411,7 @@ run_tune(struct tuner *t, struct tuner_opts *o, struct tuner_result *res,
 			return 1;
 		}
 		render_free(&r);
-	} else if (!res->changed) {
+	} else if (!res->changed && !res->dec[KNOB_NET_MTU].applied) {
 		log_info("tune: no knob made a significant difference; the configuration is "
 			 "unchanged");
 	}

@@ -17,6 +17,7 @@
 #define NMASK 8		/* PROTO_* masks: SMB 1, NFS 2, AFP 4 */
 #define ALL_PROTOS (PROTO_SMB | PROTO_NFS | PROTO_AFP)
 #define MAX_GRID 64
+#define MAX_ACCEPTS 64
 
 struct snap {
 	char *v[KNOB_COUNT];
@@ -37,6 +38,10 @@ struct tstate {
 	double *prev[NMASK];	/* the incumbent's runs in its last window, by protocol mask */
 	size_t nprev[NMASK];
 	size_t family;		/* candidates planned: the size of the correction */
+	int pass;
+	unsigned accepted[MAX_ACCEPTS];	/* protocol mask of each change accepted, in order */
+	size_t naccepted;
+	size_t decided_at[KNOB_COUNT];	/* naccepted when the knob was last decided */
 	char err[512];
 };
 
@@ -649,6 +654,9 @@ decide_knob(struct tstate *s, const struct knob *k, struct tuner_decision *d)
 		if (ntried < 16)
 			tried[ntried++] = vals[i];
 		if (rc == OUT_BETTER) {
+			if (s->naccepted < MAX_ACCEPTS)
+				s->accepted[s->naccepted] = kp;
+			s->naccepted++;
 			setk(s, k->id, vals[i], KNOB_TUNED);
 			free(d->after);
 			d->after = xstrdup(vals[i]);
@@ -656,11 +664,17 @@ decide_knob(struct tstate *s, const struct knob *k, struct tuner_decision *d)
 			d->effect = p.effect;
 			d->p = p.p_better;
 			reason_for(d, OUT_BETTER, vals[i], &p, why);
+			if (s->pass > 0)
+				strncat(d->reason, " (on a later pass)",
+					sizeof(d->reason) - strlen(d->reason) - 1);
 			say(s, "tune: %s = %s: %s", k->name, vals[i], d->reason);
 		} else {
 			struct tuner_decision one = { .k = k };
 
 			reason_for(&one, (enum outcome)rc, vals[i], &p, why);
+			if (s->pass > 0)
+				strncat(one.reason, " (on a later pass)",
+					sizeof(one.reason) - strlen(one.reason) - 1);
 			say(s, "tune: %s", one.reason);
 			if (!d->applied && (rc == OUT_UNSTEADY || fabs(p.effect) > shown)) {
 				shown = rc == OUT_UNSTEADY ? 1e9 : fabs(p.effect);
@@ -911,24 +925,60 @@ out:
 
 /* ---- the whole tune ---- */
 
+/* Whether k's verdict could have changed since it was decided: a change accepted later on a
+ * protocol its windows measure (a host knob sees every protocol). */
+static bool
+worth_again(const struct tstate *s, const struct knob *k)
+{
+	unsigned kp = knob_protos(s, k);
+
+	for (size_t i = s->decided_at[k->id]; i < s->naccepted && i < MAX_ACCEPTS; i++)
+		if (s->accepted[i] & kp)
+			return true;
+	return false;
+}
+
+/* Every knob in table order; then up to two more passes over the knobs tried and kept whose
+ * protocol changed since (a knob whose effect an earlier one hid: signing behind required
+ * encryption), each corrected for every candidate planned so far. */
 static int
 knobs_all(struct tstate *s)
 {
 	int rc = 0;
 
-	for (const struct knob *k = knob_first(); k && rc == 0; k = knob_next(k)) {
-		struct tuner_decision *d = &s->r->dec[k->id];
+	for (s->pass = 0; s->pass < 3 && rc == 0; s->pass++) {
+		size_t before = s->naccepted, again = 0;
+		const char *vals[16];
 
-		if (stopped(s))
-			return -EINTR;
-		if (!eligible(s, k, d))
-			continue;
-		if (resumed(s, k, d))
-			continue;
-		d->reason[0] = 0;
-		rc = decide_knob(s, k, d);
-		if (rc == 0)
-			decided_json(s, d);
+		if (s->pass > 0) {
+			for (const struct knob *k = knob_first(); k; k = knob_next(k))
+				if (s->r->dec[k->id].tried && !s->r->dec[k->id].applied &&
+				    worth_again(s, k))
+					again += candidates(s->m, k, vals);
+			if (!again)
+				break;
+			s->family += again;
+			say(s, "tune: pass %d: %zu candidate value(s) again, whose protocol changed "
+			    "since (correction now for %zu)", s->pass + 1, again, s->family);
+		}
+		for (const struct knob *k = knob_first(); k && rc == 0; k = knob_next(k)) {
+			struct tuner_decision *d = &s->r->dec[k->id];
+
+			if (stopped(s))
+				return -EINTR;
+			if (s->pass > 0 && (!d->tried || d->applied || !worth_again(s, k)))
+				continue;
+			if (s->pass == 0 && (!eligible(s, k, d) || resumed(s, k, d)))
+				continue;
+			if (s->pass == 0)
+				d->reason[0] = 0;
+			s->decided_at[k->id] = s->naccepted;
+			rc = decide_knob(s, k, d);
+			if (rc == 0)
+				decided_json(s, d);
+		}
+		if (s->naccepted == before)
+			break;
 	}
 	return rc;
 }

@@ -103,13 +103,11 @@ rm -f "$SROOT/etc/nastune/tuned.conf"
 nt apply >/dev/null 2>&1
 fp=0 n=${PLACEBO:-4}
 for i in $(seq "$n"); do
-	busy=()
 	if ((i % 2 == 0)); then	# a load that stops partway through the tune
-		for _ in 1 2; do
-			"$LAB" exec server sh -c 'while :; do :; done' >/dev/null 2>&1 &
-			busy+=($!)
+		for b in 1 2; do
+			"$LAB" exec server sh -c "echo \$\$ >/tmp/tune-bench-busy.$$.$b; exec sh -c 'while :; do :; done'" >/dev/null 2>&1 &
 		done
-		( sleep 25; kill "${busy[@]}" 2>/dev/null; pkill -f "^sh -c while :; do :; done$" 2>/dev/null ) &
+		( sleep 25; for b in 1 2; do [[ -s /tmp/tune-bench-busy.$$.$b ]] && kill "$(cat /tmp/tune-bench-busy.$$.$b)"; done ) &
 	fi
 	nt --json tune --dry-run --knobs sys.rmem_max,sys.wmem_max,sys.tcp_rmem,sys.tcp_wmem \
 		--size "$SIZE" --repeat "$REPEAT" --budget 10m --goal throughput \
@@ -119,5 +117,5 @@ for i in $(seq "$n"); do
 		fp=$((fp + 1))
 	fi
 done
-rm -f /tmp/tune-bench-placebo.$$
+rm -f /tmp/tune-bench-placebo.$$ /tmp/tune-bench-busy.$$.*
 python3 -c 'import sys; fp, n = int(sys.argv[1]), int(sys.argv[2]); print("tune-placebo: %d of %d placebo tunes (half with a load that stops partway) changed something; false-positive rate %.2f (target <= 0.05)" % (fp, n, fp / n))' "$fp" "$n"
