@@ -224,21 +224,31 @@ log_median(const double *v, size_t n)
 }
 
 /* Robust spread of the log scores from successive differences (1.4826 x their median
- * absolute value / sqrt 2): a step between two runs moves one difference only, so it does not
- * widen the spread it is judged against. */
+ * absolute value / sqrt 2), pooled over the series a and b (b may be empty): a step between
+ * two runs moves one difference only, so it does not widen the spread it is judged against. */
+static double
+log_spread2(const double *a, size_t na, const double *b, size_t nb)
+{
+	double *d = xmalloc((na + nb + 1) * sizeof(*d)), s;
+	size_t n = 0;
+
+	for (int part = 0; part < 2; part++) {
+		const double *v = part ? b : a;
+		size_t nv = part ? nb : na;
+
+		for (size_t i = 1; i < nv; i++)
+			d[n++] = fabs(log(v[i] > 1e-9 ? v[i] : 1e-9) -
+				      log(v[i - 1] > 1e-9 ? v[i - 1] : 1e-9));
+	}
+	s = n ? 1.4826 * median(d, n) / sqrt(2) : 0;
+	free(d);
+	return s;
+}
+
 static double
 log_spread(const double *v, size_t n)
 {
-	double *d, s;
-
-	if (n < 2)
-		return 0;
-	d = xmalloc((n - 1) * sizeof(*d));
-	for (size_t i = 1; i < n; i++)
-		d[i - 1] = fabs(log(v[i] > 1e-9 ? v[i] : 1e-9) - log(v[i - 1] > 1e-9 ? v[i - 1] : 1e-9));
-	s = 1.4826 * median(d, n - 1) / sqrt(2);
-	free(d);
-	return s;
+	return log_spread2(v, n, NULL, 0);
 }
 
 bool
@@ -270,10 +280,8 @@ tune_steady(const double *prev, size_t np, const double *cur, size_t nc, struct 
 	/* Against the incumbent's runs in the window before. */
 	if (np >= 2) {
 		double a = log_median(prev, np), b = log_median(cur, nc);
-		double ps = log_spread(prev, np);
 
-		if (ps > out->spread)
-			out->spread = ps;
+		out->spread = log_spread2(prev, np, cur, nc);
 		bar = TUNE_STEADY_K * out->spread > TUNE_STEADY_FLOOR ? TUNE_STEADY_K * out->spread :
 								    TUNE_STEADY_FLOOR;
 		out->before = exp(a);

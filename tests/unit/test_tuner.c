@@ -110,6 +110,15 @@ sim_clock(void *arg)
 	return ((struct sim *)arg)->t;
 }
 
+static struct sim *dbg_sim;
+
+static void
+sim_progress(void *arg, const char *line)
+{
+	(void)arg;
+	fprintf(stderr, "#   [%.0f] %s\n", dbg_sim ? dbg_sim->t : 0, line);
+}
+
 static void
 sim_clients(void *arg)
 {
@@ -185,6 +194,10 @@ tune_once(struct sim *s, double budget, struct outcome *out)
 		o.clients_after = true;
 	}
 	o.wlmask = tune_goal_workloads(GOAL_THROUGHPUT, wl);
+	if (getenv("TUNER_TRACE")) {
+		dbg_sim = s;
+		ops.progress = sim_progress;
+	}
 	memset(out, 0, sizeof(*out));
 	out->rc = tuner_run(m, &o, &ops, &r, doc, err, sizeof(err));
 	if (out->rc == 0 && o.clients_after)
