@@ -203,7 +203,7 @@ tune_compare_pairs(const double *inc, const double *cand, size_t n, struct tune_
 		neg[i] = -lr[i];
 	}
 	if (n) {
-		out->effect = exp(median(lr, n)) - 1;
+		out->effect = expm1(median(lr, n));
 		out->p_better = tune_signed_rank_p(lr, n);
 		out->p_worse = tune_signed_rank_p(neg, n);
 	}
@@ -273,7 +273,7 @@ tune_steady(const double *prev, size_t np, const double *cur, size_t nc, struct 
 			out->within = true;
 			out->before = exp(a);
 			out->now = exp(b);
-			out->shift = exp(b - a) - 1;
+			out->shift = expm1(b - a);
 			return false;
 		}
 	}
@@ -286,7 +286,7 @@ tune_steady(const double *prev, size_t np, const double *cur, size_t nc, struct 
 								    TUNE_STEADY_FLOOR;
 		out->before = exp(a);
 		out->now = exp(b);
-		out->shift = exp(b - a) - 1;
+		out->shift = expm1(b - a);
 		if (fabs(b - a) > bar)
 			out->steady = false;
 	}
