@@ -68,6 +68,7 @@ struct tuner_result {
 	struct bench_results before;	/* the final pairing: the starting configuration ... */
 	struct bench_results after;	/* ... and the chosen one (start again when unchanged) */
 	bool changed;			/* some knob's value changed */
+	bool clients_after;		/* time is left to measure the clients again */
 };
 
 /* Runs the tune on m (its knob values are the starting configuration; on return they are the

@@ -416,7 +416,11 @@ run_tune(struct tuner *t, struct tuner_opts *o, struct tuner_result *res,
 			 "unchanged");
 	}
 	/* What clients get now (the core kept time for it). */
-	if (t->nclients && !dry_run) {
+	if (t->nclients && !dry_run && !res->clients_after) {
+		log_warnx("tune: the clients are not measured again: no time left in the budget");
+		json_object_set_new(t->doc, "clients_after_skipped",
+				    json_string("no time left in the budget"));
+	} else if (t->nclients && !dry_run) {
 		struct bench_opts cbo = t->bo;
 		json_t *scratch = json_array();
 

@@ -39,6 +39,8 @@ struct tstate {
 	size_t nprev[NMASK];
 	size_t family;		/* candidates planned: the size of the correction */
 	int pass;
+	bool mtu_done;		/* the MTU step ran or was given up */
+	bool mtu_reserved;	/* time for it is kept from the knobs */
 	unsigned accepted[MAX_ACCEPTS];	/* protocol mask of each change accepted, in order */
 	size_t naccepted;
 	size_t decided_at[KNOB_COUNT];	/* naccepted when the knob was last decided */
@@ -180,6 +182,19 @@ window_cost(const struct tstate *s, unsigned protos)
 			   (s->o->pairs + 1) * s->install_cost);
 }
 
+/* The MTU step: a probe and the clients measured at the new MTU. */
+static double
+mtu_cost(const struct tstate *s)
+{
+	return s->client_cost + 2 * s->install_cost + 5;
+}
+
+static bool
+mtu_wanted(const struct tstate *s)
+{
+	return s->ops->mtu && !s->mtu_done && (!s->o->sel || s->o->sel[KNOB_NET_MTU]);
+}
+
 /* What the rest of the tune needs after the knobs: the after-score pairing, the MTU step and
  * the clients again. */
 static double
@@ -187,8 +202,8 @@ reserve(const struct tstate *s)
 {
 	double r = window_cost(s, s->o->protos);
 
-	if (s->ops->mtu)
-		r += s->client_cost + 2 * s->install_cost + 5;
+	if (s->mtu_reserved && mtu_wanted(s))
+		r += mtu_cost(s);
 	if (s->o->clients_after)
 		r += s->client_cost;
 	return 1.05 * r;
@@ -308,6 +323,9 @@ steady_window(struct tstate *s, const struct knob *k, const char *v, unsigned kp
 		}
 		double est = window_cost(s, kp) / s->scale, t0 = now(s);
 
+		say(s, "tune: %s %s = %s (%u pairs side by side with the incumbent)",
+		    attempt ? "again, in a new window:" : "trying", k->name, v, s->o->pairs);
+
 		if ((rc = window(s, k, v, kp, inc, cand, done, early)) < 0)
 			return rc;
 		/* What windows really take here, for the budget (an early stop took less). */
@@ -341,7 +359,6 @@ try_value(struct tstate *s, const struct knob *k, const char *v, unsigned kp,
 
 	memset(res, 0, sizeof(*res));
 	res->p_better = res->p_worse = 1;
-	say(s, "tune: trying %s = %s (%zu pairs side by side with the incumbent)", k->name, v, n);
 	if ((rc = steady_window(s, k, v, kp, inc, cand, &done, &early, why, whylen)) != 0)
 		goto out;
 	tune_compare_pairs(inc, cand, done, res);
@@ -512,8 +529,14 @@ plan(struct tstate *s)
 {
 	const char *vals[16];
 	size_t fit = 0, total = 0;
-	double t = now(s) - s->t0 + reserve(s);
+	double t;
 	json_t *per = json_object();
+
+	/* The MTU step is kept time for when it takes at most a third of what is left for
+	 * knobs; otherwise the knobs come first and it runs only if time remains. */
+	s->mtu_reserved = mtu_wanted(s) &&
+			  s->o->budget_s - (now(s) - s->t0) - reserve(s) >= 3 * mtu_cost(s);
+	t = now(s) - s->t0 + reserve(s);
 
 	for (const struct knob *k = knob_first(); k; k = knob_next(k)) {
 		struct tuner_decision d = { 0 };
@@ -1002,7 +1025,8 @@ int
 tuner_run(struct model *m, const struct tuner_opts *o, const struct tuner_ops *ops,
 	  struct tuner_result *r, json_t *doc, char *err, size_t errlen)
 {
-	struct tstate s = { .m = m, .o = o, .ops = ops, .r = r, .doc = doc, .gen = 1, .scale = 1 };
+	struct tstate s = { .m = m, .o = o, .ops = ops, .r = r, .doc = doc, .gen = 1,
+			    .scale = 1.25 };	/* windows warm up more often than the start */
 	struct snap start = { 0 }, chosen = { 0 };
 	int rc;
 
@@ -1033,8 +1057,15 @@ tuner_run(struct model *m, const struct tuner_opts *o, const struct tuner_ops *o
 	}
 	if (rc < 0)
 		goto out;
-	if (ops->mtu && (!o->sel || o->sel[KNOB_NET_MTU]) && !stopped(&s))
-		ops->mtu(ops->arg, &r->dec[KNOB_NET_MTU]);
+	if (mtu_wanted(&s) && !stopped(&s)) {
+		s.mtu_done = true;
+		if (fits(&s, mtu_cost(&s)))
+			ops->mtu(ops->arg, &r->dec[KNOB_NET_MTU]);
+		else
+			snprintf(r->dec[KNOB_NET_MTU].reason, sizeof(r->dec[KNOB_NET_MTU].reason),
+				 "not tried: budget exhausted (%.0fs; the MTU step needs about %.0fs: "
+				 "the clients measured at the new MTU)", o->budget_s, mtu_cost(&s));
+	}
 	for (size_t i = 0; i < KNOB_COUNT; i++) {
 		const char *v = knob_value(m, (enum knob_id)i);
 
@@ -1045,8 +1076,12 @@ tuner_run(struct model *m, const struct tuner_opts *o, const struct tuner_ops *o
 	}
 	snap_take(&chosen, m);
 	score_start(&s);
+	s.mtu_done = true;
 	if ((rc = final_pairing(&s, &start, &chosen)) < 0)
 		snprintf(err, errlen, "the after-score could not be measured: %s", s.err);
+	/* The clients again only when they fit (the budget holds whatever the estimates). */
+	r->clients_after = o->clients_after &&
+			   now(&s) - s.t0 + s.client_cost <= 1.03 * o->budget_s;
 out:
 	json_object_set_new(doc, "unsteady", s.unsteady);
 	json_object_set_new(doc, "decided", s.decided);
