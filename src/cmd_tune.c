@@ -752,8 +752,8 @@ parse_opt(int c, char *arg, struct targs *a)
 		return 0;
 	case 'r':
 		*a->repeats = (unsigned)strtoul(arg, &end, 10);
-		if (*end || *a->repeats < 4 || *a->repeats > 100) {
-			fprintf(stderr, "nastune tune: --repeat must be 4 to 100 (pairs of runs side "
+		if (*end || *a->repeats < 5 || *a->repeats > 100) {
+			fprintf(stderr, "nastune tune: --repeat must be 5 to 100 (pairs of runs side "
 					"by side per decision; with fewer no difference can be "
 					"significant at p < 0.05)\n");
 			return -EINVAL;

@@ -37,7 +37,9 @@ struct tstate {
 	unsigned gen, installed;	/* the model's generation, and the one installed */
 	double *prev[NMASK];	/* the incumbent's runs in its last window, by protocol mask */
 	size_t nprev[NMASK];
-	size_t family;		/* candidates planned: the size of the correction */
+	size_t family;		/* the size of the correction: candidates the budget lets the
+				 * tune measure (it grows when more are measured) */
+	size_t measured;	/* candidates measured so far */
 	int pass;
 	bool mtu_done;		/* the MTU step ran or was given up */
 	bool mtu_reserved;	/* time for it is kept from the knobs */
@@ -359,6 +361,10 @@ try_value(struct tstate *s, const struct knob *k, const char *v, unsigned kp,
 
 	memset(res, 0, sizeof(*res));
 	res->p_better = res->p_worse = 1;
+	if (++s->measured > s->family)
+		s->family = s->measured;	/* later ones are held to the larger family */
+	fam = (double)s->family;
+	bar = TUNE_ALPHA / (2 * fam);
 	if ((rc = steady_window(s, k, v, kp, inc, cand, &done, &early, why, whylen)) != 0)
 		goto out;
 	tune_compare_pairs(inc, cand, done, res);
@@ -522,8 +528,9 @@ candidates(const struct model *m, const struct knob *k, const char **out)
 	return n;
 }
 
-/* The plan: the candidates of every eligible knob (the family the correction is over), what
- * a window of each costs, and how many fit in the budget. */
+/* The plan: the candidates of every eligible knob, what a window of each costs, and how many
+ * fit in the budget: those are the family the correction is over (a candidate the budget
+ * never measures cannot produce a false positive). */
 static void
 plan(struct tstate *s)
 {
@@ -554,12 +561,12 @@ plan(struct tstate *s)
 		if (n)
 			json_object_set_new(per, k->name, json_real(window_cost(s, knob_protos(s, k))));
 	}
-	s->family = total;
+	s->family = fit ? fit : 1;
 	json_object_set_new(s->doc, "plan", json_pack(
 		"{s:i, s:i, s:i, s:f, s:f, s:s, s:o}", "pairs", (int)s->o->pairs, "candidates",
 		(int)total, "fit_in_budget", (int)fit, "reserved_s", reserve(s), "alpha",
-		TUNE_ALPHA, "correction", "Bonferroni over the candidates, or a fresh confirming "
-		"window", "window_s", per));
+		TUNE_ALPHA, "correction", "Bonferroni over the candidates that fit in the budget "
+		"(more if more are measured), or a fresh confirming window", "window_s", per));
 	say(s, "tune: plan: %zu candidate value(s), %zu fit in the %.0fs budget at %u pairs each",
 	    total, fit, s->o->budget_s, s->o->pairs);
 }
@@ -982,7 +989,7 @@ knobs_all(struct tstate *s)
 					again += candidates(s->m, k, vals);
 			if (!again)
 				break;
-			s->family += again;
+			s->family = (s->measured > s->family ? s->measured : s->family) + again;
 			say(s, "tune: pass %d: %zu candidate value(s) again, whose protocol changed "
 			    "since (correction now for %zu)", s->pass + 1, again, s->family);
 		}

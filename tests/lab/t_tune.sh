@@ -113,12 +113,12 @@ ok $? "status still works after the kill" "$(both)"
 nts apply
 [[ $rc = 0 && $(smbconf) = "$pre" ]]
 ok $? "the next apply restores the configuration the killed tune started from (journal)" "$(diff <(echo "$pre") <(smbconf); both)"
-nts --json tune --knobs smb.use_sendfile --size 16M --repeat 4 --credentials "$CR" --dry-run
+nts --json tune --knobs smb.use_sendfile --size 16M --repeat 5 --credentials "$CR" --dry-run
 [[ $rc = 0 ]]
 ok $? "a tune after the kill runs (and resumes what it can)" "$(both)"
 [[ $(smbconf) = "$pre" ]]
 ok $? "... dry run: configuration unchanged" "$(diff <(echo "$pre") <(smbconf))"
-nts --json tune --dry-run --budget 25s --size 16M --repeat 4 --credentials "$CR"
+nts --json tune --dry-run --budget 25s --size 16M --repeat 5 --credentials "$CR"
 [[ $rc = 0 ]] && j 'd["elapsed_s"] <= 25 and any("budget exhausted" in k["reason"] for k in d["knobs"])'
 ok $? "--budget 25s: the tune stops in time, naming the knobs the budget left untried ($(python3 -c 'import json,sys; print(round(json.loads(sys.argv[1])["elapsed_s"]))' "$out" 2>/dev/null)s)" "$(both)"
 nts tune --knobs nosuch.knob
