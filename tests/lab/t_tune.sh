@@ -7,7 +7,7 @@
 # shellcheck source=tests/lab/lib.sh
 . "$(dirname "$0")/lib.sh"
 lab_ready
-plan 32
+plan 33
 
 cleanup() { rm -f "$SROOT/etc/nastune/tuned.conf"; "$LAB" apply "$DEMO" >/dev/null 2>&1; rm -rf "$WORK"; }
 trap cleanup EXIT
@@ -127,6 +127,9 @@ ok $? "an unknown knob: exit 2, named" "$(both)"
 nts tune --exhaustive
 [[ $rc = 2 ]] && grep -q "needs --knobs" <<<"$err"
 ok $? "--exhaustive without --knobs: exit 2" "$(both)"
+nts tune --repeat 4
+[[ $rc = 2 ]] && grep -q "repeat must be 5 to 100 (pairs of runs side by side" <<<"$err"
+ok $? "--repeat 4: exit 2 (four pairs can never reach p < 0.05)" "$(both)"
 
 # --- an SMB-only NAS (the default: shares are SMB only): a change accepted, and the after-score
 # is measured fresh, side by side with the starting configuration (it used to abort with
@@ -167,5 +170,5 @@ ok $? "tuned three times, the same choice: ${choices[*]}" "$(both)"
 [[ ${choices[0]} = smb.smb_encrypt=* ]]
 ok $? "... and it is the planted bad value's fix (encryption required -> not required)" "${choices[*]}"
 rm -f "$SROOT/etc/nastune/tuned.conf"
-[[ $TAP_N = 32 ]] || echo "# ran $TAP_N tests, planned 32"
+[[ $TAP_N = 33 ]] || echo "# ran $TAP_N tests, planned 33"
 done_testing
