@@ -1,5 +1,6 @@
 /* tune.h - the pure part of self-tuning: which workloads a goal measures, one score per
- * measured run, and whether a candidate is better. No I/O (cmd_tune.c does the rest). */
+ * measured run, the paired test and the steadiness check the search decides with (tuner.c),
+ * the report and the protocol choice. No I/O. */
 #ifndef NASTUNE_TUNE_H
 #define NASTUNE_TUNE_H
 
@@ -9,8 +10,9 @@
 #include "bench.h"
 #include "model.h"
 
-/* Accept a change only when it is significantly better (two-sided Mann-Whitney U, p below
- * this) and by at least TUNE_MIN_GAIN. */
+/* The significance level (before the correction for the candidates tried, tuner.c) and the
+ * smallest gain a change must show. tune_compare (unpaired, two-sided Mann-Whitney U) is for
+ * results that could not be measured side by side (the clients at two MTUs). */
 #define TUNE_ALPHA 0.05
 #define TUNE_MIN_GAIN 0.03
 /* A candidate this much worse on one pass is not measured again on the next: another knob's
