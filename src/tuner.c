@@ -839,8 +839,8 @@ final_pairing(struct tstate *s, const struct snap *start, const struct snap *cho
 		json_object_set_new(s->doc, "before", score_json(a, n));
 		json_object_set_new(s->doc, "after", score_json(b, n));
 		json_object_set_new(s->doc, "improvement", json_real(p.effect));
-		json_object_set_new(s->doc, "improvement_p", json_real(2 * fmin(p.p_better,
-										  p.p_worse) > 1 ? 1 : 2 * fmin(p.p_better, p.p_worse)));
+		/* One-sided: the question is whether the chosen configuration is better. */
+		json_object_set_new(s->doc, "improvement_p", json_real(p.p_better));
 		json_object_set_new(s->doc, "after_pairs", json_integer((json_int_t)n));
 		if (!tune_steady(NULL, 0, a, n, &st))
 			note_unsteady(s, "the after-score", &st);
