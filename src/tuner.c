@@ -176,12 +176,12 @@ run_cost(const struct tstate *s, unsigned protos)
 	return c > 0 ? c : 1;
 }
 
-/* One window: 2 x pairs runs and an install at every switch (about pairs + 1). */
+/* One window: 2 x pairs runs and an install at every switch (about pairs / 2 + 1). */
 static double
 window_cost(const struct tstate *s, unsigned protos)
 {
 	return s->scale * (2.0 * s->o->pairs * run_cost(s, protos) +
-			   (s->o->pairs + 1) * s->install_cost);
+			   (s->o->pairs / 2 + 1) * s->install_cost);
 }
 
 /* The MTU step: a probe and the clients measured at the new MTU. */
@@ -241,9 +241,51 @@ median_log_ratio(const double *a, const double *b, size_t n)
 	return log1p(p.effect);
 }
 
+/* The order of a window of n pairs: slots 0..2n-1 in groups of two pairs, A A B B then
+ * B B A A, ... (each pair's runs two slots apart, the lag's sign alternating so a linear
+ * drift cancels; half as many installs as A B B A). Slot j runs the candidate (*cand) for
+ * pair *pair. An odd last pair is A B or B A as its group's turn says. */
+static void
+slot(size_t j, size_t n, bool *cand, size_t *pair)
+{
+	size_t g = j / 4, pos = j % 4;
+	bool first;
+
+	if (g * 4 + 4 > 2 * n) {	/* the last group holds one pair */
+		first = pos == 0;
+		*pair = g * 2;
+	} else {
+		first = pos < 2;
+		*pair = g * 2 + pos % 2;
+	}
+	*cand = first == (g % 2 == 1);
+}
+
+/* How many pairs have both runs among the slots before j. */
+static size_t
+pairs_done(size_t j, size_t n)
+{
+	size_t done = 0;
+
+	for (size_t p = 0; p < n; p++) {
+		size_t last = 0;
+
+		for (size_t i = 0; i < 2 * n; i++) {
+			bool c;
+			size_t q;
+
+			slot(i, n, &c, &q);
+			if (q == p)
+				last = i;
+		}
+		if (last < j)
+			done++;
+	}
+	return done;
+}
+
 /* Measures the incumbent (the model as it is) and the candidate (k = v) in alternation in
- * one window: pairs (A B), (B A), (A B), ... so each pair's two runs are neighbours and a
- * linear drift cancels over two pairs. inc and cand get one score per completed pair; *done
+ * one window, in the order slot() gives. inc and cand get one score per completed pair; *done
  * is how many. Halfway, a candidate whose median log-ratio is not positive stops (*early):
  * the rest could hardly make it significant. The model is left at the incumbent. */
 static int
@@ -261,9 +303,11 @@ window(struct tstate *s, const struct knob *k, const char *v, unsigned kp, doubl
 	*done = 0;
 	*early = false;
 	while (j < 2 * n) {
-		bool b = ((j / 2) % 2 == 0) == (j % 2 == 1);	/* slot j runs the candidate */
+		bool b, be;
+		size_t p;
 
-		for (e = j + 1; e < 2 * n && (((e / 2) % 2 == 0) == (e % 2 == 1)) == b; e++)
+		slot(j, n, &b, &p);	/* slot j runs the candidate (b) */
+		for (e = j + 1; e < 2 * n && (slot(e, n, &be, &p), be == b); e++)
 			;
 		if (b)
 			setk(s, k->id, v, KNOB_TUNED);
@@ -271,10 +315,12 @@ window(struct tstate *s, const struct knob *k, const char *v, unsigned kp, doubl
 			setk(s, k->id, old, osrc);
 		if ((rc = measure(s, kp, (unsigned)(e - j), tmp, NULL)) < 0)
 			break;
-		for (size_t i = j; i < e; i++)
-			(b ? cand : inc)[i / 2] = tmp[i - j];
+		for (size_t i = j; i < e; i++) {
+			slot(i, n, &be, &p);
+			(b ? cand : inc)[p] = tmp[i - j];
+		}
 		j = e;
-		*done = j / 2;
+		*done = pairs_done(j, n);
 		if (!checked && *done >= half && *done < n) {
 			checked = true;
 			if (median_log_ratio(inc, cand, *done) <= 0) {
@@ -818,17 +864,21 @@ final_pairing(struct tstate *s, const struct snap *start, const struct snap *cho
 	    "by side", n);
 	tmp = xmalloc(2 * n * sizeof(*tmp));
 	while (j < 2 * n && rc == 0) {
-		bool cb = ((j / 2) % 2 == 0) == (j % 2 == 1);
+		bool cb, ce;
+		size_t pi;
 		struct bench_results got = { 0 };
 
-		for (e = j + 1; e < 2 * n && (((e / 2) % 2 == 0) == (e % 2 == 1)) == cb; e++)
+		slot(j, n, &cb, &pi);
+		for (e = j + 1; e < 2 * n && (slot(e, n, &ce, &pi), ce == cb); e++)
 			;
 		snap_put(s, cb ? chosen : start);
 		rc = measure(s, s->o->protos, (unsigned)(e - j), tmp, &got);
 		if (rc == 0) {
 			merge_results(cb ? &s->r->after : &s->r->before, &got);
-			for (size_t i = j; i < e; i++)
-				(cb ? b : a)[i / 2] = tmp[i - j];
+			for (size_t i = j; i < e; i++) {
+				slot(i, n, &ce, &pi);
+				(cb ? b : a)[pi] = tmp[i - j];
+			}
 		}
 		bench_results_clear(&got);
 		j = e;

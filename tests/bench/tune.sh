@@ -8,7 +8,8 @@
 # change anything here (sys.*: under --root the sysctl file is written but never loaded), half
 # of them with a load (two busy loops in the server's namespace) that stops partway; a tune
 # that changes anything is a false positive (target <= 0.05 over many runs).
-# Root only. Env: KNOBS, SIZE (32M), REPEAT (5), ROUNDS (7: side-by-side re-measurements),
+# Root only. Env: KNOBS, SIZE (32M), REPEAT (8: tune's pairs, the grid's runs), ROUNDS (7:
+# side-by-side re-measurements),
 # PLACEBO (4).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -18,7 +19,7 @@ export NASTUNE_LAB_STATE=${NASTUNE_TUNE_LAB_STATE:-/var/tmp/nastune-lab-tunebenc
 LAB=$top/tests/lab/lab
 KNOBS=${KNOBS:-smb.smb_encrypt,smb.server_signing,smb.use_sendfile}
 SIZE=${SIZE:-32M}
-REPEAT=${REPEAT:-5}
+REPEAT=${REPEAT:-8}
 [[ $(id -u) = 0 ]] || { echo "tune bench: needs root (the lab)"; exit 1; }
 cleanup() { [[ ${NASTUNE_TUNE_LAB_KEEP:-0} = 1 ]] || "$LAB" down >/dev/null 2>&1 || true; }
 trap cleanup EXIT
