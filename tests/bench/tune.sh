@@ -9,8 +9,7 @@
 # of them with a load (two busy loops in the server's namespace) that stops partway; a tune
 # that changes anything is a false positive (target <= 0.05 over many runs).
 # Root only. Env: KNOBS, SIZE (32M), REPEAT (8: tune's pairs, the grid's runs), ROUNDS (7:
-# side-by-side re-measurements),
-# PLACEBO (4).
+# side-by-side re-measurements), PLACEBO (4).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 export NASTUNE=${NASTUNE:-$top/build/nastune}
