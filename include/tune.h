@@ -1,5 +1,6 @@
 /* tune.h - the pure part of self-tuning: which workloads a goal measures, one score per
- * measured run, and whether a candidate is better. No I/O (cmd_tune.c does the rest). */
+ * measured run, the paired test and the steadiness check the search decides with (tuner.c),
+ * the report and the protocol choice. No I/O. */
 #ifndef NASTUNE_TUNE_H
 #define NASTUNE_TUNE_H
 
@@ -9,8 +10,9 @@
 #include "bench.h"
 #include "model.h"
 
-/* Accept a change only when it is significantly better (two-sided Mann-Whitney U, p below
- * this) and by at least TUNE_MIN_GAIN. */
+/* The significance level (before the correction for the candidates tried, tuner.c) and the
+ * smallest gain a change must show. tune_compare (unpaired, two-sided Mann-Whitney U) is for
+ * results that could not be measured side by side (the clients at two MTUs). */
 #define TUNE_ALPHA 0.05
 #define TUNE_MIN_GAIN 0.03
 /* A candidate this much worse on one pass is not measured again on the next: another knob's
@@ -50,6 +52,42 @@ size_t tune_first_round(size_t full);
 /* Whether a candidate measured on an earlier pass with this effect (median ratio - 1, not
  * accepted) is worth measuring again on a later pass: not when it lost TUNE_DROP or more. */
 bool tune_worth_retry(double last_effect);
+
+/* ---- side by side ----
+ * Every decision compares the incumbent and a candidate measured in alternation in the same
+ * window, pair by pair (ABBA order, so a linear drift cancels). */
+
+/* One-sided exact Wilcoxon signed-rank p-value for "the differences d[0..n) tend to be
+ * positive": zeros dropped, ties given average ranks. 1 when no difference is non-zero. */
+double tune_signed_rank_p(const double *d, size_t n);
+
+struct tune_pairs {
+	double effect;		/* exp(median of log(cand/inc)) - 1 */
+	double p_better;	/* one-sided signed-rank p on the log-ratios, cand > inc */
+	double p_worse;		/* the same, cand < inc */
+	size_t n;
+};
+
+/* Compares n pairs (inc[i], cand[i]) measured side by side. */
+void tune_compare_pairs(const double *inc, const double *cand, size_t n, struct tune_pairs *out);
+
+/* A window is not steady when the incumbent's median moved (log scale) by more than
+ * TUNE_STEADY_K times its own robust spread, and by at least TUNE_STEADY_FLOOR: between its
+ * first and second half, or against the window before. */
+#define TUNE_STEADY_K 4
+#define TUNE_STEADY_FLOOR 0.10
+
+struct tune_steady {
+	bool steady;
+	bool within;		/* the move was inside the window */
+	double before, now;	/* the incumbent's medians compared */
+	double shift;		/* now / before - 1 */
+	double spread;		/* robust spread of the runs (log scale, ~relative) */
+};
+
+/* Whether the incumbent's runs cur[0..nc) (in run order) are steady, within themselves and
+ * against prev[0..np) (the same configuration in the previous window; np 0: none). */
+bool tune_steady(const double *prev, size_t np, const double *cur, size_t nc, struct tune_steady *out);
 
 struct json_t;
 /* A stored tune document (what `tune --json` prints) as text / one self-contained HTML page

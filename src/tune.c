@@ -136,3 +136,159 @@ tune_futile(const double *base, size_t nb, const double *cand, size_t nc, size_t
 			below++;
 	return below >= full / 2 + 1;
 }
+
+/* ---- side by side: paired log-ratios, the signed-rank test, steadiness ---- */
+
+static int
+cmp_abs(const void *a, const void *b)
+{
+	double x = fabs(*(const double *)a), y = fabs(*(const double *)b);
+
+	return x < y ? -1 : x > y;
+}
+
+double
+tune_signed_rank_p(const double *d, size_t n)
+{
+	double *v = xmalloc((n ? n : 1) * sizeof(*v)), *cnt, total, tail = 0;
+	unsigned *rank2 = xmalloc((n ? n : 1) * sizeof(*rank2));
+	size_t m = 0, i, j, maxs, w = 0, s;
+
+	for (i = 0; i < n; i++)
+		if (fabs(d[i]) > 1e-12)
+			v[m++] = d[i];
+	if (!m) {
+		free(v);
+		free(rank2);
+		return 1;
+	}
+	qsort(v, m, sizeof(*v), cmp_abs);
+	/* Doubled ranks keep tied averages integral, so the exact null distribution (every sign
+	 * equally likely) is one subset-sum count. */
+	for (i = 0; i < m; i = j) {
+		for (j = i + 1; j < m && fabs(fabs(v[j]) - fabs(v[i])) <= 1e-12; j++)
+			;
+		for (size_t k = i; k < j; k++)
+			rank2[k] = (unsigned)(i + 1 + j);
+	}
+	maxs = m * (m + 1);
+	cnt = xcalloc(maxs + 1, sizeof(*cnt));
+	cnt[0] = 1;
+	for (i = 0; i < m; i++)
+		for (s = maxs; s + 1 > rank2[i]; s--)
+			cnt[s] += cnt[s - rank2[i]];
+	for (i = 0; i < m; i++)
+		if (v[i] > 0)
+			w += rank2[i];
+	total = ldexp(1.0, (int)m);
+	for (s = w; s <= maxs; s++)
+		tail += cnt[s];
+	free(cnt);
+	free(v);
+	free(rank2);
+	return tail / total > 1 ? 1 : tail / total;
+}
+
+void
+tune_compare_pairs(const double *inc, const double *cand, size_t n, struct tune_pairs *out)
+{
+	double *lr = xmalloc((n ? n : 1) * sizeof(*lr)), *neg = xmalloc((n ? n : 1) * sizeof(*neg));
+	size_t i;
+
+	memset(out, 0, sizeof(*out));
+	out->p_better = out->p_worse = 1;
+	out->n = n;
+	for (i = 0; i < n; i++) {
+		lr[i] = log(cand[i] > 1e-9 ? cand[i] : 1e-9) - log(inc[i] > 1e-9 ? inc[i] : 1e-9);
+		neg[i] = -lr[i];
+	}
+	if (n) {
+		out->effect = expm1(median(lr, n));
+		out->p_better = tune_signed_rank_p(lr, n);
+		out->p_worse = tune_signed_rank_p(neg, n);
+	}
+	free(lr);
+	free(neg);
+}
+
+static double
+log_median(const double *v, size_t n)
+{
+	double *l = xmalloc(n * sizeof(*l)), m;
+
+	for (size_t i = 0; i < n; i++)
+		l[i] = log(v[i] > 1e-9 ? v[i] : 1e-9);
+	m = median(l, n);
+	free(l);
+	return m;
+}
+
+/* Robust spread of the log scores from successive differences (1.4826 x their median
+ * absolute value / sqrt 2), pooled over the series a and b (b may be empty): a step between
+ * two runs moves one difference only, so it does not widen the spread it is judged against. */
+static double
+log_spread2(const double *a, size_t na, const double *b, size_t nb)
+{
+	double *d = xmalloc((na + nb + 1) * sizeof(*d)), s;
+	size_t n = 0;
+
+	for (int part = 0; part < 2; part++) {
+		const double *v = part ? b : a;
+		size_t nv = part ? nb : na;
+
+		for (size_t i = 1; i < nv; i++)
+			d[n++] = fabs(log(v[i] > 1e-9 ? v[i] : 1e-9) -
+				      log(v[i - 1] > 1e-9 ? v[i - 1] : 1e-9));
+	}
+	s = n ? 1.4826 * median(d, n) / sqrt(2) : 0;
+	free(d);
+	return s;
+}
+
+static double
+log_spread(const double *v, size_t n)
+{
+	return log_spread2(v, n, NULL, 0);
+}
+
+bool
+tune_steady(const double *prev, size_t np, const double *cur, size_t nc, struct tune_steady *out)
+{
+	double bar;
+	size_t h = nc / 2;
+
+	memset(out, 0, sizeof(*out));
+	out->steady = true;
+	if (nc < 2)
+		return true;
+	out->spread = log_spread(cur, nc);
+	bar = TUNE_STEADY_K * out->spread > TUNE_STEADY_FLOOR ? TUNE_STEADY_K * out->spread :
+								    TUNE_STEADY_FLOOR;
+	/* Within the window: its first half against its second. */
+	if (h >= 2) {
+		double a = log_median(cur, h), b = log_median(cur + nc - h, h);
+
+		if (fabs(b - a) > bar) {
+			out->steady = false;
+			out->within = true;
+			out->before = exp(a);
+			out->now = exp(b);
+			out->shift = expm1(b - a);
+			return false;
+		}
+	}
+	/* Against the incumbent's runs in the window before. */
+	if (np >= 2) {
+		double a = log_median(prev, np), b = log_median(cur, nc);
+
+		out->spread = log_spread2(prev, np, cur, nc);
+		bar = TUNE_STEADY_K * out->spread > TUNE_STEADY_FLOOR ? TUNE_STEADY_K * out->spread :
+								    TUNE_STEADY_FLOOR;
+		out->before = exp(a);
+		out->now = exp(b);
+		out->shift = expm1(b - a);
+		if (fabs(b - a) > bar)
+			out->steady = false;
+	}
+	return out->steady;
+}

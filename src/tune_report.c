@@ -60,6 +60,15 @@ tune_report_text(const json_t *doc, char *err, size_t errlen)
 		buf_printf(&out, "  after  %.1f [%.1f, %.1f]  (%+.1f%%, p=%.3f)\n", num(a, "median"),
 			   num(a, "ci95_low"), num(a, "ci95_high"), 100 * num(doc, "improvement"),
 			   num(doc, "improvement_p"));
+	if (json_integer_value(json_object_get(doc, "after_pairs")) > 0)
+		buf_printf(&out, "  (before and after measured afresh, side by side: %lld pairs)\n",
+			   (long long)json_integer_value(json_object_get(doc, "after_pairs")));
+	json_array_foreach(json_object_get(doc, "unsteady"), i, x)
+		buf_printf(&out, "unsteady machine: %s: the incumbent moved %+.0f%% %s (%.1f -> %.1f), "
+			   "beyond its spread of +/-%.0f%%; no decision on that window\n",
+			   str(x, "window", "?"), 100 * num(x, "shift"), str(x, "where", ""),
+			   num(x, "incumbent_before"), num(x, "incumbent_now"),
+			   100 * num(x, "spread"));
 	buf_printf(&out, "%-26s %-10s %-22s %-22s %-7s %s\n", "knob", "safety", "before", "after",
 		   "applied", "reason");
 	json_array_foreach(json_object_get(doc, "knobs"), i, x)

@@ -4,7 +4,12 @@
 # `nastune tune --exhaustive` (every combination). Prints the tuned configuration's score
 # against the exhaustive best (target >= 0.95) and the tune's time against the exhaustive
 # time (target <= 0.30). Both scores come from the same run of measurements of each tune.
-# Root only. Env: KNOBS, SIZE (32M), REPEAT (5), ROUNDS (7: side-by-side re-measurements).
+# Then the false-positive rate of placebo tunes: PLACEBO (4) tunes of knobs that cannot
+# change anything here (sys.*: under --root the sysctl file is written but never loaded), half
+# of them with a load (two busy loops in the server's namespace) that stops partway; a tune
+# that changes anything is a false positive (target <= 0.05 over many runs).
+# Root only. Env: KNOBS, SIZE (32M), REPEAT (8: tune's pairs, the grid's runs), ROUNDS (7:
+# side-by-side re-measurements), PLACEBO (4).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 export NASTUNE=${NASTUNE:-$top/build/nastune}
@@ -13,7 +18,7 @@ export NASTUNE_LAB_STATE=${NASTUNE_TUNE_LAB_STATE:-/var/tmp/nastune-lab-tunebenc
 LAB=$top/tests/lab/lab
 KNOBS=${KNOBS:-smb.smb_encrypt,smb.server_signing,smb.use_sendfile}
 SIZE=${SIZE:-32M}
-REPEAT=${REPEAT:-5}
+REPEAT=${REPEAT:-8}
 [[ $(id -u) = 0 ]] || { echo "tune bench: needs root (the lab)"; exit 1; }
 cleanup() { [[ ${NASTUNE_TUNE_LAB_KEEP:-0} = 1 ]] || "$LAB" down >/dev/null 2>&1 || true; }
 trap cleanup EXIT
@@ -92,3 +97,25 @@ print("tune-quality: re-measured side by side (%d alternating rounds): tuned %.1
 print("tune-time: descent %.0fs, exhaustive %.0fs; ratio %.2f (target <= 0.30)" % (t1 - t0, t2 - t1, (t1 - t0) / (t2 - t1)))
 PY
 rm -f /tmp/tune-bench-desc.$$ /tmp/tune-bench-grid.$$ /tmp/tune-bench-desc.conf.$$ /tmp/tune-bench-grid.conf.$$
+
+# --- placebo tunes: nothing they can change matters, so nothing may be accepted
+rm -f "$SROOT/etc/nastune/tuned.conf"
+nt apply >/dev/null 2>&1
+fp=0 n=${PLACEBO:-4}
+for i in $(seq "$n"); do
+	if ((i % 2 == 0)); then	# a load that stops partway through the tune
+		for b in 1 2; do
+			"$LAB" exec server sh -c "echo \$\$ >/tmp/tune-bench-busy.$$.$b; exec sh -c 'while :; do :; done'" >/dev/null 2>&1 &
+		done
+		( sleep 25; for b in 1 2; do [[ -s /tmp/tune-bench-busy.$$.$b ]] && kill "$(cat /tmp/tune-bench-busy.$$.$b)"; done ) &
+	fi
+	nt --json tune --dry-run --knobs sys.rmem_max,sys.wmem_max,sys.tcp_rmem,sys.tcp_wmem \
+		--size "$SIZE" --repeat "$REPEAT" --budget 10m --goal throughput \
+		--credentials "$SROOT/etc/nastune/creds" >/tmp/tune-bench-placebo.$$ 2>/dev/null || true
+	wait
+	if python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if any(k["applied"] for k in d["knobs"]) else 1)' /tmp/tune-bench-placebo.$$; then
+		fp=$((fp + 1))
+	fi
+done
+rm -f /tmp/tune-bench-placebo.$$ /tmp/tune-bench-busy.$$.*
+python3 -c 'import sys; fp, n = int(sys.argv[1]), int(sys.argv[2]); print("tune-placebo: %d of %d placebo tunes (half with a load that stops partway) changed something; false-positive rate %.2f (target <= 0.05)" % (fp, n, fp / n))' "$fp" "$n"

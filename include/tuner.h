@@ -1,0 +1,90 @@
+/* tuner.h - the tuner's search: the starting point, one knob at a time with the incumbent and
+ * each candidate measured side by side, the MTU step, and a fresh before/after pairing at the
+ * end, all within a time budget. It reaches the world only through struct tuner_ops, so unit
+ * tests drive it with a simulated machine (tests/unit/test_tuner.c); cmd_tune.c gives it the
+ * real one (trial installs and bench runs). */
+#ifndef NASTUNE_TUNER_H
+#define NASTUNE_TUNER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "bench.h"
+#include "knobs.h"
+#include "model.h"
+#include "tune.h"
+
+struct json_t;
+
+/* One knob's decision, as the tune document reports it. */
+struct tuner_decision {
+	const struct knob *k;
+	char *before, *after;	/* values; NULL: the daemon's default */
+	bool applied, tried;
+	char reason[384];
+	double effect, p;
+};
+
+struct tuner_ops {
+	void *arg;
+	/* Installs m's knob values as a trial. 0, or -errno with one sentence in err. */
+	int (*install)(void *arg, const struct model *m, char *err, size_t errlen);
+	/* Measures the configuration installed last: `runs` runs of the goal's workloads on the
+	 * targets of protos (PROTO_* mask), one score per run into scores[0..runs) (higher is
+	 * better); with keep, the results are appended to it. 0, or -errno (-EINTR: stopped). */
+	int (*measure)(void *arg, unsigned protos, unsigned runs, double *scores,
+		       struct bench_results *keep, char *err, size_t errlen);
+	/* Seconds on a monotonic clock. */
+	double (*clock)(void *arg);
+	/* One line of progress for the log; NULL: none. */
+	void (*progress)(void *arg, const char *line);
+	/* Whether to stop now (a signal); NULL: never. */
+	bool (*stopped)(void *arg);
+	/* Called with the document after every decision (resume after an interruption). */
+	void (*save)(void *arg, struct json_t *doc);
+	/* Measures the clients at the configuration in force (the starting one); NULL: none. */
+	void (*clients)(void *arg);
+	/* The MTU step (tune_mtu), filling d; NULL: none. */
+	void (*mtu)(void *arg, struct tuner_decision *d);
+};
+
+struct tuner_opts {
+	unsigned protos;	/* PROTO_* with a target to measure */
+	unsigned wlmask;	/* the goal's WL_* workloads (tune_goal_workloads) */
+	const char *goal;	/* its name, for reasons */
+	unsigned pairs;		/* incumbent/candidate pairs per window (>= 4) */
+	double budget_s;	/* the whole tune, start to the after-score */
+	const bool *sel;	/* KNOB_COUNT flags (--knobs), or NULL: every knob */
+	bool exhaustive;	/* every combination of the selected knobs instead (validation) */
+	bool clients_after;	/* reserve time for measuring the clients again at the end */
+	/* Decisions of an interrupted tune of the same configuration ({name: decision}), or
+	 * NULL. Kept as they were; their measurements are not reused. */
+	const struct json_t *resume;
+};
+
+struct tuner_result {
+	struct tuner_decision dec[KNOB_COUNT];
+	struct bench_results start;	/* the starting configuration, measured first */
+	struct bench_results before;	/* the final pairing: the starting configuration ... */
+	struct bench_results after;	/* ... and the chosen one (start again when unchanged) */
+	bool changed;			/* some knob's value changed */
+	bool clients_after;		/* time is left to measure the clients again */
+};
+
+/* Runs the tune on m (its knob values are the starting configuration; on return they are the
+ * chosen ones) and writes into doc (an object) "plan", "knobs", "decided", "unsteady",
+ * "before", "after", "improvement", "improvement_p", "after_pairs", "grid" (exhaustive).
+ * Returns 0, -EINTR when ops->stopped said so, or -errno with err (the measurement of the
+ * starting point or of the after-score failed). r is filled in every case; release it with
+ * tuner_result_release. */
+int tuner_run(struct model *m, const struct tuner_opts *o, const struct tuner_ops *ops,
+	      struct tuner_result *r, struct json_t *doc, char *err, size_t errlen);
+void tuner_result_release(struct tuner_result *r);
+
+/* The decisions as the document's "knobs" array (new reference). */
+struct json_t *tuner_decisions_json(const struct tuner_result *r);
+
+/* Sets a knob's value in m (a copy; NULL: unset) with its source. */
+void tuner_set_knob(struct model *m, enum knob_id id, const char *value, enum knob_src src);
+
+#endif

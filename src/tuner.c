@@ -1,0 +1,1185 @@
+/* tuner.c - the search behind `nastune tune`: the starting point measured, then each knob's
+ * candidates measured side by side with the incumbent (ABBA pairs in one window, a paired
+ * signed-rank test, corrected for the candidates tried or confirmed by a fresh window), the
+ * MTU step, and the chosen configuration paired with the starting one at the end. The machine
+ * is reached through struct tuner_ops only. */
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tuner.h"
+#include "xmalloc.h"
+
+#define NMASK 8		/* PROTO_* masks: SMB 1, NFS 2, AFP 4 */
+#define ALL_PROTOS (PROTO_SMB | PROTO_NFS | PROTO_AFP)
+#define MAX_GRID 64
+#define MAX_ACCEPTS 64
+
+struct snap {
+	char *v[KNOB_COUNT];
+	enum knob_src src[KNOB_COUNT];
+};
+
+struct tstate {
+	struct model *m;
+	const struct tuner_opts *o;
+	const struct tuner_ops *ops;
+	struct tuner_result *r;
+	json_t *doc, *unsteady, *decided, *untried;
+	double t0;
+	double run_cost[NMASK];	/* seconds per measured run, by protocol mask; 0: not known */
+	double install_cost, client_cost;
+	double scale;		/* real window time / estimated (>= 1): reloads, warm-ups */
+	unsigned gen, installed;	/* the model's generation, and the one installed */
+	double *prev[NMASK];	/* the incumbent's runs in its last window, by protocol mask */
+	size_t nprev[NMASK];
+	size_t family;		/* the size of the correction: candidates the budget lets the
+				 * tune measure (it grows when more are measured) */
+	size_t measured;	/* candidates measured so far */
+	int pass;
+	bool mtu_done;		/* the MTU step ran or was given up */
+	bool mtu_reserved;	/* time for it is kept from the knobs */
+	unsigned accepted[MAX_ACCEPTS];	/* protocol mask of each change accepted, in order */
+	size_t naccepted;
+	size_t decided_at[KNOB_COUNT];	/* naccepted when the knob was last decided */
+	char err[512];
+};
+
+enum outcome { OUT_KEPT, OUT_BETTER, OUT_WORSE, OUT_UNSTEADY, OUT_NOTIME, OUT_FAIL };
+
+void
+tuner_set_knob(struct model *m, enum knob_id id, const char *value, enum knob_src src)
+{
+	char *copy = value ? xstrdup(value) : NULL;	/* value may be the string freed below */
+
+	free(m->knobs[id].value);
+	m->knobs[id].value = copy;
+	m->knobs[id].src = value ? src : KNOB_UNSET;
+}
+
+static void __attribute__((format(printf, 2, 3)))
+say(struct tstate *s, const char *fmt, ...)
+{
+	char line[768];
+	va_list ap;
+
+	if (!s->ops->progress)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	s->ops->progress(s->ops->arg, line);
+}
+
+static double
+now(struct tstate *s)
+{
+	return s->ops->clock(s->ops->arg);
+}
+
+static bool
+stopped(struct tstate *s)
+{
+	return s->ops->stopped && s->ops->stopped(s->ops->arg);
+}
+
+static void
+setk(struct tstate *s, enum knob_id id, const char *v, enum knob_src src)
+{
+	const char *cur = knob_value(s->m, id);
+
+	if ((cur == NULL) == (v == NULL) && (!cur || strcmp(cur, v) == 0) &&
+	    knob_source(s->m, id) == (v ? src : KNOB_UNSET))
+		return;
+	tuner_set_knob(s->m, id, v, src);
+	s->gen++;
+}
+
+static void
+snap_take(struct snap *sn, const struct model *m)
+{
+	for (size_t i = 0; i < KNOB_COUNT; i++) {
+		const char *v = knob_value(m, (enum knob_id)i);
+
+		sn->v[i] = v ? xstrdup(v) : NULL;
+		sn->src[i] = knob_source(m, (enum knob_id)i);
+	}
+}
+
+static void
+snap_put(struct tstate *s, const struct snap *sn)
+{
+	for (size_t i = 0; i < KNOB_COUNT; i++)
+		setk(s, (enum knob_id)i, sn->v[i], sn->src[i]);
+}
+
+static void
+snap_release(struct snap *sn)
+{
+	for (size_t i = 0; i < KNOB_COUNT; i++)
+		free(sn->v[i]);
+}
+
+/* ---- measuring, and what it costs ---- */
+
+static int
+ensure_installed(struct tstate *s)
+{
+	double t;
+	int rc;
+
+	if (s->installed == s->gen)
+		return 0;
+	t = now(s);
+	if ((rc = s->ops->install(s->ops->arg, s->m, s->err, sizeof(s->err))) < 0)
+		return rc;
+	t = now(s) - t;
+	s->install_cost = s->install_cost > 0 ? 0.7 * s->install_cost + 0.3 * t : t;
+	s->installed = s->gen;
+	return 0;
+}
+
+static int
+measure(struct tstate *s, unsigned protos, unsigned runs, double *scores,
+	struct bench_results *keep)
+{
+	double t;
+	int rc;
+
+	if (stopped(s))
+		return -EINTR;
+	if ((rc = ensure_installed(s)) < 0)
+		return rc;
+	t = now(s);
+	rc = s->ops->measure(s->ops->arg, protos, runs, scores, keep, s->err, sizeof(s->err));
+	if (rc < 0)
+		return rc;
+	t = (now(s) - t) / runs;
+	s->run_cost[protos] = s->run_cost[protos] > 0 ? 0.7 * s->run_cost[protos] + 0.3 * t : t;
+	return 0;
+}
+
+static double
+run_cost(const struct tstate *s, unsigned protos)
+{
+	double c = 0;
+
+	if (s->run_cost[protos] > 0)
+		return s->run_cost[protos];
+	for (unsigned b = 1; b < NMASK; b <<= 1)
+		if (protos & b)
+			c += s->run_cost[b];
+	return c > 0 ? c : 1;
+}
+
+/* One window: 2 x pairs runs and an install at every switch (about pairs / 2 + 1). */
+static double
+window_cost(const struct tstate *s, unsigned protos)
+{
+	return s->scale * (2.0 * s->o->pairs * run_cost(s, protos) +
+			   (s->o->pairs / 2 + 1) * s->install_cost);
+}
+
+/* The MTU step: a probe and the clients measured at the new MTU. */
+static double
+mtu_cost(const struct tstate *s)
+{
+	return s->client_cost + 2 * s->install_cost + 5;
+}
+
+static bool
+mtu_wanted(const struct tstate *s)
+{
+	return s->ops->mtu && !s->mtu_done && (!s->o->sel || s->o->sel[KNOB_NET_MTU]);
+}
+
+/* What the rest of the tune needs after the knobs: the after-score pairing, the MTU step and
+ * the clients again. */
+static double
+reserve(const struct tstate *s)
+{
+	double r = window_cost(s, s->o->protos);
+
+	if (s->mtu_reserved && mtu_wanted(s))
+		r += mtu_cost(s);
+	if (s->o->clients_after)
+		r += s->client_cost;
+	return 1.05 * r;
+}
+
+static bool
+fits(struct tstate *s, double cost)
+{
+	return now(s) - s->t0 + cost + reserve(s) <= s->o->budget_s;
+}
+
+static void
+set_prev(struct tstate *s, unsigned kp, const double *v, size_t n)
+{
+	free(s->prev[kp]);
+	s->prev[kp] = NULL;
+	s->nprev[kp] = 0;
+	if (!n)
+		return;
+	s->prev[kp] = xmalloc(n * sizeof(*v));
+	memcpy(s->prev[kp], v, n * sizeof(*v));
+	s->nprev[kp] = n;
+}
+
+/* ---- side by side ---- */
+
+static double
+median_log_ratio(const double *a, const double *b, size_t n)
+{
+	struct tune_pairs p;
+
+	tune_compare_pairs(a, b, n, &p);
+	return log1p(p.effect);
+}
+
+/* The order of a window of n pairs: slots 0..2n-1 in groups of two pairs, A A B B then
+ * B B A A, ... (each pair's runs two slots apart, the lag's sign alternating so a linear
+ * drift cancels; half as many installs as A B B A). Slot j runs the candidate (*cand) for
+ * pair *pair. An odd last pair is A B or B A as its group's turn says. */
+static void
+slot(size_t j, size_t n, bool *cand, size_t *pair)
+{
+	size_t g = j / 4, pos = j % 4;
+	bool first;
+
+	if (g * 4 + 4 > 2 * n) {	/* the last group holds one pair */
+		first = pos == 0;
+		*pair = g * 2;
+	} else {
+		first = pos < 2;
+		*pair = g * 2 + pos % 2;
+	}
+	*cand = first == (g % 2 == 1);
+}
+
+/* How many pairs have both runs among the slots before j. */
+static size_t
+pairs_done(size_t j, size_t n)
+{
+	size_t done = 0;
+
+	for (size_t p = 0; p < n; p++) {
+		size_t last = 0;
+
+		for (size_t i = 0; i < 2 * n; i++) {
+			bool c;
+			size_t q;
+
+			slot(i, n, &c, &q);
+			if (q == p)
+				last = i;
+		}
+		if (last < j)
+			done++;
+	}
+	return done;
+}
+
+/* Measures the incumbent (the model as it is) and the candidate (k = v) in alternation in
+ * one window, in the order slot() gives. inc and cand get one score per completed pair; *done
+ * is how many. Halfway, a candidate whose median log-ratio is not positive stops (*early):
+ * the rest could hardly make it significant. The model is left at the incumbent. */
+static int
+window(struct tstate *s, const struct knob *k, const char *v, unsigned kp, double *inc,
+       double *cand, size_t *done, bool *early)
+{
+	const char *cur = knob_value(s->m, k->id);
+	char *old = cur ? xstrdup(cur) : NULL;
+	enum knob_src osrc = knob_source(s->m, k->id);
+	size_t n = s->o->pairs, half = (n + 1) / 2, j = 0, e;
+	double *tmp = xmalloc(2 * n * sizeof(*tmp));
+	bool checked = false;
+	int rc = 0;
+
+	*done = 0;
+	*early = false;
+	while (j < 2 * n) {
+		bool b, be;
+		size_t p;
+
+		slot(j, n, &b, &p);	/* slot j runs the candidate (b) */
+		for (e = j + 1; e < 2 * n && (slot(e, n, &be, &p), be == b); e++)
+			;
+		if (b)
+			setk(s, k->id, v, KNOB_TUNED);
+		else
+			setk(s, k->id, old, osrc);
+		if ((rc = measure(s, kp, (unsigned)(e - j), tmp, NULL)) < 0)
+			break;
+		for (size_t i = j; i < e; i++) {
+			slot(i, n, &be, &p);
+			(b ? cand : inc)[p] = tmp[i - j];
+		}
+		j = e;
+		*done = pairs_done(j, n);
+		if (!checked && *done >= half && *done < n) {
+			checked = true;
+			if (median_log_ratio(inc, cand, *done) <= 0) {
+				*early = true;
+				break;
+			}
+		}
+	}
+	setk(s, k->id, old, osrc);
+	free(old);
+	free(tmp);
+	return rc;
+}
+
+static void
+note_unsteady(struct tstate *s, const char *what, const struct tune_steady *st)
+{
+	json_array_append_new(s->unsteady, json_pack("{s:s, s:s, s:f, s:f, s:f, s:f}", "window",
+						      what, "where", st->within ?
+						      "within the window" : "since the window before",
+						      "incumbent_before", st->before, "incumbent_now",
+						      st->now, "shift", st->shift, "spread",
+						      st->spread));
+	say(s, "tune: %s: the machine is not steady: the incumbent moved %+.0f%% %s (%.4g -> "
+	    "%.4g), beyond its own spread of +/-%.0f%%; no decision on this window", what,
+	    100 * st->shift, st->within ? "within the window" : "since the window before",
+	    st->before, st->now, 100 * st->spread);
+}
+
+/* A window that can decide: measured when there is time, on a steady machine (one more try
+ * when it was not). Returns 0, or an outcome as a positive number. */
+static int
+steady_window(struct tstate *s, const struct knob *k, const char *v, unsigned kp, double *inc,
+	      double *cand, size_t *done, bool *early, char *why, size_t whylen)
+{
+	char what[256];
+	struct tune_steady st = { .steady = true };
+	int rc;
+
+	snprintf(what, sizeof(what), "%s = %s", k->name, v);
+	for (int attempt = 0; attempt < 2; attempt++) {
+		if (!fits(s, window_cost(s, kp))) {
+			if (attempt)
+				snprintf(why, whylen, "undecided: the machine was not steady (the "
+					 "incumbent moved %+.0f%%, spread +/-%.0f%%) and no time was left "
+					 "to measure again", 100 * st.shift, 100 * st.spread);
+			return attempt ? OUT_UNSTEADY : OUT_NOTIME;
+		}
+		double est = window_cost(s, kp) / s->scale, t0 = now(s);
+
+		say(s, "tune: %s %s = %s (%u pairs side by side with the incumbent)",
+		    attempt ? "again, in a new window:" : "trying", k->name, v, s->o->pairs);
+
+		if ((rc = window(s, k, v, kp, inc, cand, done, early)) < 0)
+			return rc;
+		/* What windows really take here, for the budget (an early stop took less). */
+		if (!*early && est > 0 && (now(s) - t0) / est > s->scale)
+			s->scale = (now(s) - t0) / est;
+		if (tune_steady(s->prev[kp], s->nprev[kp], inc, *done, &st)) {
+			set_prev(s, kp, inc, *done);
+			return 0;
+		}
+		note_unsteady(s, what, &st);
+		set_prev(s, kp, inc, *done);
+	}
+	snprintf(why, whylen, "undecided: the machine was not steady in two windows (the "
+		 "incumbent moved %+.0f%%, %.4g -> %.4g, beyond its spread of +/-%.0f%%)",
+		 100 * st.shift, st.before, st.now, 100 * st.spread);
+	return OUT_UNSTEADY;
+}
+
+/* Measures k = v against the incumbent and decides. res gets the deciding comparison. */
+static int
+try_value(struct tstate *s, const struct knob *k, const char *v, unsigned kp,
+	  struct tune_pairs *res, char *why, size_t whylen)
+{
+	size_t n = s->o->pairs, done;
+	double *inc = xcalloc(n, sizeof(*inc)), *cand = xcalloc(n, sizeof(*cand));
+	double fam = (double)(s->family ? s->family : 1), bar = TUNE_ALPHA / (2 * fam);
+	double *first_inc = xcalloc(n, sizeof(*inc)), *first_cand = xcalloc(n, sizeof(*cand));
+	struct tune_pairs first, both = { .p_better = 1, .p_worse = 1 };
+	bool early;
+	int rc;
+
+	memset(res, 0, sizeof(*res));
+	res->p_better = res->p_worse = 1;
+	if (++s->measured > s->family)
+		s->family = s->measured;	/* later ones are held to the larger family */
+	fam = (double)s->family;
+	bar = TUNE_ALPHA / (2 * fam);
+	if ((rc = steady_window(s, k, v, kp, inc, cand, &done, &early, why, whylen)) != 0)
+		goto out;
+	tune_compare_pairs(inc, cand, done, res);
+	if (early) {
+		snprintf(why, whylen, "stopped after %zu of %zu pairs: not better so far (%+.1f%%)",
+			 done, n, 100 * res->effect);
+		rc = OUT_KEPT;
+		goto out;
+	}
+	if (res->effect <= -TUNE_MIN_GAIN && res->p_worse < TUNE_ALPHA) {
+		rc = OUT_WORSE;
+		goto out;
+	}
+	if (res->effect < TUNE_MIN_GAIN || res->p_better >= TUNE_ALPHA) {
+		rc = OUT_KEPT;
+		goto out;
+	}
+	if (res->p_better < bar) {
+		snprintf(why, whylen, "p=%.4f survives the correction for %zu candidate(s) "
+			 "(Bonferroni: below %.4f)", res->p_better, s->family, bar);
+		rc = OUT_BETTER;
+		goto out;
+	}
+	/* Significant alone but not after the correction: a fresh window must confirm it. */
+	first = *res;
+	memcpy(first_inc, inc, n * sizeof(*inc));
+	memcpy(first_cand, cand, n * sizeof(*cand));
+	say(s, "tune: %s = %s: %+.1f%% (p=%.4f, above %.4f after the correction): measuring a "
+	    "fresh confirming window", k->name, v, 100 * first.effect, first.p_better, bar);
+	if ((rc = steady_window(s, k, v, kp, inc, cand, &done, &early, why, whylen)) != 0) {
+		if (rc == OUT_NOTIME) {
+			snprintf(why, whylen, "not confirmed: %+.1f%% (p=%.4f) needed a fresh "
+				 "confirming window and the budget had no time left for it",
+				 100 * first.effect, first.p_better);
+			rc = OUT_KEPT;
+		}
+		goto out;
+	}
+	tune_compare_pairs(inc, cand, done, res);
+	if (!early) {
+		/* Both windows together, at the corrected level: the optional second window
+		 * cannot raise the error rate above the correction's. */
+		double *ai = xmalloc((n + done) * sizeof(*ai)), *ac = xmalloc((n + done) * sizeof(*ac));
+
+		memcpy(ai, first_inc, n * sizeof(*ai));
+		memcpy(ac, first_cand, n * sizeof(*ac));
+		memcpy(ai + n, inc, done * sizeof(*ai));
+		memcpy(ac + n, cand, done * sizeof(*ac));
+		tune_compare_pairs(ai, ac, n + done, &both);
+		free(ai);
+		free(ac);
+	}
+	if (!early && res->effect >= TUNE_MIN_GAIN && res->p_better < TUNE_ALPHA &&
+	    both.p_better < bar) {
+		snprintf(why, whylen, "confirmed by a fresh window (p=%.4f there; p=%.4f over both "
+			 "windows, below %.4f, the correction for %zu candidate(s))", res->p_better,
+			 both.p_better, bar, s->family);
+		rc = OUT_BETTER;
+	} else {
+		snprintf(why, whylen, "not confirmed: %+.1f%% (p=%.4f) in the first window, "
+			 "%+.1f%% (p=%.4f) in a fresh one", 100 * first.effect, first.p_better,
+			 100 * res->effect, res->p_better);
+		rc = OUT_KEPT;
+	}
+out:
+	if (rc == OUT_BETTER) {
+		/* The candidate is the incumbent now: its runs are the reference for the next
+		 * window; other masks sharing a protocol have no reference any more. */
+		for (unsigned q = 1; q < NMASK; q++)
+			if (q & kp)
+				set_prev(s, q, NULL, 0);
+		set_prev(s, kp, cand, done);
+	}
+	free(inc);
+	free(cand);
+	free(first_inc);
+	free(first_cand);
+	return rc;
+}
+
+/* ---- which knobs, which values ---- */
+
+/* The protocols a knob's windows measure: its own, or every one measured for a host knob. */
+static unsigned
+knob_protos(const struct tstate *s, const struct knob *k)
+{
+	return (k->proto ? k->proto : ALL_PROTOS) & s->o->protos;
+}
+
+/* Whether the tune may measure k at all; if not, why in d->reason. */
+static bool
+eligible(struct tstate *s, const struct knob *k, struct tuner_decision *d)
+{
+	const struct model *m = s->m;
+	char why[256] = "";
+
+	if (s->o->sel && !s->o->sel[k->id]) {
+		snprintf(d->reason, sizeof(d->reason), "not selected (--knobs)");
+		return false;
+	}
+	if (!(k->workloads & s->o->wlmask)) {
+		snprintf(d->reason, sizeof(d->reason), "no effect on the %s goal's workloads",
+			 s->o->goal ? s->o->goal : "tune");
+		return false;
+	}
+	if (!knob_applicable(m, k, why, sizeof(why))) {
+		snprintf(d->reason, sizeof(d->reason), "%s%s",
+			 strncmp(why, "not applicable", 14) ? "not applicable: " : "", why);
+		return false;
+	}
+	if (knob_source(m, k->id) == KNOB_CONFIG) {
+		snprintf(d->reason, sizeof(d->reason), "not allowed: pinned in %s:%d",
+			 m->knobs[k->id].loc.file ? m->knobs[k->id].loc.file : "nastune.conf",
+			 m->knobs[k->id].loc.line);
+		return false;
+	}
+	if (k->id == KNOB_NET_MTU) {
+		snprintf(d->reason, sizeof(d->reason), "not tried: only clients cross the NIC "
+			 "(tune --clients); network.mtu otherwise");
+		return false;
+	}
+	if (k->proto && !(k->proto & s->o->protos)) {
+		snprintf(d->reason, sizeof(d->reason), "not tried: no share of its protocol that "
+			 "this host can measure (no time spent on what is not served)");
+		return false;
+	}
+	return true;
+}
+
+/* The value (cur, or one of the n measured in tried) that v behaves like under m, or NULL;
+ * why says how. cur NULL is the daemon's default. */
+static const char *
+same_as(const struct model *m, const struct knob *k, const char *cur, const char *const *tried,
+	size_t n, const char *v, char *why, size_t whylen)
+{
+	if (knob_same(m, k, cur, v, why, whylen))
+		return cur ? cur : k->dflt;
+	for (size_t i = 0; i < n; i++)
+		if (knob_same(m, k, tried[i], v, why, whylen))
+			return tried[i];
+	return NULL;
+}
+
+/* The candidates of k worth measuring from the current value: allowed, not the value in force
+ * and not documented as behaving like it. Returns how many went into out (up to 16). */
+static size_t
+candidates(const struct model *m, const struct knob *k, const char **out)
+{
+	const char *cur = knob_value(m, k->id);
+	char why[256];
+	size_t n = 0;
+
+	for (const char *const *v = k->candidates; *v && n < 16; v++) {
+		if ((cur && strcmp(cur, *v) == 0) || (!cur && k->dflt && strcmp(k->dflt, *v) == 0))
+			continue;
+		if (knob_same(m, k, cur, *v, why, sizeof(why)))
+			continue;
+		if (knob_allowed(m, k, *v, why, sizeof(why)))
+			out[n++] = *v;
+	}
+	return n;
+}
+
+/* The plan: the candidates of every eligible knob, what a window of each costs, and how many
+ * fit in the budget: those are the family the correction is over (a candidate the budget
+ * never measures cannot produce a false positive). */
+static void
+plan(struct tstate *s)
+{
+	const char *vals[16];
+	size_t fit = 0, total = 0;
+	double t;
+	json_t *per = json_object();
+
+	/* The MTU step is kept time for when it takes at most a third of what is left for
+	 * knobs; otherwise the knobs come first and it runs only if time remains. */
+	s->mtu_reserved = mtu_wanted(s) &&
+			  s->o->budget_s - (now(s) - s->t0) - reserve(s) >= 3 * mtu_cost(s);
+	t = now(s) - s->t0 + reserve(s);
+
+	for (const struct knob *k = knob_first(); k; k = knob_next(k)) {
+		struct tuner_decision d = { 0 };
+		size_t n;
+
+		if (!eligible(s, k, &d))
+			continue;
+		n = candidates(s->m, k, vals);
+		total += n;
+		for (size_t i = 0; i < n; i++) {
+			t += window_cost(s, knob_protos(s, k));
+			if (t <= s->o->budget_s)
+				fit++;
+		}
+		if (n)
+			json_object_set_new(per, k->name, json_real(window_cost(s, knob_protos(s, k))));
+	}
+	s->family = fit ? fit : 1;
+	json_object_set_new(s->doc, "plan", json_pack(
+		"{s:i, s:i, s:i, s:f, s:f, s:s, s:o}", "pairs", (int)s->o->pairs, "candidates",
+		(int)total, "fit_in_budget", (int)fit, "reserved_s", reserve(s), "alpha",
+		TUNE_ALPHA, "correction", "Bonferroni over the candidates that fit in the budget "
+		"(more if more are measured), or a fresh confirming window", "window_s", per));
+	say(s, "tune: plan: %zu candidate value(s), %zu fit in the %.0fs budget at %u pairs each",
+	    total, fit, s->o->budget_s, s->o->pairs);
+}
+
+static void
+decided_json(struct tstate *s, const struct tuner_decision *d)
+{
+	json_object_set_new(s->decided, d->k->name, json_pack(
+		"{s:s?, s:b, s:b, s:s, s:f, s:f}", "after", d->after, "applied", d->applied, "tried",
+		d->tried, "reason", d->reason, "effect", d->effect, "p", d->p));
+	if (s->ops->save) {
+		json_object_set(s->doc, "decided", s->decided);
+		s->ops->save(s->ops->arg, s->doc);
+	}
+}
+
+/* An interrupted tune of the same configuration decided k already: keep that decision. */
+static bool
+resumed(struct tstate *s, const struct knob *k, struct tuner_decision *d)
+{
+	json_t *j = s->o->resume ? json_object_get(s->o->resume, k->name) : NULL;
+	const char *after, *reason;
+
+	if (!json_is_object(j))
+		return false;
+	after = json_string_value(json_object_get(j, "after"));
+	reason = json_string_value(json_object_get(j, "reason"));
+	d->applied = json_is_true(json_object_get(j, "applied")) && after;
+	d->tried = json_is_true(json_object_get(j, "tried"));
+	d->effect = json_real_value(json_object_get(j, "effect"));
+	d->p = json_real_value(json_object_get(j, "p"));
+	snprintf(d->reason, sizeof(d->reason), "%s (decided before the interruption)",
+		 reason ? reason : "?");
+	if (d->applied) {
+		d->after = xstrdup(after);
+		setk(s, k->id, after, KNOB_TUNED);
+	}
+	return true;
+}
+
+static void
+reason_for(struct tuner_decision *d, enum outcome out, const char *v, const struct tune_pairs *p,
+	   const char *why)
+{
+	switch (out) {
+	case OUT_BETTER:
+		snprintf(d->reason, sizeof(d->reason), "better: %s %+.1f%% side by side; %s", v,
+			 100 * p->effect, why);
+		break;
+	case OUT_WORSE:
+		snprintf(d->reason, sizeof(d->reason), "worse: %s %+.1f%% side by side (p=%.4f); "
+			 "kept", v, 100 * p->effect, p->p_worse);
+		break;
+	case OUT_UNSTEADY:
+		snprintf(d->reason, sizeof(d->reason), "%s = %s %s; kept", d->k->name, v, why);
+		break;
+	default:
+		snprintf(d->reason, sizeof(d->reason), "no significant effect (largest: %s %+.1f%% "
+			 "side by side, p=%.4f%s%s); kept", v, 100 * p->effect, p->p_better,
+			 why[0] ? "; " : "", why);
+		break;
+	}
+}
+
+/* Every candidate of k, one window each (more to confirm), the incumbent in force. */
+static int
+decide_knob(struct tstate *s, const struct knob *k, struct tuner_decision *d)
+{
+	const char *vals[16], *tried[16];
+	unsigned kp = knob_protos(s, k);
+	size_t nv = candidates(s->m, k, vals), ntried = 0;
+	double shown = -1;
+	char why[320], sw[256];
+
+	if (!nv) {
+		const char *cur = knob_value(s->m, k->id);
+
+		snprintf(d->reason, sizeof(d->reason), "no candidate other than the current value");
+		/* Say why the others may not be tried (unsafe, below a configured minimum). */
+		for (const char *const *v = k->candidates; *v; v++)
+			if (!(cur && strcmp(cur, *v) == 0) &&
+			    !(!cur && k->dflt && strcmp(k->dflt, *v) == 0) &&
+			    !knob_allowed(s->m, k, *v, sw, sizeof(sw))) {
+				snprintf(d->reason, sizeof(d->reason), "not tried: %.300s", sw);
+				break;
+			}
+		return 0;
+	}
+	for (size_t i = 0; i < nv; i++) {
+		const char *now_v = d->after ? d->after : d->before, *twin;
+		struct tune_pairs p;
+		int rc;
+
+		if ((twin = same_as(s->m, k, now_v, tried, ntried, vals[i], sw, sizeof(sw)))) {
+			say(s, "tune: %s = %s: not measured: the same as %s here: %s", k->name,
+			    vals[i], twin, sw);
+			continue;
+		}
+		why[0] = 0;
+		rc = try_value(s, k, vals[i], kp, &p, why, sizeof(why));
+		if (rc < 0) {
+			snprintf(d->reason, sizeof(d->reason), "%s failed: %.200s", vals[i], s->err);
+			return rc == -EINTR ? rc : 0;
+		}
+		if (rc == OUT_NOTIME) {
+			if (!d->tried) {
+				snprintf(d->reason, sizeof(d->reason), "not tried: budget exhausted "
+					 "(%.0fs; a candidate needs about %.0fs for %u pairs side by "
+					 "side)", s->o->budget_s, window_cost(s, kp), s->o->pairs);
+				json_array_append_new(s->untried, json_string(k->name));
+			}
+			break;
+		}
+		d->tried = true;
+		if (ntried < 16)
+			tried[ntried++] = vals[i];
+		if (rc == OUT_BETTER) {
+			if (s->naccepted < MAX_ACCEPTS)
+				s->accepted[s->naccepted] = kp;
+			s->naccepted++;
+			setk(s, k->id, vals[i], KNOB_TUNED);
+			free(d->after);
+			d->after = xstrdup(vals[i]);
+			d->applied = true;
+			d->effect = p.effect;
+			d->p = p.p_better;
+			reason_for(d, OUT_BETTER, vals[i], &p, why);
+			if (s->pass > 0)
+				strncat(d->reason, " (on a later pass)",
+					sizeof(d->reason) - strlen(d->reason) - 1);
+			say(s, "tune: %s = %s: %s", k->name, vals[i], d->reason);
+		} else {
+			struct tuner_decision one = { .k = k };
+
+			reason_for(&one, (enum outcome)rc, vals[i], &p, why);
+			if (s->pass > 0)
+				strncat(one.reason, " (on a later pass)",
+					sizeof(one.reason) - strlen(one.reason) - 1);
+			say(s, "tune: %s", one.reason);
+			if (!d->applied && (rc == OUT_UNSTEADY || fabs(p.effect) > shown)) {
+				shown = rc == OUT_UNSTEADY ? 1e9 : fabs(p.effect);
+				d->effect = p.effect;
+				d->p = rc == OUT_WORSE ? p.p_worse : p.p_better;
+				memcpy(d->reason, one.reason, sizeof(d->reason));
+			}
+		}
+	}
+	if (!d->reason[0])
+		snprintf(d->reason, sizeof(d->reason), "no candidate other than the current value");
+	return 0;
+}
+
+/* ---- the start and the end ---- */
+
+static bool
+same_result(const struct bench_result *a, const struct bench_result *b)
+{
+	return strcmp(a->target, b->target) == 0 && strcmp(a->protocol, b->protocol) == 0 &&
+	       strcmp(a->workload, b->workload) == 0 && strcmp(a->metric, b->metric) == 0 &&
+	       strcmp(a->client ? a->client : "", b->client ? b->client : "") == 0;
+}
+
+/* Appends src's runs to the matching results of dst (one result per metric, all runs). */
+static void
+merge_results(struct bench_results *dst, const struct bench_results *src)
+{
+	for (size_t i = 0; i < src->n; i++) {
+		const struct bench_result *r = &src->v[i];
+		struct bench_result *d = NULL;
+
+		for (size_t j = 0; j < dst->n && !d; j++)
+			if (same_result(&dst->v[j], r))
+				d = &dst->v[j];
+		if (!d) {
+			bench_results_add(dst, r);
+			continue;
+		}
+		d->runs = xreallocarray(d->runs, d->nruns + r->nruns, sizeof(*d->runs));
+		memcpy(d->runs + d->nruns, r->runs, r->nruns * sizeof(*r->runs));
+		d->nruns += r->nruns;
+		bench_stats_compute(d->runs, d->nruns, 1, &d->st);
+	}
+}
+
+/* The starting configuration, each protocol on its own (what a run of each costs), and the
+ * clients. Its runs are each protocol's reference for the first window. */
+static int
+measure_start(struct tstate *s)
+{
+	/* Enough runs to know what a run costs and where the incumbent stands; its decisions
+	 * come from the windows. */
+	unsigned n = s->o->pairs / 2 > 3 ? s->o->pairs / 2 : 3;
+	double *sc = xmalloc(n * sizeof(*sc)), t;
+	int rc = 0;
+
+	say(s, "tune: measuring the starting configuration (%s goal)", s->o->goal ? s->o->goal :
+	    "the");
+	for (unsigned b = 1; b < NMASK && rc == 0; b <<= 1) {
+		if (!(s->o->protos & b))
+			continue;
+		if ((rc = measure(s, b, n, sc, &s->r->start)) == 0)
+			set_prev(s, b, sc, n);
+	}
+	free(sc);
+	if (rc < 0 || !s->ops->clients)
+		return rc;
+	t = now(s);
+	s->ops->clients(s->ops->arg);
+	s->client_cost = now(s) - t;
+	return stopped(s) ? -EINTR : 0;
+}
+
+static json_t *
+score_json(const double *v, size_t n)
+{
+	struct bench_stats st;
+	json_t *runs = json_array();
+
+	bench_stats_compute(v, n, 1, &st);
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(runs, json_real(v[i]));
+	return json_pack("{s:f, s:f, s:f, s:o}", "median", st.median, "ci95_low", st.ci95_low,
+			 "ci95_high", st.ci95_high, "runs", runs);
+}
+
+/* The after-score: the starting configuration (A) and the chosen one (B) measured in
+ * alternation, every protocol measured, pair by pair; the improvement and its p from those
+ * pairs. Unchanged: the starting runs are both. */
+static int
+final_pairing(struct tstate *s, const struct snap *start, const struct snap *chosen)
+{
+	size_t n = s->o->pairs, j = 0, e;
+	double *a = xcalloc(n, sizeof(*a)), *b = xcalloc(n, sizeof(*b)), *tmp;
+	struct tune_pairs p = { .p_better = 1, .p_worse = 1 };
+	struct tune_steady st;
+	int rc = 0;
+
+	if (!s->r->changed) {
+		merge_results(&s->r->before, &s->r->start);
+		merge_results(&s->r->after, &s->r->start);
+		json_object_set_new(s->doc, "improvement", json_real(0));
+		json_object_set_new(s->doc, "improvement_p", json_real(1));
+		json_object_set_new(s->doc, "after_pairs", json_integer(0));
+		free(a);
+		free(b);
+		return 0;
+	}
+	say(s, "tune: the after-score: the starting and the chosen configuration, %zu pairs side "
+	    "by side", n);
+	tmp = xmalloc(2 * n * sizeof(*tmp));
+	while (j < 2 * n && rc == 0) {
+		bool cb, ce;
+		size_t pi;
+		struct bench_results got = { 0 };
+
+		slot(j, n, &cb, &pi);
+		for (e = j + 1; e < 2 * n && (slot(e, n, &ce, &pi), ce == cb); e++)
+			;
+		snap_put(s, cb ? chosen : start);
+		rc = measure(s, s->o->protos, (unsigned)(e - j), tmp, &got);
+		if (rc == 0) {
+			merge_results(cb ? &s->r->after : &s->r->before, &got);
+			for (size_t i = j; i < e; i++) {
+				slot(i, n, &ce, &pi);
+				(cb ? b : a)[pi] = tmp[i - j];
+			}
+		}
+		bench_results_clear(&got);
+		j = e;
+	}
+	snap_put(s, chosen);
+	if (rc == 0) {
+		tune_compare_pairs(a, b, n, &p);
+		json_object_set_new(s->doc, "before", score_json(a, n));
+		json_object_set_new(s->doc, "after", score_json(b, n));
+		json_object_set_new(s->doc, "improvement", json_real(p.effect));
+		/* One-sided: the question is whether the chosen configuration is better. */
+		json_object_set_new(s->doc, "improvement_p", json_real(p.p_better));
+		json_object_set_new(s->doc, "after_pairs", json_integer((json_int_t)n));
+		if (!tune_steady(NULL, 0, a, n, &st))
+			note_unsteady(s, "the after-score", &st);
+	}
+	free(tmp);
+	free(a);
+	free(b);
+	return rc;
+}
+
+/* ---- --exhaustive: every combination, for validating the search ---- */
+
+struct grid {
+	const struct knob *ks[KNOB_COUNT];
+	const char *vals[KNOB_COUNT][17];
+	size_t nv[KNOB_COUNT], nk, total;
+	enum knob_src osrc[KNOB_COUNT];
+	char *orig[KNOB_COUNT];
+};
+
+static void
+grid_assign(struct tstate *s, struct grid *g, size_t c, json_t *assign)
+{
+	for (size_t i = 0, j = c; i < g->nk; i++) {
+		size_t idx = j % g->nv[i];
+
+		j /= g->nv[i];
+		setk(s, g->ks[i]->id, g->vals[i][idx], idx == 0 ? g->osrc[i] : KNOB_TUNED);
+		if (assign)
+			json_object_set_new(assign, g->ks[i]->name, g->vals[i][idx] ?
+					    json_string(g->vals[i][idx]) : json_null());
+	}
+}
+
+/* Every combination of the selected knobs' allowed values measured once; the best median
+ * wins. Not side by side: for `make bench`'s comparison only. */
+static int
+grid_run(struct tstate *s, char *err, size_t errlen)
+{
+	struct grid g = { .total = 1 };
+	size_t best = (size_t)-1, c, n = s->o->pairs;
+	double bestmed = -1, *sc = xmalloc(n * sizeof(*sc));
+	json_t *gj = json_array();
+	unsigned protos = 0;
+	int rc = 0;
+
+	for (const struct knob *k = knob_first(); k; k = knob_next(k)) {
+		struct tuner_decision *d = &s->r->dec[k->id];
+		const char *cur = knob_value(s->m, k->id);
+
+		if (!eligible(s, k, d)) {
+			if (s->o->sel && s->o->sel[k->id]) {
+				char why[sizeof(d->reason)];
+
+				snprintf(why, sizeof(why), "%s", d->reason);
+				snprintf(d->reason, sizeof(d->reason), "not in the grid: %.300s", why);
+			}
+			continue;
+		}
+		g.ks[g.nk] = k;
+		g.orig[g.nk] = cur ? xstrdup(cur) : NULL;
+		g.osrc[g.nk] = knob_source(s->m, k->id);
+		g.vals[g.nk][0] = g.orig[g.nk] ? g.orig[g.nk] : k->dflt;
+		g.nv[g.nk] = 1 + candidates(s->m, k, &g.vals[g.nk][1]);
+		protos |= knob_protos(s, k);
+		g.total *= g.nv[g.nk];
+		g.nk++;
+	}
+	if (!g.nk || g.total > MAX_GRID) {
+		snprintf(err, errlen, !g.nk ? "--exhaustive: none of --knobs can be tried under "
+			 "this configuration" : "--exhaustive: %zu combinations, more than %d — "
+			 "select fewer knobs", g.total, MAX_GRID);
+		rc = -EINVAL;
+		goto out;
+	}
+	say(s, "tune: exhaustive grid of %zu combination(s) over %zu knob(s)", g.total, g.nk);
+	for (c = 0; c < g.total && rc == 0; c++) {
+		json_t *assign = json_object(), *e;
+
+		grid_assign(s, &g, c, assign);
+		if ((rc = measure(s, protos & s->o->protos, (unsigned)n, sc, NULL)) < 0) {
+			json_decref(assign);
+			snprintf(err, errlen, "%s", s->err);
+			break;
+		}
+		e = score_json(sc, n);
+		json_object_set_new(e, "assign", assign);
+		json_array_append(gj, e);
+		if (json_real_value(json_object_get(e, "median")) > bestmed) {
+			bestmed = json_real_value(json_object_get(e, "median"));
+			best = c;
+		}
+		json_decref(e);
+	}
+	grid_assign(s, &g, best == (size_t)-1 ? 0 : best, NULL);
+	for (size_t i = 0, j = best == (size_t)-1 ? 0 : best; i < g.nk; i++) {
+		struct tuner_decision *d = &s->r->dec[g.ks[i]->id];
+		size_t bi = j % g.nv[i];
+
+		j /= g.nv[i];
+		d->tried = true;
+		d->applied = bi != 0;
+		d->after = g.vals[i][bi] ? xstrdup(g.vals[i][bi]) : NULL;
+		snprintf(d->reason, sizeof(d->reason), "exhaustive: best of %zu combination(s)%s",
+			 g.total, d->applied ? "" : " keeps the current value");
+	}
+out:
+	json_object_set_new(s->doc, "grid", gj);
+	for (size_t i = 0; i < g.nk; i++)
+		free(g.orig[i]);
+	free(sc);
+	return rc;
+}
+
+/* ---- the whole tune ---- */
+
+/* Whether k's verdict could have changed since it was decided: a change accepted later on a
+ * protocol its windows measure (a host knob sees every protocol). */
+static bool
+worth_again(const struct tstate *s, const struct knob *k)
+{
+	unsigned kp = knob_protos(s, k);
+
+	for (size_t i = s->decided_at[k->id]; i < s->naccepted && i < MAX_ACCEPTS; i++)
+		if (s->accepted[i] & kp)
+			return true;
+	return false;
+}
+
+/* Every knob in table order; then up to two more passes over the knobs tried and kept whose
+ * protocol changed since (a knob whose effect an earlier one hid: signing behind required
+ * encryption), each corrected for every candidate planned so far. */
+static int
+knobs_all(struct tstate *s)
+{
+	int rc = 0;
+
+	for (s->pass = 0; s->pass < 3 && rc == 0; s->pass++) {
+		size_t before = s->naccepted, again = 0;
+		const char *vals[16];
+
+		if (s->pass > 0) {
+			for (const struct knob *k = knob_first(); k; k = knob_next(k))
+				if (s->r->dec[k->id].tried && !s->r->dec[k->id].applied &&
+				    worth_again(s, k))
+					again += candidates(s->m, k, vals);
+			if (!again)
+				break;
+			s->family = (s->measured > s->family ? s->measured : s->family) + again;
+			say(s, "tune: pass %d: %zu candidate value(s) again, whose protocol changed "
+			    "since (correction now for %zu)", s->pass + 1, again, s->family);
+		}
+		for (const struct knob *k = knob_first(); k && rc == 0; k = knob_next(k)) {
+			struct tuner_decision *d = &s->r->dec[k->id];
+
+			if (stopped(s))
+				return -EINTR;
+			if (s->pass > 0 && (!d->tried || d->applied || !worth_again(s, k)))
+				continue;
+			if (s->pass == 0 && (!eligible(s, k, d) || resumed(s, k, d)))
+				continue;
+			if (s->pass == 0)
+				d->reason[0] = 0;
+			s->decided_at[k->id] = s->naccepted;
+			rc = decide_knob(s, k, d);
+			if (rc == 0)
+				decided_json(s, d);
+		}
+		if (s->naccepted == before)
+			break;
+	}
+	return rc;
+}
+
+static void
+score_start(struct tstate *s)
+{
+	double *sc = NULL;
+	size_t n = 0;
+
+	if (tune_scores(&s->r->start, 0, &sc, &n) == 0) {
+		json_object_set_new(s->doc, "before", score_json(sc, n));
+		json_object_set_new(s->doc, "after", score_json(sc, n));
+	}
+	free(sc);
+}
+
+int
+tuner_run(struct model *m, const struct tuner_opts *o, const struct tuner_ops *ops,
+	  struct tuner_result *r, json_t *doc, char *err, size_t errlen)
+{
+	struct tstate s = { .m = m, .o = o, .ops = ops, .r = r, .doc = doc, .gen = 1,
+			    .scale = 1.25 };	/* windows warm up more often than the start */
+	struct snap start = { 0 }, chosen = { 0 };
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	for (size_t i = 0; i < KNOB_COUNT; i++) {
+		const char *v = knob_value(m, (enum knob_id)i);
+
+		r->dec[i].k = knob_get((enum knob_id)i);
+		r->dec[i].before = v ? xstrdup(v) : NULL;
+		snprintf(r->dec[i].reason, sizeof(r->dec[i].reason), "not reached");
+	}
+	s.unsteady = json_array();
+	s.decided = json_object();
+	s.untried = json_array();
+	s.t0 = now(&s);
+	snap_take(&start, m);
+	if ((rc = measure_start(&s)) < 0) {
+		snprintf(err, errlen, "the starting configuration could not be measured: %s", s.err);
+		goto out;
+	}
+	if (o->exhaustive) {
+		rc = grid_run(&s, err, errlen);
+	} else {
+		plan(&s);
+		rc = knobs_all(&s);
+		if (rc < 0)
+			snprintf(err, errlen, "%s", s.err);
+	}
+	if (rc < 0)
+		goto out;
+	if (mtu_wanted(&s) && !stopped(&s)) {
+		s.mtu_done = true;
+		if (fits(&s, mtu_cost(&s)))
+			ops->mtu(ops->arg, &r->dec[KNOB_NET_MTU]);
+		else
+			snprintf(r->dec[KNOB_NET_MTU].reason, sizeof(r->dec[KNOB_NET_MTU].reason),
+				 "not tried: budget exhausted (%.0fs; the MTU step needs about %.0fs: "
+				 "the clients measured at the new MTU)", o->budget_s, mtu_cost(&s));
+	}
+	for (size_t i = 0; i < KNOB_COUNT; i++) {
+		const char *v = knob_value(m, (enum knob_id)i);
+
+		r->dec[i].applied = r->dec[i].applied || (i != KNOB_NET_MTU &&
+			((v == NULL) != (r->dec[i].before == NULL) ||
+			 (v && strcmp(v, r->dec[i].before) != 0)));
+		r->changed |= r->dec[i].applied && i != KNOB_NET_MTU;
+	}
+	snap_take(&chosen, m);
+	score_start(&s);
+	s.mtu_done = true;
+	if ((rc = final_pairing(&s, &start, &chosen)) < 0)
+		snprintf(err, errlen, "the after-score could not be measured: %s", s.err);
+	/* The clients again only when they fit (the budget holds whatever the estimates). */
+	r->clients_after = o->clients_after &&
+			   now(&s) - s.t0 + s.client_cost <= 1.03 * o->budget_s;
+out:
+	json_object_set_new(doc, "unsteady", s.unsteady);
+	json_object_set_new(doc, "decided", s.decided);
+	json_object_set_new(doc, "not_tried_budget", s.untried);
+	json_object_set_new(doc, "knobs", tuner_decisions_json(r));
+	json_object_set_new(doc, "tuner_s", json_real(now(&s) - s.t0));
+	snap_release(&start);
+	snap_release(&chosen);
+	for (size_t i = 0; i < NMASK; i++)
+		free(s.prev[i]);
+	return rc;
+}
+
+json_t *
+tuner_decisions_json(const struct tuner_result *r)
+{
+	json_t *arr = json_array();
+
+	for (size_t i = 0; i < KNOB_COUNT; i++) {
+		const struct tuner_decision *d = &r->dec[i];
+
+		if (!d->k)
+			continue;
+		json_array_append_new(arr, json_pack("{s:s, s:s, s:s?, s:s?, s:b, s:s, s:f, s:f}",
+						     "name", d->k->name, "safety",
+						     knob_safety_name(d->k->safety), "before",
+						     d->before, "after", d->after, "applied", d->applied, "reason",
+						     d->reason, "effect", d->effect, "p", d->p));
+	}
+	return arr;
+}
+
+void
+tuner_result_release(struct tuner_result *r)
+{
+	for (size_t i = 0; i < KNOB_COUNT; i++) {
+		free(r->dec[i].before);
+		free(r->dec[i].after);
+	}
+	bench_results_clear(&r->start);
+	bench_results_clear(&r->before);
+	bench_results_clear(&r->after);
+	memset(r, 0, sizeof(*r));
+}

@@ -1,0 +1,528 @@
+/* test_tuner.c - the tuner's search (tuner.c) driven by a seeded simulated machine: placebo
+ * knobs under drift are not accepted, a real effect is, a step change is named, the budget
+ * holds. A control runs the decision rule the tuner had before issue 15 (every candidate
+ * against the starting point measured once, Mann-Whitney) on the same simulator, to show the
+ * simulator can make a search fail these tests. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "diag.h"
+#include "knobs.h"
+#include "model.h"
+#include "profile.h"
+#include "tune.h"
+#include "tuner.h"
+
+static const char *const dirs[] = { "profiles" };
+
+/* The simulated machine: every score is base x drift x step x the installed knobs' effect x
+ * log-normal noise; every run and every install advances the clock. */
+struct sim {
+	uint64_t rng;
+	double t;		/* simulated seconds */
+	double noise;		/* sigma of log(score) per run */
+	double drift;		/* relative change over drift_span seconds (linear) */
+	double drift_span;
+	double step_at, step;	/* from step_at on, scores are multiplied by step */
+	double run_s, install_s, clients_s, mtu_s;
+	enum knob_id real;	/* the knob with a real effect (KNOB_COUNT: none) */
+	const char *real_value;
+	double real_effect;
+	double installed;	/* effect of the configuration installed */
+	double (*effect)(const struct model *m);	/* or NULL: real/real_value/real_effect */
+	unsigned installs, measures;
+};
+
+static double
+gauss(uint64_t *rng)
+{
+	double u = ((double)(bench_rand(rng) >> 11) + 0.5) / 9007199254740992.0;
+	double v = ((double)(bench_rand(rng) >> 11) + 0.5) / 9007199254740992.0;
+
+	return sqrt(-2 * log(u)) * cos(2 * M_PI * v);
+}
+
+static int
+sim_install(void *arg, const struct model *m, char *err, size_t errlen)
+{
+	struct sim *s = arg;
+	const char *v;
+
+	(void)err;
+	(void)errlen;
+	s->t += s->install_s;
+	s->installs++;
+	s->installed = 1;
+	if (s->effect)
+		s->installed = s->effect(m);
+	else if (s->real < KNOB_COUNT && (v = knob_value(m, s->real)) && strcmp(v, s->real_value) == 0)
+		s->installed = 1 + s->real_effect;
+	return 0;
+}
+
+static double
+sim_level(const struct sim *s)
+{
+	double l = 1 + s->drift * (s->t / s->drift_span);
+
+	if (s->step_at > 0 && s->t >= s->step_at)
+		l *= s->step;
+	return l;
+}
+
+static int
+sim_measure(void *arg, unsigned protos, unsigned runs, double *scores, struct bench_results *keep,
+	    char *err, size_t errlen)
+{
+	struct sim *s = arg;
+	unsigned np = __builtin_popcount(protos);
+
+	(void)err;
+	(void)errlen;
+	s->measures++;
+	for (unsigned i = 0; i < runs; i++) {
+		s->t += s->run_s * np;
+		scores[i] = 100 * sim_level(s) * s->installed * exp(s->noise * gauss(&s->rng));
+	}
+	if (keep) {	/* one result per protocol measured, as the bench engine gives */
+		struct bench_result r = { .target = "smb://sim/Media", .protocol = "smb",
+					  .workload = "seq-read", .metric = "read", .unit = "MB/s",
+					  .client = "loopback", .cache = "hot", .runs = scores,
+					  .nruns = runs, .pass = -1 };
+
+		bench_results_add(keep, &r);
+	}
+	return 0;
+}
+
+static double
+sim_clock(void *arg)
+{
+	return ((struct sim *)arg)->t;
+}
+
+static struct sim *dbg_sim;
+
+static void
+sim_progress(void *arg, const char *line)
+{
+	(void)arg;
+	fprintf(stderr, "#   [%.0f] %s\n", dbg_sim ? dbg_sim->t : 0, line);
+}
+
+static void
+sim_clients(void *arg)
+{
+	((struct sim *)arg)->t += ((struct sim *)arg)->clients_s;
+}
+
+static void
+sim_mtu(void *arg, struct tuner_decision *d)
+{
+	((struct sim *)arg)->t += ((struct sim *)arg)->mtu_s;
+	snprintf(d->reason, sizeof(d->reason), "simulated: no larger MTU");
+}
+
+/* An SMB-only NAS (the default: shares are SMB only). */
+static struct model *
+smb_model(void)
+{
+	static const char text[] =
+		"protocols = { smb = { enabled = true; }; nfs = { enabled = false; };\n"
+		"  afp = { enabled = false; }; };\n"
+		"shares = ( { name = \"Media\"; path = \"/srv/media\"; protocols = [\"smb\"]; } );\n"
+		"tuning = { goal = \"throughput\"; allow_unsafe = false; };\n";
+	struct diag d;
+	struct model *m;
+
+	diag_init(&d);
+	m = profile_load_string("t.conf", text, dirs, 1, &d);
+	diag_print(&d, stderr);
+	diag_free(&d);
+	assert_non_null(m);
+	return m;
+}
+
+static void
+sim_init(struct sim *s, uint64_t seed)
+{
+	memset(s, 0, sizeof(*s));
+	s->rng = (seed + 1) * 0xd1b54a32d192ed03ull;
+	bench_rand(&s->rng);
+	s->noise = 0.05;
+	s->drift_span = 1000;
+	s->run_s = 1;
+	s->install_s = 0.5;
+	s->real = KNOB_COUNT;
+	s->installed = 1;
+}
+
+struct outcome {
+	size_t applied;		/* knobs applied */
+	bool real_applied;	/* the knob with the real effect, at its value */
+	size_t unsteady;	/* windows named unsteady */
+	size_t tried, budget_named;
+	double elapsed;
+	int rc;
+};
+
+static void
+tune_once(struct sim *s, double budget, struct outcome *out)
+{
+	struct model *m = smb_model();
+	bool wl[BENCH_NWORKLOADS];
+	struct tuner_opts o = { .protos = PROTO_SMB, .goal = "throughput", .pairs = 10,
+				.budget_s = budget };
+	struct tuner_ops ops = { .arg = s, .install = sim_install, .measure = sim_measure,
+				 .clock = sim_clock };
+	struct tuner_result r;
+	json_t *doc = json_object();
+	char err[256];
+
+	if (s->clients_s > 0) {
+		ops.clients = sim_clients;
+		ops.mtu = sim_mtu;
+		o.clients_after = true;
+	}
+	o.wlmask = tune_goal_workloads(GOAL_THROUGHPUT, wl);
+	if (getenv("TUNER_TRACE")) {
+		dbg_sim = s;
+		ops.progress = sim_progress;
+	}
+	memset(out, 0, sizeof(*out));
+	out->rc = tuner_run(m, &o, &ops, &r, doc, err, sizeof(err));
+	if (out->rc == 0 && r.clients_after)
+		sim_clients(s);	/* what cmd_tune does after applying, when the core says it fits */
+	for (size_t i = 0; i < KNOB_COUNT; i++) {
+		out->applied += r.dec[i].applied;
+		if (getenv("TUNER_DEBUG") && r.dec[i].applied)
+			fprintf(stderr, "# applied %s: %s\n", r.dec[i].k->name, r.dec[i].reason);
+		out->tried += r.dec[i].tried;
+		out->budget_named += strstr(r.dec[i].reason, "budget exhausted") != NULL;
+	}
+	if (getenv("TUNER_DEBUG") && s->real < KNOB_COUNT)
+		fprintf(stderr, "# %s: %s\n", r.dec[s->real].k->name, r.dec[s->real].reason);
+	if (s->real < KNOB_COUNT)
+		out->real_applied = r.dec[s->real].applied && r.dec[s->real].after &&
+				    strcmp(r.dec[s->real].after, s->real_value) == 0;
+	out->unsteady = json_array_size(json_object_get(doc, "unsteady"));
+	out->elapsed = s->t;
+	tuner_result_release(&r);
+	json_decref(doc);
+	model_free(m);
+}
+
+/* (a) Placebo knobs (no knob changes anything) under a drift of +30% over the run: a change
+ * is accepted in at most 5% of 200 seeded runs. */
+static void
+test_placebo_drift(void **state)
+{
+	size_t accepted = 0, tried = 0;
+
+	(void)state;
+	for (uint64_t seed = 1; seed <= 200; seed++) {
+		struct sim s;
+		struct outcome out;
+
+		sim_init(&s, seed);
+		s.drift = 0.30;
+		s.drift_span = 1500;	/* about the length of one tune here */
+		tune_once(&s, 1e6, &out);
+		assert_int_equal(out.rc, 0);
+		accepted += out.applied > 0;
+		tried += out.tried;
+	}
+	printf("# placebo under +30%% drift: a change accepted in %zu of 200 tunes (%zu knobs "
+	       "tried)\n", accepted, tried);
+	assert_true(tried >= 200 * 4);
+	assert_true(accepted <= 10);
+}
+
+/* (b) A real +10% effect with 5% run-to-run noise is accepted in at least 90% of the runs. */
+static void
+test_real_effect(void **state)
+{
+	size_t found = 0;
+
+	(void)state;
+	for (uint64_t seed = 1; seed <= 200; seed++) {
+		struct sim s;
+		struct outcome out;
+
+		sim_init(&s, 1000 + seed);
+		s.real = KNOB_SMB_USE_SENDFILE;
+		s.real_value = "yes";
+		s.real_effect = 0.10;
+		tune_once(&s, 1e6, &out);
+		assert_int_equal(out.rc, 0);
+		found += out.real_applied;
+	}
+	printf("# real +10%% with 5%% noise: accepted in %zu of 200 tunes\n", found);
+	assert_true(found >= 180);
+}
+
+/* (c) A step change (the machine halves its speed mid-run, as a busy process does) is
+ * reported as an unsteady machine, and does not make a placebo win. */
+static void
+test_step_unsteady(void **state)
+{
+	size_t named = 0, accepted = 0;
+
+	(void)state;
+	for (uint64_t seed = 1; seed <= 100; seed++) {
+		struct sim s;
+		struct outcome out;
+
+		sim_init(&s, 5000 + seed);
+		s.step_at = 150 + (double)(seed % 7) * 40;
+		s.step = 0.5;
+		tune_once(&s, 1e6, &out);
+		assert_int_equal(out.rc, 0);
+		named += out.unsteady > 0;
+		accepted += out.applied > 0;
+		if (getenv("TUNER_DEBUG") && !out.unsteady)
+			fprintf(stderr, "# not named: step at %.0f of %.0f s\n", s.step_at, out.elapsed);
+	}
+	printf("# step change: named unsteady in %zu of 100 tunes; a change accepted in %zu\n",
+	       named, accepted);
+	assert_int_equal(named, 100);
+	assert_true(accepted <= 5);
+	/* And the other way: a machine that speeds up (a load that stops). */
+	named = accepted = 0;
+	for (uint64_t seed = 1; seed <= 100; seed++) {
+		struct sim s;
+		struct outcome out;
+
+		sim_init(&s, 7000 + seed);
+		s.step_at = 200 + (double)(seed % 5) * 50;
+		s.step = 2.0;
+		tune_once(&s, 1e6, &out);
+		named += out.unsteady > 0;
+		accepted += out.applied > 0;
+	}
+	printf("# load that stops: named unsteady in %zu of 100 tunes; a change accepted in %zu\n",
+	       named, accepted);
+	assert_int_equal(named, 100);
+	assert_true(accepted <= 5);
+}
+
+/* (d) The budget holds: start, clients, knobs, MTU, after-score and the clients again end
+ * within the budget + 5%; knobs are tried, and the ones without time are named. */
+static void
+test_budget(void **state)
+{
+	static const double budgets[] = { 60, 120, 300, 600 }, clients[] = { 6, 25 };
+
+	(void)state;
+	for (size_t b = 0; b < sizeof(budgets) / sizeof(budgets[0]); b++)
+		for (uint64_t seed = 1; seed <= 20; seed++) {
+			struct sim s;
+			struct outcome out;
+
+			sim_init(&s, 9000 + seed);
+			s.run_s = 0.8;
+			s.install_s = 0.7;
+			s.clients_s = clients[seed % 2];	/* the demo's agent costs ~25 s */
+			s.mtu_s = s.clients_s + 3;
+			s.real = KNOB_SMB_USE_SENDFILE;
+			s.real_value = "yes";
+			s.real_effect = 0.3;
+			tune_once(&s, budgets[b], &out);
+			assert_int_equal(out.rc, 0);
+			if (out.elapsed > 1.05 * budgets[b])
+				fail_msg("budget %.0fs: the tune took %.1fs", budgets[b], out.elapsed);
+			if (budgets[b] >= 120)
+				assert_true(out.tried >= 1);
+			if (budgets[b] <= 120)
+				assert_true(out.budget_named >= 1);
+		}
+}
+
+/* The after-score: with a change, the chosen and the starting configuration are measured
+ * afresh, side by side, and the improvement comes from those pairs; the results hold the
+ * chosen configuration's runs (one result, every pair's run). Unchanged: the start's runs. */
+static void
+test_after_score(void **state)
+{
+	struct sim s;
+	struct model *m = smb_model();
+	bool wl[BENCH_NWORKLOADS];
+	struct tuner_opts o = { .protos = PROTO_SMB, .goal = "throughput", .pairs = 8,
+				.budget_s = 1e6 };
+	struct tuner_ops ops = { .arg = &s, .install = sim_install, .measure = sim_measure,
+				 .clock = sim_clock };
+	struct tuner_result r;
+	json_t *doc = json_object();
+	char err[256];
+	double imp;
+
+	(void)state;
+	o.wlmask = tune_goal_workloads(GOAL_THROUGHPUT, wl);
+	sim_init(&s, 42);
+	s.real = KNOB_SMB_USE_SENDFILE;
+	s.real_value = "yes";
+	s.real_effect = 0.30;
+	assert_int_equal(tuner_run(m, &o, &ops, &r, doc, err, sizeof(err)), 0);
+	assert_true(r.changed);
+	assert_string_equal(knob_value(m, KNOB_SMB_USE_SENDFILE), "yes");
+	assert_int_equal(json_integer_value(json_object_get(doc, "after_pairs")), 8);
+	imp = json_real_value(json_object_get(doc, "improvement"));
+	printf("# after-score: improvement %+.1f%% (p=%.4f) from 8 fresh pairs\n", 100 * imp,
+	       json_real_value(json_object_get(doc, "improvement_p")));
+	assert_true(imp > 0.2 && imp < 0.4);
+	assert_true(json_real_value(json_object_get(doc, "improvement_p")) < 0.05);
+	assert_int_equal(r.after.n, 1);
+	assert_int_equal(r.after.v[0].nruns, 8);
+	assert_int_equal(r.before.v[0].nruns, 8);
+	assert_true(r.after.v[0].st.median > r.before.v[0].st.median);
+	tuner_result_release(&r);
+	model_free(m);
+	json_decref(doc);
+
+	/* Nothing changes: no pairing, the start's runs are the results. */
+	m = smb_model();
+	doc = json_object();
+	sim_init(&s, 43);
+	assert_int_equal(tuner_run(m, &o, &ops, &r, doc, err, sizeof(err)), 0);
+	assert_false(r.changed);
+	assert_int_equal(json_integer_value(json_object_get(doc, "after_pairs")), 0);
+	assert_int_equal(r.after.n, 1);
+	assert_true(s.installs > 0);
+	assert_true(json_real_value(json_object_get(json_object_get(doc, "after"), "median")) > 0);
+	tuner_result_release(&r);
+	model_free(m);
+	json_decref(doc);
+}
+
+/* Encryption required halves the speed and hides what signing costs (it signs anyway);
+ * without it, signing required costs 20%. */
+static double
+hidden_signing(const struct model *m)
+{
+	const char *enc = knob_value(m, KNOB_SMB_SMB_ENCRYPT), *sig;
+
+	if (enc && strcmp(enc, "required") == 0)
+		return 0.5;
+	sig = knob_value(m, KNOB_SMB_SERVER_SIGNING);
+	return sig && strcmp(sig, "required") == 0 ? 0.8 : 1;
+}
+
+/* A knob whose effect an earlier one hid gets another pass once that one changed. */
+static void
+test_later_pass(void **state)
+{
+	struct sim s;
+	struct model *m = smb_model();
+	bool wl[BENCH_NWORKLOADS];
+	struct tuner_opts o = { .protos = PROTO_SMB, .goal = "throughput", .pairs = 8,
+				.budget_s = 1e6 };
+	struct tuner_ops ops = { .arg = &s, .install = sim_install, .measure = sim_measure,
+				 .clock = sim_clock };
+	struct tuner_result r;
+	json_t *doc = json_object();
+	char err[256];
+	const char *sig, *enc;
+
+	(void)state;
+	o.wlmask = tune_goal_workloads(GOAL_THROUGHPUT, wl);
+	tuner_set_knob(m, KNOB_SMB_SMB_ENCRYPT, "required", KNOB_TUNED);
+	tuner_set_knob(m, KNOB_SMB_SERVER_SIGNING, "required", KNOB_TUNED);
+	sim_init(&s, 77);
+	s.effect = hidden_signing;
+	assert_int_equal(tuner_run(m, &o, &ops, &r, doc, err, sizeof(err)), 0);
+	sig = knob_value(m, KNOB_SMB_SERVER_SIGNING);
+	enc = knob_value(m, KNOB_SMB_SMB_ENCRYPT);
+	printf("# later pass: signing %s (%s)\n", sig ? sig : "(default)",
+	       r.dec[KNOB_SMB_SERVER_SIGNING].reason);
+	assert_true(!enc || strcmp(enc, "required") != 0);
+	assert_true(!sig || strcmp(sig, "required") != 0);
+	assert_non_null(strstr(r.dec[KNOB_SMB_SERVER_SIGNING].reason, "later pass"));
+	tuner_result_release(&r);
+	model_free(m);
+	json_decref(doc);
+}
+
+/* The control: the rule before issue 15 on the same simulator. The starting point measured
+ * once at the start, every candidate measured later and compared with it (Mann-Whitney,
+ * p < 0.05, gain >= 3%). Under the same drift it accepts placebos far more often than 5%. */
+static void
+test_control_old_rule(void **state)
+{
+	size_t accepted = 0;
+
+	(void)state;
+	for (uint64_t seed = 1; seed <= 200; seed++) {
+		struct sim s;
+		double base[5], cand[5];
+		bool any = false;
+
+		sim_init(&s, seed);
+		s.drift = 0.30;
+		s.drift_span = 1500;
+		sim_measure(&s, PROTO_SMB, 5, base, NULL, NULL, 0);
+		for (int c = 0; c < 12; c++) {	/* the SMB candidates of the throughput goal */
+			struct tune_cmp cmp;
+
+			s.t += 60;	/* the knobs before it */
+			sim_measure(&s, PROTO_SMB, 5, cand, NULL, NULL, 0);
+			tune_compare(base, 5, cand, 5, &cmp);
+			any |= cmp.verdict == TUNE_BETTER;
+		}
+		accepted += any;
+	}
+	printf("# control, the old rule under the same drift: a change accepted in %zu of 200\n",
+	       accepted);
+	assert_true(accepted > 10);
+}
+
+/* The signed-rank test itself: exact tails. */
+static void
+test_signed_rank(void **state)
+{
+	static const double pos[] = { 1, 2, 3, 4, 5 }, mixed[] = { 1, -2, 3, 4, 5 };
+	static const double ties[] = { 1, 1, 1, 1 }, zeros[] = { 0, 0 };
+
+	(void)state;
+	assert_true(fabs(tune_signed_rank_p(pos, 5) - 1.0 / 32) < 1e-12);
+	assert_true(fabs(tune_signed_rank_p(mixed, 5) - 3.0 / 32) < 1e-12);	/* W+ = 13 */
+	assert_true(fabs(tune_signed_rank_p(ties, 4) - 1.0 / 16) < 1e-12);
+	assert_true(tune_signed_rank_p(zeros, 2) == 1);
+	{
+		struct tune_steady st;
+		static const double a[] = { 100, 101, 99, 100, 102, 98 };
+		static const double b[] = { 50, 51, 49, 50, 52, 48 };
+		static const double in[] = { 100, 101, 99, 50, 51, 49 };
+
+		assert_true(tune_steady(a, 6, a, 6, &st));
+		assert_false(tune_steady(a, 6, b, 6, &st));
+		assert_true(st.shift < -0.4 && !st.within);
+		assert_false(tune_steady(NULL, 0, in, 6, &st));
+		assert_true(st.within);
+	}
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_signed_rank),
+		cmocka_unit_test(test_placebo_drift),
+		cmocka_unit_test(test_real_effect),
+		cmocka_unit_test(test_step_unsteady),
+		cmocka_unit_test(test_budget),
+		cmocka_unit_test(test_after_score),
+		cmocka_unit_test(test_later_pass),
+		cmocka_unit_test(test_control_old_rule),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
