@@ -11,13 +11,11 @@
 #include "model.h"
 
 /* The significance level (before the correction for the candidates tried, tuner.c) and the
- * smallest gain a change must show. tune_compare (unpaired, two-sided Mann-Whitney U) is for
- * results that could not be measured side by side (the clients at two MTUs). */
+ * smallest gain a change must show. tune_compare (unpaired, two-sided Mann-Whitney U) decides
+ * nothing in a tune any more: every decision is paired (below); test_tuner runs it as the old
+ * rule, to show the simulator's tests fail on it. */
 #define TUNE_ALPHA 0.05
 #define TUNE_MIN_GAIN 0.03
-/* A candidate this much worse on one pass is not measured again on the next: another knob's
- * change rarely turns a loss that large into a gain. */
-#define TUNE_DROP 0.20
 
 /* Marks in wl[BENCH_NWORKLOADS] the workloads goal g measures; returns the knob workload mask
  * (WL_*) for matching knobs. */
@@ -41,17 +39,6 @@ struct tune_cmp {
  * TUNE_MIN_GAIN, WORSE when significantly lower by as much, else NO_EFFECT. */
 void tune_compare(const double *base, size_t nb, const double *cand, size_t nc,
 		  struct tune_cmp *out);
-
-/* Early stopping without changing a decision: a candidate measured so far with the scores
- * cand[0..nc) (of `full` runs planned) can no longer be accepted when more than half of the
- * full runs are already below (1 + TUNE_MIN_GAIN) times the median of base: the median of
- * all `full` runs is then below it whatever the remaining runs give, and tune_compare needs
- * it above. tune_first_round(full) is how many runs to take before asking. */
-bool tune_futile(const double *base, size_t nb, const double *cand, size_t nc, size_t full);
-size_t tune_first_round(size_t full);
-/* Whether a candidate measured on an earlier pass with this effect (median ratio - 1, not
- * accepted) is worth measuring again on a later pass: not when it lost TUNE_DROP or more. */
-bool tune_worth_retry(double last_effect);
 
 /* ---- side by side ----
  * Every decision compares the incumbent and a candidate measured in alternation in the same

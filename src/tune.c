@@ -110,33 +110,6 @@ tune_compare(const double *base, size_t nb, const double *cand, size_t nc, struc
 		out->verdict = TUNE_WORSE;
 }
 
-size_t
-tune_first_round(size_t full)
-{
-	return full / 2 + 1 < full ? full / 2 + 1 : full;
-}
-
-bool
-tune_worth_retry(double last_effect)
-{
-	return last_effect > -TUNE_DROP;
-}
-
-bool
-tune_futile(const double *base, size_t nb, const double *cand, size_t nc, size_t full)
-{
-	double bar;
-	size_t below = 0, i;
-
-	if (!nb || nc >= full)
-		return false;	/* nothing to compare with, or already complete */
-	bar = (1 + TUNE_MIN_GAIN) * median(base, nb);
-	for (i = 0; i < nc; i++)
-		if (cand[i] < bar)
-			below++;
-	return below >= full / 2 + 1;
-}
-
 /* ---- side by side: paired log-ratios, the signed-rank test, steadiness ---- */
 
 static int

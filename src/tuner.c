@@ -184,11 +184,12 @@ window_cost(const struct tstate *s, unsigned protos)
 			   (s->o->pairs / 2 + 1) * s->install_cost);
 }
 
-/* The MTU step: a probe and the clients measured at the new MTU. */
+/* The MTU step: a probe and the clients measured at the new and the old MTU side by side
+ * (four windows: new, old, old, new). */
 static double
 mtu_cost(const struct tstate *s)
 {
-	return s->client_cost + 2 * s->install_cost + 5;
+	return 4 * s->client_cost + 2 * s->install_cost + 5;
 }
 
 static bool
@@ -1121,7 +1122,7 @@ tuner_run(struct model *m, const struct tuner_opts *o, const struct tuner_ops *o
 		else
 			snprintf(r->dec[KNOB_NET_MTU].reason, sizeof(r->dec[KNOB_NET_MTU].reason),
 				 "not tried: budget exhausted (%.0fs; the MTU step needs about %.0fs: "
-				 "the clients measured at the new MTU)", o->budget_s, mtu_cost(&s));
+				 "the clients at both MTUs, side by side)", o->budget_s, mtu_cost(&s));
 	}
 	for (size_t i = 0; i < KNOB_COUNT; i++) {
 		const char *v = knob_value(m, (enum knob_id)i);

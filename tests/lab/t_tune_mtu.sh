@@ -107,7 +107,7 @@ ok $? "rollback to the generation before the tune: MTU 1500 again" "$(both)"
 # Server and client at 1500: veth takes 1504, but TCP's MSS follows the smaller side, so the
 # tune does not try a larger MTU at all (client1's facts say 1500; its replies too).
 "$LAB" exec client1 ip link set lab0 mtu 1500
-nts --json tune --clients "$C1" --knobs net.mtu --goal throughput --size 32M --repeat 4 --credentials "$SROOT/etc/nastune/creds"
+nts --json tune --clients "$C1" --knobs net.mtu --goal throughput --size 32M --repeat 5 --credentials "$SROOT/etc/nastune/creds"
 k=$(python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(json.dumps([x for x in d["knobs"] if x["name"]=="net.mtu"][0]))' "$out" 2>/dev/null)
 [[ $rc = 0 && $(mtu_of server) = 1500 ]] && python3 -c 'import json,sys; k=json.loads(sys.argv[1]); sys.exit(0 if not k["applied"] and "use MTU 1500 themselves" in k["reason"] else 1)' "$k"
 ok $? "server and client at 1500: tune keeps 1500 ($(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["reason"])' "$k" 2>/dev/null))" "$k"$'\n'"$(both)"

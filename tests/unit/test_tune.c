@@ -32,53 +32,6 @@ add(struct bench_results *rs, const char *unit, const double *runs, size_t n)
 	bench_results_add(rs, &r);
 }
 
-/* Early stopping never changes a decision: whenever tune_futile says stop, no choice of the
- * remaining runs makes tune_compare accept; and it does stop the clear losers. */
-static void
-test_futile(void **state)
-{
-	static const double base[] = { 100, 101, 99, 100, 102 };
-	static const double bad[] = { 80, 82, 81 }, close[] = { 102, 110, 101 };
-	static const double good[] = { 120, 121, 119 }, two[] = { 80, 81 };
-	struct tune_cmp cmp;
-	double v[5];
-
-	(void)state;
-	assert_int_equal(tune_first_round(5), 3);
-	assert_int_equal(tune_first_round(4), 3);
-	assert_int_equal(tune_first_round(6), 4);
-	assert_int_equal(tune_first_round(1), 1);
-	assert_true(tune_futile(base, 5, bad, 3, 5));
-	assert_false(tune_futile(base, 5, good, 3, 5));
-	assert_false(tune_futile(base, 5, close, 3, 5));	/* 110 >= 103: could still win */
-	assert_false(tune_futile(base, 5, two, 2, 5));	/* two runs are not a majority */
-	assert_false(tune_futile(base, 5, bad, 3, 3));	/* complete: nothing to stop */
-	assert_false(tune_futile(NULL, 0, bad, 3, 5));
-	/* Later passes: a value that lost 20% or more is not measured again. */
-	assert_false(tune_worth_retry(-0.50));
-	assert_false(tune_worth_retry(-TUNE_DROP));
-	assert_true(tune_worth_retry(-0.10));
-	assert_true(tune_worth_retry(0.02));
-	/* Exhaustively: futile after 3 means no two more runs (from a spread of values) make
-	 * the whole 5 acceptable. */
-	for (double a = 60; a <= 140; a += 4)
-		for (double b = 60; b <= 140; b += 4)
-			for (double c = 90; c <= 110; c += 2.5) {
-				double first[3] = { a, b, c };
-
-				if (!tune_futile(base, 5, first, 3, 5))
-					continue;
-				for (double x = 60; x <= 200; x += 10)
-					for (double y = 60; y <= 200; y += 10) {
-						memcpy(v, first, sizeof(first));
-						v[3] = x;
-						v[4] = y;
-						tune_compare(base, 5, v, 5, &cmp);
-						assert_int_not_equal(cmp.verdict, TUNE_BETTER);
-					}
-			}
-}
-
 static void
 test_scores(void **state)
 {
@@ -260,7 +213,6 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_futile),
 		cmocka_unit_test(test_scores),
 		cmocka_unit_test(test_compare),
 		cmocka_unit_test(test_goal),
