@@ -135,7 +135,7 @@ FORMAT_FILES = $(wildcard src/*.c src/bench/*.c include/*.h tests/unit/*.c tests
 format:
 	clang-format -i $(FORMAT_FILES)
 
-# Fails naming each file clang-format would change (not yet part of `make check`).
+# Fails naming each file clang-format would change (tests/cli/t_format.sh runs it in make check).
 format-check:
 	clang-format --dry-run -Werror $(FORMAT_FILES)
 

@@ -24,19 +24,19 @@ struct agent_mount {
 };
 
 struct agent_opts {
-	const char *listen;	/* "ADDR:PORT", "ADDR" or ":PORT"; NULL: 0.0.0.0:AGENT_DEFAULT_PORT */
+	const char *listen; /* "ADDR:PORT", "ADDR" or ":PORT"; NULL: 0.0.0.0:AGENT_DEFAULT_PORT */
 	uint8_t key[AGENT_KEY_LEN];
 	const struct agent_mount *mounts;
 	size_t nmounts;
-	const char *credentials;	/* smbclient-style file for logins the jobs need; NULL */
-	const char *scratch_dir;	/* for the client disk baseline; NULL: /var/tmp */
-	unsigned max_conns;	/* authenticated connections at once; 0: 4 (more are told "busy") */
-	unsigned max_queue;	/* jobs waiting behind the running one; 0: 2 */
+	const char *credentials; /* smbclient-style file for logins the jobs need; NULL */
+	const char *scratch_dir; /* for the client disk baseline; NULL: /var/tmp */
+	unsigned max_conns; /* authenticated connections at once; 0: 4 (more are told "busy") */
+	unsigned max_queue; /* jobs waiting behind the running one; 0: 2 */
 	/* Discovery hook (the Linux build advertises _nastune._tcp through mdns.c). Called once
 	 * listening; returns a handle for unadvertise, or NULL. */
 	void *(*advertise)(const char *name, int port, const char *const *txt, size_t ntxt);
 	void (*unadvertise)(void *handle);
-	const volatile sig_atomic_t *stop;	/* set by a signal handler to stop serving */
+	const volatile sig_atomic_t *stop; /* set by a signal handler to stop serving */
 };
 
 /* Unauthenticated connections (still in the handshake, which ends AGENT_HANDSHAKE_MS after
@@ -49,21 +49,21 @@ struct agent_opts {
 /* One job from the network, checked (agent_job_parse) before anything runs. */
 struct agent_job {
 	long long id;
-	int workload;			/* enum bench_workload */
-	char proto[17];			/* as asked: smb, nfs or afp */
-	const char *mount;		/* --mount path it runs on (the OS's client), or NULL */
+	int workload;	   /* enum bench_workload */
+	char proto[17];	   /* as asked: smb, nfs or afp */
+	const char *mount; /* --mount path it runs on (the OS's client), or NULL */
 	uint64_t size, repeats, warmup, files;
-	struct bench_target *target;	/* parsed target (the NAS's share); owned */
+	struct bench_target *target; /* parsed target (the NAS's share); owned */
 };
 
 /* Checks a job message against what this agent allows: a known workload; a target on the
  * NAS that authenticated (its address nas; host names are refused) over the job's protocol,
  * or a file:// target that is exactly one of the --mount paths; never "force"; options within
- * their bounds. Pure (no I/O). Returns 0 and *j (release with agent_job_release), or -EINVAL
+ * their bounds. Pure (no I/O). Returns 0 and *j (release with agent_job_clear), or -EINVAL
  * / -EPERM with err. */
 int agent_job_parse(const struct agent_opts *o, const char *nas, struct json_t *msg,
 		    struct agent_job *j, char *err, size_t errlen);
-void agent_job_release(struct agent_job *j);
+void agent_job_clear(struct agent_job *j);
 
 /* Serves until *o->stop. Returns 0, or -errno with err when it cannot listen. */
 int agent_serve(const struct agent_opts *o, char *err, size_t errlen);

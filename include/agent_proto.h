@@ -34,7 +34,7 @@
 #include <stdint.h>
 
 #define AGENT_PROTO_VERSION 2
-#define AGENT_MSG_MAX (1u << 20)	/* bytes of one message */
+#define AGENT_MSG_MAX (1u << 20) /* bytes of one message */
 /* Bytes of one handshake message (hello, auth, auth_ok: a few hundred): a peer that has not
  * proven the key gets no 1 MiB buffer per connection out of either side. */
 #define AGENT_HANDSHAKE_MAX 4096u
@@ -43,14 +43,14 @@
 #define AGENT_DEFAULT_PORT 7048
 #define AGENT_SEQ_LEN 8
 #define AGENT_MAC_LEN 32
-#define AGENT_ADDR_MAX 64	/* an address as text, with room for IPv6 and a scope */
+#define AGENT_ADDR_MAX 64 /* an address as text, with room for IPv6 and a scope */
 
 /* One authenticated connection (after the handshake). Plain data: no allocation inside. */
 struct agent_session {
 	int fd;
 	uint8_t k_send[AGENT_MAC_LEN], k_recv[AGENT_MAC_LEN];
 	uint64_t seq_send, seq_recv;
-	bool dead;	/* a frame was refused: nothing more is trusted on this connection */
+	bool dead; /* a frame was refused: nothing more is trusted on this connection */
 };
 
 struct json_t;
@@ -84,8 +84,8 @@ void agent_key_id(const uint8_t key[AGENT_KEY_LEN], char out[17]);
 /* Fresh nonce, hex (2 * AGENT_NONCE_LEN + 1 bytes). Aborts when the system has no randomness. */
 void agent_nonce(char out[2 * AGENT_NONCE_LEN + 1]);
 /* HMAC-SHA256(key, label || a || b), hex (65 bytes). */
-void agent_mac(const uint8_t key[AGENT_KEY_LEN], const char *label, const char *a,
-	       const char *b, char out[65]);
+void agent_mac(const uint8_t key[AGENT_KEY_LEN], const char *label, const char *a, const char *b,
+	       char out[65]);
 /* Constant-time comparison of two hex MACs; false when either is not 64 characters. */
 bool agent_mac_equal(const char *a, const char *b);
 

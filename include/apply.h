@@ -11,12 +11,12 @@
 #include "served.h"
 
 struct apply_opts {
-	const char *root;	/* "" for the real system */
+	const char *root; /* "" for the real system */
 	bool dry_run;
 	bool no_reload;
 	bool if_changed;
-	int lock_timeout_s;	/* how long to wait for a concurrent apply */
-	const char *reason;	/* recorded with the generation: "apply", "tune" */
+	int lock_timeout_s; /* how long to wait for a concurrent apply */
+	const char *reason; /* recorded with the generation: "apply", "tune" */
 	/* A tune trial: install and reload like an apply, but record no generation and keep
 	 * the journal naming the generation before the trials, so that the next trial, an
 	 * interrupted tune's next run, or apply_end_trials puts it back first. No MTU. */
@@ -26,33 +26,33 @@ struct apply_opts {
 enum apply_act { APPLY_CREATED, APPLY_UPDATED, APPLY_REMOVED };
 
 struct apply_change {
-	char *path;		/* installed path, without the root (owned) */
-	char *abs;		/* with the root (owned) */
+	char *path; /* installed path, without the root (owned) */
+	char *abs;  /* with the root (owned) */
 	enum apply_act act;
-	const char *data;	/* the new contents, in the rendered set; NULL when removed */
+	const char *data; /* the new contents, in the rendered set; NULL when removed */
 	size_t len;
 };
 
-/* What an apply did, or (dry run) would do. Release with apply_result_release. */
+/* What an apply did, or (dry run) would do. Release with apply_result_clear. */
 struct apply_result {
-	long generation;	/* recorded by this apply; -1: none */
-	long prev;		/* the one to roll back to; -1: none */
+	long generation; /* recorded by this apply; -1: none */
+	long prev;	 /* the one to roll back to; -1: none */
 	struct apply_change *changes;
 	size_t nchanges;
-	unsigned changed;	/* (1 << SVC_*): services whose files change */
-	unsigned needs_restart;	/* of those, the ones a change needs restarted */
-	char restart_why[SVC_COUNT][256];	/* the parameters that call for it */
-	unsigned reloaded;	/* reloaded by this apply (1 << SVC_*) */
-	unsigned restarted;	/* restarted by this apply */
-	bool mtu_ran;		/* network.mtu ran: mtu holds its report */
+	unsigned changed;		  /* (1 << SVC_*): services whose files change */
+	unsigned needs_restart;		  /* of those, the ones a change needs restarted */
+	char restart_why[SVC_COUNT][256]; /* the parameters that call for it */
+	unsigned reloaded;		  /* reloaded by this apply (1 << SVC_*) */
+	unsigned restarted;		  /* restarted by this apply */
+	bool mtu_ran;			  /* network.mtu ran: mtu holds its report */
 	struct netif_mtu_report mtu;
-	struct served_proof *proofs;	/* each share over each protocol, after the reload */
+	struct served_proof *proofs; /* each share over each protocol, after the reload */
 	size_t nproofs;
-	bool rolled_back;	/* a failure after the install put generation prev back */
-	char msg[2048];		/* on failure: the step, file and cause */
+	bool rolled_back; /* a failure after the install put generation prev back */
+	char msg[2048];	  /* on failure: the step, file and cause */
 };
 
-void apply_result_release(struct apply_result *res);
+void apply_result_clear(struct apply_result *res);
 
 /* Applies the rendered set r of model m; res (may be NULL) receives what was done. A dry run
  * fills res and changes nothing. After the reload each share is asked for over each protocol

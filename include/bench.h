@@ -19,15 +19,15 @@
 
 /* Workloads; the names (bench_workload_name) are stable: CLI, config and reports use them. */
 enum bench_workload {
-	BENCH_SEQ_WRITE,	/* "seq-write": 1 MiB blocks, size bytes */
-	BENCH_SEQ_READ,		/* "seq-read" */
-	BENCH_COPY,		/* "copy-in-share": server-side copy, else read+write */
-	BENCH_MIXED_RW,		/* "mixed-rw": one reader and one writer at once */
-	BENCH_SMALL_FILES,	/* "small-files": N files of 66 KB */
-	BENCH_SMALL_IO,		/* "small-io": 1 KiB writes and reads */
-	BENCH_RANDOM_IO,	/* "random-io": 4k, 512k, 16M records */
-	BENCH_METADATA,		/* "metadata": stat hit/miss, list, cold and hot */
-	BENCH_VIDEO,		/* "video-frames": paced frames, fps / dropped / p99 */
+	BENCH_SEQ_WRITE,   /* "seq-write": 1 MiB blocks, size bytes */
+	BENCH_SEQ_READ,	   /* "seq-read" */
+	BENCH_COPY,	   /* "copy-in-share": server-side copy, else read+write */
+	BENCH_MIXED_RW,	   /* "mixed-rw": one reader and one writer at once */
+	BENCH_SMALL_FILES, /* "small-files": N files of 66 KB */
+	BENCH_SMALL_IO,	   /* "small-io": 1 KiB writes and reads */
+	BENCH_RANDOM_IO,   /* "random-io": 4k, 512k, 16M records */
+	BENCH_METADATA,	   /* "metadata": stat hit/miss, list, cold and hot */
+	BENCH_VIDEO,	   /* "video-frames": paced frames, fps / dropped / p99 */
 	BENCH_NWORKLOADS
 };
 
@@ -38,9 +38,9 @@ int bench_workload_parse(const char *name);
 
 /* A video format for the video-frames workload. */
 struct bench_video_format {
-	const char *name;	/* "prores422hq-1080p", "prores422hq-2160p", "v210-1080p" */
-	const char *label;	/* "1080p ProRes 422 HQ" */
-	uint64_t frame_bytes;	/* bytes per frame (ProRes: its target bit rate / frame rate) */
+	const char *name;     /* "prores422hq-1080p", "prores422hq-2160p", "v210-1080p" */
+	const char *label;    /* "1080p ProRes 422 HQ" */
+	uint64_t frame_bytes; /* bytes per frame (ProRes: its target bit rate / frame rate) */
 };
 
 /* The known formats, NULL-terminated. */
@@ -49,34 +49,34 @@ const struct bench_video_format *const *bench_video_formats(void);
 int bench_video_parse(const char *spec, const struct bench_video_format **fmt, double *fps);
 
 enum bench_cache {
-	BENCH_CACHE_HOT,	/* caches left as they are (labelled "hot") */
-	BENCH_CACHE_COLD,	/* drop_caches before each measured run (labelled "cold" when that
-				 * reached the server's cache too, else "client-cold") */
+	BENCH_CACHE_HOT,  /* caches left as they are (labelled "hot") */
+	BENCH_CACHE_COLD, /* drop_caches before each measured run (labelled "cold" when that
+			   * reached the server's cache too, else "client-cold") */
 };
 
 /* Progress: called before each warm-up or measured run of a workload. */
 struct bench_progress {
-	const char *target;	/* URL */
+	const char *target; /* URL */
 	const char *workload;
-	unsigned run;		/* 1-based, warm-up runs included */
-	unsigned runs;		/* warm-up + repeats */
+	unsigned run;  /* 1-based, warm-up runs included */
+	unsigned runs; /* warm-up + repeats */
 	bool warmup;
 };
 
 struct bench_opts {
-	uint64_t size;		/* seq/copy/mixed/random file size; 0: 1 GiB */
-	unsigned repeats;	/* measured runs; 0: 5 */
-	unsigned warmup;	/* discarded runs before them (the CLI's default is 1) */
+	uint64_t size;	  /* seq/copy/mixed/random file size; 0: 1 GiB */
+	unsigned repeats; /* measured runs; 0: 5 */
+	unsigned warmup;  /* discarded runs before them (the CLI's default is 1) */
 	enum bench_cache cache;
-	unsigned small_files;	/* small-files count; 0: 100 */
-	uint64_t small_io_write; /* bytes of 1 KiB writes; 0: min(10 MB, size) */
-	uint64_t small_io_read;	/* bytes of 1 KiB reads; 0: min(100 MB, size) */
-	unsigned meta_entries;	/* metadata directory size; 0: 1000 */
+	unsigned small_files;			/* small-files count; 0: 100 */
+	uint64_t small_io_write;		/* bytes of 1 KiB writes; 0: min(10 MB, size) */
+	uint64_t small_io_read;			/* bytes of 1 KiB reads; 0: min(100 MB, size) */
+	unsigned meta_entries;			/* metadata directory size; 0: 1000 */
 	const struct bench_video_format *video; /* NULL: prores422hq-1080p */
-	double video_fps;	/* 0: 30 */
-	double video_seconds;	/* per direction and run; 0: 10 */
-	bool force;		/* benchmark a target that looks like a Time Machine share */
-	uint64_t seed;		/* PRNG seed (data, random offsets, bootstrap); 0: fixed default */
+	double video_fps;			/* 0: 30 */
+	double video_seconds;			/* per direction and run; 0: 10 */
+	bool force;    /* benchmark a target that looks like a Time Machine share */
+	uint64_t seed; /* PRNG seed (data, random offsets, bootstrap); 0: fixed default */
 	/* Drops the page cache (root: sync + drop_caches). Returns 0 or -errno; NULL: cannot,
 	 * so runs are labelled hot even when cold was asked. */
 	int (*drop_caches)(void *arg);
@@ -96,11 +96,11 @@ struct bench_opts {
 #define BENCH_DEFAULT_REPEATS 5
 /* Upper bounds of the options (bench_opts_check): with them every footprint fits in 64 bits
  * with room to spare, and a typo ("--size 1E") is refused instead of filling a disk. */
-#define BENCH_MAX_SIZE (16ull << 40)	/* --size, and each small-io volume: 16 TiB */
+#define BENCH_MAX_SIZE (16ull << 40) /* --size, and each small-io volume: 16 TiB */
 #define BENCH_MAX_REPEATS 1000u
 #define BENCH_MAX_WARMUP 100u
-#define BENCH_MAX_FILES 1000000u	/* --files */
-#define BENCH_MAX_ENTRIES 100000u	/* --entries */
+#define BENCH_MAX_FILES 1000000u  /* --files */
+#define BENCH_MAX_ENTRIES 100000u /* --entries */
 /* Free space asked for beyond twice the largest footprint. */
 #define BENCH_SPACE_MARGIN (64ull << 20)
 #define BENCH_SCRATCH_PREFIX ".nastune-bench-"
@@ -108,10 +108,10 @@ struct bench_opts {
 /* Summary statistics of a sample. */
 struct bench_stats {
 	size_t n;
-	double median, q1, q3, iqr;	/* quantiles by linear interpolation (R type 7) */
-	double mean, sd, cv;		/* sample sd (n-1); cv = sd / mean (0 when mean is 0) */
+	double median, q1, q3, iqr; /* quantiles by linear interpolation (R type 7) */
+	double mean, sd, cv;	    /* sample sd (n-1); cv = sd / mean (0 when mean is 0) */
 	double min, max;
-	double ci95_low, ci95_high;	/* bootstrap percentile interval of the median */
+	double ci95_low, ci95_high; /* bootstrap percentile interval of the median */
 };
 
 /* Computes s over v[0..n) (v is not modified). The bootstrap uses 2000 resamples drawn from a
@@ -121,17 +121,17 @@ int bench_stats_compute(const double *v, size_t n, uint64_t seed, struct bench_s
 /* The p-quantile (0..1) of sorted[0..n), R type 7; 0 for n == 0. */
 double bench_quantile(const double *sorted, size_t n, double p);
 /* Bootstrap percentile 95% interval of the median of v; resamples 0 means 2000. */
-void bench_bootstrap_ci(const double *v, size_t n, unsigned resamples, uint64_t seed,
-			double *lo, double *hi);
+void bench_bootstrap_ci(const double *v, size_t n, unsigned resamples, uint64_t seed, double *lo,
+			double *hi);
 /* splitmix64: advances *state and returns the next value. */
 uint64_t bench_rand(uint64_t *state);
 
 /* Mann-Whitney U test (two-sided) of a against b. */
 struct bench_mwu {
-	double u;		/* U of sample a: rank sum of a - na(na+1)/2 */
-	double z;		/* normal approximation's z (0 when exact) */
-	double p;		/* two-sided p-value */
-	bool exact;		/* exact distribution (no ties, na + nb <= 50) */
+	double u;   /* U of sample a: rank sum of a - na(na+1)/2 */
+	double z;   /* normal approximation's z (0 when exact) */
+	double p;   /* two-sided p-value */
+	bool exact; /* exact distribution (no ties, na + nb <= 50) */
 };
 /* Exact p when there are no ties and na + nb <= 50, else the normal approximation with tie
  * and continuity correction (as scipy.stats.mannwhitneyu and R's wilcox.test). Returns 0, or
@@ -149,21 +149,21 @@ bool bench_differs(const double *a, size_t na, const double *b, size_t nb, doubl
 
 /* One metric of one workload on one target, summarised over the measured runs. */
 struct bench_result {
-	char *target;		/* URL (never with a password) */
-	char *protocol;		/* driver name: "posix", "smb", ... */
-	char *workload;		/* bench_workload_name */
-	char *metric;		/* "write", "read-4k", "stat-miss-cold", "fps", ... */
-	char *unit;		/* "MB/s", "us", "files/s", "fps", "frames" */
-	char *client;		/* "loopback", or the agent's name */
-	char *cache;		/* "hot", "cold" (client's and server's page cache dropped) or
-				 * "client-cold" (only this machine's: the server's is not ours) */
-	char *note;		/* how it was measured ("server-side copy (copy_file_range)"); NULL */
-	char *bottleneck;	/* "network-bound (97% of TCP)", ...; NULL for non-throughput */
-	double *runs;		/* measured values, in run order */
+	char *target;	  /* URL (never with a password) */
+	char *protocol;	  /* driver name: "posix", "smb", ... */
+	char *workload;	  /* bench_workload_name */
+	char *metric;	  /* "write", "read-4k", "stat-miss-cold", "fps", ... */
+	char *unit;	  /* "MB/s", "us", "files/s", "fps", "frames" */
+	char *client;	  /* "loopback", or the agent's name */
+	char *cache;	  /* "hot", "cold" (client's and server's page cache dropped) or
+			   * "client-cold" (only this machine's: the server's is not ours) */
+	char *note;	  /* how it was measured ("server-side copy (copy_file_range)"); NULL */
+	char *bottleneck; /* "network-bound (97% of TCP)", ...; NULL for non-throughput */
+	double *runs;	  /* measured values, in run order */
 	size_t nruns;
 	struct bench_stats st;
-	int pass;		/* video: 1 pass, 0 fail; -1 not a pass/fail metric */
-	uint64_t *hist;		/* latency histogram (BENCH_HIST_BUCKETS) or NULL */
+	int pass;	/* video: 1 pass, 0 fail; -1 not a pass/fail metric */
+	uint64_t *hist; /* latency histogram (BENCH_HIST_BUCKETS) or NULL */
 	/* Write metrics: "flushed" when the timing includes a flush that puts the data on the
 	 * server's stable storage (NFS COMMIT, FPFlushFork, fsync), "unflushed" when it does not
 	 * (libsmbclient has no flush; small-files and video writes are not flushed); NULL for
@@ -224,11 +224,11 @@ void bench_results_clear(struct bench_results *rs);
 
 /* Baselines measured in the same run, for attribution. 0 means unknown. */
 struct bench_baseline {
-	double disk_write, disk_read;	/* MB/s, raw disk of the share's filesystem */
-	char disk_method[64];		/* "O_DIRECT" or "buffered+fsync (no O_DIRECT here)" */
-	double tcp;			/* MB/s between the ends */
-	char tcp_method[64];		/* "tcp stream (loopback)", "iperf3" */
-	double client_disk;		/* MB/s (agents) */
+	double disk_write, disk_read; /* MB/s, raw disk of the share's filesystem */
+	char disk_method[64];	      /* "O_DIRECT" or "buffered+fsync (no O_DIRECT here)" */
+	double tcp;		      /* MB/s between the ends */
+	char tcp_method[64];	      /* "tcp stream (loopback)", "iperf3" */
+	double client_disk;	      /* MB/s (agents) */
 };
 
 /* Raw disk throughput of the filesystem holding dir: writes then reads o->size bytes (0: the

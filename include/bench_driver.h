@@ -20,18 +20,18 @@
  * nfs://host[:port]/export/path[?version=3|4][&uid=N&gid=N], afp://[user@]host[:port]/volume[/sub],
  * file:///abs/path, null://[name]. */
 struct bench_target {
-	char *url;		/* as given, without the password */
-	char *scheme;		/* "smb", "nfs", "afp", "file", "null" */
-	char *user;		/* NULL: guest / anonymous */
-	bool guest;		/* "guest@" in the URL (any case): the guest login (user NULL),
-				 * whatever a credentials file says */
-	char *password;		/* from a credentials file or a prompt, never from argv; NULL */
-	char *domain;		/* SMB workgroup/domain; NULL */
-	char *host;		/* NULL for file:// and null:// */
-	int port;		/* 0: the protocol's default */
-	char *share;		/* SMB share, NFS export path ("/srv/x"), AFP volume; file: the path */
-	char *subdir;		/* below the share; "" for its root */
-	int nfs_version;	/* 3 or 4; 0: the driver's default (3) */
+	char *url;	 /* as given, without the password */
+	char *scheme;	 /* "smb", "nfs", "afp", "file", "null" */
+	char *user;	 /* NULL: guest / anonymous */
+	bool guest;	 /* "guest@" in the URL (any case): the guest login (user NULL),
+			  * whatever a credentials file says */
+	char *password;	 /* from a credentials file or a prompt, never from argv; NULL */
+	char *domain;	 /* SMB workgroup/domain; NULL */
+	char *host;	 /* NULL for file:// and null:// */
+	int port;	 /* 0: the protocol's default */
+	char *share;	 /* SMB share, NFS export path ("/srv/x"), AFP volume; file: the path */
+	char *subdir;	 /* below the share; "" for its root */
+	int nfs_version; /* 3 or 4; 0: the driver's default (3) */
 	/* NFS AUTH_SYS identity from ?uid=N&gid=N (libnfs' URL options): the server's ids, which
 	 * the client need not know by name. -1 (bench_target_parse's default): the process's. */
 	int nfs_uid, nfs_gid;
@@ -65,7 +65,7 @@ int bench_target_prompt(struct bench_target *t);
 /* Open flags for bench_driver.open_file. */
 #define BENCH_RD 0x1
 #define BENCH_WR 0x2
-#define BENCH_CREATE 0x4	/* create; fail with -EEXIST when it exists */
+#define BENCH_CREATE 0x4 /* create; fail with -EEXIST when it exists */
 #define BENCH_TRUNC 0x8
 
 struct bench_stat {
@@ -73,12 +73,12 @@ struct bench_stat {
 	bool is_dir;
 };
 
-struct bench_conn;		/* a driver's connection; opaque to the engine */
-struct bench_file;		/* an open file on a connection */
+struct bench_conn; /* a driver's connection; opaque to the engine */
+struct bench_file; /* an open file on a connection */
 
 struct bench_driver {
-	const char *name;	/* "posix", "smb", "nfs", "afp", "null" */
-	const char *scheme;	/* the URL scheme it serves */
+	const char *name;   /* "posix", "smb", "nfs", "afp", "null" */
+	const char *scheme; /* the URL scheme it serves */
 	/* Connects to t (t outlives the connection). Returns 0 and *c, or -errno with err. */
 	int (*connect)(const struct bench_target *t, struct bench_conn **c, char *err,
 		       size_t errlen);
@@ -104,8 +104,8 @@ struct bench_driver {
 	 * or coalesce internally; len can be large (the engine's block size, up to 16 MiB). */
 	ssize_t (*pread)(struct bench_conn *c, struct bench_file *f, void *buf, size_t len,
 			 uint64_t off);
-	ssize_t (*pwrite)(struct bench_conn *c, struct bench_file *f, const void *buf,
-			  size_t len, uint64_t off);
+	ssize_t (*pwrite)(struct bench_conn *c, struct bench_file *f, const void *buf, size_t len,
+			  uint64_t off);
 	/* Data on stable storage on the server (SMB flush, NFS COMMIT, FPFlushFork, fsync). */
 	int (*flush)(struct bench_conn *c, struct bench_file *f);
 	/* flush() cannot ask the server for it and returns 0 at once (libsmbclient 4.17 has no

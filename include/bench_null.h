@@ -16,15 +16,27 @@
 #include "bench_driver.h"
 
 enum bench_null_op {
-	BNULL_MKDIR, BNULL_RMDIR, BNULL_UNLINK, BNULL_RENAME, BNULL_STAT, BNULL_LIST,
-	BNULL_SPACE, BNULL_OPEN, BNULL_PREAD, BNULL_PWRITE, BNULL_FLUSH, BNULL_CLOSE, BNULL_COPY,
-	BNULL_CONNECT, BNULL_NOPS
+	BNULL_MKDIR,
+	BNULL_RMDIR,
+	BNULL_UNLINK,
+	BNULL_RENAME,
+	BNULL_STAT,
+	BNULL_LIST,
+	BNULL_SPACE,
+	BNULL_OPEN,
+	BNULL_PREAD,
+	BNULL_PWRITE,
+	BNULL_FLUSH,
+	BNULL_CLOSE,
+	BNULL_COPY,
+	BNULL_CONNECT,
+	BNULL_NOPS
 };
 
 struct bench_null_counts {
-	uint64_t ops[BNULL_NOPS];	/* calls per op, over all stores since the last reset */
+	uint64_t ops[BNULL_NOPS]; /* calls per op, over all stores since the last reset */
 	uint64_t bytes_read, bytes_written;
-	uint64_t max_concurrent;	/* most connections open at once */
+	uint64_t max_concurrent; /* most connections open at once */
 };
 
 /* Copies the counters into out. Thread-safe. */

@@ -52,7 +52,7 @@ struct benchrun {
 /* Sets up an empty run with the defaults (warm-up 1; cache cold as root, hot otherwise). */
 void benchrun_init(struct benchrun *b);
 /* Frees what b holds (the targets, results and JSON arrays). */
-void benchrun_release(struct benchrun *b);
+void benchrun_clear(struct benchrun *b);
 
 /* Adds the target url (as the user wrote it). m, when not NULL, is the configuration: a
  * Time Machine share of it is refused unless b->o.force; root prefixes its paths. Returns 0

@@ -5,13 +5,13 @@
 #include <stddef.h>
 
 struct buf {
-	char *data;	/* NUL-terminated; owned by the buf */
+	char *data; /* NUL-terminated; owned by the buf */
 	size_t len;
 	size_t cap;
 };
 
 void buf_init(struct buf *b);
-void buf_free(struct buf *b);
+void buf_clear(struct buf *b);
 void buf_add(struct buf *b, const void *p, size_t n);
 void buf_adds(struct buf *b, const char *s);
 void buf_addc(struct buf *b, char c);

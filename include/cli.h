@@ -11,11 +11,11 @@
 #define EXIT_USAGE 2
 
 struct ctx {
-	const char *config;	/* -c FILE; NULL: <root>/etc/nastune/nastune.conf */
-	const char *root;	/* --root DIR; "" for the real system */
-	const char *datadir;	/* --datadir DIR; NULL: search the defaults */
+	const char *config;  /* -c FILE; NULL: <root>/etc/nastune/nastune.conf */
+	const char *root;    /* --root DIR; "" for the real system */
+	const char *datadir; /* --datadir DIR; NULL: search the defaults */
 	bool json;
-	int verbosity;		/* -1 quiet, 0, 1 verbose */
+	int verbosity; /* -1 quiet, 0, 1 verbose */
 };
 
 struct model;
@@ -33,12 +33,11 @@ char *cli_config_path(const struct ctx *ctx);
 char **cli_search_dirs(const struct ctx *ctx, const char *sub, int *n);
 
 /* Renders m with the templates found for ctx; (1 << SVC_*) mask or 0 for all. Returns EXIT_OK,
- * or EXIT_FAIL after logging. The caller frees out with render_free. */
+ * or EXIT_FAIL after logging. The caller frees out with render_clear. */
 int cli_render(const struct ctx *ctx, const struct model *m, unsigned only, struct rendered *out);
 
 /* diff -u between the installed file and data, on stdout. */
 void cli_show_diff(const char *installed, const char *label, const char *data, size_t len);
-
 
 struct bench_opts;
 struct bench_results;

@@ -6,10 +6,10 @@
 #include <stdio.h>
 
 struct diag_entry {
-	char *file;	/* may be NULL when no file applies */
-	int line;	/* 0 when unknown */
-	int warning;	/* 1: a warning, does not fail the check */
-	char *msg;	/* "message — fix" */
+	char *file;  /* may be NULL when no file applies */
+	int line;    /* 0 when unknown */
+	int warning; /* 1: a warning, does not fail the check */
+	char *msg;   /* "message — fix" */
 };
 
 struct diag {
@@ -21,7 +21,7 @@ struct diag {
 };
 
 void diag_init(struct diag *d);
-void diag_free(struct diag *d);
+void diag_clear(struct diag *d);
 void diag_error(struct diag *d, const char *file, int line, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 void diag_warning(struct diag *d, const char *file, int line, const char *fmt, ...)

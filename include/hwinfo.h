@@ -51,11 +51,11 @@ struct hwinfo {
  * A missing sys/class/net or sys/block yields no items of that kind; a missing attribute
  * file yields "unknown". Returns 0, or -errno when proc/cpuinfo or proc/meminfo cannot be
  * read (-EINVAL when meminfo has no MemTotal) or a directory cannot be listed; then *hw is
- * empty. Free with hwinfo_free. */
+ * empty. Free with hwinfo_clear. */
 int hwinfo_read(const char *sysroot, struct hwinfo *hw);
 
 /* Frees what hwinfo_read allocated and empties *hw; hw NULL or already empty is fine. */
-void hwinfo_free(struct hwinfo *hw);
+void hwinfo_clear(struct hwinfo *hw);
 
 /* The canonical text: one "kind name value\n" line per item, in item order ("" for none).
  * The caller frees it. */

@@ -38,9 +38,9 @@ enum knob_id {
 
 /* Where a value came from. */
 enum knob_src {
-	KNOB_UNSET,	/* the daemon's own default: nothing is rendered */
-	KNOB_CONFIG,	/* pinned in nastune.conf (or its preset): tune never changes it */
-	KNOB_TUNED,	/* chosen by tune, kept in /etc/nastune/tuned.conf */
+	KNOB_UNSET,  /* the daemon's own default: nothing is rendered */
+	KNOB_CONFIG, /* pinned in nastune.conf (or its preset): tune never changes it */
+	KNOB_TUNED,  /* chosen by tune, kept in /etc/nastune/tuned.conf */
 };
 
 /* Where a knob renders. */
@@ -48,7 +48,7 @@ enum knob_place {
 	KNOB_AT_SMB_GLOBAL,	/* smb.conf [global] */
 	KNOB_AT_EXPORTS,	/* exports(5) options of every kernel export */
 	KNOB_AT_GANESHA_CORE,	/* ganesha.conf NFS_CORE_PARAM */
-	KNOB_AT_GANESHA_EXPORT,	/* ganesha.conf every EXPORT block */
+	KNOB_AT_GANESHA_EXPORT, /* ganesha.conf every EXPORT block */
 	KNOB_AT_AFP_GLOBAL,	/* afp.conf [Global] */
 	KNOB_AT_SYSCTL,		/* /etc/sysctl.d/90-nastune.conf */
 	KNOB_AT_NETLINK,	/* not rendered: netif sets it (network.mtu) */
@@ -56,24 +56,24 @@ enum knob_place {
 
 /* How a change takes effect. */
 enum knob_effect {
-	KNOB_RELOAD,	/* the daemon rereads it (SIGHUP, exportfs -ra); new connections see it */
-	KNOB_RESTART,	/* only a daemon restart picks it up */
-	KNOB_LIVE,	/* immediate (sysctl -p, netlink) */
+	KNOB_RELOAD,  /* the daemon rereads it (SIGHUP, exportfs -ra); new connections see it */
+	KNOB_RESTART, /* only a daemon restart picks it up */
+	KNOB_LIVE,    /* immediate (sysctl -p, netlink) */
 };
 
 enum knob_safety {
-	KNOB_SAFE,	/* no value can lose acknowledged data */
-	KNOB_UNSAFE,	/* some values (knob.unsafe) may lose data on power loss */
+	KNOB_SAFE,   /* no value can lose acknowledged data */
+	KNOB_UNSAFE, /* some values (knob.unsafe) may lose data on power loss */
 };
 
 /* Value syntax. */
 enum knob_kind {
-	KNOB_ENUM,	/* one of knob.words (case-insensitive, stored as spelled there) */
-	KNOB_SIZE,	/* units.h size within [min, max]; stored as "1M", rendered in bytes */
-	KNOB_INT,	/* decimal integer within [min, max] */
-	KNOB_TRIPLE,	/* "min default max" sizes for tcp_rmem/tcp_wmem, ascending; bytes */
-	KNOB_SOCKOPTS,	/* Samba socket options: known words, SO_RCVBUF=N / SO_SNDBUF=N */
-	KNOB_VERSIONS,	/* NFS versions: "3,4", "3" or "4" */
+	KNOB_ENUM,     /* one of knob.words (case-insensitive, stored as spelled there) */
+	KNOB_SIZE,     /* units.h size within [min, max]; stored as "1M", rendered in bytes */
+	KNOB_INT,      /* decimal integer within [min, max] */
+	KNOB_TRIPLE,   /* "min default max" sizes for tcp_rmem/tcp_wmem, ascending; bytes */
+	KNOB_SOCKOPTS, /* Samba socket options: known words, SO_RCVBUF=N / SO_SNDBUF=N */
+	KNOB_VERSIONS, /* NFS versions: "3,4", "3" or "4" */
 };
 
 /* Benchmark workloads a knob can affect (names as the bench engine spells them). */
@@ -94,23 +94,23 @@ enum knob_workload {
 
 struct knob {
 	enum knob_id id;
-	const char *name;	/* "smb.use_sendfile": <group>.<key> in tuning.knobs / tuned.conf */
-	unsigned proto;		/* PROTO_* (model.h), or 0 for the host (sys.*, net.*) */
-	const char *param;	/* as the daemon spells it: "use sendfile", "MaxRead" */
+	const char *name;  /* "smb.use_sendfile": <group>.<key> in tuning.knobs / tuned.conf */
+	unsigned proto;	   /* PROTO_* (model.h), or 0 for the host (sys.*, net.*) */
+	const char *param; /* as the daemon spells it: "use sendfile", "MaxRead" */
 	enum knob_place place;
-	const char *where;	/* human: "smb.conf [global]" */
+	const char *where; /* human: "smb.conf [global]" */
 	enum knob_kind kind;
-	const char *const *words;	/* KNOB_ENUM */
-	uint64_t min, max;		/* KNOB_SIZE, KNOB_INT, KNOB_TRIPLE, KNOB_SOCKOPTS buffers */
-	const char *const *candidates;	/* what tune tries, NULL-terminated; the first is the
-					 * daemon's default when it has one (dflt), else the
-					 * simplest value */
-	const char *dflt;	/* the daemon's default as a value, or NULL (e.g. "the OS's") */
+	const char *const *words;      /* KNOB_ENUM */
+	uint64_t min, max;	       /* KNOB_SIZE, KNOB_INT, KNOB_TRIPLE, KNOB_SOCKOPTS buffers */
+	const char *const *candidates; /* what tune tries, NULL-terminated; the first is the
+					* daemon's default when it has one (dflt), else the
+					* simplest value */
+	const char *dflt; /* the daemon's default as a value, or NULL (e.g. "the OS's") */
 	enum knob_effect effect;
 	enum knob_safety safety;
-	const char *const *unsafe;	/* values that may lose data; NULL when safe */
-	unsigned workloads;	/* WL_* */
-	const char *why;	/* one line */
+	const char *const *unsafe; /* values that may lose data; NULL when safe */
+	unsigned workloads;	   /* WL_* */
+	const char *why;	   /* one line */
 };
 
 /* The row for id, or NULL when id is out of range. */
@@ -162,8 +162,8 @@ bool knob_applicable(const struct model *m, const struct knob *k, char *why, siz
  * "desired" or "required" (protocols.smb.signing / .encryption; weaker settings demand
  * nothing); nfs.versions only serves versions protocols.nfs.versions lists. value must be
  * canonical. Returns true, or false with the reason in why. */
-bool knob_value_permitted(const struct model *m, const struct knob *k, const char *value,
-			  char *why, size_t whylen);
+bool knob_value_permitted(const struct model *m, const struct knob *k, const char *value, char *why,
+			  size_t whylen);
 /* Whether tune may try value for k under m: the knob is applicable, not pinned in
  * nastune.conf, not managed elsewhere (net.mtu: only with network.interface and peers to
  * prove it, and not a fixed network.mtu; tune must further keep to MTUs the peers passed),
@@ -176,8 +176,8 @@ bool knob_allowed(const struct model *m, const struct knob *k, const char *value
  * only be required or not, so everything but "required" is one behaviour on a server that
  * is not a domain controller (nastune never makes one). NULL stands for k->dflt. When true,
  * why (if given) says so in one sentence. */
-bool knob_same(const struct model *m, const struct knob *k, const char *a, const char *b,
-	       char *why, size_t whylen);
+bool knob_same(const struct model *m, const struct knob *k, const char *a, const char *b, char *why,
+	       size_t whylen);
 /* The value in force for k: m's setting, or NULL when unset (the daemon's default). */
 const char *knob_value(const struct model *m, enum knob_id id);
 /* Where m's value of k came from. */

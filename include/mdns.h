@@ -13,17 +13,17 @@
 
 /* One resolved (or, with resolve off, only browsed) service instance. */
 struct mdns_service {
-	char *name;		/* instance name, e.g. "atlas" */
-	char *type;		/* "_smb._tcp" */
-	char *domain;		/* "local" */
-	char iface[32];		/* interface it was seen on */
-	int family;		/* 4 or 6 */
-	char *host;		/* "atlas.local"; NULL unresolved */
-	char *address;		/* numeric; NULL unresolved */
+	char *name;	/* instance name, e.g. "atlas" */
+	char *type;	/* "_smb._tcp" */
+	char *domain;	/* "local" */
+	char iface[32]; /* interface it was seen on */
+	int family;	/* 4 or 6 */
+	char *host;	/* "atlas.local"; NULL unresolved */
+	char *address;	/* numeric; NULL unresolved */
 	int port;
-	char **txt;		/* "key=value" strings, in the order of the record */
+	char **txt; /* "key=value" strings, in the order of the record */
 	size_t ntxt;
-	bool local;		/* published by this host */
+	bool local; /* published by this host */
 };
 
 /* NAS-relevant types browsed by default. NULL-terminated. */
@@ -40,9 +40,9 @@ void mdns_services_free(struct mdns_service *v, size_t n);
 
 /* What a publisher announces: one name, one or more service types on it. */
 struct mdns_record {
-	const char *type;	/* "_nastune._tcp" */
+	const char *type; /* "_nastune._tcp" */
 	int port;
-	const char *const *txt;	/* "key=value"; may be NULL */
+	const char *const *txt; /* "key=value"; may be NULL */
 	size_t ntxt;
 };
 

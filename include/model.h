@@ -35,17 +35,17 @@ enum svc { SVC_SMB, SVC_NFS, SVC_AFP, SVC_MDNS, SVC_SYS, SVC_SELF, SVC_COUNT };
 struct share {
 	char *name;
 	char *path;
-	char *comment;		/* NULL: none */
-	unsigned protocols;	/* PROTO_* */
+	char *comment;	    /* NULL: none */
+	unsigned protocols; /* PROTO_* */
 	bool read_only;
 	bool guest;
 	struct strlist valid_users;
 	bool tm_enabled;
-	uint64_t tm_max_size;	/* bytes; 0: no limit */
+	uint64_t tm_max_size; /* bytes; 0: no limit */
 	struct strlist nfs_clients;
-	bool nfs_async_set;	/* nfs.async written for this share: overrides nfs.export_sync */
-	bool nfs_async;		/* only with tuning.allow_unsafe; see knob_export_async() */
-	uint32_t nfs_fsid;	/* stable, derived from the path */
+	bool nfs_async_set; /* nfs.async written for this share: overrides nfs.export_sync */
+	bool nfs_async;	    /* only with tuning.allow_unsafe; see knob_export_async() */
+	uint32_t nfs_fsid;  /* stable, derived from the path */
 	struct loc loc, loc_name, loc_path, loc_users, loc_clients;
 };
 
@@ -53,7 +53,7 @@ struct share {
 struct knob_setting {
 	char *value;
 	enum knob_src src;
-	struct loc loc;		/* where it was set */
+	struct loc loc; /* where it was set */
 };
 
 struct user {
@@ -64,16 +64,16 @@ struct user {
 struct model {
 	char *profile;
 	struct {
-		char *name;		/* NetBIOS and mDNS name; NULL: the host name */
+		char *name; /* NetBIOS and mDNS name; NULL: the host name */
 		char *workgroup;
-		char *description;	/* smb "server string" */
-		char *model;		/* Apple model shown to Macs */
+		char *description; /* smb "server string" */
+		char *model;	   /* Apple model shown to Macs */
 		struct strlist interfaces;
 	} server;
 	struct {
-		char *interface;	/* NULL: none configured */
+		char *interface; /* NULL: none configured */
 		enum mtu_mode mtu_mode;
-		int mtu;		/* MTU_FIXED only */
+		int mtu; /* MTU_FIXED only */
 		struct strlist peers;
 	} network;
 	struct {
@@ -81,7 +81,7 @@ struct model {
 		char *min_protocol;
 		char *signing;
 		char *encryption;
-		bool apple;		/* fruit globals even without Time Machine */
+		bool apple; /* fruit globals even without Time Machine */
 	} smb;
 	struct {
 		bool enabled;
@@ -104,9 +104,9 @@ struct model {
 	/* tuning.knobs (KNOB_CONFIG) over tuned.conf (KNOB_TUNED), indexed by enum knob_id. */
 	struct knob_setting knobs[KNOB_COUNT];
 	struct {
-		char *backend;			/* auto | systemd | pidfile | none */
-		char *svc_backend[SVC_COUNT];	/* per service override, or NULL */
-		char *svc_pidfile[SVC_COUNT];	/* pidfile override, or NULL */
+		char *backend;		      /* auto | systemd | pidfile | none */
+		char *svc_backend[SVC_COUNT]; /* per service override, or NULL */
+		char *svc_pidfile[SVC_COUNT]; /* pidfile override, or NULL */
 		/* The shell command line that starts the daemon (pidfile backend: a restart
 		 * stops it and runs this), or NULL: restarts fall back to reloads. */
 		char *svc_start[SVC_COUNT];
@@ -124,7 +124,7 @@ bool model_uses(const struct model *m, unsigned proto);
 bool model_has_time_machine(const struct model *m);
 
 void strlist_add(struct strlist *l, const char *s);
-void strlist_free(struct strlist *l);
+void strlist_clear(struct strlist *l);
 bool strlist_has(const struct strlist *l, const char *s);
 
 const char *goal_name(enum tune_goal g);

@@ -14,19 +14,19 @@ struct netif_info {
 	char name[IF_NAMESIZE];
 	int ifindex;
 	int mtu;
-	int min_mtu;		/* IFLA_MIN_MTU; 0 when the kernel does not say */
-	int max_mtu;		/* IFLA_MAX_MTU; 0 when the kernel does not say */
-	char kind[16];		/* IFLA_INFO_KIND: "veth", "bridge", "vlan", "bond"; "" physical */
-	char driver[32];	/* ethtool driver name; "" unknown */
-	char operstate[16];	/* "up", "down", "lowerlayerdown", "dormant", "unknown", ... */
-	bool admin_up;		/* IFF_UP */
-	int speed_mbps;		/* ethtool link speed; -1 unknown */
-	int master_ifindex;	/* IFLA_MASTER; 0 none */
-	char master[IF_NAMESIZE];	/* "" none */
+	int min_mtu;	    /* IFLA_MIN_MTU; 0 when the kernel does not say */
+	int max_mtu;	    /* IFLA_MAX_MTU; 0 when the kernel does not say */
+	char kind[16];	    /* IFLA_INFO_KIND: "veth", "bridge", "vlan", "bond"; "" physical */
+	char driver[32];    /* ethtool driver name; "" unknown */
+	char operstate[16]; /* "up", "down", "lowerlayerdown", "dormant", "unknown", ... */
+	bool admin_up;	    /* IFF_UP */
+	int speed_mbps;	    /* ethtool link speed; -1 unknown */
+	int master_ifindex; /* IFLA_MASTER; 0 none */
+	char master[IF_NAMESIZE]; /* "" none */
 	char master_kind[16];
-	int parent_ifindex;	/* IFLA_LINK for stacked devices (vlan, macvlan); 0 none */
-	char parent[IF_NAMESIZE];	/* "" none or in another namespace */
-	int parent_mtu;		/* 0 when parent is "" */
+	int parent_ifindex;	  /* IFLA_LINK for stacked devices (vlan, macvlan); 0 none */
+	char parent[IF_NAMESIZE]; /* "" none or in another namespace */
+	int parent_mtu;		  /* 0 when parent is "" */
 };
 
 /* Every link in this network namespace, in ifindex order. *out is malloc'd; the caller
@@ -50,35 +50,35 @@ int netif_mtu_allowed(const struct netif_info *info, int mtu, char *err, size_t 
 int netif_set_mtu(const char *ifname, int mtu, char *err, size_t errlen);
 
 enum netif_mtu_mode {
-	NETIF_MTU_KEEP,		/* touch nothing; report the current MTU */
-	NETIF_MTU_AUTO,		/* largest MTU every peer is proven to receive (up to 9216) */
-	NETIF_MTU_FIXED,	/* the given MTU, kept only if every peer receives it */
+	NETIF_MTU_KEEP,	 /* touch nothing; report the current MTU */
+	NETIF_MTU_AUTO,	 /* largest MTU every peer is proven to receive (up to 9216) */
+	NETIF_MTU_FIXED, /* the given MTU, kept only if every peer receives it */
 };
 
 #define NETIF_MTU_AUTO_CEILING 9216
 
 struct netif_mtu_peer {
-	char peer[256];		/* as given */
-	char addr[64];		/* numeric address probed */
+	char peer[256]; /* as given */
+	char addr[64];	/* numeric address probed */
 	bool reachable;
-	int largest;		/* largest DF packet that got through at the tried MTU; 0 none */
-	int peer_mtu;		/* largest whose reply came back whole: the peer's own MTU
-				 * towards us (probe_result.peer_mtu); 0 not known */
+	int largest;  /* largest DF packet that got through at the tried MTU; 0 none */
+	int peer_mtu; /* largest whose reply came back whole: the peer's own MTU
+		       * towards us (probe_result.peer_mtu); 0 not known */
 	int elapsed_ms;
 };
 
 struct netif_mtu_report {
-	int old_mtu;		/* before; what a rollback restores */
-	int tried_mtu;		/* the candidate set while probing; 0: none set */
-	int final_mtu;		/* in force on return */
-	bool changed;		/* final_mtu != old_mtu */
-	bool reverted;		/* a candidate was set and then taken back */
+	int old_mtu;   /* before; what a rollback restores */
+	int tried_mtu; /* the candidate set while probing; 0: none set */
+	int final_mtu; /* in force on return */
+	bool changed;  /* final_mtu != old_mtu */
+	bool reverted; /* a candidate was set and then taken back */
 	/* AUTO: the smallest MTU the peers use themselves, when known (the caller's ceiling
 	 * from their facts, or their echo replies), and the peer it comes from ("" none). Auto
 	 * never goes above it, whatever larger packets the peers happen to receive. */
 	int peers_mtu;
 	char peers_mtu_from[256];
-	struct netif_mtu_peer *peers;	/* npeers entries, owned: netif_mtu_report_free */
+	struct netif_mtu_peer *peers; /* npeers entries, owned: netif_mtu_report_clear */
 	size_t npeers;
 	int elapsed_ms;
 };
@@ -96,7 +96,7 @@ struct netif_mtu_report {
  * tune_mtu_ceiling); 0: none.
  *
  * rep may be NULL; when given it is filled even on failure and freed with
- * netif_mtu_report_free. Returns 0 (rep->final_mtu in force), or -errno with err set:
+ * netif_mtu_report_clear. Returns 0 (rep->final_mtu in force), or -errno with err set:
  * -ENODEV, -ERANGE, -EINVAL, -EBUSY, -EADDRNOTAVAIL (a peer does not resolve) — nothing
  * touched; -EPERM no privilege; -EHOSTUNREACH a peer answers no echo at all (nothing
  * changed); -EPROTO a peer does not receive full-size packets at the old or requested MTU
@@ -106,6 +106,6 @@ int netif_mtu_ensure(const char *ifname, enum netif_mtu_mode mode, int mtu,
 		     const char *const *peers, size_t npeers, struct netif_mtu_report *rep,
 		     char *err, size_t errlen);
 
-void netif_mtu_report_free(struct netif_mtu_report *rep);
+void netif_mtu_report_clear(struct netif_mtu_report *rep);
 
 #endif

@@ -7,34 +7,34 @@
 
 #include <stdbool.h>
 
-#define PROBE_MIN_V4 68		/* smallest IPv4 MTU (RFC 791) */
-#define PROBE_MIN_V6 1280	/* IPv6 minimum link MTU (RFC 8200) */
+#define PROBE_MIN_V4 68	  /* smallest IPv4 MTU (RFC 791) */
+#define PROBE_MIN_V6 1280 /* IPv6 minimum link MTU (RFC 8200) */
 
 struct probe_opts {
-	const char *ifname;	/* NULL: where the route goes; else bound to this interface */
-	int max;		/* largest size to try; 0: the route's MTU towards the peer */
-	int timeout_ms;		/* floor of the per-echo wait once the peer answered; 0: 50 */
-	int first_timeout_ms;	/* per-echo wait before the first answer; 0: 300 */
-	int tries;		/* echoes per size before it counts as lost; 0: 2 (3 at the minimum) */
+	const char *ifname;   /* NULL: where the route goes; else bound to this interface */
+	int max;	      /* largest size to try; 0: the route's MTU towards the peer */
+	int timeout_ms;	      /* floor of the per-echo wait once the peer answered; 0: 50 */
+	int first_timeout_ms; /* per-echo wait before the first answer; 0: 300 */
+	int tries; /* echoes per size before it counts as lost; 0: 2 (3 at the minimum) */
 };
 
 struct probe_result {
-	char addr[64];		/* numeric address probed */
-	int family;		/* AF_INET or AF_INET6 */
-	bool reachable;		/* answered at the protocol minimum */
-	int min;		/* protocol minimum searched from */
-	int max;		/* upper bound searched to */
-	int largest;		/* largest size that got through; 0 when unreachable */
-	int hint;		/* next-hop MTU a router reported (ICMP frag needed/too big); 0: none */
+	char addr[64];	/* numeric address probed */
+	int family;	/* AF_INET or AF_INET6 */
+	bool reachable; /* answered at the protocol minimum */
+	int min;	/* protocol minimum searched from */
+	int max;	/* upper bound searched to */
+	int largest;	/* largest size that got through; 0 when unreachable */
+	int hint;	/* next-hop MTU a router reported (ICMP frag needed/too big); 0: none */
 	/* The largest size whose echo reply came back whole (not in fragments): the MTU the
 	 * peer itself sends with towards us, which can be a few bytes below `largest` (many
 	 * NICs, veth included, receive frames a little over their MTU). 0: not known (the
 	 * kernel does not report fragments, or unreachable). */
 	int peer_mtu;
-	int probes;		/* echo requests sent */
+	int probes; /* echo requests sent */
 	int elapsed_ms;
-	bool raw;		/* raw socket (root) rather than an unprivileged ping socket */
-	char why[160];		/* unreachable or error: what was seen */
+	bool raw;      /* raw socket (root) rather than an unprivileged ping socket */
+	char why[160]; /* unreachable or error: what was seen */
 };
 
 /* Finds the largest don't-fragment echo that reaches peer (IPv4 or IPv6 literal or name;

@@ -11,8 +11,7 @@
  * looked up as NAME.conf in dirs (first match wins), and validates the merged result.
  * Every problem goes to d as "file:line: message — fix". Returns the model (free with
  * model_free) when d has no errors, else NULL. */
-struct model *profile_load(const char *path, const char *const *dirs, size_t ndirs,
-			   struct diag *d);
+struct model *profile_load(const char *path, const char *const *dirs, size_t ndirs, struct diag *d);
 
 /* Same, with the user's configuration given as text (name is used in messages). */
 struct model *profile_load_string(const char *name, const char *text, const char *const *dirs,
@@ -26,8 +25,7 @@ struct model *profile_load_string(const char *name, const char *text, const char
  * Returns 0, or -EINVAL with "file:line: message — fix" errors in d (discard m then). */
 int profile_load_tuned(struct model *m, const char *path, struct diag *d);
 /* Same, with the file's text given (name is used in messages). */
-int profile_load_tuned_string(struct model *m, const char *name, const char *text,
-			      struct diag *d);
+int profile_load_tuned_string(struct model *m, const char *name, const char *text, struct diag *d);
 
 /* Names of the presets shipped with nastune. */
 extern const char *const profile_presets[];

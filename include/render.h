@@ -16,15 +16,15 @@ struct render_templates {
 	const char *name[RENDER_TEMPLATES_MAX];
 	const char *text[RENDER_TEMPLATES_MAX];
 	size_t len[RENDER_TEMPLATES_MAX];
-	const char *origin[RENDER_TEMPLATES_MAX];	/* where each came from, for messages */
+	const char *origin[RENDER_TEMPLATES_MAX]; /* where each came from, for messages */
 	size_t n;
 };
 
 struct rfile {
-	char *path;	/* absolute, without the root prefix: "/etc/samba/smb.conf" */
+	char *path; /* absolute, without the root prefix: "/etc/samba/smb.conf" */
 	char *data;
 	size_t len;
-	enum svc svc;	/* which service reads it */
+	enum svc svc; /* which service reads it */
 };
 
 struct rendered {
@@ -37,10 +37,10 @@ extern const char *const render_template_names[];
 
 /* Renders every file for the enabled protocols; only is a mask of (1 << SVC_*) to keep, or 0
  * for all. Returns 0, or -EINVAL with a message in err (a template error). The caller frees
- * out with render_free. */
+ * out with render_clear. */
 int render_all(const struct model *m, const struct render_templates *t, unsigned only,
 	       struct rendered *out, char *err, size_t errlen);
-void render_free(struct rendered *r);
+void render_clear(struct rendered *r);
 
 /* Files nastune owns at any time: fixed paths plus this glob-like prefix for per-export
  * Avahi files. Used by apply to remove files a new configuration no longer renders. */

@@ -7,7 +7,7 @@ struct hwinfo;
 struct state;
 
 /* This host's hardware fingerprint: hwinfo plus each NIC's max MTU from netlink. Returns as
- * hwinfo_read; free with hwinfo_free. */
+ * hwinfo_read; free with hwinfo_clear. */
 int runrec_read_hw(struct hwinfo *hw);
 
 struct runrec {
@@ -19,9 +19,9 @@ struct runrec {
 
 /* Fills r for now: the time, the generation in force in st (NULL: -1) and this host's
  * hardware fingerprint (runrec_read_hw). Returns 0, or -EIO when the hardware could not be
- * read (r is still usable: the hash of what was read). Release with runrec_release. */
+ * read (r is still usable: the hash of what was read). Release with runrec_clear. */
 int runrec_read(struct runrec *r, struct state *st);
 /* Frees what r holds. */
-void runrec_release(struct runrec *r);
+void runrec_clear(struct runrec *r);
 
 #endif

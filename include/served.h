@@ -11,16 +11,16 @@ struct model;
 struct share;
 
 enum served_state {
-	SERVED_YES,		/* the server knows the share (an access refusal counts) */
-	SERVED_NO,		/* it does not: bad network name, no such export or volume */
-	SERVED_SKIPPED,		/* not asked; answer says why */
+	SERVED_YES,	/* the server knows the share (an access refusal counts) */
+	SERVED_NO,	/* it does not: bad network name, no such export or volume */
+	SERVED_SKIPPED, /* not asked; answer says why */
 };
 
 struct served_proof {
-	char *share;		/* the share's name (owned) */
-	const char *proto;	/* "smb", "nfs", "afp" (static) */
+	char *share;	   /* the share's name (owned) */
+	const char *proto; /* "smb", "nfs", "afp" (static) */
 	enum served_state state;
-	char *answer;		/* the server's answer, or why it was not asked (owned) */
+	char *answer; /* the server's answer, or why it was not asked (owned) */
 };
 
 /* Asks for every share of m that uses a protocol in protos (PROTO_* mask) over that protocol,

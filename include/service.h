@@ -12,14 +12,14 @@
 /* What a service is and how it takes a change; one row per service (service.c). */
 struct service_desc {
 	enum svc svc;
-	const char *daemon;	/* "smbd", "ganesha.nfsd", "exportfs", "afpd", "avahi-daemon",
-				 * "sysctl", "nastune" */
-	const char *unit;	/* systemd unit, or NULL */
-	const char *pidfile;	/* default pidfile (without root), or NULL */
-	int port;		/* TCP port to find listening after the change; 0: none */
-	const char *action;	/* "reload" (SIGHUP / reload-or-restart), "exportfs" (exportfs -ra),
-				 * "sysctl" (sysctl -p the nastune file; both only without --root),
-				 * "none" (a file only nastune reads: tuned.conf) */
+	const char *daemon;  /* "smbd", "ganesha.nfsd", "exportfs", "afpd", "avahi-daemon",
+			      * "sysctl", "nastune" */
+	const char *unit;    /* systemd unit, or NULL */
+	const char *pidfile; /* default pidfile (without root), or NULL */
+	int port;	     /* TCP port to find listening after the change; 0: none */
+	const char *action;  /* "reload" (SIGHUP / reload-or-restart), "exportfs" (exportfs -ra),
+			      * "sysctl" (sysctl -p the nastune file; both only without --root),
+			      * "none" (a file only nastune reads: tuned.conf) */
 };
 
 struct service_backend {
@@ -40,7 +40,7 @@ struct service_backend {
 	 * listened before), else -errno with a message. */
 	int (*check)(const char *root, const struct service_desc *d, const char *pidfile,
 		     bool was_listening, bool restarted, char *err, size_t errlen);
-	bool needs_start;	/* restart needs services.<svc>.start */
+	bool needs_start; /* restart needs services.<svc>.start */
 };
 
 /* The row for svc under this model (NFS depends on kernel or ganesha). */

@@ -9,22 +9,22 @@
 struct state;
 
 struct gen_file {
-	char *path;		/* installed path without the root prefix */
-	char sha256[65];	/* of the content; "" when absent */
+	char *path;	 /* installed path without the root prefix */
+	char sha256[65]; /* of the content; "" when absent */
 	unsigned mode, uid, gid;
-	int present;		/* 0: the generation has no such file (rollback removes it) */
+	int present; /* 0: the generation has no such file (rollback removes it) */
 };
 
 struct generation {
-	long id;		/* 0 is the backup of the distro's own files */
-	char *created;		/* UTC, ISO 8601 */
-	char *reason;		/* "apply", "rollback to 3", "original files" */
-	char *version;		/* nastune's version */
-	char inputs_hash[65];	/* rendered files + version: --if-changed compares this */
+	long id;	      /* 0 is the backup of the distro's own files */
+	char *created;	      /* UTC, ISO 8601 */
+	char *reason;	      /* "apply", "rollback to 3", "original files" */
+	char *version;	      /* nastune's version */
+	char inputs_hash[65]; /* rendered files + version: --if-changed compares this */
 	char hw_hash[65];
 	char *hw_text;
-	char mtu_iface[16];	/* network.interface when it was set; "" none */
-	int mtu;		/* its MTU with this generation in force; 0 not recorded */
+	char mtu_iface[16]; /* network.interface when it was set; "" none */
+	int mtu;	    /* its MTU with this generation in force; 0 not recorded */
 	struct gen_file *files;
 	size_t nfiles;
 };
@@ -52,9 +52,9 @@ void generation_clear(struct generation *g);
 /* A stored benchmark run: the JSON document `nastune bench --json` prints. */
 struct state_bench_run {
 	long id;
-	char *created;		/* UTC, ISO 8601 */
-	long gen;		/* generation in force when it ran; -1: none */
-	char hw_hash[65];	/* hardware fingerprint; "" when unknown */
+	char *created;	  /* UTC, ISO 8601 */
+	long gen;	  /* generation in force when it ran; -1: none */
+	char hw_hash[65]; /* hardware fingerprint; "" when unknown */
 	char *json;
 };
 

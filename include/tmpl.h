@@ -14,10 +14,10 @@ enum view_type { VIEW_STR, VIEW_BOOL, VIEW_LIST, VIEW_OBJ };
 
 struct view {
 	enum view_type type;
-	char *key;		/* name within the parent object; NULL in lists */
-	char *str;		/* VIEW_STR */
-	bool b;			/* VIEW_BOOL */
-	struct view **items;	/* VIEW_LIST items, VIEW_OBJ members */
+	char *key;	     /* name within the parent object; NULL in lists */
+	char *str;	     /* VIEW_STR */
+	bool b;		     /* VIEW_BOOL */
+	struct view **items; /* VIEW_LIST items, VIEW_OBJ members */
 	size_t n;
 };
 
@@ -34,8 +34,8 @@ struct view *view_list_add_obj(struct view *list);
 void view_list_add_str(struct view *list, const char *s);
 
 enum tmpl_escape {
-	TMPL_ESC_CONF,	/* config files: values go in verbatim but may not hold a newline */
-	TMPL_ESC_XML,	/* &, <, >, ", ' become entities */
+	TMPL_ESC_CONF, /* config files: values go in verbatim but may not hold a newline */
+	TMPL_ESC_XML,  /* &, <, >, ", ' become entities */
 };
 
 struct tmpl;

@@ -31,8 +31,8 @@ enum tune_verdict { TUNE_BETTER, TUNE_NO_EFFECT, TUNE_WORSE };
 
 struct tune_cmp {
 	enum tune_verdict verdict;
-	double effect;		/* median(cand) / median(base) - 1 */
-	double p;		/* two-sided Mann-Whitney U p-value */
+	double effect; /* median(cand) / median(base) - 1 */
+	double p;      /* two-sided Mann-Whitney U p-value */
 };
 
 /* Compares candidate scores with the base's: BETTER when significantly higher by at least
@@ -49,9 +49,9 @@ void tune_compare(const double *base, size_t nb, const double *cand, size_t nc,
 double tune_signed_rank_p(const double *d, size_t n);
 
 struct tune_pairs {
-	double effect;		/* exp(median of log(cand/inc)) - 1 */
-	double p_better;	/* one-sided signed-rank p on the log-ratios, cand > inc */
-	double p_worse;		/* the same, cand < inc */
+	double effect;	 /* exp(median of log(cand/inc)) - 1 */
+	double p_better; /* one-sided signed-rank p on the log-ratios, cand > inc */
+	double p_worse;	 /* the same, cand < inc */
 	size_t n;
 };
 
@@ -66,15 +66,16 @@ void tune_compare_pairs(const double *inc, const double *cand, size_t n, struct 
 
 struct tune_steady {
 	bool steady;
-	bool within;		/* the move was inside the window */
-	double before, now;	/* the incumbent's medians compared */
-	double shift;		/* now / before - 1 */
-	double spread;		/* robust spread of the runs (log scale, ~relative) */
+	bool within;	    /* the move was inside the window */
+	double before, now; /* the incumbent's medians compared */
+	double shift;	    /* now / before - 1 */
+	double spread;	    /* robust spread of the runs (log scale, ~relative) */
 };
 
 /* Whether the incumbent's runs cur[0..nc) (in run order) are steady, within themselves and
  * against prev[0..np) (the same configuration in the previous window; np 0: none). */
-bool tune_steady(const double *prev, size_t np, const double *cur, size_t nc, struct tune_steady *out);
+bool tune_steady(const double *prev, size_t np, const double *cur, size_t nc,
+		 struct tune_steady *out);
 
 struct json_t;
 /* A stored tune document (what `tune --json` prints) as text / one self-contained HTML page

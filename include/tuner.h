@@ -19,7 +19,7 @@ struct json_t;
 /* One knob's decision, as the tune document reports it. */
 struct tuner_decision {
 	const struct knob *k;
-	char *before, *after;	/* values; NULL: the daemon's default */
+	char *before, *after; /* values; NULL: the daemon's default */
 	bool applied, tried;
 	char reason[384];
 	double effect, p;
@@ -49,14 +49,14 @@ struct tuner_ops {
 };
 
 struct tuner_opts {
-	unsigned protos;	/* PROTO_* with a target to measure */
-	unsigned wlmask;	/* the goal's WL_* workloads (tune_goal_workloads) */
-	const char *goal;	/* its name, for reasons */
-	unsigned pairs;		/* incumbent/candidate pairs per window (>= 4) */
-	double budget_s;	/* the whole tune, start to the after-score */
-	const bool *sel;	/* KNOB_COUNT flags (--knobs), or NULL: every knob */
-	bool exhaustive;	/* every combination of the selected knobs instead (validation) */
-	bool clients_after;	/* reserve time for measuring the clients again at the end */
+	unsigned protos;    /* PROTO_* with a target to measure */
+	unsigned wlmask;    /* the goal's WL_* workloads (tune_goal_workloads) */
+	const char *goal;   /* its name, for reasons */
+	unsigned pairs;	    /* incumbent/candidate pairs per window (>= 4) */
+	double budget_s;    /* the whole tune, start to the after-score */
+	const bool *sel;    /* KNOB_COUNT flags (--knobs), or NULL: every knob */
+	bool exhaustive;    /* every combination of the selected knobs instead (validation) */
+	bool clients_after; /* reserve time for measuring the clients again at the end */
 	/* Decisions of an interrupted tune of the same configuration ({name: decision}), or
 	 * NULL. Kept as they were; their measurements are not reused. */
 	const struct json_t *resume;
@@ -64,11 +64,11 @@ struct tuner_opts {
 
 struct tuner_result {
 	struct tuner_decision dec[KNOB_COUNT];
-	struct bench_results start;	/* the starting configuration, measured first */
-	struct bench_results before;	/* the final pairing: the starting configuration ... */
-	struct bench_results after;	/* ... and the chosen one (start again when unchanged) */
-	bool changed;			/* some knob's value changed */
-	bool clients_after;		/* time is left to measure the clients again */
+	struct bench_results start;  /* the starting configuration, measured first */
+	struct bench_results before; /* the final pairing: the starting configuration ... */
+	struct bench_results after;  /* ... and the chosen one (start again when unchanged) */
+	bool changed;		     /* some knob's value changed */
+	bool clients_after;	     /* time is left to measure the clients again */
 };
 
 /* Runs the tune on m (its knob values are the starting configuration; on return they are the

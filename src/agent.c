@@ -36,7 +36,7 @@
 #define MSG_NOSIGNAL 0
 #endif
 
-#define IDLE_MS (10 * 60 * 1000)	/* a controller silent this long is dropped */
+#define IDLE_MS (10 * 60 * 1000) /* a controller silent this long is dropped */
 #define MAX_SIZE (64ull << 30)
 #define MAX_REPEATS 100
 
@@ -66,7 +66,7 @@ agent_parse_listen(const char *spec, char *addr, size_t addrlen, int *port)
 	} else {
 		colon = strrchr(spec, ':');
 		if (colon && strchr(spec, ':') != colon)
-			return -EINVAL;	/* bare IPv6 needs brackets */
+			return -EINVAL; /* bare IPv6 needs brackets */
 		snprintf(addr, addrlen, "%.*s", colon ? (int)(colon - spec) : (int)strlen(spec),
 			 spec);
 		if (!*addr)
@@ -106,15 +106,16 @@ nic_path_mtu(int fd, int family)
 static json_t *
 nic_facts(int fd)
 {
-	struct sockaddr_storage ss = { 0 };
+	struct sockaddr_storage ss = {0};
 	socklen_t sl = sizeof(ss);
 	struct ifaddrs *ifa = NULL, *i;
 	char addr[INET6_ADDRSTRLEN] = "", name[IF_NAMESIZE] = "";
 	int mtu = 0, speed = -1;
 
 	if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0) {
-		void *a = ss.ss_family == AF_INET ? (void *)&((struct sockaddr_in *)&ss)->sin_addr :
-						    (void *)&((struct sockaddr_in6 *)&ss)->sin6_addr;
+		void *a = ss.ss_family == AF_INET
+				  ? (void *)&((struct sockaddr_in *)&ss)->sin_addr
+				  : (void *)&((struct sockaddr_in6 *)&ss)->sin6_addr;
 		inet_ntop(ss.ss_family, a, addr, sizeof(addr));
 	}
 	if (getifaddrs(&ifa) == 0) {
@@ -123,11 +124,12 @@ nic_facts(int fd)
 
 			if (!i->ifa_addr || i->ifa_addr->sa_family != ss.ss_family)
 				continue;
-			inet_ntop(i->ifa_addr->sa_family,
-				  i->ifa_addr->sa_family == AF_INET ?
-					  (void *)&((struct sockaddr_in *)i->ifa_addr)->sin_addr :
-					  (void *)&((struct sockaddr_in6 *)i->ifa_addr)->sin6_addr,
-				  a, sizeof(a));
+			inet_ntop(
+				i->ifa_addr->sa_family,
+				i->ifa_addr->sa_family == AF_INET
+					? (void *)&((struct sockaddr_in *)i->ifa_addr)->sin_addr
+					: (void *)&((struct sockaddr_in6 *)i->ifa_addr)->sin6_addr,
+				a, sizeof(a));
 			if (strcmp(a, addr) == 0) {
 				snprintf(name, sizeof(name), "%s", i->ifa_name);
 				break;
@@ -214,11 +216,11 @@ mount_facts(const struct utsname *u)
 
 struct agent {
 	const struct agent_opts *o;
-	pthread_mutex_t lock;		/* jobs, one at a time */
-	pthread_mutex_t state;		/* the counters and the cache below */
-	unsigned conns, authed, waiting;	/* threads; authenticated; jobs queued */
-	char unauth[AGENT_UNAUTH_MAX][INET6_ADDRSTRLEN + 8];	/* peers in the handshake */
-	json_t *disk;			/* client disk baseline, measured once */
+	pthread_mutex_t lock;		 /* jobs, one at a time */
+	pthread_mutex_t state;		 /* the counters and the cache below */
+	unsigned conns, authed, waiting; /* threads; authenticated; jobs queued */
+	char unauth[AGENT_UNAUTH_MAX][INET6_ADDRSTRLEN + 8]; /* peers in the handshake */
+	json_t *disk; /* client disk baseline, measured once */
 	char hostname[256];
 };
 
@@ -239,8 +241,8 @@ facts(struct agent *a, int fd)
 			json_array_append_new(drivers, json_string((*d)->name));
 	pthread_mutex_lock(&a->state);
 	if (!a->disk) {
-		struct bench_baseline b = { 0 };
-		struct bench_opts bo = { .size = 64ull << 20 };
+		struct bench_baseline b = {0};
+		struct bench_opts bo = {.size = 64ull << 20};
 		const char *dir = a->o->scratch_dir ? a->o->scratch_dir : "/var/tmp";
 		char berr[512];
 
@@ -265,7 +267,7 @@ facts(struct agent *a, int fd)
 struct job_ctx {
 	struct agent_session *ss;
 	json_int_t id;
-	volatile sig_atomic_t stop;	/* the controller went away */
+	volatile sig_atomic_t stop; /* the controller went away */
 	const volatile sig_atomic_t *global_stop;
 };
 
@@ -303,7 +305,7 @@ opt_u64(json_t *opts, const char *key, uint64_t max, uint64_t *out, char *err, s
 }
 
 void
-agent_job_release(struct agent_job *j)
+agent_job_clear(struct agent_job *j)
 {
 	if (j->target) {
 		bench_target_clear(j->target);
@@ -351,7 +353,7 @@ agent_job_parse(const struct agent_opts *ao, const char *nas, json_t *msg, struc
 	}
 	j->target = xcalloc(1, sizeof(*j->target));
 	if (bench_target_parse(url, j->target, err, errlen) < 0) {
-		agent_job_release(j);
+		agent_job_clear(j);
 		return -EINVAL;
 	}
 	if (strcmp(j->target->scheme, "file") == 0) {
@@ -361,9 +363,10 @@ agent_job_parse(const struct agent_opts *ao, const char *nas, json_t *msg, struc
 			    strcmp(ao->mounts[i].proto, proto) == 0)
 				j->mount = ao->mounts[i].path;
 		if (!j->mount) {
-			snprintf(err, errlen, "file:// targets are accepted only for this agent's "
+			snprintf(err, errlen,
+				 "file:// targets are accepted only for this agent's "
 				 "--mount paths, with their protocol");
-			agent_job_release(j);
+			agent_job_clear(j);
 			return -EPERM;
 		}
 		return 0;
@@ -371,13 +374,15 @@ agent_job_parse(const struct agent_opts *ao, const char *nas, json_t *msg, struc
 	if (strcmp(j->target->scheme, "null") == 0 || strcmp(j->target->scheme, proto) != 0) {
 		snprintf(err, errlen, "this agent has no %.16s driver for %.16s", proto,
 			 j->target->scheme);
-		agent_job_release(j);
+		agent_job_clear(j);
 		return -EINVAL;
 	}
 	if (!nas || !agent_addr_equal(j->target->host, nas)) {
-		snprintf(err, errlen, "target host %.80s is not the NAS that authenticated (%.64s): "
-			 "jobs run only against it", j->target->host, nas ? nas : "none");
-		agent_job_release(j);
+		snprintf(err, errlen,
+			 "target host %.80s is not the NAS that authenticated (%.64s): "
+			 "jobs run only against it",
+			 j->target->host, nas ? nas : "none");
+		agent_job_clear(j);
 		return -EPERM;
 	}
 	/* --mount PROTO=PATH: the OS's own client, through the posix driver. */
@@ -391,10 +396,10 @@ agent_job_parse(const struct agent_opts *ao, const char *nas, json_t *msg, struc
 static json_t *
 run_job(struct agent *a, struct agent_session *ss, const char *nas, json_t *msg)
 {
-	struct job_ctx jc = { .ss = ss, .global_stop = a->o->stop };
-	struct bench_opts o = { .progress = job_progress, .progress_arg = &jc, .stop = &jc.stop };
-	struct bench_results rs = { 0 };
-	struct bench_target mt = { 0 }, *t;
+	struct job_ctx jc = {.ss = ss, .global_stop = a->o->stop};
+	struct bench_opts o = {.progress = job_progress, .progress_arg = &jc, .stop = &jc.stop};
+	struct bench_results rs = {0};
+	struct bench_target mt = {0}, *t;
 	const struct bench_driver *d = NULL;
 	struct agent_job j;
 	char err[512] = "", *mount_url = NULL;
@@ -420,7 +425,8 @@ run_job(struct agent *a, struct agent_session *ss, const char *nas, json_t *msg)
 	}
 	d = j.mount ? bench_driver_find("posix") : bench_driver_for_scheme(t->scheme);
 	if (!d) {
-		snprintf(err, sizeof(err), "this agent has no %s driver for %s", j.proto, t->scheme);
+		snprintf(err, sizeof(err), "this agent has no %s driver for %s", j.proto,
+			 t->scheme);
 		goto fail;
 	}
 	/* Logins are for SMB and AFP; NFS (AUTH_SYS) goes by the uid/gid in the URL. */
@@ -428,8 +434,10 @@ run_job(struct agent *a, struct agent_session *ss, const char *nas, json_t *msg)
 	    bench_target_credentials(t, a->o->credentials, err, sizeof(err)) < 0)
 		goto fail;
 	if (t->user && !t->password) {
-		snprintf(err, sizeof(err), "no password for %s on this agent: start it with "
-			 "--credentials FILE", t->user);
+		snprintf(err, sizeof(err),
+			 "no password for %s on this agent: start it with "
+			 "--credentials FILE",
+			 t->user);
 		goto fail;
 	}
 	log_info("agent: job %lld: %s over %s on %s", (long long)j.id,
@@ -450,7 +458,7 @@ run_job(struct agent *a, struct agent_session *ss, const char *nas, json_t *msg)
 			  bench_results_to_json(&rs));
 	bench_results_clear(&rs);
 	bench_target_clear(&mt);
-	agent_job_release(&j);
+	agent_job_clear(&j);
 	free(mount_url);
 	log_info("agent: job %lld done", (long long)jc.id);
 	return reply;
@@ -458,7 +466,7 @@ fail:
 	log_warnx("agent: job %lld refused or failed: %s", (long long)jc.id, err);
 	bench_results_clear(&rs);
 	bench_target_clear(&mt);
-	agent_job_release(&j);
+	agent_job_clear(&j);
 	free(mount_url);
 	return json_pack("{s:s, s:I, s:s}", "type", "error", "id", (json_int_t)jc.id, "error", err);
 }
@@ -468,7 +476,7 @@ fail:
 struct conn_arg {
 	struct agent *a;
 	int fd;
-	int slot;	/* index in a->unauth while the handshake runs; -1 after */
+	int slot; /* index in a->unauth while the handshake runs; -1 after */
 	char peer[INET6_ADDRSTRLEN + 8];
 };
 
@@ -681,9 +689,9 @@ accept_one(struct agent *a, int lfd)
 int
 agent_serve(const struct agent_opts *o, char *err, size_t errlen)
 {
-	struct agent a = { .o = o };
-	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE |
-								      AI_NUMERICHOST };
+	struct agent a = {.o = o};
+	struct addrinfo hints = {.ai_socktype = SOCK_STREAM,
+				 .ai_flags = AI_PASSIVE | AI_NUMERICHOST};
 	struct addrinfo *ai = NULL;
 	char addr[128], portstr[8], kid[17], osver[300];
 	void *adv = NULL;
@@ -691,8 +699,10 @@ agent_serve(const struct agent_opts *o, char *err, size_t errlen)
 	int port, lfd = -1, one = 1, rc;
 
 	if (agent_parse_listen(o->listen, addr, sizeof(addr), &port) < 0) {
-		snprintf(err, errlen, "bad --listen \"%s\": expected ADDR:PORT, ADDR, :PORT or "
-			 "[V6]:PORT", o->listen);
+		snprintf(err, errlen,
+			 "bad --listen \"%s\": expected ADDR:PORT, ADDR, :PORT or "
+			 "[V6]:PORT",
+			 o->listen);
 		return -EINVAL;
 	}
 	snprintf(portstr, sizeof(portstr), "%d", port);
@@ -721,7 +731,7 @@ agent_serve(const struct agent_opts *o, char *err, size_t errlen)
 	log_info("agent: listening on %s:%d (key id %s)", addr, port, kid);
 	if (o->advertise) {
 		char t_os[80], t_ver[320], t_agent[64], t_kid[32];
-		const char *txt[] = { "role=agent", t_os, t_ver, t_agent, t_kid };
+		const char *txt[] = {"role=agent", t_os, t_ver, t_agent, t_kid};
 
 		snprintf(osver, sizeof(osver), "%s", u.release);
 		snprintf(t_os, sizeof(t_os), "os=%s", u.sysname);
@@ -731,7 +741,7 @@ agent_serve(const struct agent_opts *o, char *err, size_t errlen)
 		adv = o->advertise(a.hostname, port, txt, 5);
 	}
 	while (!(o->stop && *o->stop)) {
-		struct pollfd pfd = { .fd = lfd, .events = POLLIN };
+		struct pollfd pfd = {.fd = lfd, .events = POLLIN};
 
 		/* Drain the backlog each time: a peer reconnecting in a loop must not keep
 		 * the NAS's connection waiting behind its own. */
@@ -773,7 +783,7 @@ int
 agent_connect(const char *host, int port, const uint8_t key[AGENT_KEY_LEN], int timeout_ms,
 	      struct agent_conn **out, char *err, size_t errlen)
 {
-	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *ai = NULL, *i;
+	struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *ai = NULL, *i;
 	struct agent_conn *c;
 	struct sockaddr_storage ss;
 	socklen_t sl = sizeof(ss);
@@ -802,7 +812,7 @@ agent_connect(const char *host, int port, const uint8_t key[AGENT_KEY_LEN], int 
 			fd = -1;
 			continue;
 		}
-		p = (struct pollfd){ .fd = fd, .events = POLLOUT };
+		p = (struct pollfd){.fd = fd, .events = POLLOUT};
 		if (poll(&p, 1, timeout_ms) <= 0) {
 			rc = -ETIMEDOUT;
 			close(fd);
@@ -837,9 +847,10 @@ agent_connect(const char *host, int port, const uint8_t key[AGENT_KEY_LEN], int 
 	snprintf(c->peer, sizeof(c->peer), "%s", host);
 	/* Our address as the agent sees it: named in the handshake and in every job target. */
 	if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0)
-		inet_ntop(ss.ss_family, ss.ss_family == AF_INET ?
-					(void *)&((struct sockaddr_in *)&ss)->sin_addr :
-					(void *)&((struct sockaddr_in6 *)&ss)->sin6_addr,
+		inet_ntop(ss.ss_family,
+			  ss.ss_family == AF_INET
+				  ? (void *)&((struct sockaddr_in *)&ss)->sin_addr
+				  : (void *)&((struct sockaddr_in6 *)&ss)->sin6_addr,
 			  c->local, sizeof(c->local));
 	rc = agent_client_handshake(fd, key, c->local, timeout_ms, NULL, &c->ss, e2, sizeof(e2));
 	if (rc < 0) {
@@ -893,7 +904,8 @@ agent_conn_facts(struct agent_conn *c, json_t **out, char *err, size_t errlen)
 			return rc;
 		}
 		if (strcmp(agent_type(m), "facts") != 0) {
-			snprintf(err, errlen, "%s answered \"%s\" to facts", c->peer, agent_type(m));
+			snprintf(err, errlen, "%s answered \"%s\" to facts", c->peer,
+				 agent_type(m));
 			json_decref(m);
 			return -EBADMSG;
 		}
@@ -947,14 +959,16 @@ agent_conn_job(struct agent_conn *c, json_t *job, int job_timeout_ms,
 			continue;
 		}
 		if (strcmp(type, "result") == 0) {
-			rc = bench_results_from_json(json_object_get(m, "results"), out, err, errlen);
+			rc = bench_results_from_json(json_object_get(m, "results"), out, err,
+						     errlen);
 			json_decref(m);
 			return rc;
 		}
 		if (strcmp(type, "error") == 0) {
 			snprintf(err, errlen, "agent %s: %s", c->peer,
-				 json_string_value(json_object_get(m, "error")) ?
-					 json_string_value(json_object_get(m, "error")) : "error");
+				 json_string_value(json_object_get(m, "error"))
+					 ? json_string_value(json_object_get(m, "error"))
+					 : "error");
 			json_decref(m);
 			return -EIO;
 		}
@@ -994,5 +1008,6 @@ agent_client_spec_ok(const char *spec)
 	char host[256];
 	int port;
 
-	return strcmp(spec, "auto") == 0 || agent_parse_listen(spec, host, sizeof(host), &port) == 0;
+	return strcmp(spec, "auto") == 0 ||
+	       agent_parse_listen(spec, host, sizeof(host), &port) == 0;
 }

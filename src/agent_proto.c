@@ -43,7 +43,7 @@ read_full(int fd, void *buf, size_t len, long deadline)
 	size_t got = 0;
 
 	while (got < len) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
+		struct pollfd p = {.fd = fd, .events = POLLIN};
 		long left = deadline - mono_ms();
 		ssize_t n;
 		int r;
@@ -113,9 +113,10 @@ agent_parse(const void *data, size_t len, json_t **msg, char *err, size_t errlen
 		return -EBADMSG;
 	}
 	if (json_integer_value(v) != AGENT_PROTO_VERSION) {
-		snprintf(err, errlen, "protocol version %lld, this side speaks %d — run the same "
-			 "nastune version on both", (long long)json_integer_value(v),
-			 AGENT_PROTO_VERSION);
+		snprintf(err, errlen,
+			 "protocol version %lld, this side speaks %d — run the same "
+			 "nastune version on both",
+			 (long long)json_integer_value(v), AGENT_PROTO_VERSION);
 		json_decref(o);
 		return -EPROTO;
 	}
@@ -125,8 +126,7 @@ agent_parse(const void *data, size_t len, json_t **msg, char *err, size_t errlen
 
 /* Reads one length-prefixed frame of 1..max bytes; *buf is the caller's to free. */
 static int
-recv_frame(int fd, int timeout_ms, size_t max, uint8_t **buf, size_t *len, char *err,
-	   size_t errlen)
+recv_frame(int fd, int timeout_ms, size_t max, uint8_t **buf, size_t *len, char *err, size_t errlen)
 {
 	long deadline = mono_ms() + timeout_ms;
 	uint32_t nlen;
@@ -134,8 +134,10 @@ recv_frame(int fd, int timeout_ms, size_t max, uint8_t **buf, size_t *len, char 
 
 	*buf = NULL;
 	if ((rc = read_full(fd, &nlen, sizeof(nlen), deadline)) < 0) {
-		snprintf(err, errlen, "%s", rc == -ECONNRESET ? "connection closed by the peer" :
-			 rc == -ETIMEDOUT ? "no message from the peer in time" : strerror(-rc));
+		snprintf(err, errlen, "%s",
+			 rc == -ECONNRESET  ? "connection closed by the peer"
+			 : rc == -ETIMEDOUT ? "no message from the peer in time"
+					    : strerror(-rc));
 		return rc;
 	}
 	*len = ntohl(nlen);
@@ -145,8 +147,10 @@ recv_frame(int fd, int timeout_ms, size_t max, uint8_t **buf, size_t *len, char 
 	}
 	*buf = xmalloc(*len);
 	if ((rc = read_full(fd, *buf, *len, deadline)) < 0) {
-		snprintf(err, errlen, "%s", rc == -ECONNRESET ? "connection closed mid-message" :
-			 rc == -ETIMEDOUT ? "message not complete in time" : strerror(-rc));
+		snprintf(err, errlen, "%s",
+			 rc == -ECONNRESET  ? "connection closed mid-message"
+			 : rc == -ETIMEDOUT ? "message not complete in time"
+					    : strerror(-rc));
 		free(*buf);
 		*buf = NULL;
 		return rc;
@@ -265,9 +269,10 @@ agent_key_load(const char *path, uint8_t key[AGENT_KEY_LEN], char *err, size_t e
 	}
 	/* Whoever owns the file can replace the key (and so talk to our agents, or be one). */
 	if (sb.st_uid != geteuid()) {
-		snprintf(err, errlen, "%s: owned by uid %u, not by this user (uid %u), who could "
-			 "replace the key — chown %u %s", path, (unsigned)sb.st_uid,
-			 (unsigned)geteuid(), (unsigned)geteuid(), path);
+		snprintf(err, errlen,
+			 "%s: owned by uid %u, not by this user (uid %u), who could "
+			 "replace the key — chown %u %s",
+			 path, (unsigned)sb.st_uid, (unsigned)geteuid(), (unsigned)geteuid(), path);
 		close(fd);
 		return -EPERM;
 	}
@@ -284,8 +289,8 @@ agent_key_load(const char *path, uint8_t key[AGENT_KEY_LEN], char *err, size_t e
 		len--;
 	buf[len] = '\0';
 	if (len != 2 * AGENT_KEY_LEN || unhex(buf, key, AGENT_KEY_LEN) < 0) {
-		snprintf(err, errlen, "%s: expected %d hex digits (a key from `nastune pair`)", path,
-			 2 * AGENT_KEY_LEN);
+		snprintf(err, errlen, "%s: expected %d hex digits (a key from `nastune pair`)",
+			 path, 2 * AGENT_KEY_LEN);
 		OPENSSL_cleanse(buf, sizeof(buf));
 		return -EINVAL;
 	}
@@ -294,15 +299,16 @@ agent_key_load(const char *path, uint8_t key[AGENT_KEY_LEN], char *err, size_t e
 }
 
 int
-agent_key_create(const char *path, bool force, uint8_t key[AGENT_KEY_LEN], char *err,
-		 size_t errlen)
+agent_key_create(const char *path, bool force, uint8_t key[AGENT_KEY_LEN], char *err, size_t errlen)
 {
 	char text[2 * AGENT_KEY_LEN + 2], *tmp;
 	int fd, rc = 0;
 
 	if (!force && access(path, F_OK) == 0) {
-		snprintf(err, errlen, "%s exists — agents started with it would stop working; use "
-			 "--force to replace it", path);
+		snprintf(err, errlen,
+			 "%s exists — agents started with it would stop working; use "
+			 "--force to replace it",
+			 path);
 		return -EEXIST;
 	}
 	if (RAND_bytes(key, AGENT_KEY_LEN) != 1)
@@ -366,8 +372,7 @@ agent_mac(const uint8_t key[AGENT_KEY_LEN], const char *label, const char *a, co
 	memcpy(msg + la + 1, a, lx);
 	msg[la + 1 + lx] = '\n';
 	memcpy(msg + la + 2 + lx, b, ly);
-	if (!HMAC(EVP_sha256(), key, AGENT_KEY_LEN, (const uint8_t *)msg, la + lx + ly + 2, md,
-		  &n))
+	if (!HMAC(EVP_sha256(), key, AGENT_KEY_LEN, (const uint8_t *)msg, la + lx + ly + 2, md, &n))
 		fatalx("HMAC-SHA256 failed");
 	free(msg);
 	hex(md, 32, out);
@@ -434,7 +439,7 @@ agent_addr_equal(const char *a, const char *b)
 void
 agent_addr_bucket(const char *addr, char *out, size_t len)
 {
-	static const uint8_t mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+	static const uint8_t mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
 	char text[INET6_ADDRSTRLEN];
 	uint8_t b[16];
 
@@ -480,8 +485,8 @@ agent_session_init(struct agent_session *s, int fd, const uint8_t key[AGENT_KEY_
 	memset(s, 0, sizeof(*s));
 	s->fd = fd;
 	/* Nonces were checked as 64 hex digits by the handshake; the fuzzer passes its own. */
-	if (unhex(na, salt, AGENT_NONCE_LEN) < 0 || unhex(nc, salt + AGENT_NONCE_LEN,
-							   AGENT_NONCE_LEN) < 0)
+	if (unhex(na, salt, AGENT_NONCE_LEN) < 0 ||
+	    unhex(nc, salt + AGENT_NONCE_LEN, AGENT_NONCE_LEN) < 0)
 		fatalx("agent session: nonces are not hex");
 	hkdf(key, salt, sizeof(salt), INFO_TO_AGENT, to_agent);
 	hkdf(key, salt, sizeof(salt), INFO_TO_CONTROLLER, to_ctrl);
@@ -572,7 +577,8 @@ agent_session_open(struct agent_session *s, const uint8_t *body, size_t len, jso
 
 	*msg = NULL;
 	if (s->dead) {
-		snprintf(err, errlen, "an earlier message on this connection was refused; nothing "
+		snprintf(err, errlen,
+			 "an earlier message on this connection was refused; nothing "
 			 "more is trusted on it");
 		return -EBADMSG;
 	}
@@ -585,17 +591,20 @@ agent_session_open(struct agent_session *s, const uint8_t *body, size_t len, jso
 	frame_mac(s->k_recv, body, len - AGENT_MAC_LEN, want);
 	if (CRYPTO_memcmp(want, body + len - AGENT_MAC_LEN, AGENT_MAC_LEN) != 0) {
 		s->dead = true;
-		snprintf(err, errlen, "message %llu failed authentication (altered in flight, or "
-			 "not from this session's peer); refused", (unsigned long long)seq);
+		snprintf(err, errlen,
+			 "message %llu failed authentication (altered in flight, or "
+			 "not from this session's peer); refused",
+			 (unsigned long long)seq);
 		return -EBADMSG;
 	}
 	/* Authentic but out of place: sent earlier on this connection and replayed, or
 	 * reordered (TCP itself never reorders). */
 	if (seq != s->seq_recv || seq == UINT64_MAX) {
 		s->dead = true;
-		snprintf(err, errlen, "message with sequence number %llu where %llu was due "
-			 "(replayed or reordered); refused", (unsigned long long)seq,
-			 (unsigned long long)s->seq_recv);
+		snprintf(err, errlen,
+			 "message with sequence number %llu where %llu was due "
+			 "(replayed or reordered); refused",
+			 (unsigned long long)seq, (unsigned long long)s->seq_recv);
 		return -EBADMSG;
 	}
 	s->seq_recv++;
@@ -618,8 +627,7 @@ agent_session_send(struct agent_session *s, json_t *msg)
 }
 
 int
-agent_session_recv(struct agent_session *s, int timeout_ms, json_t **msg, char *err,
-		   size_t errlen)
+agent_session_recv(struct agent_session *s, int timeout_ms, json_t **msg, char *err, size_t errlen)
 {
 	uint8_t *buf;
 	size_t len;
@@ -637,8 +645,8 @@ agent_session_recv(struct agent_session *s, int timeout_ms, json_t **msg, char *
 
 /* The controller's proof covers both nonces and the address it names: Nc "\n" A. */
 static void
-controller_mac(const uint8_t key[AGENT_KEY_LEN], const char *na, const char *nc,
-	       const char *nas, char out[65])
+controller_mac(const uint8_t key[AGENT_KEY_LEN], const char *na, const char *nc, const char *nas,
+	       char out[65])
 {
 	char *b = xasprintf("%s\n%s", nc, nas);
 
@@ -655,9 +663,8 @@ valid_addr_text(const char *s)
 }
 
 int
-agent_client_handshake(int fd, const uint8_t key[AGENT_KEY_LEN], const char *nas,
-		       int timeout_ms, json_t **hello_out, struct agent_session *s, char *err,
-		       size_t errlen)
+agent_client_handshake(int fd, const uint8_t key[AGENT_KEY_LEN], const char *nas, int timeout_ms,
+		       json_t **hello_out, struct agent_session *s, char *err, size_t errlen)
 {
 	char nc[2 * AGENT_NONCE_LEN + 1], mac[65], want[65], kid[17];
 	json_t *hello = NULL, *reply = NULL;
@@ -696,20 +703,24 @@ agent_client_handshake(int fd, const uint8_t key[AGENT_KEY_LEN], const char *nas
 	if (strcmp(agent_type(reply), "error") == 0) {
 		const char *e = json_string_value(json_object_get(reply, "error"));
 
-		snprintf(err, errlen, "the agent refused us: %.200s (key id here %s, agent's %.16s)",
+		snprintf(err, errlen,
+			 "the agent refused us: %.200s (key id here %s, agent's %.16s)",
 			 e ? e : "no reason given", kid, their_kid ? their_kid : "?");
 		rc = -EACCES;
 		goto out;
 	}
 	if (strcmp(agent_type(reply), "auth_ok") != 0) {
-		snprintf(err, errlen, "the agent sent \"%.32s\" instead of its proof — not "
-			 "trusting it", agent_type(reply));
+		snprintf(err, errlen,
+			 "the agent sent \"%.32s\" instead of its proof — not "
+			 "trusting it",
+			 agent_type(reply));
 		rc = -EACCES;
 		goto out;
 	}
 	agent_mac(key, LABEL_AGENT, nc, na, want);
 	if (!agent_mac_equal(json_string_value(json_object_get(reply, "mac")), want)) {
-		snprintf(err, errlen, "the agent does not hold our key (its proof is wrong) — not "
+		snprintf(err, errlen,
+			 "the agent does not hold our key (its proof is wrong) — not "
 			 "trusting it");
 		rc = -EACCES;
 		goto out;
@@ -768,15 +779,18 @@ agent_server_handshake(int fd, const uint8_t key[AGENT_KEY_LEN], int timeout_ms,
 		controller_mac(key, na, nc, nas, want);
 	if (!valid_nonce(nc) || strcmp(nc, na) == 0 || !valid_addr_text(nas) ||
 	    !agent_mac_equal(json_string_value(json_object_get(msg, "mac")), want)) {
-		snprintf(err, errlen, "authentication failed: the controller does not hold this "
-			 "agent's key (key id %s)", kid);
+		snprintf(err, errlen,
+			 "authentication failed: the controller does not hold this "
+			 "agent's key (key id %s)",
+			 kid);
 		goto refused;
 	}
 	if (peer && !agent_addr_equal(peer, nas)) {
 		/* It holds the key, but would send us to benchmark another host than itself. */
-		snprintf(err, errlen, "the controller connecting from %s names itself %s (a relay "
-			 "or NAT between them?); jobs go only to the controller's own address", peer,
-			 nas);
+		snprintf(err, errlen,
+			 "the controller connecting from %s names itself %s (a relay "
+			 "or NAT between them?); jobs go only to the controller's own address",
+			 peer, nas);
 		refuse(fd, "refused: you connect from another address than you name");
 		json_decref(msg);
 		return -EACCES;

@@ -53,37 +53,36 @@ crash_point(const char *step)
 }
 
 struct change {
-	const struct rfile *f;	/* NULL for a stale file to remove */
-	char *path;		/* installed path without root */
-	char *abs;		/* with root */
+	const struct rfile *f; /* NULL for a stale file to remove */
+	char *path;	       /* installed path without root */
+	char *abs;	       /* with root */
 	bool exists;
 };
 
 struct job {
 	const struct model *m;
 	const struct apply_opts *o;
-	char *sdir;		/* <root>/var/lib/nastune */
+	char *sdir; /* <root>/var/lib/nastune */
 	struct state *st;
 	int lockfd;
 	struct change *ch;
 	size_t nch;
-	unsigned svc_mask;	/* services whose files change */
-	unsigned restart_mask;	/* of those, the ones a change needs restarted */
-	unsigned touched_mask;	/* services a restart of this job stopped or tried to */
-	unsigned owed_mask;	/* restarts a journal recovery's restore calls for */
-	unsigned force_mask;	/* restarts an interrupted run began: start even if stopped */
-	char restart_why[SVC_COUNT][256];	/* the params that changed: "RPC_Ioq_ThrdMax" */
+	unsigned svc_mask;     /* services whose files change */
+	unsigned restart_mask; /* of those, the ones a change needs restarted */
+	unsigned touched_mask; /* services a restart of this job stopped or tried to */
+	unsigned owed_mask;    /* restarts a journal recovery's restore calls for */
+	unsigned force_mask;   /* restarts an interrupted run began: start even if stopped */
+	char restart_why[SVC_COUNT][256]; /* the params that changed: "RPC_Ioq_ThrdMax" */
 	bool listening[SVC_COUNT];
-	unsigned reloaded_mask;	/* reloaded (and checked) by reload_and_check */
-	unsigned restarted_mask;	/* of those, restarted */
-	struct netif_mtu_report mtu;	/* network.mtu's outcome when it ran */
+	unsigned reloaded_mask;	     /* reloaded (and checked) by reload_and_check */
+	unsigned restarted_mask;     /* of those, restarted */
+	struct netif_mtu_report mtu; /* network.mtu's outcome when it ran */
 	bool mtu_ran;
-	struct apply_result *res;	/* apply_run's: what it did, and the message */
+	struct apply_result *res; /* apply_run's: what it did, and the message */
 };
 
 /* Sets the result's message; returns rc. */
-static int
-fail(struct job *j, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(struct job *j, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 static int
 fail(struct job *j, int rc, const char *fmt, ...)
@@ -160,8 +159,8 @@ mtu_run(struct job *j, char *err, size_t errlen)
 	return rc;
 }
 
-static char *
-state_path(const struct job *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static char *state_path(const struct job *j, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
 static char *
 state_path(const struct job *j, const char *fmt, ...)
@@ -221,9 +220,10 @@ lock_acquire(struct job *j, char *err, size_t errlen)
 			log_info("another nastune apply is running; waiting up to %d s for it",
 				 j->o->lock_timeout_s);
 		if (waited >= j->o->lock_timeout_s * 10) {
-			snprintf(err, errlen, "another nastune apply still holds %s after %d s — "
-				 "nothing was changed; run again when it has finished", p,
-				 j->o->lock_timeout_s);
+			snprintf(err, errlen,
+				 "another nastune apply still holds %s after %d s — "
+				 "nothing was changed; run again when it has finished",
+				 p, j->o->lock_timeout_s);
 			rc = -EBUSY;
 			goto out;
 		}
@@ -280,7 +280,7 @@ static int
 record_generation(struct job *j, long id, const char *reason, const char *inputs_hash,
 		  const struct hwinfo *hw, char **paths, size_t npaths, long *out_id)
 {
-	struct generation g = { .id = id };
+	struct generation g = {.id = id};
 	char created[32], *text;
 	size_t i;
 	int rc = 0;
@@ -302,8 +302,7 @@ record_generation(struct job *j, long id, const char *reason, const char *inputs
 	text = hwinfo_text(hw);
 	g.hw_text = text;
 	hwinfo_hash(hw, g.hw_hash);
-	if (j->m && j->m->network.interface &&
-	    netif_get_mtu(j->m->network.interface, &g.mtu) == 0)
+	if (j->m && j->m->network.interface && netif_get_mtu(j->m->network.interface, &g.mtu) == 0)
 		snprintf(g.mtu_iface, sizeof(g.mtu_iface), "%s", j->m->network.interface);
 	else
 		g.mtu = 0;
@@ -354,7 +353,7 @@ extend_originals(struct job *j)
 	if (nk)
 		qsort(known, nk, sizeof(*known), cmp_str);
 	for (i = 0; i < j->nch && rc == 0; i++) {
-		struct gen_file gf = { 0 };
+		struct gen_file gf = {0};
 		const char *key = j->ch[i].path;
 
 		if (!j->ch[i].f || (nk && bsearch(&key, known, nk, sizeof(*known), cmp_str)))
@@ -374,7 +373,7 @@ extend_originals(struct job *j)
 static void
 rm_tree(const char *path)
 {
-	char *argv[] = { "rm", "-rf", "--", (char *)path, NULL };
+	char *argv[] = {"rm", "-rf", "--", (char *)path, NULL};
 	pid_t pid;
 	int st;
 
@@ -469,8 +468,8 @@ note_restart(struct job *j, const char *path, const char *cur, size_t curlen, co
 	char params[256], *why = j->restart_why[s];
 	size_t used = strlen(why);
 
-	if (!next || knob_restart_changes(path, cur, curlen, next, nextlen, params,
-					  sizeof(params)) == 0)
+	if (!next ||
+	    knob_restart_changes(path, cur, curlen, next, nextlen, params, sizeof(params)) == 0)
 		return;
 	j->restart_mask |= 1u << s;
 	if (!strstr(why, params))
@@ -523,7 +522,7 @@ journal_write(struct job *j, long prev)
 	for (i = 0; i < j->nch; i++)
 		buf_printf(&b, "file %s\n", j->ch[i].path);
 	rc = fs_write_atomic(p, b.data, b.len, 0600, 0);
-	buf_free(&b);
+	buf_clear(&b);
 	free(p);
 	return rc;
 }
@@ -538,7 +537,7 @@ journal_note_restart(struct job *j, int i)
 
 	free(p);
 	if (fd < 0)
-		return;	/* no journal: nothing to recover into */
+		return; /* no journal: nothing to recover into */
 	snprintf(line, sizeof(line), "restart %d\n", i);
 	if (write(fd, line, strlen(line)) < 0 || fsync(fd) < 0)
 		log_warnx("apply: cannot note the restart of a service in the journal: %s",
@@ -575,7 +574,8 @@ recover(struct job *j)
 	if (rc < 0 || sscanf(text, "prev %ld", &prev) != 1 ||
 	    state_get_generation(j->st, prev, &g) < 0) {
 		log_warnx("apply: %s is unreadable or names no known generation — remove it after "
-			  "checking the files by hand", p);
+			  "checking the files by hand",
+			  p);
 		free(text);
 		free(p);
 		return -1;
@@ -634,7 +634,7 @@ static int
 validate_smb(struct job *j, const struct rfile *f, char *err, size_t errlen)
 {
 	char *cand = state_path(j, "candidate-smb.conf"), *out = state_path(j, "testparm.out");
-	char *argv[] = { "testparm", "-s", "--suppress-prompt", cand, NULL };
+	char *argv[] = {"testparm", "-s", "--suppress-prompt", cand, NULL};
 	posix_spawn_file_actions_t fa;
 	char *text = NULL;
 	pid_t pid;
@@ -702,14 +702,14 @@ validate_tuned(const struct rfile *f, char *err, size_t errlen)
 	int rc;
 
 	diag_init(&d);
-	m->tuning.allow_unsafe = true;	/* policy is the loader's job; this checks syntax */
+	m->tuning.allow_unsafe = true; /* policy is the loader's job; this checks syntax */
 	rc = profile_load_tuned_string(m, f->path, f->data, &d);
 	for (i = 0; rc < 0 && i < d.n && d.v[i].warning; i++)
 		;
 	if (rc < 0)
-		snprintf(err, errlen, "it does not load back: line %d: %s", i < d.n ?
-			 d.v[i].line : 0, i < d.n ? d.v[i].msg : "?");
-	diag_free(&d);
+		snprintf(err, errlen, "it does not load back: line %d: %s",
+			 i < d.n ? d.v[i].line : 0, i < d.n ? d.v[i].msg : "?");
+	diag_clear(&d);
 	model_free(m);
 	return rc;
 }
@@ -772,7 +772,8 @@ reload_or_restart(struct job *j, int i, bool force, bool warn, bool *restarted, 
 		/* An interrupted restart: whatever else changed, it must run again. */
 		force = true;
 		if (!(j->restart_mask & (1u << i)))
-			snprintf(j->restart_why[i], sizeof(j->restart_why[i]), "an interrupted "
+			snprintf(j->restart_why[i], sizeof(j->restart_why[i]),
+				 "an interrupted "
 				 "restart");
 		j->restart_mask |= 1u << i;
 	}
@@ -784,9 +785,9 @@ reload_or_restart(struct job *j, int i, bool force, bool warn, bool *restarted, 
 			log_warnx("%s: %s changed, which only a restart picks up, and services.%s."
 				  "start is not set: reloaded instead, so the running %s may keep "
 				  "the old value — set services.%s.start = \"...\" (the command "
-				  "that starts %s) or restart %s yourself", d->daemon,
-				  j->restart_why[i], svc_name(i), d->daemon, svc_name(i), d->daemon,
-				  d->daemon);
+				  "that starts %s) or restart %s yourself",
+				  d->daemon, j->restart_why[i], svc_name(i), d->daemon, svc_name(i),
+				  d->daemon, d->daemon);
 		return rc;
 	}
 	journal_note_restart(j, i);
@@ -822,8 +823,8 @@ reload_services(struct job *j, unsigned mask, bool undoing)
 		d = service_desc(j->m, i);
 		if (!be || strcmp(d->action, "none") == 0)
 			continue;
-		reload_or_restart(j, i, undoing && (touched & (1u << i)), !undoing, &restarted,
-				  err, sizeof(err));
+		reload_or_restart(j, i, undoing && (touched & (1u << i)), !undoing, &restarted, err,
+				  sizeof(err));
 		if (restarted)
 			log_info("%s: restarted (%s backend): %s changed", d->daemon, be->name,
 				 j->restart_why[i]);
@@ -849,7 +850,7 @@ reload_and_check(struct job *j, char *err, size_t errlen)
 		be = service_backend(j->m, j->o->root, i);
 		d = service_desc(j->m, i);
 		if (strcmp(d->action, "none") == 0)
-			continue;	/* tuned.conf: read by nastune itself, next run */
+			continue; /* tuned.conf: read by nastune itself, next run */
 		pidfile = service_pidfile(j->m, i);
 		crash_point("reload");
 		rc = reload_or_restart(j, i, false, true, &restarted, err, errlen);
@@ -861,13 +862,17 @@ reload_and_check(struct job *j, char *err, size_t errlen)
 		}
 		if (rc == 1 && strcmp(d->action, "sysctl") == 0) {
 			log_info("sysctl: %s not loaded into the kernel (%s); it takes effect at "
-				 "boot", RENDER_SYSCTL_PATH, *j->o->root ? "--root is a staging "
-				 "root" : "none backend");
+				 "boot",
+				 RENDER_SYSCTL_PATH,
+				 *j->o->root ? "--root is a staging "
+					       "root"
+					     : "none backend");
 			continue;
 		}
 		if (rc == 1) {
 			log_info("%s: not running (%s backend); its new files take effect when it "
-				 "starts", d->daemon, be->name);
+				 "starts",
+				 d->daemon, be->name);
 			continue;
 		}
 		if (rc < 0)
@@ -938,7 +943,7 @@ add_change(struct job *j, const struct rfile *f, const char *path, bool exists)
 }
 
 static void
-job_free(struct job *j)
+job_release(struct job *j)
 {
 	size_t i;
 
@@ -947,7 +952,7 @@ job_free(struct job *j)
 		free(j->ch[i].abs);
 	}
 	free(j->ch);
-	netif_mtu_report_free(&j->mtu);
+	netif_mtu_report_clear(&j->mtu);
 	state_close(j->st);
 	if (j->lockfd >= 0)
 		close(j->lockfd);
@@ -1017,7 +1022,8 @@ undo(struct job *j, long prev, const char *step, const char *what, const char *c
 	}
 	if (bad) {
 		log_warnx("could not restore every file of generation %ld; the journal is kept so "
-			  "the next run retries", prev);
+			  "the next run retries",
+			  prev);
 		return -EIO;
 	}
 	if (!j->o->no_reload)
@@ -1045,9 +1051,9 @@ check_share_dirs(struct job *j)
 		struct stat st;
 		const char *why = NULL;
 
-		if (!(s->protocols & ((m->smb.enabled ? PROTO_SMB : 0) |
-				      (m->nfs.enabled ? PROTO_NFS : 0) |
-				      (m->afp.enabled ? PROTO_AFP : 0))))
+		if (!(s->protocols &
+		      ((m->smb.enabled ? PROTO_SMB : 0) | (m->nfs.enabled ? PROTO_NFS : 0) |
+		       (m->afp.enabled ? PROTO_AFP : 0))))
 			continue;
 		abs = fs_rooted(j->o->root, s->path);
 		if (stat(abs, &st) < 0)
@@ -1055,11 +1061,14 @@ check_share_dirs(struct job *j)
 		else if (!S_ISDIR(st.st_mode))
 			why = "is not a directory";
 		if (why) {
-			used += snprintf(j->res->msg + used, used < sizeof(j->res->msg) ?
-					 sizeof(j->res->msg) - used : 0, "%s%s:%d: share \"%s\": "
+			used += snprintf(j->res->msg + used,
+					 used < sizeof(j->res->msg) ? sizeof(j->res->msg) - used
+								    : 0,
+					 "%s%s:%d: share \"%s\": "
 					 "path %s %s: create it with the owner and mode its users "
-					 "need (or mount its disk), or correct the path", bad ? "\n" :
-					 "", l->file ? l->file : "?", l->line, s->name, abs, why);
+					 "need (or mount its disk), or correct the path",
+					 bad ? "\n" : "", l->file ? l->file : "?", l->line, s->name,
+					 abs, why);
 			bad++;
 		}
 		free(abs);
@@ -1108,8 +1117,8 @@ precheck(struct job *j, const struct rendered *r)
 	return rc < 0 ? rc : check_smb_modules(j, r);
 }
 
-static const unsigned svc_proto[SVC_COUNT] = { [SVC_SMB] = PROTO_SMB, [SVC_NFS] = PROTO_NFS,
-					       [SVC_AFP] = PROTO_AFP };
+static const unsigned svc_proto[SVC_COUNT] = {
+	[SVC_SMB] = PROTO_SMB, [SVC_NFS] = PROTO_NFS, [SVC_AFP] = PROTO_AFP};
 
 /* Asks for every share over each protocol whose daemon this apply reloaded and that listens
  * on its port: only those serve the new files here (under --root with no daemons, or with
@@ -1145,14 +1154,14 @@ prove_served(struct job *j)
 
 			if (!(j->m->shares[k].protocols & svc_proto[s]))
 				continue;
-			res->proofs = xreallocarray(res->proofs, res->nproofs + 1,
-						    sizeof(*res->proofs));
+			res->proofs =
+				xreallocarray(res->proofs, res->nproofs + 1, sizeof(*res->proofs));
 			p = &res->proofs[res->nproofs++];
 			p->share = xstrdup(j->m->shares[k].name);
 			p->proto = svc_name(s);
 			p->state = SERVED_SKIPPED;
-			p->answer = xasprintf("%s was not reloaded by this apply (%s)", d->daemon,
-					      why);
+			p->answer =
+				xasprintf("%s was not reloaded by this apply (%s)", d->daemon, why);
 		}
 	}
 	if (!protos)
@@ -1181,8 +1190,9 @@ fill_result(struct job *j)
 
 		c->path = xstrdup(j->ch[i].path);
 		c->abs = xstrdup(j->ch[i].abs);
-		c->act = !j->ch[i].f ? APPLY_REMOVED : j->ch[i].exists ? APPLY_UPDATED :
-		    APPLY_CREATED;
+		c->act = !j->ch[i].f	   ? APPLY_REMOVED
+			 : j->ch[i].exists ? APPLY_UPDATED
+					   : APPLY_CREATED;
 		c->data = j->ch[i].f ? j->ch[i].f->data : NULL;
 		c->len = j->ch[i].f ? j->ch[i].f->len : 0;
 	}
@@ -1193,7 +1203,7 @@ fill_result(struct job *j)
 }
 
 void
-apply_result_release(struct apply_result *res)
+apply_result_clear(struct apply_result *res)
 {
 	size_t i;
 
@@ -1204,7 +1214,7 @@ apply_result_release(struct apply_result *res)
 		free(res->changes[i].abs);
 	}
 	free(res->changes);
-	netif_mtu_report_free(&res->mtu);
+	netif_mtu_report_clear(&res->mtu);
 	served_proofs_free(res->proofs, res->nproofs);
 	memset(res, 0, sizeof(*res));
 	res->generation = res->prev = -1;
@@ -1229,7 +1239,8 @@ validate_all(struct job *j)
 		else
 			rc = validate_structure(j->ch[i].f, err, sizeof(err));
 		if (rc < 0)
-			return fail(j, -EIO, "apply failed at validate: %s: %s; nothing was changed",
+			return fail(j, -EIO,
+				    "apply failed at validate: %s: %s; nothing was changed",
 				    j->ch[i].abs, err);
 	}
 	return 0;
@@ -1264,7 +1275,7 @@ install_all(struct job *j, long prev)
 static int
 dry_run(struct job *j, const struct rendered *r)
 {
-	struct generation last = { 0 };
+	struct generation last = {0};
 	bool have_last = false;
 	char serr[512], *db = state_path(j, "state.db");
 	struct stat st;
@@ -1293,15 +1304,17 @@ backup_originals(struct job *j, const struct rendered *r, const struct hwinfo *h
 	rc = record_generation(j, 0, "original files", "", hw, bp, r->n, NULL);
 	free(bp);
 	if (rc < 0)
-		return fail(j, rc, "apply failed at backup: cannot keep the original files under "
-			    "%s: %s; nothing was changed", j->sdir, strerror(-rc));
+		return fail(j, rc,
+			    "apply failed at backup: cannot keep the original files under "
+			    "%s: %s; nothing was changed",
+			    j->sdir, strerror(-rc));
 	return 0;
 }
 
 /* Records the applied set as a new generation, drops the journal and prunes. */
 static int
-record_applied(struct job *j, const struct rendered *r, const char *ihash,
-	       const struct hwinfo *hw, long prev)
+record_applied(struct job *j, const struct rendered *r, const char *ihash, const struct hwinfo *hw,
+	       long prev)
 {
 	char **paths = xcalloc(r->n + j->nch + 1, sizeof(*paths));
 	size_t i, n = 0;
@@ -1342,7 +1355,8 @@ apply_mtu(struct job *j, const struct generation *last, long prev)
 	if (j->nch == 0 && last->mtu == j->mtu.final_mtu &&
 	    strcmp(last->mtu_iface, m->network.interface) == 0) {
 		log_info("nothing to do: the installed files match the configuration and MTU %d on "
-			 "%s is proven", j->mtu.final_mtu, m->network.interface);
+			 "%s is proven",
+			 j->mtu.final_mtu, m->network.interface);
 		return 1;
 	}
 	return 0;
@@ -1351,8 +1365,8 @@ apply_mtu(struct job *j, const struct generation *last, long prev)
 /* After the lock and recovery: compare, check, back up, validate, journal, install, reload,
  * prove, MTU, record. Returns 0 or -errno with the message. */
 static int
-apply_locked(struct job *j, const struct rendered *r, const char *ihash,
-	     const struct hwinfo *hw, struct generation *last)
+apply_locked(struct job *j, const struct rendered *r, const char *ihash, const struct hwinfo *hw,
+	     struct generation *last)
 {
 	const struct model *m = j->m;
 	const struct apply_opts *o = j->o;
@@ -1362,7 +1376,8 @@ apply_locked(struct job *j, const struct rendered *r, const char *ihash,
 	int rc;
 
 	if ((rc = compute_changes(j, r, have_last ? last : NULL)) < 0)
-		return fail(j, rc, "apply: cannot compare the rendered files with the installed ones");
+		return fail(j, rc,
+			    "apply: cannot compare the rendered files with the installed ones");
 	fill_result(j);
 	if (o->trial && j->nch == 0 && have_last) {
 		/* Only what the journal restored changed: reload (or restart) it. */
@@ -1392,12 +1407,16 @@ apply_locked(struct job *j, const struct rendered *r, const char *ihash,
 			return rc;
 		crash_point("validate");
 		if ((rc = extend_originals(j)) < 0)
-			return fail(j, rc, "apply failed at backup: cannot keep an original file "
-				    "under %s: %s; nothing was changed", j->sdir, strerror(-rc));
+			return fail(j, rc,
+				    "apply failed at backup: cannot keep an original file "
+				    "under %s: %s; nothing was changed",
+				    j->sdir, strerror(-rc));
 		note_listening(j);
 		if ((rc = journal_write(j, prev)) < 0)
-			return fail(j, rc, "apply failed at journal: %s/pending: %s; nothing was "
-				    "changed", j->sdir, strerror(-rc));
+			return fail(j, rc,
+				    "apply failed at journal: %s/pending: %s; nothing was "
+				    "changed",
+				    j->sdir, strerror(-rc));
 		crash_point("journal");
 		if ((rc = install_all(j, prev)) < 0)
 			return rc;
@@ -1425,9 +1444,9 @@ apply_run(const struct model *m, const struct rendered *r, const struct apply_op
 	  struct apply_result *res)
 {
 	struct apply_result own;
-	struct job j = { .m = m, .o = o, .lockfd = -1, .res = res ? res : &own };
-	struct generation last = { 0 };
-	struct hwinfo hw = { 0 };
+	struct job j = {.m = m, .o = o, .lockfd = -1, .res = res ? res : &own};
+	struct generation last = {0};
+	struct hwinfo hw = {0};
 	char ihash[65], hwhash[65], serr[512];
 	int rc;
 
@@ -1461,7 +1480,8 @@ apply_run(const struct model *m, const struct rendered *r, const struct apply_op
 	    strcmp(last.inputs_hash, ihash) == 0 && strcmp(last.hw_hash, hwhash) == 0 &&
 	    !mtu_drifted(m, &last)) {
 		log_info("nothing to do: configuration, templates, version and hardware are "
-			 "unchanged since generation %ld", last.id);
+			 "unchanged since generation %ld",
+			 last.id);
 		rc = 0;
 		goto out;
 	}
@@ -1479,20 +1499,20 @@ out:
 		/* No caller to print it (tune's trials): log it. */
 		if (rc < 0)
 			log_warnx("%s", own.msg);
-		apply_result_release(&own);
+		apply_result_clear(&own);
 	}
 	generation_clear(&last);
-	hwinfo_free(&hw);
-	job_free(&j);
+	hwinfo_clear(&hw);
+	job_release(&j);
 	return rc;
 }
 
 int
 apply_rollback(const struct model *m, long id, const struct apply_opts *o)
 {
-	struct job j = { .m = m, .o = o, .lockfd = -1 };
-	struct generation target = { 0 }, last = { 0 };
-	struct hwinfo hw = { 0 };
+	struct job j = {.m = m, .o = o, .lockfd = -1};
+	struct generation target = {0}, last = {0};
+	struct hwinfo hw = {0};
 	char serr[512], err[512], reason[64], **paths = NULL;
 	size_t i, k, npaths = 0;
 	long newid;
@@ -1519,7 +1539,8 @@ apply_rollback(const struct model *m, long id, const struct apply_opts *o)
 		id = last.id - 1;
 	if (id < 0 || state_get_generation(j.st, id, &target) < 0) {
 		log_warnx("rollback: generation %ld does not exist — `nastune status` lists the "
-			  "kept ones", id);
+			  "kept ones",
+			  id);
 		status = -ENOENT;
 		goto out;
 	}
@@ -1561,15 +1582,15 @@ out:
 	free(paths);
 	generation_clear(&target);
 	generation_clear(&last);
-	hwinfo_free(&hw);
-	job_free(&j);
+	hwinfo_clear(&hw);
+	job_release(&j);
 	return status;
 }
 
 int
 apply_end_trials(const struct model *m, const struct apply_opts *o)
 {
-	struct job j = { .m = m, .o = o, .lockfd = -1 };
+	struct job j = {.m = m, .o = o, .lockfd = -1};
 	char serr[512], err[1024] = "";
 	int status;
 
@@ -1596,6 +1617,6 @@ apply_end_trials(const struct model *m, const struct apply_opts *o)
 	}
 	status = 0;
 out:
-	job_free(&j);
+	job_release(&j);
 	return status;
 }

@@ -29,7 +29,7 @@ benchrun_init(struct benchrun *b)
 }
 
 void
-benchrun_release(struct benchrun *b)
+benchrun_clear(struct benchrun *b)
 {
 	size_t i;
 
@@ -108,9 +108,10 @@ benchrun_add_url(struct benchrun *b, const struct model *m, const char *root, co
 	if (!b->o.force && (tm = tm_share_of(root, m, &t.t))) {
 		snprintf(err, errlen,
 			 "%s is the %s share %s; refusing to benchmark it (%s) — add --force to do "
-			 "it anyway", t.t.url, tm->tm_enabled ? "Time Machine" : "read-only",
-			 tm->name, tm->tm_enabled ? "it would disturb backups" :
-			 "nothing may be written to it");
+			 "it anyway",
+			 t.t.url, tm->tm_enabled ? "Time Machine" : "read-only", tm->name,
+			 tm->tm_enabled ? "it would disturb backups"
+					: "nothing may be written to it");
 		bench_target_clear(&t.t);
 		return -EPERM;
 	}
@@ -422,7 +423,7 @@ benchrun_store(struct benchrun *b, const char *root, json_t **doc, long *run_id,
 		log_warnx("bench: cannot read the hardware fingerprint");
 	*doc = run_doc(b, &r);
 	if (!st) {
-		runrec_release(&r);
+		runrec_clear(&r);
 		return rc;
 	}
 	text = json_dumps(*doc, JSON_COMPACT | JSON_PRESERVE_ORDER);
@@ -438,7 +439,7 @@ benchrun_store(struct benchrun *b, const char *root, json_t **doc, long *run_id,
 		snprintf(err, errlen, "cannot store the run in the state database");
 		*run_id = -1;
 	}
-	runrec_release(&r);
+	runrec_clear(&r);
 	state_close(st);
 	return rc;
 }

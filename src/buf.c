@@ -17,7 +17,7 @@ buf_init(struct buf *b)
 }
 
 void
-buf_free(struct buf *b)
+buf_clear(struct buf *b)
 {
 	free(b->data);
 	buf_init(b);

@@ -94,8 +94,10 @@ cli_load_model(const struct ctx *ctx, int *status)
 	dirs = cli_search_dirs(ctx, "profiles", &n);
 	diag_init(&d);
 	if (access(path, F_OK) < 0 && errno == ENOENT) {
-		fprintf(stderr, "%s: no such file — create it (see nastune.conf(5) and the presets "
-				"in %s), or pass -c FILE\n", path, n ? dirs[0] : "profiles/");
+		fprintf(stderr,
+			"%s: no such file — create it (see nastune.conf(5) and the presets "
+			"in %s), or pass -c FILE\n",
+			path, n ? dirs[0] : "profiles/");
 		*status = EXIT_USAGE;
 		m = NULL;
 		goto out;
@@ -118,7 +120,7 @@ cli_load_model(const struct ctx *ctx, int *status)
 		*status = EXIT_USAGE;
 	}
 out:
-	diag_free(&d);
+	diag_clear(&d);
 	free_dirs(dirs, n);
 	free(path);
 	return m;
@@ -139,7 +141,7 @@ cli_render(const struct ctx *ctx, const struct model *m, unsigned only, struct r
 		return EXIT_FAIL;
 	}
 	rc = render_all(m, &t, only, out, err, sizeof(err));
-	templates_free(&t);
+	templates_clear(&t);
 	if (rc < 0) {
 		log_warnx("rendering failed: %s — fix the template", err);
 		return EXIT_FAIL;
@@ -152,7 +154,7 @@ cli_load_model_recovered(const struct ctx *ctx, int *status)
 {
 	struct model *m = cli_load_model(ctx, status);
 	char *pending = fs_rooted(ctx->root, "/var/lib/nastune/pending");
-	struct apply_opts o = { .root = ctx->root, .lock_timeout_s = 60 };
+	struct apply_opts o = {.root = ctx->root, .lock_timeout_s = 60};
 	struct stat sb;
 
 	if (m && stat(pending, &sb) == 0) {

@@ -16,20 +16,21 @@
 #include "sigstop.h"
 #include "xmalloc.h"
 
-#define AGENT_USAGE "usage: nastune agent [--listen ADDR:PORT] [--token-file FILE] " \
+#define AGENT_USAGE                                                                                \
+	"usage: nastune agent [--listen ADDR:PORT] [--token-file FILE] "                           \
 	"[--mount PROTO=PATH]... [--credentials FILE] [--scratch DIR] [--no-advertise]\n"
 
 static void *
 advertise(const char *name, int port, const char *const *txt, size_t ntxt)
 {
-	struct mdns_record rec = { .type = "_nastune._tcp", .port = port, .txt = txt,
-				   .ntxt = ntxt };
+	struct mdns_record rec = {.type = "_nastune._tcp", .port = port, .txt = txt, .ntxt = ntxt};
 	struct mdns_publisher *p = NULL;
 	char err[512];
 
 	if (mdns_publisher_start(name, &rec, 1, 5000, &p, err, sizeof(err)) < 0) {
 		log_warnx("agent: not advertised over mDNS (%s); the NAS must name this host "
-			  "with --client", err);
+			  "with --client",
+			  err);
 		return NULL;
 	}
 	return p;
@@ -45,17 +46,17 @@ int
 cmd_agent(struct ctx *ctx, int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "listen", required_argument, NULL, 'l' },
-		{ "token-file", required_argument, NULL, 't' },
-		{ "mount", required_argument, NULL, 'm' },
-		{ "credentials", required_argument, NULL, 'C' },
-		{ "scratch", required_argument, NULL, 's' },
-		{ "no-advertise", no_argument, NULL, 'A' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		{"listen", required_argument, NULL, 'l'},
+		{"token-file", required_argument, NULL, 't'},
+		{"mount", required_argument, NULL, 'm'},
+		{"credentials", required_argument, NULL, 'C'},
+		{"scratch", required_argument, NULL, 's'},
+		{"no-advertise", no_argument, NULL, 'A'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
 	};
-	struct agent_opts o = { .stop = &sigstop_caught, .advertise = advertise,
-				.unadvertise = unadvertise };
+	struct agent_opts o = {
+		.stop = &sigstop_caught, .advertise = advertise, .unadvertise = unadvertise};
 	struct agent_mount *mounts = NULL;
 	char *token = NULL, err[512], addr[128];
 	size_t nmounts = 0, i;
@@ -66,8 +67,10 @@ cmd_agent(struct ctx *ctx, int argc, char **argv)
 		switch (c) {
 		case 'l':
 			if (agent_parse_listen(optarg, addr, sizeof(addr), &port) < 0) {
-				fprintf(stderr, "nastune agent: --listen '%s' is not ADDR:PORT, ADDR, "
-						":PORT or [V6]:PORT\n", optarg);
+				fprintf(stderr,
+					"nastune agent: --listen '%s' is not ADDR:PORT, ADDR, "
+					":PORT or [V6]:PORT\n",
+					optarg);
 				goto out;
 			}
 			o.listen = optarg;
@@ -82,8 +85,10 @@ cmd_agent(struct ctx *ctx, int argc, char **argv)
 			if (!eq || eq - optarg >= (long)sizeof(mounts->proto) || eq[1] != '/' ||
 			    (strncmp(optarg, "smb=", 4) && strncmp(optarg, "nfs=", 4) &&
 			     strncmp(optarg, "afp=", 4))) {
-				fprintf(stderr, "nastune agent: --mount '%s' is not PROTO=/PATH "
-						"(smb, nfs or afp; e.g. smb=/Volumes/Media)\n", optarg);
+				fprintf(stderr,
+					"nastune agent: --mount '%s' is not PROTO=/PATH "
+					"(smb, nfs or afp; e.g. smb=/Volumes/Media)\n",
+					optarg);
 				goto out;
 			}
 			mounts = xreallocarray(mounts, nmounts + 1, sizeof(*mounts));
@@ -144,10 +149,10 @@ int
 cmd_pair(struct ctx *ctx, int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "force", no_argument, NULL, 'f' },
-		{ "token-file", required_argument, NULL, 't' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		{"force", no_argument, NULL, 'f'},
+		{"token-file", required_argument, NULL, 't'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
 	};
 	uint8_t key[AGENT_KEY_LEN];
 	char *path = NULL, err[512], kid[17], hex[2 * AGENT_KEY_LEN + 1];
@@ -203,7 +208,8 @@ cmd_pair(struct ctx *ctx, int argc, char **argv)
 		printf("On each client, as root (the key is a secret: copy it over a trusted "
 		       "channel):\n\n");
 		printf("  umask 077; mkdir -p /etc/nastune && echo %s > /etc/nastune/agent.key && "
-		       "nastune agent --token-file /etc/nastune/agent.key\n\n", hex);
+		       "nastune agent --token-file /etc/nastune/agent.key\n\n",
+		       hex);
 		printf("Then on this NAS: nastune bench --client auto (or --client HOST)\n");
 	}
 	memset(key, 0, sizeof(key));

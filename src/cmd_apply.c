@@ -42,8 +42,8 @@ show_dry_run(const struct ctx *ctx, const struct model *m, const struct apply_re
 		if (c->act == APPLY_REMOVED)
 			printf("would remove %s\n", c->abs);
 		else
-			cli_show_diff(c->act == APPLY_UPDATED ? c->abs : "/dev/null", c->path, c->data,
-				      c->len);
+			cli_show_diff(c->act == APPLY_UPDATED ? c->abs : "/dev/null", c->path,
+				      c->data, c->len);
 	}
 	for (s = 0; s < SVC_COUNT; s++) {
 		const struct service_backend *be;
@@ -57,18 +57,21 @@ show_dry_run(const struct ctx *ctx, const struct model *m, const struct apply_re
 			       d->daemon, be ? be->name : "?");
 		else if (be && be->needs_start && !service_start(m, s))
 			printf("would %s %s (%s backend; %s changed, which only a restart picks "
-			       "up: set services.%s.start)\n", no_reload ? "not reload" : "reload",
-			       d->daemon, be->name, res->restart_why[s], svc_name(s));
+			       "up: set services.%s.start)\n",
+			       no_reload ? "not reload" : "reload", d->daemon, be->name,
+			       res->restart_why[s], svc_name(s));
 		else
-			printf("would %s %s (%s backend): %s changed\n", no_reload ? "not restart" :
-			       "restart", d->daemon, be ? be->name : "?", res->restart_why[s]);
+			printf("would %s %s (%s backend): %s changed\n",
+			       no_reload ? "not restart" : "restart", d->daemon,
+			       be ? be->name : "?", res->restart_why[s]);
 	}
 	if (mtu) {
 		int cur = 0;
 
 		netif_get_mtu(m->network.interface, &cur);
 		if (m->network.mtu_mode == MTU_AUTO)
-			printf("would choose the largest MTU of %s that every peer receives and sends "
+			printf("would choose the largest MTU of %s that every peer receives and "
+			       "sends "
 			       "with itself (now %d)\n",
 			       m->network.interface, cur);
 		else
@@ -101,9 +104,11 @@ proofs_json(const struct apply_result *res)
 
 		json_array_append_new(a, json_pack("{s:s, s:s, s:o, s:s, s:s}", "share", p->share,
 						   "protocol", p->proto, "served",
-						   p->state == SERVED_SKIPPED ? json_null() :
-						   json_boolean(p->state == SERVED_YES), "state",
-						   served_state_name(p->state), "answer", p->answer));
+						   p->state == SERVED_SKIPPED
+							   ? json_null()
+							   : json_boolean(p->state == SERVED_YES),
+						   "state", served_state_name(p->state), "answer",
+						   p->answer));
 	}
 	return a;
 }
@@ -132,16 +137,17 @@ print_json(const struct model *m, const struct apply_result *res, int rc, bool d
 		for (i = 0; i < res->nchanges; i++)
 			json_array_append_new(ch, json_string(res->changes[i].path));
 		json_object_set_new(o, "changed", ch);
-		json_object_set_new(o, "would_reload", daemons_json(m, res->changed &
-								 ~res->needs_restart & actionable(m)));
-		json_object_set_new(o, "would_restart", daemons_json(m, res->needs_restart &
-								  actionable(m)));
+		json_object_set_new(
+			o, "would_reload",
+			daemons_json(m, res->changed & ~res->needs_restart & actionable(m)));
+		json_object_set_new(o, "would_restart",
+				    daemons_json(m, res->needs_restart & actionable(m)));
 		if (rc < 0)
 			json_object_set_new(o, "error", json_string(res->msg));
 		goto out;
 	}
-	json_object_set_new(o, "generation", res->generation >= 0 ?
-			    json_integer(res->generation) : json_null());
+	json_object_set_new(o, "generation",
+			    res->generation >= 0 ? json_integer(res->generation) : json_null());
 	json_object_set_new(o, "previous", res->prev >= 0 ? json_integer(res->prev) : json_null());
 	for (i = 0; i < res->nchanges; i++)
 		json_array_append_new(ch, json_string(res->changes[i].path));
@@ -152,17 +158,16 @@ print_json(const struct model *m, const struct apply_result *res, int rc, bool d
 		json_t *peers = json_array();
 
 		for (i = 0; i < res->mtu.npeers; i++)
-			json_array_append_new(peers, json_pack("{s:s, s:i, s:i}", "peer",
-							       res->mtu.peers[i].addr, "largest",
-							       res->mtu.peers[i].largest, "peer_mtu",
-							       res->mtu.peers[i].peer_mtu));
-		json_object_set_new(o, "mtu", json_pack("{s:s, s:i, s:i, s:i, s:b, s:o, s:i}",
-							"interface", m->network.interface, "old",
-							res->mtu.old_mtu, "final",
-							res->mtu.final_mtu, "tried",
-							res->mtu.tried_mtu, "changed",
-							res->mtu.changed, "peers", peers,
-							"peers_mtu", res->mtu.peers_mtu));
+			json_array_append_new(
+				peers, json_pack("{s:s, s:i, s:i}", "peer", res->mtu.peers[i].addr,
+						 "largest", res->mtu.peers[i].largest, "peer_mtu",
+						 res->mtu.peers[i].peer_mtu));
+		json_object_set_new(o, "mtu",
+				    json_pack("{s:s, s:i, s:i, s:i, s:b, s:o, s:i}", "interface",
+					      m->network.interface, "old", res->mtu.old_mtu,
+					      "final", res->mtu.final_mtu, "tried",
+					      res->mtu.tried_mtu, "changed", res->mtu.changed,
+					      "peers", peers, "peers_mtu", res->mtu.peers_mtu));
 	}
 	json_object_set_new(o, "proofs", proofs_json(res));
 	if (rc < 0) {
@@ -181,7 +186,7 @@ out:
 static void
 print_proofs(const struct apply_result *res)
 {
-	static const char *const protos[] = { "smb", "nfs", "afp" };
+	static const char *const protos[] = {"smb", "nfs", "afp"};
 	size_t i, k, p;
 
 	for (i = 0; i < res->nproofs; i++)
@@ -193,12 +198,12 @@ print_proofs(const struct apply_result *res)
 
 		buf_init(&b);
 		for (i = 0; i < res->nproofs; i++)
-			if (res->proofs[i].state == SERVED_YES && strcmp(res->proofs[i].proto,
-									 protos[p]) == 0)
+			if (res->proofs[i].state == SERVED_YES &&
+			    strcmp(res->proofs[i].proto, protos[p]) == 0)
 				buf_printf(&b, "%s%s", n++ ? ", " : "", res->proofs[i].share);
 		if (n)
 			log_info("served over %s, proven from this host: %s", protos[p], b.data);
-		buf_free(&b);
+		buf_clear(&b);
 	}
 	for (i = 0; i < res->nproofs; i++) {
 		const struct served_proof *q = &res->proofs[i];
@@ -207,7 +212,7 @@ print_proofs(const struct apply_result *res)
 
 		if (q->state != SERVED_SKIPPED)
 			continue;
-		for (k = 0; k < i; k++)	/* grouped with an earlier one */
+		for (k = 0; k < i; k++) /* grouped with an earlier one */
 			if (res->proofs[k].state == SERVED_SKIPPED &&
 			    strcmp(res->proofs[k].proto, q->proto) == 0 &&
 			    strcmp(res->proofs[k].answer, q->answer) == 0)
@@ -223,7 +228,7 @@ print_proofs(const struct apply_result *res)
 				first = false;
 			}
 		log_info("not proven over %s: %s — %s", q->proto, b.data, q->answer);
-		buf_free(&b);
+		buf_clear(&b);
 	}
 	for (i = 0; i < res->nproofs; i++)
 		if (res->proofs[i].state == SERVED_NO)
@@ -240,14 +245,17 @@ print_text(const struct model *m, const struct apply_result *res)
 	if (res->generation < 0)
 		return;
 	for (i = 0; i < res->nchanges; i++)
-		log_info("%s %s", res->changes[i].act == APPLY_REMOVED ? "removed" :
-			 res->changes[i].act == APPLY_UPDATED ? "updated" : "created",
+		log_info("%s %s",
+			 res->changes[i].act == APPLY_REMOVED	? "removed"
+			 : res->changes[i].act == APPLY_UPDATED ? "updated"
+								: "created",
 			 res->changes[i].abs);
 	if (res->mtu_ran)
 		log_info("MTU of %s: %d%s%d%s", m->network.interface, res->mtu.old_mtu,
 			 res->mtu.changed ? " -> " : " kept (tried ",
 			 res->mtu.changed ? res->mtu.final_mtu : res->mtu.tried_mtu,
-			 res->mtu.changed ? (res->mtu.npeers ? ", proven to every peer" : "") : ")");
+			 res->mtu.changed ? (res->mtu.npeers ? ", proven to every peer" : "")
+					  : ")");
 	log_info("applied as generation %ld (rollback: nastune rollback %ld)", res->generation,
 		 res->prev);
 }
@@ -256,14 +264,14 @@ int
 cmd_apply(struct ctx *ctx, int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "dry-run", no_argument, NULL, 'n' },
-		{ "no-reload", no_argument, NULL, 'R' },
-		{ "if-changed", no_argument, NULL, 'i' },
-		{ "lock-timeout", required_argument, NULL, 't' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		{"dry-run", no_argument, NULL, 'n'},
+		{"no-reload", no_argument, NULL, 'R'},
+		{"if-changed", no_argument, NULL, 'i'},
+		{"lock-timeout", required_argument, NULL, 't'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
 	};
-	struct apply_opts o = { .root = ctx->root, .lock_timeout_s = 60 };
+	struct apply_opts o = {.root = ctx->root, .lock_timeout_s = 60};
 	struct apply_result res;
 	struct rendered r;
 	struct model *m;
@@ -284,8 +292,10 @@ cmd_apply(struct ctx *ctx, int argc, char **argv)
 		case 't':
 			o.lock_timeout_s = (int)strtol(optarg, &end, 10);
 			if (*end || o.lock_timeout_s < 0 || o.lock_timeout_s > 3600) {
-				fprintf(stderr, "nastune apply: --lock-timeout '%s' must be 0 to 3600 "
-						"seconds\n", optarg);
+				fprintf(stderr,
+					"nastune apply: --lock-timeout '%s' must be 0 to 3600 "
+					"seconds\n",
+					optarg);
 				return EXIT_USAGE;
 			}
 			break;
@@ -301,7 +311,8 @@ cmd_apply(struct ctx *ctx, int argc, char **argv)
 		fprintf(stderr, "nastune apply: unexpected argument '%s'\n", argv[optind]);
 		return EXIT_USAGE;
 	}
-	if (!(m = o.dry_run ? cli_load_model(ctx, &status) : cli_load_model_recovered(ctx, &status)))
+	if (!(m = o.dry_run ? cli_load_model(ctx, &status)
+			    : cli_load_model_recovered(ctx, &status)))
 		return status;
 	if ((status = cli_render(ctx, m, 0, &r)) == EXIT_OK) {
 		rc = apply_run(m, &r, &o, &res);
@@ -320,8 +331,8 @@ cmd_apply(struct ctx *ctx, int argc, char **argv)
 			show_dry_run(ctx, m, &res, o.no_reload);
 		else
 			print_text(m, &res);
-		apply_result_release(&res);
-		render_free(&r);
+		apply_result_clear(&res);
+		render_clear(&r);
 	}
 	model_free(m);
 	return status;
@@ -330,7 +341,7 @@ cmd_apply(struct ctx *ctx, int argc, char **argv)
 int
 cmd_rollback(struct ctx *ctx, int argc, char **argv)
 {
-	struct apply_opts o = { .root = ctx->root, .lock_timeout_s = 60 };
+	struct apply_opts o = {.root = ctx->root, .lock_timeout_s = 60};
 	struct model *m;
 	long id = -1;
 	int status = EXIT_OK;
@@ -347,8 +358,10 @@ cmd_rollback(struct ctx *ctx, int argc, char **argv)
 	if (argc == 2) {
 		id = strtol(argv[1], &end, 10);
 		if (*end || id < 0) {
-			fprintf(stderr, "nastune rollback: '%s' is not a generation number — see "
-					"`nastune status`\n", argv[1]);
+			fprintf(stderr,
+				"nastune rollback: '%s' is not a generation number — see "
+				"`nastune status`\n",
+				argv[1]);
 			return EXIT_USAGE;
 		}
 	}
@@ -363,9 +376,9 @@ cmd_rollback(struct ctx *ctx, int argc, char **argv)
 int
 cmd_status(struct ctx *ctx, int argc, char **argv)
 {
-	struct generation g = { 0 };
+	struct generation g = {0};
 	struct state *st = NULL;
-	struct hwinfo hw = { 0 };
+	struct hwinfo hw = {0};
 	struct model *m;
 	char err[512], hash[65], *text = NULL, *changes = NULL, *db;
 	json_t *o = json_object(), *svcs = json_array(), *gens = json_array();
@@ -401,11 +414,11 @@ cmd_status(struct ctx *ctx, int argc, char **argv)
 	    state_last_generation(st, &g) == 0) {
 		state_generation_ids(st, &ids, &nids);
 		changes = hwinfo_diff(g.hw_text, text);
-		json_object_set_new(o, "generation", json_pack("{s:I, s:s, s:s, s:s, s:s, s:i}", "id",
-							       (json_int_t)g.id, "created", g.created,
-							       "reason", g.reason, "version", g.version,
-							       "mtu_interface", g.mtu_iface, "mtu",
-							       g.mtu));
+		json_object_set_new(o, "generation",
+				    json_pack("{s:I, s:s, s:s, s:s, s:s, s:i}", "id",
+					      (json_int_t)g.id, "created", g.created, "reason",
+					      g.reason, "version", g.version, "mtu_interface",
+					      g.mtu_iface, "mtu", g.mtu));
 	} else {
 		json_object_set_new(o, "generation", json_null());
 	}
@@ -436,9 +449,10 @@ cmd_status(struct ctx *ctx, int argc, char **argv)
 	}
 	/* What clients see: the records on the network, as this host's avahi-daemon knows them. */
 	mrc = mdns_browse(NULL, 4, true, 1500, &seen, &nseen, merr, sizeof(merr));
-	json_object_set_new(o, "bonjour", json_pack("{s:b, s:s?, s:o}", "available", mrc == 0,
-						    "error", mrc ? merr : NULL, "services",
-						    mdns_services_json(seen, nseen)));
+	json_object_set_new(o, "bonjour",
+			    json_pack("{s:b, s:s?, s:o}", "available", mrc == 0, "error",
+				      mrc ? merr : NULL, "services",
+				      mdns_services_json(seen, nseen)));
 	if (ctx->json) {
 		json_dumpf(o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 		fputc('\n', stdout);
@@ -458,8 +472,10 @@ cmd_status(struct ctx *ctx, int argc, char **argv)
 			const struct service_desc *d = service_desc(m, s);
 
 			printf("  %-5s %-13s backend %-8s %s\n", svc_name(s), d->daemon,
-			       be ? be->name : "?", d->port ? (service_port_listening(d->port) ?
-						"listening" : "not listening") : "");
+			       be ? be->name : "?",
+			       d->port ? (service_port_listening(d->port) ? "listening"
+									  : "not listening")
+				       : "");
 		}
 		{
 			const struct knob *k;
@@ -470,7 +486,8 @@ cmd_status(struct ctx *ctx, int argc, char **argv)
 				tuned += knob_source(m, k->id) == KNOB_TUNED;
 			}
 			printf("knobs: %u pinned in nastune.conf, %u from tuned.conf, the rest at "
-			       "the daemons' defaults (nastune knobs)\n", pinned, tuned);
+			       "the daemons' defaults (nastune knobs)\n",
+			       pinned, tuned);
 		}
 		printf("hardware %.16s…:\n%s", hash, text);
 		if (changes && *changes)
@@ -495,7 +512,7 @@ cmd_status(struct ctx *ctx, int argc, char **argv)
 	free(text);
 	free(changes);
 	generation_clear(&g);
-	hwinfo_free(&hw);
+	hwinfo_clear(&hw);
 	state_close(st);
 	model_free(m);
 	return EXIT_OK;

@@ -101,8 +101,8 @@ parse_uint(const char *opt, const char *s, unsigned lo, unsigned hi, unsigned *o
 	unsigned long v = strtoul(s, &end, 10);
 
 	if (!*s || *end || v < lo || v > hi) {
-		fprintf(stderr, "nastune bench: %s '%s' must be a number from %u to %u\n", opt, s, lo,
-			hi);
+		fprintf(stderr, "nastune bench: %s '%s' must be a number from %u to %u\n", opt, s,
+			lo, hi);
 		return -1;
 	}
 	*out = (unsigned)v;
@@ -128,8 +128,10 @@ parse_lists(struct benchrun *b, const char *protos, const char *wls, const char 
 	copy = xstrdup(protos ? protos : "");
 	for (tok = strtok_r(copy, ",", &save); tok && !rc; tok = strtok_r(NULL, ",", &save))
 		if (!units_in_list("null,posix,smb,nfs,afp", tok)) {
-			fprintf(stderr, "nastune bench: unknown protocol '%s' (null, posix, smb, nfs, "
-					"afp)\n", tok);
+			fprintf(stderr,
+				"nastune bench: unknown protocol '%s' (null, posix, smb, nfs, "
+				"afp)\n",
+				tok);
 			rc = -1;
 		}
 	free(copy);
@@ -138,8 +140,10 @@ parse_lists(struct benchrun *b, const char *protos, const char *wls, const char 
 	copy = xstrdup(wls ? wls : "");
 	for (tok = strtok_r(copy, ",", &save); tok && !rc; tok = strtok_r(NULL, ",", &save)) {
 		if ((w = bench_workload_parse(tok)) < 0) {
-			fprintf(stderr, "nastune bench: unknown workload '%s' — see `nastune bench "
-					"--help`\n", tok);
+			fprintf(stderr,
+				"nastune bench: unknown workload '%s' — see `nastune bench "
+				"--help`\n",
+				tok);
 			rc = -1;
 		} else {
 			b->wl[w] = true;
@@ -150,9 +154,12 @@ parse_lists(struct benchrun *b, const char *protos, const char *wls, const char 
 	for (tok = strtok_r(copy, ",", &save); tok && !rc; tok = strtok_r(NULL, ",", &save)) {
 		struct benchrun_video *v = &b->videos[b->nvideo];
 
-		if (b->nvideo == BENCHRUN_MAX_VIDEO || bench_video_parse(tok, &v->fmt, &v->fps) < 0) {
-			fprintf(stderr, "nastune bench: --video '%s' is not FORMAT@FPS with a known "
-					"format (see --help) and 1-240 fps\n", tok);
+		if (b->nvideo == BENCHRUN_MAX_VIDEO ||
+		    bench_video_parse(tok, &v->fmt, &v->fps) < 0) {
+			fprintf(stderr,
+				"nastune bench: --video '%s' is not FORMAT@FPS with a known "
+				"format (see --help) and 1-240 fps\n",
+				tok);
 			rc = -1;
 		} else {
 			b->nvideo++;
@@ -167,25 +174,25 @@ static int
 parse_args(struct benchrun *b, struct bench_args *a, int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "protocol", required_argument, NULL, 'p' },
-		{ "workload", required_argument, NULL, 'w' },
-		{ "target", required_argument, NULL, 't' },
-		{ "repeat", required_argument, NULL, 'n' },
-		{ "warmup", required_argument, NULL, 'W' },
-		{ "size", required_argument, NULL, 's' },
-		{ "credentials", required_argument, NULL, 'C' },
-		{ "force", no_argument, NULL, 'f' },
-		{ "cache", required_argument, NULL, 'k' },
-		{ "files", required_argument, NULL, 'F' },
-		{ "entries", required_argument, NULL, 'E' },
-		{ "video", required_argument, NULL, 'V' },
-		{ "video-seconds", required_argument, NULL, 'S' },
-		{ "no-baseline", no_argument, NULL, 'B' },
-		{ "client", required_argument, NULL, 'c' },
-		{ "token-file", required_argument, NULL, 'T' },
-		{ "clients-only", no_argument, NULL, 'O' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		{"protocol", required_argument, NULL, 'p'},
+		{"workload", required_argument, NULL, 'w'},
+		{"target", required_argument, NULL, 't'},
+		{"repeat", required_argument, NULL, 'n'},
+		{"warmup", required_argument, NULL, 'W'},
+		{"size", required_argument, NULL, 's'},
+		{"credentials", required_argument, NULL, 'C'},
+		{"force", no_argument, NULL, 'f'},
+		{"cache", required_argument, NULL, 'k'},
+		{"files", required_argument, NULL, 'F'},
+		{"entries", required_argument, NULL, 'E'},
+		{"video", required_argument, NULL, 'V'},
+		{"video-seconds", required_argument, NULL, 'S'},
+		{"no-baseline", no_argument, NULL, 'B'},
+		{"client", required_argument, NULL, 'c'},
+		{"token-file", required_argument, NULL, 'T'},
+		{"clients-only", no_argument, NULL, 'O'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
 	};
 	struct bench_opts *o = &b->o;
 	const char *wls = NULL, *video_arg = NULL;
@@ -215,8 +222,10 @@ parse_args(struct benchrun *b, struct bench_args *a, int argc, char **argv)
 		case 's':
 			if (units_parse_size(optarg, &o->size) < 0 || o->size < 4096 ||
 			    o->size > BENCH_MAX_SIZE) {
-				fprintf(stderr, "nastune bench: --size '%s' is not a size from 4K to "
-						"16T (e.g. 64M, 1G)\n", optarg);
+				fprintf(stderr,
+					"nastune bench: --size '%s' is not a size from 4K to "
+					"16T (e.g. 64M, 1G)\n",
+					optarg);
 				return -1;
 			}
 			break;
@@ -232,7 +241,8 @@ parse_args(struct benchrun *b, struct bench_args *a, int argc, char **argv)
 			else if (strcmp(optarg, "cold") == 0)
 				o->cache = BENCH_CACHE_COLD;
 			else if (strcmp(optarg, "auto") != 0) {
-				fprintf(stderr, "nastune bench: --cache must be hot, cold or auto\n");
+				fprintf(stderr,
+					"nastune bench: --cache must be hot, cold or auto\n");
 				return -1;
 			}
 			break;
@@ -241,7 +251,8 @@ parse_args(struct benchrun *b, struct bench_args *a, int argc, char **argv)
 				return -1;
 			break;
 		case 'E':
-			if (parse_uint("--entries", optarg, 1, BENCH_MAX_ENTRIES, &o->meta_entries) < 0)
+			if (parse_uint("--entries", optarg, 1, BENCH_MAX_ENTRIES,
+				       &o->meta_entries) < 0)
 				return -1;
 			break;
 		case 'V':
@@ -250,8 +261,10 @@ parse_args(struct benchrun *b, struct bench_args *a, int argc, char **argv)
 		case 'S':
 			o->video_seconds = strtod(optarg, &end);
 			if (*end || !(o->video_seconds >= 0.1 && o->video_seconds <= 3600)) {
-				fprintf(stderr, "nastune bench: --video-seconds '%s' must be 0.1 to "
-						"3600\n", optarg);
+				fprintf(stderr,
+					"nastune bench: --video-seconds '%s' must be 0.1 to "
+					"3600\n",
+					optarg);
 				return -1;
 			}
 			break;
@@ -261,7 +274,8 @@ parse_args(struct benchrun *b, struct bench_args *a, int argc, char **argv)
 		case 'c':
 			if (!cli_client_spec_ok(optarg))
 				return -1;
-			a->clients = xreallocarray(a->clients, a->nclients + 1, sizeof(*a->clients));
+			a->clients =
+				xreallocarray(a->clients, a->nclients + 1, sizeof(*a->clients));
 			a->clients[a->nclients++] = optarg;
 			break;
 		case 'T':
@@ -296,18 +310,19 @@ plan(const struct ctx *ctx, struct benchrun *b, const struct bench_args *a, stru
 	int status = EXIT_OK;
 
 	if (!a->nurls || stat(path, &sb) == 0)
-		*m = cli_load_model(ctx, &status);	/* an invalid file is never ignored */
+		*m = cli_load_model(ctx, &status); /* an invalid file is never ignored */
 	free(path);
 	if (status != EXIT_OK)
 		return status;
 	for (i = 0; i < a->nurls; i++)
-		if (benchrun_add_url(b, *m, ctx->root, a->urls[i], a->protos, err,
-				     sizeof(err)) < 0) {
+		if (benchrun_add_url(b, *m, ctx->root, a->urls[i], a->protos, err, sizeof(err)) <
+		    0) {
 			fprintf(stderr, "nastune bench: %s\n", err);
 			return EXIT_USAGE;
 		}
 	if (a->clients_only && !a->nclients) {
-		fprintf(stderr, "nastune bench: --clients-only needs --client HOST or --client auto\n");
+		fprintf(stderr,
+			"nastune bench: --clients-only needs --client HOST or --client auto\n");
 		return EXIT_USAGE;
 	}
 	if (a->nclients && !*m) {
@@ -332,7 +347,7 @@ plan(const struct ctx *ctx, struct benchrun *b, const struct bench_args *a, stru
 static int
 run(const struct ctx *ctx, struct benchrun *b, const struct bench_args *a, const struct model *m)
 {
-	struct progress pr = { 0 };
+	struct progress pr = {0};
 	struct sigaction old[2];
 	int status = EXIT_OK;
 
@@ -371,7 +386,7 @@ int
 cmd_bench(struct ctx *ctx, int argc, char **argv)
 {
 	struct benchrun b;
-	struct bench_args a = { 0 };
+	struct bench_args a = {0};
 	struct model *m = NULL;
 	json_t *doc = NULL;
 	char err[1024];
@@ -408,7 +423,7 @@ out:
 	free(a.urls);
 	free(a.clients);
 	json_decref(doc);
-	benchrun_release(&b);
+	benchrun_clear(&b);
 	model_free(m);
 	return status;
 }
@@ -437,13 +452,13 @@ int
 cmd_report(struct ctx *ctx, int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "html", required_argument, NULL, 'H' },
-		{ "run", required_argument, NULL, 'r' },
-		{ "tune", no_argument, NULL, 't' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		{"html", required_argument, NULL, 'H'},
+		{"run", required_argument, NULL, 'r'},
+		{"tune", no_argument, NULL, 't'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
 	};
-	struct state_bench_run run = { 0 };
+	struct state_bench_run run = {0};
 	bool tune = false;
 	const char *html = NULL;
 	struct state *st = NULL;
@@ -461,8 +476,10 @@ cmd_report(struct ctx *ctx, int argc, char **argv)
 		case 'r':
 			id = strtol(optarg, &end, 10);
 			if (*end || id < 1) {
-				fprintf(stderr, "nastune report: --run '%s' is not a run number — see "
-						"`nastune history`\n", optarg);
+				fprintf(stderr,
+					"nastune report: --run '%s' is not a run number — see "
+					"`nastune history`\n",
+					optarg);
 				return EXIT_USAGE;
 			}
 			break;
@@ -487,9 +504,12 @@ cmd_report(struct ctx *ctx, int argc, char **argv)
 		char *hw = NULL, *text = NULL;
 
 		if ((rc = state_get_tune(st, id, &tid, &hw, &text)) < 0) {
-			fprintf(stderr, rc == -ENOENT ? (id >= 0 ? "nastune report: no tune %ld\n" :
-					"nastune report: no tune yet — run `nastune tune`\n") :
-					"nastune report: cannot read the state database\n", id);
+			fprintf(stderr,
+				rc == -ENOENT ? (id >= 0 ? "nastune report: no tune %ld\n"
+							 : "nastune report: no tune yet — run "
+							   "`nastune tune`\n")
+					      : "nastune report: cannot read the state database\n",
+				id);
 			state_close(st);
 			return rc == -ENOENT && id >= 0 ? EXIT_USAGE : EXIT_FAIL;
 		}
@@ -500,14 +520,16 @@ cmd_report(struct ctx *ctx, int argc, char **argv)
 		if (rc == -ENOENT && id >= 0)
 			fprintf(stderr, "nastune report: no run %ld — see `nastune history`\n", id);
 		else if (rc == -ENOENT)
-			fprintf(stderr, "nastune report: no benchmark runs yet — run `nastune bench`\n");
+			fprintf(stderr,
+				"nastune report: no benchmark runs yet — run `nastune bench`\n");
 		else
 			fprintf(stderr, "nastune report: cannot read the state database\n");
 		status = rc == -ENOENT && id >= 0 ? EXIT_USAGE : EXIT_FAIL;
 		goto out;
 	}
 	if (!(doc = json_loads(run.json, 0, &jerr))) {
-		fprintf(stderr, "nastune report: run %ld is not valid JSON: %s\n", run.id, jerr.text);
+		fprintf(stderr, "nastune report: run %ld is not valid JSON: %s\n", run.id,
+			jerr.text);
 		goto out;
 	}
 	if (ctx->json && !html) {
@@ -517,18 +539,19 @@ cmd_report(struct ctx *ctx, int argc, char **argv)
 		goto out;
 	}
 	if (tune)
-		out = html ? tune_report_html(doc, err, sizeof(err)) :
-			     tune_report_text(doc, err, sizeof(err));
+		out = html ? tune_report_html(doc, err, sizeof(err))
+			   : tune_report_text(doc, err, sizeof(err));
 	else
-		out = html ? bench_report_html(doc, err, sizeof(err)) :
-			     bench_report_text(doc, err, sizeof(err));
+		out = html ? bench_report_html(doc, err, sizeof(err))
+			   : bench_report_text(doc, err, sizeof(err));
 	if (!out) {
 		fprintf(stderr, "nastune report: run %ld: %s\n", run.id, err);
 		goto out;
 	}
 	if (html) {
 		if ((rc = fs_write_atomic(html, out, strlen(out), 0644, 0)) < 0) {
-			fprintf(stderr, "nastune report: cannot write %s: %s\n", html, strerror(-rc));
+			fprintf(stderr, "nastune report: cannot write %s: %s\n", html,
+				strerror(-rc));
 			goto out;
 		}
 		log_info("report: run %ld written to %s", run.id, html);
@@ -568,8 +591,8 @@ cmd_history(struct ctx *ctx, int argc, char **argv)
 		goto out;
 	}
 	if (!ctx->json)
-		printf("%5s  %-20s  %4s  %-12s  %7s  %6s  %s\n", "run", "created", "gen", "hardware",
-		       "results", "errors", "targets");
+		printf("%5s  %-20s  %4s  %-12s  %7s  %6s  %s\n", "run", "created", "gen",
+		       "hardware", "results", "errors", "targets");
 	for (i = 0; i < n; i++) {
 		json_t *doc = json_loads(runs[i].json, 0, NULL), *targets = json_array(), *v;
 		const json_t *res = json_object_get(doc, "results");
@@ -578,26 +601,30 @@ cmd_history(struct ctx *ctx, int argc, char **argv)
 
 		nerr = json_array_size(json_object_get(doc, "errors"));
 		buf_init(&tl);
-		json_array_foreach(res, k, v) {
+		json_array_foreach(res, k, v)
+		{
 			const char *t = json_string_value(json_object_get(v, "target"));
 			size_t j;
 			json_t *x;
 			bool seen = false;
 
-			json_array_foreach(targets, j, x)
-				seen |= t && strcmp(json_string_value(x), t) == 0;
+			json_array_foreach(targets, j, x) seen |=
+				t && strcmp(json_string_value(x), t) == 0;
 			if (t && !seen) {
 				json_array_append_new(targets, json_string(t));
 				buf_printf(&tl, "%s%s", tl.len ? " " : "", t);
 			}
 		}
 		if (ctx->json) {
-			json_array_append_new(list, json_pack(
-				"{s:I, s:s, s:o, s:s, s:I, s:I, s:o}", "run", (json_int_t)runs[i].id,
-				"created", runs[i].created, "generation", runs[i].gen >= 0 ?
-				json_integer(runs[i].gen) : json_null(), "hw_hash", runs[i].hw_hash,
-				"results", (json_int_t)nres, "errors", (json_int_t)nerr, "targets",
-				targets));
+			json_array_append_new(list,
+					      json_pack("{s:I, s:s, s:o, s:s, s:I, s:I, s:o}",
+							"run", (json_int_t)runs[i].id, "created",
+							runs[i].created, "generation",
+							runs[i].gen >= 0 ? json_integer(runs[i].gen)
+									 : json_null(),
+							"hw_hash", runs[i].hw_hash, "results",
+							(json_int_t)nres, "errors",
+							(json_int_t)nerr, "targets", targets));
 		} else {
 			char gen[16];
 
@@ -607,7 +634,7 @@ cmd_history(struct ctx *ctx, int argc, char **argv)
 			       nerr, tl.data ? tl.data : "");
 			json_decref(targets);
 		}
-		buf_free(&tl);
+		buf_clear(&tl);
 		json_decref(doc);
 	}
 	if (ctx->json) {

@@ -21,7 +21,7 @@
 struct peer {
 	char *host;
 	int port;
-	char *label;	/* how it was found */
+	char *label; /* how it was found */
 };
 
 static void
@@ -43,7 +43,7 @@ add_peer(struct peer **v, size_t *n, const char *host, int port, const char *lab
 static int
 discover(struct peer **v, size_t *n)
 {
-	static const char *const types[] = { "_nastune._tcp", NULL };
+	static const char *const types[] = {"_nastune._tcp", NULL};
 	struct mdns_service *s = NULL;
 	size_t ns = 0, i, k;
 	char err[512];
@@ -89,7 +89,7 @@ cli_bench_clients(const struct ctx *ctx, const struct model *m, char *const *cli
 	static const struct {
 		const char *name;
 		unsigned bit;
-	} ps[] = { { "smb", PROTO_SMB }, { "nfs", PROTO_NFS }, { "afp", PROTO_AFP } };
+	} ps[] = {{"smb", PROTO_SMB}, {"nfs", PROTO_NFS}, {"afp", PROTO_AFP}};
 	uint8_t key[AGENT_KEY_LEN];
 	struct peer *peers = NULL;
 	char err[1024], *keyfile;
@@ -144,26 +144,29 @@ cli_bench_clients(const struct ctx *ctx, const struct model *m, char *const *cli
 			 json_string_value(json_object_get(facts, "os")),
 			 json_string_value(json_object_get(facts, "os_version")),
 			 json_string_value(json_object_get(json_object_get(facts, "nic"), "name")),
-			 (long long)json_integer_value(json_object_get(json_object_get(facts, "nic"),
-								      "mtu")),
-			 (long long)json_integer_value(json_object_get(json_object_get(facts, "nic"),
-								      "speed_mbps")));
+			 (long long)json_integer_value(
+				 json_object_get(json_object_get(facts, "nic"), "mtu")),
+			 (long long)json_integer_value(
+				 json_object_get(json_object_get(facts, "nic"), "speed_mbps")));
 		for (s = 0; s < m->n_shares && !gone; s++) {
 			const struct share *sh = &m->shares[s];
 
 			if (sh->tm_enabled || sh->read_only)
 				continue;
 			for (k = 0; k < 3 && !gone; k++) {
-				bool enabled = k == 0 ? m->smb.enabled : k == 1 ? m->nfs.enabled :
-									 m->afp.enabled;
+				bool enabled = k == 0	? m->smb.enabled
+					       : k == 1 ? m->nfs.enabled
+							: m->afp.enabled;
 				char *part, *url;
 				const char *la;
 				bool v6;
 
-				if (!(sh->protocols & ps[k].bit) || !enabled || !units_in_list(protos, ps[k].name))
+				if (!(sh->protocols & ps[k].bit) || !enabled ||
+				    !units_in_list(protos, ps[k].name))
 					continue;
 				/* Our address as the agent reached it: the one it can mount from.
-				 * An IPv6 address goes in brackets, or its colons read as a port. */
+				 * An IPv6 address goes in brackets, or its colons read as a port.
+				 */
 				la = agent_conn_local_addr(c);
 				v6 = strchr(la, ':') != NULL;
 				part = bench_url_escape(k == 1 ? sh->path : sh->name);
@@ -171,23 +174,27 @@ cli_bench_clients(const struct ctx *ctx, const struct model *m, char *const *cli
 						v6 ? "]" : "", k == 1 ? "" : "/", part);
 				free(part);
 				if (k == 1) {
-					/* As one of the share's users (or its owner): the client does
-					 * not know our users by name, and exports squash root. */
+					/* As one of the share's users (or its owner): the client
+					 * does not know our users by name, and exports squash root.
+					 */
 					char *local = fs_rooted(ctx->root, sh->path), *u2;
-					struct passwd *pw = sh->valid_users.n ?
-						getpwnam(sh->valid_users.v[0]) : NULL;
+					struct passwd *pw = sh->valid_users.n
+								    ? getpwnam(sh->valid_users.v[0])
+								    : NULL;
 					struct stat sb;
 
 					bool st = stat(local, &sb) == 0;
 
 					/* The share's group: AUTH_SYS carries one gid here. */
 					if (pw)
-						u2 = xasprintf("%s?version=3&uid=%u&gid=%u", url,
-							       (unsigned)pw->pw_uid,
-							       (unsigned)(st ? sb.st_gid : pw->pw_gid));
+						u2 = xasprintf(
+							"%s?version=3&uid=%u&gid=%u", url,
+							(unsigned)pw->pw_uid,
+							(unsigned)(st ? sb.st_gid : pw->pw_gid));
 					else if (st && sb.st_uid != 0)
 						u2 = xasprintf("%s?version=3&uid=%u&gid=%u", url,
-							       (unsigned)sb.st_uid, (unsigned)sb.st_gid);
+							       (unsigned)sb.st_uid,
+							       (unsigned)sb.st_gid);
 					else
 						u2 = xasprintf("%s?version=3", url);
 					free(local);
@@ -202,9 +209,11 @@ cli_bench_clients(const struct ctx *ctx, const struct model *m, char *const *cli
 						continue;
 					/* No "force": agents refuse it from the network. */
 					job = json_pack("{s:s, s:s, s:s, s:{s:I, s:i, s:i, s:i}}",
-							"workload", bench_workload_name(w), "protocol",
-							ps[k].name, "target", url, "options", "size",
-							(json_int_t)(o->size ? o->size : BENCH_DEFAULT_SIZE),
+							"workload", bench_workload_name(w),
+							"protocol", ps[k].name, "target", url,
+							"options", "size",
+							(json_int_t)(o->size ? o->size
+									     : BENCH_DEFAULT_SIZE),
 							"repeats", o->repeats ? (int)o->repeats : 5,
 							"warmup", (int)o->warmup, "small_files",
 							(int)o->small_files);
@@ -216,11 +225,14 @@ cli_bench_clients(const struct ctx *ctx, const struct model *m, char *const *cli
 					json_decref(job);
 					if (rc < 0) {
 						log_warnx("bench: %s", err);
-						json_array_append_new(errors, json_pack(
-							"{s:s, s:s, s:s, s:s, s:s}", "client",
-							agent_conn_peer(c), "target", url, "protocol",
-							ps[k].name, "workload", bench_workload_name(w),
-							"message", err));
+						json_array_append_new(
+							errors,
+							json_pack("{s:s, s:s, s:s, s:s, s:s}",
+								  "client", agent_conn_peer(c),
+								  "target", url, "protocol",
+								  ps[k].name, "workload",
+								  bench_workload_name(w), "message",
+								  err));
 						failures++;
 						/* A vanished agent, or a connection with a frame
 						 * that failed its check, takes no more jobs; the
@@ -247,4 +259,3 @@ cli_bench_clients(const struct ctx *ctx, const struct model *m, char *const *cli
 	memset(key, 0, sizeof(key));
 	return failures ? -EIO : 0;
 }
-

@@ -49,7 +49,7 @@ cmd_check(struct ctx *ctx, int argc, char **argv)
 	struct model *m;
 	int status = EXIT_OK, rc;
 	size_t i;
-	unsigned counts[3] = { 0, 0, 0 };
+	unsigned counts[3] = {0, 0, 0};
 
 	if ((rc = no_args("check", argc, argv)) >= 0)
 		return rc == 100 ? EXIT_OK : rc;
@@ -68,8 +68,8 @@ cmd_check(struct ctx *ctx, int argc, char **argv)
 				     counts[2]));
 	} else if (ctx->verbosity >= 0) {
 		printf("configuration OK: profile %s, %zu share%s (smb %u, nfs %u, afp %u)\n",
-		       m->profile ? m->profile : "(none)", m->n_shares,
-		       m->n_shares == 1 ? "" : "s", counts[0], counts[1], counts[2]);
+		       m->profile ? m->profile : "(none)", m->n_shares, m->n_shares == 1 ? "" : "s",
+		       counts[0], counts[1], counts[2]);
 	}
 	model_free(m);
 	return EXIT_OK;
@@ -101,10 +101,10 @@ int
 cmd_render(struct ctx *ctx, int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "only", required_argument, NULL, 'O' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		{"output", required_argument, NULL, 'o'},
+		{"only", required_argument, NULL, 'O'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
 	};
 	const char *outdir = NULL;
 	struct rendered r;
@@ -120,8 +120,10 @@ cmd_render(struct ctx *ctx, int argc, char **argv)
 			break;
 		case 'O':
 			if (parse_only(optarg, &only) < 0) {
-				fprintf(stderr, "nastune render: --only '%s' is not valid — use a "
-						"comma list of smb, nfs, afp, mdns, sys, nastune\n", optarg);
+				fprintf(stderr,
+					"nastune render: --only '%s' is not valid — use a "
+					"comma list of smb, nfs, afp, mdns, sys, nastune\n",
+					optarg);
 				return EXIT_USAGE;
 			}
 			break;
@@ -166,10 +168,10 @@ cmd_render(struct ctx *ctx, int argc, char **argv)
 		json_t *files = json_array();
 
 		for (i = 0; i < r.n; i++)
-			json_array_append_new(files, json_pack("{s:s, s:s, s:s%}", "path",
-							       r.f[i].path, "service",
-							       svc_name(r.f[i].svc), "content",
-							       r.f[i].data, r.f[i].len));
+			json_array_append_new(files,
+					      json_pack("{s:s, s:s, s:s%}", "path", r.f[i].path,
+							"service", svc_name(r.f[i].svc), "content",
+							r.f[i].data, r.f[i].len));
 		json_print(json_pack("{s:o}", "files", files));
 	} else {
 		for (i = 0; i < r.n; i++) {
@@ -178,7 +180,7 @@ cmd_render(struct ctx *ctx, int argc, char **argv)
 			fwrite(r.f[i].data, 1, r.f[i].len, stdout);
 		}
 	}
-	render_free(&r);
+	render_clear(&r);
 	model_free(m);
 	return status;
 }
@@ -187,8 +189,9 @@ cmd_render(struct ctx *ctx, int argc, char **argv)
 void
 cli_show_diff(const char *installed, const char *label, const char *data, size_t len)
 {
-	char *argv[] = { "diff", "-u", "--label", (char *)label, "--label", "generated",
-			 (char *)installed, "-", NULL };
+	char *argv[] = {"diff",	   "-u",	"--label",	   (char *)label,
+			"--label", "generated", (char *)installed, "-",
+			NULL};
 	posix_spawn_file_actions_t fa;
 	int pfd[2], st;
 	pid_t pid;
@@ -256,9 +259,9 @@ cmd_diff(struct ctx *ctx, int argc, char **argv)
 		if (strcmp(state, "same") != 0)
 			differ++;
 		if (files) {
-			json_array_append_new(files, json_pack("{s:s, s:s, s:s}", "path",
-							       r.f[i].path, "service",
-							       svc_name(r.f[i].svc), "state", state));
+			json_array_append_new(
+				files, json_pack("{s:s, s:s, s:s}", "path", r.f[i].path, "service",
+						 svc_name(r.f[i].svc), "state", state));
 		} else if (strcmp(state, "differs") == 0) {
 			cli_show_diff(p, r.f[i].path, r.f[i].data, r.f[i].len);
 		} else if (strcmp(state, "same") != 0) {
@@ -273,7 +276,7 @@ cmd_diff(struct ctx *ctx, int argc, char **argv)
 		json_print(json_pack("{s:b, s:o}", "same", differ == 0, "files", files));
 	else if (differ == 0 && ctx->verbosity >= 0)
 		printf("installed files match the configuration\n");
-	render_free(&r);
+	render_clear(&r);
 	model_free(m);
 	return differ ? EXIT_FAIL : EXIT_OK;
 }

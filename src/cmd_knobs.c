@@ -12,8 +12,10 @@
 static const char *
 proto_name(unsigned proto)
 {
-	return proto == PROTO_SMB ? "smb" : proto == PROTO_NFS ? "nfs" :
-	       proto == PROTO_AFP ? "afp" : NULL;
+	return proto == PROTO_SMB   ? "smb"
+	       : proto == PROTO_NFS ? "nfs"
+	       : proto == PROTO_AFP ? "afp"
+				    : NULL;
 }
 
 static json_t *
@@ -35,9 +37,9 @@ cmd_knobs_json(const struct model *m, const struct knob *k)
 			snprintf(first_no, sizeof(first_no), "%s", why);
 		any |= ok;
 		json_array_append_new(vals, json_string(k->candidates[i]));
-		json_array_append_new(tries, json_pack("{s:s, s:b, s:s?}", "value",
-						       k->candidates[i], "allowed", ok, "reason",
-						       ok ? NULL : why));
+		json_array_append_new(tries,
+				      json_pack("{s:s, s:b, s:s?}", "value", k->candidates[i],
+						"allowed", ok, "reason", ok ? NULL : why));
 	}
 	for (i = 0; k->unsafe && k->unsafe[i]; i++)
 		json_array_append_new(unsafe, json_string(k->unsafe[i]));
@@ -50,13 +52,12 @@ cmd_knobs_json(const struct model *m, const struct knob *k)
 	return json_pack("{s:s, s:s?, s:s, s:s, s:s?, s:s?, s:s, s:s?, s:s?, s:o, s:s, s:o, "
 			 "s:s, s:o, s:s, s:{s:b, s:s?, s:o}}",
 			 "name", k->name, "protocol", proto_name(k->proto), "parameter", k->param,
-			 "where", k->where, "file", knob_place_file(k->place),
-			 "value", knob_value(m, k->id), "source", knob_src_name(src),
-			 "set_at", at[0] ? at : NULL, "default", k->dflt, "candidates", vals,
-			 "safety", knob_safety_name(k->safety), "unsafe_values", unsafe,
-			 "effect", knob_effect_name(k->effect), "workloads", wl, "why", k->why,
-			 "tune", "allowed", any, "reason", any ? NULL : first_no, "candidates",
-			 tries);
+			 "where", k->where, "file", knob_place_file(k->place), "value",
+			 knob_value(m, k->id), "source", knob_src_name(src), "set_at",
+			 at[0] ? at : NULL, "default", k->dflt, "candidates", vals, "safety",
+			 knob_safety_name(k->safety), "unsafe_values", unsafe, "effect",
+			 knob_effect_name(k->effect), "workloads", wl, "why", k->why, "tune",
+			 "allowed", any, "reason", any ? NULL : first_no, "candidates", tries);
 }
 
 static void
@@ -110,9 +111,9 @@ int
 cmd_knobs(struct ctx *ctx, int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		{"json", no_argument, NULL, 'j'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
 	};
 	const struct knob *k;
 	struct model *m;
@@ -134,8 +135,10 @@ cmd_knobs(struct ctx *ctx, int argc, char **argv)
 	}
 	for (i = optind; i < argc; i++)
 		if (!knob_find(argv[i])) {
-			fprintf(stderr, "nastune knobs: no knob named '%s' — `nastune knobs` lists "
-					"them\n", argv[i]);
+			fprintf(stderr,
+				"nastune knobs: no knob named '%s' — `nastune knobs` lists "
+				"them\n",
+				argv[i]);
 			return EXIT_USAGE;
 		}
 	if (!(m = cli_load_model(ctx, &status)))
@@ -155,8 +158,8 @@ cmd_knobs(struct ctx *ctx, int argc, char **argv)
 			cmd_knobs_text(m, k);
 	}
 	if (json) {
-		json_t *o = json_pack("{s:b, s:o}", "allow_unsafe", m->tuning.allow_unsafe,
-				      "knobs", list);
+		json_t *o = json_pack("{s:b, s:o}", "allow_unsafe", m->tuning.allow_unsafe, "knobs",
+				      list);
 
 		json_dumpf(o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 		fputc('\n', stdout);

@@ -14,9 +14,10 @@
 #include "probe.h"
 #include "xmalloc.h"
 
-#define MTU_USAGE "usage: nastune mtu show [IFACE]\n" \
-	"       nastune mtu set IFACE N [--peer PEER]...\n" \
-	"       nastune mtu probe [-i IFACE] [--max N] [--timeout MS] PEER...\n" \
+#define MTU_USAGE                                                                                  \
+	"usage: nastune mtu show [IFACE]\n"                                                        \
+	"       nastune mtu set IFACE N [--peer PEER]...\n"                                        \
+	"       nastune mtu probe [-i IFACE] [--max N] [--timeout MS] PEER...\n"                   \
 	"       nastune mtu auto IFACE --peer PEER [--peer PEER]...\n"
 
 static int
@@ -221,8 +222,8 @@ static int
 mtu_set(struct ctx *ctx, int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "peer", required_argument, NULL, 'p' },
-		{ NULL, 0, NULL, 0 },
+		{"peer", required_argument, NULL, 'p'},
+		{NULL, 0, NULL, 0},
 	};
 	struct netif_mtu_report rep;
 	const char **peers = NULL;
@@ -257,7 +258,7 @@ mtu_set(struct ctx *ctx, int argc, char **argv)
 		if (r < 0) {
 			json_t *o = ctx->json ? mtu_report_json(argv[1], &rep) : NULL;
 
-			netif_mtu_report_free(&rep);
+			netif_mtu_report_clear(&rep);
 			return mtu_fail(ctx, o, r, err);
 		}
 		if (ctx->json) {
@@ -269,7 +270,7 @@ mtu_set(struct ctx *ctx, int argc, char **argv)
 			printf("%s: MTU %d -> %d, proven to %zu peer(s) in %d ms\n", argv[1],
 			       rep.old_mtu, rep.final_mtu, rep.npeers, rep.elapsed_ms);
 		}
-		netif_mtu_report_free(&rep);
+		netif_mtu_report_clear(&rep);
 		return EXIT_OK;
 	}
 	free(peers);
@@ -297,13 +298,13 @@ static int
 mtu_probe(struct ctx *ctx, int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "interface", required_argument, NULL, 'i' },
-		{ "max", required_argument, NULL, 'm' },
-		{ "timeout", required_argument, NULL, 't' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		{"interface", required_argument, NULL, 'i'},
+		{"max", required_argument, NULL, 'm'},
+		{"timeout", required_argument, NULL, 't'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
 	};
-	struct probe_opts o = { 0 };
+	struct probe_opts o = {0};
 	json_t *arr = NULL;
 	int c, i, r, status = EXIT_OK;
 	char msg[512];
@@ -366,16 +367,19 @@ mtu_probe(struct ctx *ctx, int argc, char **argv)
 
 			json_object_set_new(e, "peer", json_string(argv[i]));
 			json_object_set_new(e, "address", json_string(res.addr));
-			json_object_set_new(e, "family", json_integer(res.family == AF_INET6 ? 6 : 4));
+			json_object_set_new(e, "family",
+					    json_integer(res.family == AF_INET6 ? 6 : 4));
 			json_object_set_new(e, "reachable", json_boolean(res.reachable));
-			json_object_set_new(e, "largest", res.reachable ? json_integer(res.largest)
-									: json_null());
+			json_object_set_new(e, "largest",
+					    res.reachable ? json_integer(res.largest)
+							  : json_null());
 			json_object_set_new(e, "min", json_integer(res.min));
 			json_object_set_new(e, "max", json_integer(res.max));
 			if (res.hint)
 				json_object_set_new(e, "router_mtu", json_integer(res.hint));
-			json_object_set_new(e, "peer_mtu", res.peer_mtu ? json_integer(res.peer_mtu)
-									: json_null());
+			json_object_set_new(e, "peer_mtu",
+					    res.peer_mtu ? json_integer(res.peer_mtu)
+							 : json_null());
 			json_object_set_new(e, "probes", json_integer(res.probes));
 			json_object_set_new(e, "elapsed_ms", json_integer(res.elapsed_ms));
 			json_object_set_new(e, "raw_socket", json_boolean(res.raw));
@@ -384,9 +388,9 @@ mtu_probe(struct ctx *ctx, int argc, char **argv)
 			json_array_append_new(arr, e);
 		} else if (res.reachable) {
 			printf("%s (%s): %d bytes pass with don't-fragment (searched %d..%d, "
-			       "%d probes, %d ms)%s", argv[i], res.addr, res.largest, res.min,
-			       res.max, res.probes, res.elapsed_ms,
-			       res.largest == res.max ? ", the local limit" : "");
+			       "%d probes, %d ms)%s",
+			       argv[i], res.addr, res.largest, res.min, res.max, res.probes,
+			       res.elapsed_ms, res.largest == res.max ? ", the local limit" : "");
 			if (res.peer_mtu && res.peer_mtu < res.largest)
 				printf("; its replies come whole up to %d (the MTU it sends with)",
 				       res.peer_mtu);
@@ -413,8 +417,8 @@ mtu_report_json(const char *ifname, const struct netif_mtu_report *rep)
 
 	json_object_set_new(o, "interface", json_string(ifname));
 	json_object_set_new(o, "old_mtu", json_integer(rep->old_mtu));
-	json_object_set_new(o, "tried_mtu", rep->tried_mtu ? json_integer(rep->tried_mtu)
-							   : json_null());
+	json_object_set_new(o, "tried_mtu",
+			    rep->tried_mtu ? json_integer(rep->tried_mtu) : json_null());
 	json_object_set_new(o, "mtu", json_integer(rep->final_mtu));
 	json_object_set_new(o, "changed", json_boolean(rep->changed));
 	json_object_set_new(o, "reverted", json_boolean(rep->reverted));
@@ -426,16 +430,16 @@ mtu_report_json(const char *ifname, const struct netif_mtu_report *rep)
 		json_object_set_new(e, "peer", json_string(p->peer));
 		json_object_set_new(e, "address", p->addr[0] ? json_string(p->addr) : json_null());
 		json_object_set_new(e, "reachable", json_boolean(p->reachable));
-		json_object_set_new(e, "largest", p->reachable ? json_integer(p->largest)
-							       : json_null());
-		json_object_set_new(e, "peer_mtu", p->peer_mtu ? json_integer(p->peer_mtu)
-							      : json_null());
+		json_object_set_new(e, "largest",
+				    p->reachable ? json_integer(p->largest) : json_null());
+		json_object_set_new(e, "peer_mtu",
+				    p->peer_mtu ? json_integer(p->peer_mtu) : json_null());
 		json_object_set_new(e, "elapsed_ms", json_integer(p->elapsed_ms));
 		json_array_append_new(arr, e);
 	}
 	json_object_set_new(o, "peers", arr);
-	json_object_set_new(o, "peers_mtu", rep->peers_mtu ? json_integer(rep->peers_mtu)
-							   : json_null());
+	json_object_set_new(o, "peers_mtu",
+			    rep->peers_mtu ? json_integer(rep->peers_mtu) : json_null());
 	return o;
 }
 
@@ -443,9 +447,9 @@ static int
 mtu_auto(struct ctx *ctx, int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "peer", required_argument, NULL, 'p' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		{"peer", required_argument, NULL, 'p'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
 	};
 	struct netif_mtu_report rep;
 	const char **peers = NULL;
@@ -480,7 +484,7 @@ mtu_auto(struct ctx *ctx, int argc, char **argv)
 	if (r < 0) {
 		json_t *o = ctx->json ? mtu_report_json(ifname, &rep) : NULL;
 
-		netif_mtu_report_free(&rep);
+		netif_mtu_report_clear(&rep);
 		return mtu_fail(ctx, o, r, err);
 	}
 	if (ctx->json) {
@@ -507,7 +511,7 @@ mtu_auto(struct ctx *ctx, int argc, char **argv)
 			putchar('\n');
 		}
 	}
-	netif_mtu_report_free(&rep);
+	netif_mtu_report_clear(&rep);
 	return EXIT_OK;
 }
 

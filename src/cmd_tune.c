@@ -34,9 +34,10 @@
 #include "units.h"
 #include "xmalloc.h"
 
-#define TUNE_USAGE "usage: nastune tune [--budget TIME] [--goal G] [--clients auto|HOST]... " \
-	"[--token-file F] [--credentials F]\n" \
-	"                    [--knobs LIST] [--exhaustive] [--dry-run] [--if-changed] " \
+#define TUNE_USAGE                                                                                 \
+	"usage: nastune tune [--budget TIME] [--goal G] [--clients auto|HOST]... "                 \
+	"[--token-file F] [--credentials F]\n"                                                     \
+	"                    [--knobs LIST] [--exhaustive] [--dry-run] [--if-changed] "            \
 	"[--size S] [--repeat N]\n"
 
 struct ttarget {
@@ -53,7 +54,7 @@ struct tuner {
 	unsigned wlmask;
 	struct bench_opts bo;
 	struct apply_opts ao;
-	json_t *doc;		/* the tune document being built */
+	json_t *doc; /* the tune document being built */
 	struct state *st;
 	long id;
 	/* The clients (agents), for the clients and MTU steps. */
@@ -72,7 +73,7 @@ pick_targets(struct tuner *t, const char *creds)
 	static const struct {
 		const char *name;
 		unsigned bit;
-	} ps[] = { { "smb", PROTO_SMB }, { "nfs", PROTO_NFS }, { "afp", PROTO_AFP } };
+	} ps[] = {{"smb", PROTO_SMB}, {"nfs", PROTO_NFS}, {"afp", PROTO_AFP}};
 	const struct model *m = t->m;
 	size_t k, i;
 
@@ -85,50 +86,52 @@ pick_targets(struct tuner *t, const char *creds)
 		/* NFS: guest exports first (their clients include us). SMB and AFP: with a login,
 		 * a share that needs it first (what users do), else a guest share. */
 		for (size_t pass = 0, found = 0; pass < 2 && !found; pass++)
-		for (i = 0; i < m->n_shares && !found; i++) {
-			const struct share *s = &m->shares[i];
-			char err[512], *esc, *url;
-			struct ttarget tt = { .d = d };
-			bool guest_first = k == 1 || !creds;
+			for (i = 0; i < m->n_shares && !found; i++) {
+				const struct share *s = &m->shares[i];
+				char err[512], *esc, *url;
+				struct ttarget tt = {.d = d};
+				bool guest_first = k == 1 || !creds;
 
-			if (!(s->protocols & ps[k].bit) || s->tm_enabled || s->read_only ||
-			    s->guest != (guest_first ? pass == 0 : pass == 1) ||
-			    (k == 1 && !model_nfs_loopback_ok(s)))
-				continue;
-			if (!s->guest && !creds && k != 1)
-				continue;	/* needs a login we do not have */
-			esc = bench_url_escape(k == 1 ? s->path : s->name);
-			if (k == 1) {
-				/* As the share's owner: non-guest exports squash root. */
-				char *local = fs_rooted(t->ctx->root, s->path);
-				struct stat sb;
+				if (!(s->protocols & ps[k].bit) || s->tm_enabled || s->read_only ||
+				    s->guest != (guest_first ? pass == 0 : pass == 1) ||
+				    (k == 1 && !model_nfs_loopback_ok(s)))
+					continue;
+				if (!s->guest && !creds && k != 1)
+					continue; /* needs a login we do not have */
+				esc = bench_url_escape(k == 1 ? s->path : s->name);
+				if (k == 1) {
+					/* As the share's owner: non-guest exports squash root. */
+					char *local = fs_rooted(t->ctx->root, s->path);
+					struct stat sb;
 
-				if (stat(local, &sb) == 0)
-					url = xasprintf("nfs://127.0.0.1%s?version=3&uid=%u&gid=%u", esc,
-							(unsigned)sb.st_uid, (unsigned)sb.st_gid);
-				else
-					url = xasprintf("nfs://127.0.0.1%s?version=3", esc);
-				free(local);
-			} else {
-				url = xasprintf("%s://127.0.0.1/%s", ps[k].name, esc);
-			}
-			free(esc);
-			if (bench_target_parse(url, &tt.t, err, sizeof(err)) < 0) {
-				log_warnx("tune: %s", err);
+					if (stat(local, &sb) == 0)
+						url = xasprintf(
+							"nfs://127.0.0.1%s?version=3&uid=%u&gid=%u",
+							esc, (unsigned)sb.st_uid,
+							(unsigned)sb.st_gid);
+					else
+						url = xasprintf("nfs://127.0.0.1%s?version=3", esc);
+					free(local);
+				} else {
+					url = xasprintf("%s://127.0.0.1/%s", ps[k].name, esc);
+				}
+				free(esc);
+				if (bench_target_parse(url, &tt.t, err, sizeof(err)) < 0) {
+					log_warnx("tune: %s", err);
+					free(url);
+					continue;
+				}
 				free(url);
-				continue;
+				if (!s->guest && creds &&
+				    bench_target_credentials(&tt.t, creds, err, sizeof(err)) < 0) {
+					log_warnx("tune: %s", err);
+					bench_target_clear(&tt.t);
+					continue;
+				}
+				t->tg = xreallocarray(t->tg, t->ntg + 1, sizeof(*t->tg));
+				t->tg[t->ntg++] = tt;
+				found = 1;
 			}
-			free(url);
-			if (!s->guest && creds &&
-			    bench_target_credentials(&tt.t, creds, err, sizeof(err)) < 0) {
-				log_warnx("tune: %s", err);
-				bench_target_clear(&tt.t);
-				continue;
-			}
-			t->tg = xreallocarray(t->tg, t->ntg + 1, sizeof(*t->tg));
-			t->tg[t->ntg++] = tt;
-			found = 1;
-		}
 	}
 }
 
@@ -137,8 +140,9 @@ pick_targets(struct tuner *t, const char *creds)
 static unsigned
 target_proto(const struct ttarget *tt)
 {
-	return strcmp(tt->d->name, "smb") == 0 ? PROTO_SMB :
-	       strcmp(tt->d->name, "nfs") == 0 ? PROTO_NFS : PROTO_AFP;
+	return strcmp(tt->d->name, "smb") == 0	 ? PROTO_SMB
+	       : strcmp(tt->d->name, "nfs") == 0 ? PROTO_NFS
+						 : PROTO_AFP;
 }
 
 /* Measures the configuration in force: every goal workload on every target of protos. Returns
@@ -147,7 +151,7 @@ static int
 measure(struct tuner *t, unsigned protos, double **scores, size_t *n, struct bench_results *out,
 	char *err, size_t errlen)
 {
-	struct bench_results rs = { 0 };
+	struct bench_results rs = {0};
 	size_t i;
 	int w, rc = 0;
 
@@ -158,8 +162,8 @@ measure(struct tuner *t, unsigned protos, double **scores, size_t *n, struct ben
 			if (sigstop_caught)
 				rc = -EINTR;
 			else
-				rc = bench_run(t->tg[i].d, &t->tg[i].t, (enum bench_workload)w, &t->bo,
-					       &rs, err, errlen);
+				rc = bench_run(t->tg[i].d, &t->tg[i].t, (enum bench_workload)w,
+					       &t->bo, &rs, err, errlen);
 		}
 	if (rc == 0 && (rc = tune_scores(&rs, 0, scores, n)) < 0)
 		snprintf(err, errlen, "no throughput result to score");
@@ -204,7 +208,7 @@ static int
 cb_install(void *arg, const struct model *m, char *err, size_t errlen)
 {
 	struct tuner *t = arg;
-	struct rendered r = { 0 };
+	struct rendered r = {0};
 	int rc;
 
 	if (cli_render(t->ctx, m, 0, &r) != EXIT_OK) {
@@ -212,7 +216,7 @@ cb_install(void *arg, const struct model *m, char *err, size_t errlen)
 		return -EINVAL;
 	}
 	rc = apply_run(m, &r, &t->ao, NULL) == 0 ? 0 : -EIO;
-	render_free(&r);
+	render_clear(&r);
 	if (rc < 0)
 		snprintf(err, errlen, "the trial configuration could not be installed (see above)");
 	return rc;
@@ -277,13 +281,11 @@ cb_mtu(void *arg, struct tuner_decision *d)
 	tune_mtu(t, t->clients, t->nclients, t->token, &t->cl_before, t->agents, t->errors, d);
 }
 
-
 static void
 save(struct tuner *t)
 {
 	cb_save(t, t->doc);
 }
-
 
 /* ---- advice for client classes ---- */
 
@@ -291,9 +293,14 @@ save(struct tuner *t)
 static json_t *
 shares_json(const struct model *m)
 {
-	const struct { unsigned bit; const char *name; bool on; } protos[] = {
-		{ PROTO_SMB, "smb", m->smb.enabled }, { PROTO_NFS, "nfs", m->nfs.enabled },
-		{ PROTO_AFP, "afp", m->afp.enabled },
+	const struct {
+		unsigned bit;
+		const char *name;
+		bool on;
+	} protos[] = {
+		{PROTO_SMB, "smb", m->smb.enabled},
+		{PROTO_NFS, "nfs", m->nfs.enabled},
+		{PROTO_AFP, "afp", m->afp.enabled},
 	};
 	json_t *a = json_array();
 
@@ -326,10 +333,15 @@ static int
 run_tune(struct tuner *t, struct tuner_opts *o, struct tuner_result *res,
 	 struct bench_results *cl_after, bool dry_run, uint64_t size)
 {
-	struct tuner_ops ops = { .arg = t, .install = cb_install, .measure = cb_measure,
-				 .clock = cb_clock, .progress = cb_progress, .stopped = cb_stopped,
-				 .save = cb_save, .clients = t->nclients ? cb_clients : NULL,
-				 .mtu = t->nclients ? cb_mtu : NULL };
+	struct tuner_ops ops = {.arg = t,
+				.install = cb_install,
+				.measure = cb_measure,
+				.clock = cb_clock,
+				.progress = cb_progress,
+				.stopped = cb_stopped,
+				.save = cb_save,
+				.clients = t->nclients ? cb_clients : NULL,
+				.mtu = t->nclients ? cb_mtu : NULL};
 	char err[1024];
 	int rc;
 
@@ -337,7 +349,8 @@ run_tune(struct tuner *t, struct tuner_opts *o, struct tuner_result *res,
 		o->protos |= target_proto(&t->tg[i]);
 	rc = tuner_run(t->m, o, &ops, res, t->doc, err, sizeof(err));
 	if (rc == -EINTR || sigstop_caught) {
-		log_warnx("tune: interrupted by %s", sigstop_caught == SIGINT ? "SIGINT" : "SIGTERM");
+		log_warnx("tune: interrupted by %s",
+			  sigstop_caught == SIGINT ? "SIGINT" : "SIGTERM");
 		return -1;
 	}
 	if (rc < 0) {
@@ -351,18 +364,19 @@ run_tune(struct tuner *t, struct tuner_opts *o, struct tuner_result *res,
 	/* The MTU needs no after-score over loopback (only clients cross the NIC), but its
 	 * generation records it. */
 	if ((res->changed || res->dec[KNOB_NET_MTU].applied) && !dry_run) {
-		struct rendered r = { 0 };
-		struct apply_opts ao = { .root = t->ctx->root, .reason = "tune",
-					 .lock_timeout_s = 60 };
+		struct rendered r = {0};
+		struct apply_opts ao = {
+			.root = t->ctx->root, .reason = "tune", .lock_timeout_s = 60};
 
 		if (cli_render(t->ctx, t->m, 0, &r) != EXIT_OK ||
 		    apply_run(t->m, &r, &ao, NULL) != 0) {
-			render_free(&r);
-			log_warnx("tune: the chosen configuration could not be applied; the previous "
-				  "one is in force");
+			render_clear(&r);
+			log_warnx(
+				"tune: the chosen configuration could not be applied; the previous "
+				"one is in force");
 			return 1;
 		}
-		render_free(&r);
+		render_clear(&r);
 	} else if (!res->changed && !res->dec[KNOB_NET_MTU].applied) {
 		log_info("tune: no knob made a significant difference; the configuration is "
 			 "unchanged");
@@ -376,8 +390,8 @@ run_tune(struct tuner *t, struct tuner_opts *o, struct tuner_result *res,
 		struct bench_opts cbo = t->bo;
 		json_t *scratch = json_array();
 
-		cli_bench_clients(t->ctx, t->m, t->clients, t->nclients, t->token, NULL, t->wl, &cbo,
-				  cl_after, t->errors, scratch);
+		cli_bench_clients(t->ctx, t->m, t->clients, t->nclients, t->token, NULL, t->wl,
+				  &cbo, cl_after, t->errors, scratch);
 		json_decref(scratch);
 	}
 	return 0;
@@ -393,7 +407,8 @@ parse_knob_list(const char *list, bool *sel)
 		const struct knob *k = knob_find(tok);
 
 		if (!k) {
-			fprintf(stderr, "nastune tune: unknown knob '%s' — see `nastune knobs`\n", tok);
+			fprintf(stderr, "nastune tune: unknown knob '%s' — see `nastune knobs`\n",
+				tok);
 			rc = -EINVAL;
 			break;
 		}
@@ -413,7 +428,7 @@ static int
 tune_mtu_window(struct tuner *t, int mtu, char **clients, size_t nclients, const char *token,
 		json_t *errors, double **sc, size_t *n)
 {
-	struct bench_results cl = { 0 };
+	struct bench_results cl = {0};
 	json_t *scratch = json_array();
 	char err[512];
 	int rc;
@@ -440,9 +455,9 @@ static int
 tune_mtu_pairs(struct tuner *t, int old_mtu, int new_mtu, char **clients, size_t nclients,
 	       const char *token, json_t *errors, struct tune_pairs *out)
 {
-	static const bool is_new[4] = { true, false, false, true };
-	double *w[4] = { NULL }, *inc = NULL, *cand = NULL;
-	size_t wn[4] = { 0 }, n1, n2, i;
+	static const bool is_new[4] = {true, false, false, true};
+	double *w[4] = {NULL}, *inc = NULL, *cand = NULL;
+	size_t wn[4] = {0}, n1, n2, i;
 	char err[512];
 	int rc = 0;
 
@@ -480,11 +495,11 @@ tune_mtu(struct tuner *t, char **clients, size_t nclients, const char *token,
 	 struct tuner_decision *d)
 {
 	struct model *m = t->m;
-	struct netif_mtu_report rep = { 0 };
+	struct netif_mtu_report rep = {0};
 	const char **peers = NULL;
 	double *b = NULL;
 	size_t nb = 0, np = 0, i;
-	struct tune_pairs pr = { 0 };
+	struct tune_pairs pr = {0};
 	json_int_t fam;
 	json_t *f;
 	char err[768], from[256];
@@ -492,12 +507,13 @@ tune_mtu(struct tuner *t, char **clients, size_t nclients, const char *token,
 
 	if (!m->network.interface || m->network.mtu_mode == MTU_FIXED) {
 		snprintf(d->reason, sizeof(d->reason), "not tried: %s",
-			 m->network.interface ? "network.mtu is fixed in nastune.conf" :
-						"network.interface is not set");
+			 m->network.interface ? "network.mtu is fixed in nastune.conf"
+					      : "network.interface is not set");
 		goto out;
 	}
 	if (tune_scores(cl_before, 0, &b, &nb) < 0) {
-		snprintf(d->reason, sizeof(d->reason), "not tried: no client result at the "
+		snprintf(d->reason, sizeof(d->reason),
+			 "not tried: no client result at the "
 			 "current MTU to compare with");
 		goto out;
 	}
@@ -505,9 +521,10 @@ tune_mtu(struct tuner *t, char **clients, size_t nclients, const char *token,
 		peers = xreallocarray(peers, np + 1, sizeof(*peers));
 		peers[np++] = m->network.peers.v[i];
 	}
-	json_array_foreach(agents, i, f) {
-		const char *a = json_string_value(json_object_get(json_object_get(f, "nic"),
-								  "address"));
+	json_array_foreach(agents, i, f)
+	{
+		const char *a =
+			json_string_value(json_object_get(json_object_get(f, "nic"), "address"));
 
 		/* The agent's own address on the way to us (its facts). */
 		if (a && *a) {
@@ -516,7 +533,8 @@ tune_mtu(struct tuner *t, char **clients, size_t nclients, const char *token,
 		}
 	}
 	if (!np) {
-		snprintf(d->reason, sizeof(d->reason), "not tried: no peer to prove an MTU against");
+		snprintf(d->reason, sizeof(d->reason),
+			 "not tried: no peer to prove an MTU against");
 		goto out;
 	}
 	/* Never above what the clients send with themselves (their facts). */
@@ -532,23 +550,30 @@ tune_mtu(struct tuner *t, char **clients, size_t nclients, const char *token,
 	}
 	if (!rep.changed) {
 		if (rep.peers_mtu)
-			snprintf(d->reason, sizeof(d->reason), "%d kept: the peers use MTU %d "
-				 "themselves (%.64s)%s", rep.old_mtu, rep.peers_mtu,
-				 strcmp(rep.peers_mtu_from, "their facts") ? rep.peers_mtu_from : from,
+			snprintf(d->reason, sizeof(d->reason),
+				 "%d kept: the peers use MTU %d "
+				 "themselves (%.64s)%s",
+				 rep.old_mtu, rep.peers_mtu,
+				 strcmp(rep.peers_mtu_from, "their facts") ? rep.peers_mtu_from
+									   : from,
 				 rep.tried_mtu ? ", whatever more their NICs receive" : "");
 		else
-			snprintf(d->reason, sizeof(d->reason), "no larger MTU reaches every peer "
-				 "(tried %d)", rep.tried_mtu);
+			snprintf(d->reason, sizeof(d->reason),
+				 "no larger MTU reaches every peer "
+				 "(tried %d)",
+				 rep.tried_mtu);
 		goto out;
 	}
 	d->tried = true;
 	/* One more candidate in the tune's family: Bonferroni over the plan's and this one. */
-	fam = 1 + json_integer_value(json_object_get(json_object_get(t->doc, "plan"),
-						     "fit_in_budget"));
+	fam = 1 +
+	      json_integer_value(json_object_get(json_object_get(t->doc, "plan"), "fit_in_budget"));
 	rc = tune_mtu_pairs(t, rep.old_mtu, rep.final_mtu, clients, nclients, token, errors, &pr);
 	if (rc < 0) {
-		snprintf(d->reason, sizeof(d->reason), "MTU %d: the clients could not be measured "
-			 "at both MTUs (%s); %d kept", rep.final_mtu, strerror(-rc), rep.old_mtu);
+		snprintf(d->reason, sizeof(d->reason),
+			 "MTU %d: the clients could not be measured "
+			 "at both MTUs (%s); %d kept",
+			 rep.final_mtu, strerror(-rc), rep.old_mtu);
 		goto out;
 	}
 	d->effect = pr.effect;
@@ -557,25 +582,32 @@ tune_mtu(struct tuner *t, char **clients, size_t nclients, const char *token,
 		char e2[512];
 
 		if (netif_set_mtu(m->network.interface, rep.final_mtu, e2, sizeof(e2)) < 0) {
-			snprintf(d->reason, sizeof(d->reason), "MTU %d measured better but could not "
-				 "be set again: %.200s; %d kept", rep.final_mtu, e2, rep.old_mtu);
+			snprintf(d->reason, sizeof(d->reason),
+				 "MTU %d measured better but could not "
+				 "be set again: %.200s; %d kept",
+				 rep.final_mtu, e2, rep.old_mtu);
 			goto out;
 		}
 		d->applied = true;
 		d->after = xasprintf("%d", rep.final_mtu);
 		m->network.mtu_mode = MTU_FIXED;
 		m->network.mtu = rep.final_mtu;
-		snprintf(d->reason, sizeof(d->reason), "better: MTU %d %+.1f%% for the clients over "
-			 "%zu pairs side by side with %d (p=%.4f < %.4f, Bonferroni over %d), proven "
-			 "to every peer", rep.final_mtu, 100 * pr.effect, pr.n, rep.old_mtu,
-			 pr.p_better, TUNE_ALPHA / (2.0 * (double)fam), (int)fam);
+		snprintf(d->reason, sizeof(d->reason),
+			 "better: MTU %d %+.1f%% for the clients over "
+			 "%zu pairs side by side with %d (p=%.4f < %.4f, Bonferroni over %d), "
+			 "proven "
+			 "to every peer",
+			 rep.final_mtu, 100 * pr.effect, pr.n, rep.old_mtu, pr.p_better,
+			 TUNE_ALPHA / (2.0 * (double)fam), (int)fam);
 	} else {
-		snprintf(d->reason, sizeof(d->reason), "no significant effect (MTU %d: %+.1f%% over "
-			 "%zu pairs side by side with %d, p=%.3f); %d kept", rep.final_mtu,
-			 100 * pr.effect, pr.n, rep.old_mtu, pr.p_better, rep.old_mtu);
+		snprintf(d->reason, sizeof(d->reason),
+			 "no significant effect (MTU %d: %+.1f%% over "
+			 "%zu pairs side by side with %d, p=%.3f); %d kept",
+			 rep.final_mtu, 100 * pr.effect, pr.n, rep.old_mtu, pr.p_better,
+			 rep.old_mtu);
 	}
 out:
-	netif_mtu_report_free(&rep);
+	netif_mtu_report_clear(&rep);
 	free(peers);
 	free(b);
 }
@@ -584,8 +616,8 @@ out:
 static void
 attribute(struct tuner *t, struct bench_results *rs, uint64_t size)
 {
-	struct bench_baseline bl = { 0 };
-	struct bench_opts bo = { .size = size };
+	struct bench_baseline bl = {0};
+	struct bench_opts bo = {.size = size};
 	char *local = NULL, berr[512];
 	size_t i;
 
@@ -649,9 +681,14 @@ print_doc(const struct ctx *ctx, json_t *doc)
 static int
 parse_goal(const char *arg, enum tune_goal *goal)
 {
-	static const struct { const char *name; enum tune_goal g; } goals[] = {
-		{ "throughput", GOAL_THROUGHPUT }, { "small-files", GOAL_SMALL_FILES },
-		{ "video", GOAL_VIDEO }, { "balanced", GOAL_BALANCED },
+	static const struct {
+		const char *name;
+		enum tune_goal g;
+	} goals[] = {
+		{"throughput", GOAL_THROUGHPUT},
+		{"small-files", GOAL_SMALL_FILES},
+		{"video", GOAL_VIDEO},
+		{"balanced", GOAL_BALANCED},
 	};
 
 	for (size_t i = 0; i < sizeof(goals) / sizeof(goals[0]); i++)
@@ -659,7 +696,8 @@ parse_goal(const char *arg, enum tune_goal *goal)
 			*goal = goals[i].g;
 			return 0;
 		}
-	fprintf(stderr, "nastune tune: --goal must be throughput, small-files, video or balanced\n");
+	fprintf(stderr,
+		"nastune tune: --goal must be throughput, small-files, video or balanced\n");
 	return -EINVAL;
 }
 
@@ -689,7 +727,8 @@ previous_tune(struct tuner *t, const char *hwhash, enum tune_goal goal, bool if_
 		   strcmp(lgoal, goal_name(goal)) == 0) {
 		*resume = json_incref(json_object_get(ld, "decided"));
 		log_info("tune: resuming tune %ld (%zu decision(s) kept; nothing measured then is "
-			 "reused)", lid, json_object_size(*resume));
+			 "reused)",
+			 lid, json_object_size(*resume));
 	}
 	json_decref(ld);
 	free(lhw);
@@ -741,8 +780,10 @@ parse_opt(int c, char *arg, struct targs *a)
 	switch (c) {
 	case 'b':
 		if (units_parse_duration(arg, a->budget) < 0 || *a->budget < 10) {
-			fprintf(stderr, "nastune tune: --budget '%s' is not a duration of at least "
-					"10s (e.g. 90s, 10m, 1h)\n", arg);
+			fprintf(stderr,
+				"nastune tune: --budget '%s' is not a duration of at least "
+				"10s (e.g. 90s, 10m, 1h)\n",
+				arg);
 			return -EINVAL;
 		}
 		return 0;
@@ -784,9 +825,10 @@ parse_opt(int c, char *arg, struct targs *a)
 	case 'r':
 		*a->repeats = (unsigned)strtoul(arg, &end, 10);
 		if (*end || *a->repeats < 5 || *a->repeats > 100) {
-			fprintf(stderr, "nastune tune: --repeat must be 5 to 100 (pairs of runs side "
-					"by side per decision; with fewer no difference can be "
-					"significant at p < 0.05)\n");
+			fprintf(stderr,
+				"nastune tune: --repeat must be 5 to 100 (pairs of runs side "
+				"by side per decision; with fewer no difference can be "
+				"significant at p < 0.05)\n");
 			return -EINVAL;
 		}
 		return 0;
@@ -816,28 +858,28 @@ int
 cmd_tune(struct ctx *ctx, int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "budget", required_argument, NULL, 'b' },
-		{ "goal", required_argument, NULL, 'g' },
-		{ "clients", required_argument, NULL, 'c' },
-		{ "token-file", required_argument, NULL, 'T' },
-		{ "credentials", required_argument, NULL, 'C' },
-		{ "knobs", required_argument, NULL, 'k' },
-		{ "exhaustive", no_argument, NULL, 'x' },
-		{ "dry-run", no_argument, NULL, 'n' },
-		{ "if-changed", no_argument, NULL, 'i' },
-		{ "size", required_argument, NULL, 's' },
-		{ "repeat", required_argument, NULL, 'r' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		{"budget", required_argument, NULL, 'b'},
+		{"goal", required_argument, NULL, 'g'},
+		{"clients", required_argument, NULL, 'c'},
+		{"token-file", required_argument, NULL, 'T'},
+		{"credentials", required_argument, NULL, 'C'},
+		{"knobs", required_argument, NULL, 'k'},
+		{"exhaustive", no_argument, NULL, 'x'},
+		{"dry-run", no_argument, NULL, 'n'},
+		{"if-changed", no_argument, NULL, 'i'},
+		{"size", required_argument, NULL, 's'},
+		{"repeat", required_argument, NULL, 'r'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
 	};
-	struct tuner t = { .ctx = ctx, .id = -1 };
-	struct tuner_result res = { 0 };
-	struct bench_results cl_after = { 0 };
-	struct hwinfo hw = { 0 };
-	struct sigaction sa = { .sa_handler = sigstop_handler }, old_int, old_term;
+	struct tuner t = {.ctx = ctx, .id = -1};
+	struct tuner_result res = {0};
+	struct bench_results cl_after = {0};
+	struct hwinfo hw = {0};
+	struct sigaction sa = {.sa_handler = sigstop_handler}, old_int, old_term;
 	const char *goal_arg = NULL, *creds = NULL, *token = NULL, *knob_list = NULL;
 	char **clients = NULL, err[1024], hwhash[65];
-	bool sel[KNOB_COUNT] = { false }, exhaustive = false, dry_run = false, if_changed = false;
+	bool sel[KNOB_COUNT] = {false}, exhaustive = false, dry_run = false, if_changed = false;
 	bool handlers = false;
 	double t0;
 	size_t nclients = 0, i;
@@ -849,9 +891,9 @@ cmd_tune(struct ctx *ctx, int argc, char **argv)
 
 	optind = 0;
 	while ((c = getopt_long(argc, argv, "b:g:c:T:C:k:xnis:r:h", opts, NULL)) != -1) {
-		struct targs ta = { &budget, &goal_arg, &clients, &nclients, &token, &creds,
-				    &knob_list, &exhaustive, &dry_run, &if_changed, &size,
-				    &repeats };
+		struct targs ta = {&budget,  &goal_arg,	  &clients,   &nclients,
+				   &token,   &creds,	  &knob_list, &exhaustive,
+				   &dry_run, &if_changed, &size,      &repeats};
 
 		if (c == 'h') {
 			fputs(TUNE_USAGE, stdout);
@@ -888,14 +930,19 @@ cmd_tune(struct ctx *ctx, int argc, char **argv)
 	t.wlmask = tune_goal_workloads(goal, t.wl);
 	pick_targets(&t, creds);
 	if (!t.ntg) {
-		log_warnx("tune: nothing to measure: no enabled protocol has a writable share this "
-			  "host can log in to (give --credentials FILE for shares with valid users)");
+		log_warnx(
+			"tune: nothing to measure: no enabled protocol has a writable share this "
+			"host can log in to (give --credentials FILE for shares with valid users)");
 		goto out;
 	}
-	t.bo = (struct bench_opts){ .size = size, .repeats = repeats, .warmup = 1,
-				    .cache = BENCH_CACHE_HOT, .small_files = 200,
-				    .video_seconds = 3, .stop = &sigstop_caught };
-	t.ao = (struct apply_opts){ .root = ctx->root, .trial = true, .lock_timeout_s = 60 };
+	t.bo = (struct bench_opts){.size = size,
+				   .repeats = repeats,
+				   .warmup = 1,
+				   .cache = BENCH_CACHE_HOT,
+				   .small_files = 200,
+				   .video_seconds = 3,
+				   .stop = &sigstop_caught};
+	t.ao = (struct apply_opts){.root = ctx->root, .trial = true, .lock_timeout_s = 60};
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
@@ -915,10 +962,14 @@ cmd_tune(struct ctx *ctx, int argc, char **argv)
 	t.agents = agents;
 	t.errors = errors;
 	{
-		struct tuner_opts o = { .wlmask = t.wlmask, .goal = goal_name(goal),
-					.pairs = repeats, .budget_s = budget,
-					.sel = knob_list ? sel : NULL, .exhaustive = exhaustive,
-					.clients_after = nclients && !dry_run, .resume = resume };
+		struct tuner_opts o = {.wlmask = t.wlmask,
+				       .goal = goal_name(goal),
+				       .pairs = repeats,
+				       .budget_s = budget,
+				       .sel = knob_list ? sel : NULL,
+				       .exhaustive = exhaustive,
+				       .clients_after = nclients && !dry_run,
+				       .resume = resume};
 
 		rc = run_tune(&t, &o, &res, &cl_after, dry_run, size);
 	}
@@ -959,7 +1010,7 @@ out:
 	json_decref(errors);
 	json_decref(resume);
 	json_decref(t.doc);
-	hwinfo_free(&hw);
+	hwinfo_clear(&hw);
 	state_close(t.st);
 	model_free(t.m);
 	return status;

@@ -14,7 +14,7 @@ diag_init(struct diag *d)
 }
 
 void
-diag_free(struct diag *d)
+diag_clear(struct diag *d)
 {
 	size_t i;
 

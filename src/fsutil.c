@@ -154,7 +154,7 @@ fs_mkdir_p(const char *path, mode_t mode)
 	char *p = xstrdup(path), *s;
 	int err = 0;
 
-	for (s = p + 1; ; s++) {
+	for (s = p + 1;; s++) {
 		if (*s == '/' || *s == '\0') {
 			char c = *s;
 

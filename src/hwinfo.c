@@ -431,7 +431,7 @@ hwinfo_read(const char *sysroot, struct hwinfo *hw)
 	    (err = hwinfo_read_disks(sysroot, &hb)) < 0 ||
 	    (err = hwinfo_read_cpu(sysroot, real, &hb)) < 0 ||
 	    (err = hwinfo_read_mem(sysroot, &hb)) < 0) {
-		hwinfo_free(hw);
+		hwinfo_clear(hw);
 		return err;
 	}
 	if (hw->n)
@@ -440,7 +440,7 @@ hwinfo_read(const char *sysroot, struct hwinfo *hw)
 }
 
 void
-hwinfo_free(struct hwinfo *hw)
+hwinfo_clear(struct hwinfo *hw)
 {
 	size_t i;
 

@@ -14,248 +14,453 @@
 #include "model.h"
 #include "units.h"
 
-#define L(...) ((const char *const[]){ __VA_ARGS__, NULL })
+#define L(...) ((const char *const[]){__VA_ARGS__, NULL})
 
 static const struct knob table[KNOB_COUNT] = {
-	[KNOB_SMB_SERVER_SIGNING] = {
-		.id = KNOB_SMB_SERVER_SIGNING,
-		.name = "smb.server_signing", .proto = PROTO_SMB, .param = "server signing",
-		.place = KNOB_AT_SMB_GLOBAL, .where = "smb.conf [global]", .kind = KNOB_ENUM,
-		.words = L("default", "disabled", "if_required", "desired", "required"),
-		.candidates = L("default", "disabled", "if_required", "desired", "required"),
-		.dflt = "default", .effect = KNOB_RELOAD, .safety = KNOB_SAFE,
-		.workloads = WL_BULK | WL_MIXED_RW | WL_SMALL_IO | WL_RANDOM_IO,
-		.why = "signing hashes every SMB packet: CPU per byte on fast links; never "
-		       "below a configured \"desired\"/\"required\"",
-	},
-	[KNOB_SMB_SMB_ENCRYPT] = {
-		.id = KNOB_SMB_SMB_ENCRYPT,
-		.name = "smb.smb_encrypt", .proto = PROTO_SMB, .param = "server smb encrypt",
-		.place = KNOB_AT_SMB_GLOBAL, .where = "smb.conf [global]", .kind = KNOB_ENUM,
-		.words = L("default", "off", "if_required", "desired", "required"),
-		.candidates = L("default", "off", "if_required", "desired", "required"),
-		.dflt = "default", .effect = KNOB_RELOAD, .safety = KNOB_SAFE,
-		.workloads = WL_BULK | WL_MIXED_RW | WL_SMALL_IO | WL_RANDOM_IO,
-		.why = "AES on every byte: often the ceiling of SMB3 throughput on small CPUs; "
-		       "never below a configured \"desired\"/\"required\"",
-	},
-	[KNOB_SMB_MULTICHANNEL] = {
-		.id = KNOB_SMB_MULTICHANNEL,
-		.name = "smb.multichannel", .proto = PROTO_SMB,
-		.param = "server multi channel support", .place = KNOB_AT_SMB_GLOBAL,
-		.where = "smb.conf [global]", .kind = KNOB_ENUM, .words = L("yes", "no"),
-		.candidates = L("yes", "no"), .dflt = "yes", .effect = KNOB_RELOAD,
-		.safety = KNOB_SAFE, .workloads = WL_BULK | WL_MIXED_RW,
-		.why = "several TCP connections per session: spreads bulk transfers over cores "
-		       "and NICs",
-	},
-	[KNOB_SMB_USE_SENDFILE] = {
-		.id = KNOB_SMB_USE_SENDFILE,
-		.name = "smb.use_sendfile", .proto = PROTO_SMB, .param = "use sendfile",
-		.place = KNOB_AT_SMB_GLOBAL, .where = "smb.conf [global]", .kind = KNOB_ENUM,
-		.words = L("no", "yes"), .candidates = L("no", "yes"), .dflt = "no",
-		.effect = KNOB_RELOAD, .safety = KNOB_SAFE,
-		.workloads = WL_SEQ_READ | WL_COPY_IN_SHARE | WL_VIDEO_FRAMES,
-		.why = "reads go from the page cache to the socket without a copy through smbd",
-	},
-	[KNOB_SMB_AIO_READ_SIZE] = {
-		.id = KNOB_SMB_AIO_READ_SIZE,
-		.name = "smb.aio_read_size", .proto = PROTO_SMB, .param = "aio read size",
-		.place = KNOB_AT_SMB_GLOBAL, .where = "smb.conf [global]", .kind = KNOB_SIZE,
-		.min = 0, .max = 16u << 20, .candidates = L("1", "0", "64K", "1M"), .dflt = "1",
-		.effect = KNOB_RELOAD, .safety = KNOB_SAFE,
-		.workloads = WL_SEQ_READ | WL_COPY_IN_SHARE | WL_MIXED_RW | WL_RANDOM_IO |
-			     WL_VIDEO_FRAMES,
-		.why = "reads at least this large run in smbd's thread pool (0: never), so one "
-		       "client can keep several reads in flight",
-	},
-	[KNOB_SMB_AIO_WRITE_SIZE] = {
-		.id = KNOB_SMB_AIO_WRITE_SIZE,
-		.name = "smb.aio_write_size", .proto = PROTO_SMB, .param = "aio write size",
-		.place = KNOB_AT_SMB_GLOBAL, .where = "smb.conf [global]", .kind = KNOB_SIZE,
-		.min = 0, .max = 16u << 20, .candidates = L("1", "0", "64K", "1M"), .dflt = "1",
-		.effect = KNOB_RELOAD, .safety = KNOB_SAFE,
-		.workloads = WL_SEQ_WRITE | WL_COPY_IN_SHARE | WL_MIXED_RW | WL_RANDOM_IO |
-			     WL_VIDEO_FRAMES,
-		.why = "writes at least this large run in smbd's thread pool (0: never)",
-	},
-	[KNOB_SMB_MIN_RECEIVEFILE_SIZE] = {
-		.id = KNOB_SMB_MIN_RECEIVEFILE_SIZE,
-		.name = "smb.min_receivefile_size", .proto = PROTO_SMB,
-		.param = "min receivefile size", .place = KNOB_AT_SMB_GLOBAL,
-		.where = "smb.conf [global]", .kind = KNOB_SIZE, .min = 0, .max = 16u << 20,
-		.candidates = L("0", "16K", "128K", "1M"), .dflt = "0", .effect = KNOB_RELOAD,
-		.safety = KNOB_SAFE, .workloads = WL_SEQ_WRITE | WL_COPY_IN_SHARE,
-		.why = "writes at least this large are spliced from the socket to the file "
-		       "without a copy (0: off)",
-	},
-	[KNOB_SMB_SOCKET_OPTIONS] = {
-		.id = KNOB_SMB_SOCKET_OPTIONS,
-		.name = "smb.socket_options", .proto = PROTO_SMB, .param = "socket options",
-		.place = KNOB_AT_SMB_GLOBAL, .where = "smb.conf [global]", .kind = KNOB_SOCKOPTS,
-		.min = 4096, .max = 64u << 20,
-		.candidates = L("TCP_NODELAY", "TCP_NODELAY IPTOS_THROUGHPUT",
-				"TCP_NODELAY SO_RCVBUF=262144 SO_SNDBUF=262144",
-				"TCP_NODELAY SO_RCVBUF=1048576 SO_SNDBUF=1048576"),
-		.dflt = "TCP_NODELAY", .effect = KNOB_RELOAD, .safety = KNOB_SAFE,
-		.workloads = WL_BULK | WL_MIXED_RW | WL_SMALL_IO,
-		.why = "fixed SO_RCVBUF/SO_SNDBUF switch off Linux's TCP autotuning: they can "
-		       "help a long fat link or cripple it",
-	},
-	[KNOB_SMB_STRICT_SYNC] = {
-		.id = KNOB_SMB_STRICT_SYNC,
-		.name = "smb.strict_sync", .proto = PROTO_SMB, .param = "strict sync",
-		.place = KNOB_AT_SMB_GLOBAL, .where = "smb.conf [global]", .kind = KNOB_ENUM,
-		.words = L("yes", "no"), .candidates = L("yes", "no"), .dflt = "yes",
-		.effect = KNOB_RELOAD, .safety = KNOB_UNSAFE, .unsafe = L("no"),
-		.workloads = WL_SEQ_WRITE | WL_COPY_IN_SHARE | WL_SMALL_FILES | WL_MIXED_RW |
-			     WL_METADATA,
-		.why = "\"no\" ignores clients' flush requests: faster writes, but acknowledged "
-		       "data can be lost on power loss",
-	},
-	[KNOB_NFS_EXPORT_SYNC] = {
-		.id = KNOB_NFS_EXPORT_SYNC,
-		.name = "nfs.export_sync", .proto = PROTO_NFS, .param = "sync/async",
-		.place = KNOB_AT_EXPORTS, .where = "exports (every export)", .kind = KNOB_ENUM,
-		.words = L("sync", "async"), .candidates = L("sync", "async"), .dflt = "sync",
-		.effect = KNOB_RELOAD, .safety = KNOB_UNSAFE, .unsafe = L("async"),
-		.workloads = WL_SEQ_WRITE | WL_COPY_IN_SHARE | WL_SMALL_FILES | WL_MIXED_RW |
-			     WL_RANDOM_IO | WL_METADATA,
-		.why = "\"async\" acknowledges writes before they reach the disk: much faster, "
-		       "and loses them on power loss",
-	},
-	[KNOB_NFS_THREADS] = {
-		.id = KNOB_NFS_THREADS,
-		.name = "nfs.threads", .proto = PROTO_NFS, .param = "RPC_Ioq_ThrdMax",
-		.place = KNOB_AT_GANESHA_CORE, .where = "ganesha.conf NFS_CORE_PARAM",
-		.kind = KNOB_INT, .min = 2, .max = 16384,
-		.candidates = L("200", "16", "64", "512"), .dflt = "200",
-		.effect = KNOB_RESTART, .safety = KNOB_SAFE,
-		.workloads = WL_MIXED_RW | WL_SMALL_FILES | WL_SMALL_IO | WL_RANDOM_IO |
-			     WL_METADATA,
-		.why = "how many requests Ganesha serves at once; too few queue, too many "
-		       "thrash",
-	},
-	[KNOB_NFS_GANESHA_MAX_READ] = {
-		.id = KNOB_NFS_GANESHA_MAX_READ,
-		.name = "nfs.ganesha_max_read", .proto = PROTO_NFS, .param = "MaxRead",
-		.place = KNOB_AT_GANESHA_EXPORT, .where = "ganesha.conf EXPORT (every export)",
-		.kind = KNOB_SIZE, .min = 512, .max = 64u << 20,
-		.candidates = L("64M", "16M", "4M", "1M"), .dflt = "64M",
-		.effect = KNOB_RESTART, .safety = KNOB_SAFE,
-		.workloads = WL_SEQ_READ | WL_COPY_IN_SHARE | WL_VIDEO_FRAMES,
-		.why = "the largest READ a client may send: bounds rsize",
-	},
-	[KNOB_NFS_GANESHA_MAX_WRITE] = {
-		.id = KNOB_NFS_GANESHA_MAX_WRITE,
-		.name = "nfs.ganesha_max_write", .proto = PROTO_NFS, .param = "MaxWrite",
-		.place = KNOB_AT_GANESHA_EXPORT, .where = "ganesha.conf EXPORT (every export)",
-		.kind = KNOB_SIZE, .min = 512, .max = 64u << 20,
-		.candidates = L("64M", "16M", "4M", "1M"), .dflt = "64M",
-		.effect = KNOB_RESTART, .safety = KNOB_SAFE,
-		.workloads = WL_SEQ_WRITE | WL_COPY_IN_SHARE,
-		.why = "the largest WRITE a client may send: bounds wsize",
-	},
-	[KNOB_NFS_VERSIONS] = {
-		.id = KNOB_NFS_VERSIONS,
-		.name = "nfs.versions", .proto = PROTO_NFS, .param = "Protocols",
-		.place = KNOB_AT_GANESHA_CORE, .where = "ganesha.conf NFS_CORE_PARAM and EXPORT",
-		.kind = KNOB_VERSIONS, .candidates = L("3,4", "3", "4"), .dflt = NULL,
-		.effect = KNOB_RESTART, .safety = KNOB_SAFE, .workloads = WL_ALL,
-		.why = "v3 is stateless and often faster for bulk I/O; v4 has one port and "
-		       "delegations; only versions protocols.nfs.versions lists",
-	},
-	[KNOB_AFP_SERVER_QUANTUM] = {
-		.id = KNOB_AFP_SERVER_QUANTUM,
-		.name = "afp.server_quantum", .proto = PROTO_AFP, .param = "server quantum",
-		.place = KNOB_AT_AFP_GLOBAL, .where = "afp.conf [Global]", .kind = KNOB_SIZE,
-		.min = 32000, .max = 0xFFFFFFFFFull, .candidates = L("1M", "256K", "4M", "16M"),
-		.dflt = "1M", .effect = KNOB_RESTART, .safety = KNOB_SAFE,
-		.workloads = WL_BULK,
-		.why = "the largest DSI request: bigger quanta mean fewer round trips per MB",
-	},
-	[KNOB_AFP_DSIREADBUF] = {
-		.id = KNOB_AFP_DSIREADBUF,
-		.name = "afp.dsireadbuf", .proto = PROTO_AFP, .param = "dsireadbuf",
-		.place = KNOB_AT_AFP_GLOBAL, .where = "afp.conf [Global]", .kind = KNOB_INT,
-		.min = 1, .max = 128, .candidates = L("12", "4", "24", "48"), .dflt = "12",
-		.effect = KNOB_RESTART, .safety = KNOB_SAFE,
-		.workloads = WL_SEQ_WRITE | WL_COPY_IN_SHARE | WL_VIDEO_FRAMES,
-		.why = "read-ahead from the client's socket, in server quanta, per connection "
-		       "(memory per client)",
-	},
-	[KNOB_AFP_TCPRCVBUF] = {
-		.id = KNOB_AFP_TCPRCVBUF,
-		.name = "afp.tcprcvbuf", .proto = PROTO_AFP, .param = "tcprcvbuf",
-		.place = KNOB_AT_AFP_GLOBAL, .where = "afp.conf [Global]", .kind = KNOB_SIZE,
-		.min = 4096, .max = 64u << 20, .candidates = L("128K", "512K", "2M", "8M"),
-		.dflt = NULL, .effect = KNOB_RESTART, .safety = KNOB_SAFE,
-		.workloads = WL_SEQ_WRITE | WL_COPY_IN_SHARE | WL_VIDEO_FRAMES,
-		.why = "a fixed TCP receive buffer for afpd (unset: the kernel autotunes it)",
-	},
-	[KNOB_AFP_TCPSNDBUF] = {
-		.id = KNOB_AFP_TCPSNDBUF,
-		.name = "afp.tcpsndbuf", .proto = PROTO_AFP, .param = "tcpsndbuf",
-		.place = KNOB_AT_AFP_GLOBAL, .where = "afp.conf [Global]", .kind = KNOB_SIZE,
-		.min = 4096, .max = 64u << 20, .candidates = L("128K", "512K", "2M", "8M"),
-		.dflt = NULL, .effect = KNOB_RESTART, .safety = KNOB_SAFE,
-		.workloads = WL_SEQ_READ | WL_COPY_IN_SHARE | WL_VIDEO_FRAMES,
-		.why = "a fixed TCP send buffer for afpd (unset: the kernel autotunes it)",
-	},
-	[KNOB_SYS_RMEM_MAX] = {
-		.id = KNOB_SYS_RMEM_MAX,
-		.name = "sys.rmem_max", .proto = 0, .param = "net.core.rmem_max",
-		.place = KNOB_AT_SYSCTL, .where = "/etc/sysctl.d/90-nastune.conf",
-		.kind = KNOB_SIZE, .min = 4096, .max = 1u << 30,
-		.candidates = L("208K", "4M", "16M", "64M"), .dflt = "208K",
-		.effect = KNOB_LIVE, .safety = KNOB_SAFE,
-		.workloads = WL_SEQ_WRITE | WL_COPY_IN_SHARE | WL_VIDEO_FRAMES,
-		.why = "caps SO_RCVBUF: socket options and tcprcvbuf above it are silently "
-		       "clipped",
-	},
-	[KNOB_SYS_WMEM_MAX] = {
-		.id = KNOB_SYS_WMEM_MAX,
-		.name = "sys.wmem_max", .proto = 0, .param = "net.core.wmem_max",
-		.place = KNOB_AT_SYSCTL, .where = "/etc/sysctl.d/90-nastune.conf",
-		.kind = KNOB_SIZE, .min = 4096, .max = 1u << 30,
-		.candidates = L("208K", "4M", "16M", "64M"), .dflt = "208K",
-		.effect = KNOB_LIVE, .safety = KNOB_SAFE,
-		.workloads = WL_SEQ_READ | WL_COPY_IN_SHARE | WL_VIDEO_FRAMES,
-		.why = "caps SO_SNDBUF: socket options and tcpsndbuf above it are silently "
-		       "clipped",
-	},
-	[KNOB_SYS_TCP_RMEM] = {
-		.id = KNOB_SYS_TCP_RMEM,
-		.name = "sys.tcp_rmem", .proto = 0, .param = "net.ipv4.tcp_rmem",
-		.place = KNOB_AT_SYSCTL, .where = "/etc/sysctl.d/90-nastune.conf",
-		.kind = KNOB_TRIPLE, .min = 1024, .max = 1u << 30,
-		.candidates = L("4096 131072 6291456", "4096 131072 16777216",
-				"4096 131072 33554432", "4096 131072 67108864"),
-		.dflt = "4096 131072 6291456", .effect = KNOB_LIVE, .safety = KNOB_SAFE,
-		.workloads = WL_SEQ_WRITE | WL_COPY_IN_SHARE | WL_VIDEO_FRAMES,
-		.why = "min, start and autotuning ceiling of every TCP receive window: the "
-		       "ceiling bounds a single stream's rate",
-	},
-	[KNOB_SYS_TCP_WMEM] = {
-		.id = KNOB_SYS_TCP_WMEM,
-		.name = "sys.tcp_wmem", .proto = 0, .param = "net.ipv4.tcp_wmem",
-		.place = KNOB_AT_SYSCTL, .where = "/etc/sysctl.d/90-nastune.conf",
-		.kind = KNOB_TRIPLE, .min = 1024, .max = 1u << 30,
-		.candidates = L("4096 16384 4194304", "4096 65536 16777216",
-				"4096 65536 33554432", "4096 65536 67108864"),
-		.dflt = "4096 16384 4194304", .effect = KNOB_LIVE, .safety = KNOB_SAFE,
-		.workloads = WL_SEQ_READ | WL_COPY_IN_SHARE | WL_VIDEO_FRAMES,
-		.why = "min, start and autotuning ceiling of every TCP send buffer",
-	},
-	[KNOB_NET_MTU] = {
-		.id = KNOB_NET_MTU,
-		.name = "net.mtu", .proto = 0, .param = "mtu", .place = KNOB_AT_NETLINK,
-		.where = "netlink (network.mtu; not rendered)", .kind = KNOB_INT, .min = 576,
-		.max = 9216, .candidates = L("1500", "9000"), .dflt = "1500",
-		.effect = KNOB_LIVE, .safety = KNOB_SAFE, .workloads = WL_BULK | WL_MIXED_RW,
-		.why = "jumbo frames cut per-packet cost; only MTUs every peer was proven to "
-		       "receive",
-	},
+	[KNOB_SMB_SERVER_SIGNING] =
+		{
+			.id = KNOB_SMB_SERVER_SIGNING,
+			.name = "smb.server_signing",
+			.proto = PROTO_SMB,
+			.param = "server signing",
+			.place = KNOB_AT_SMB_GLOBAL,
+			.where = "smb.conf [global]",
+			.kind = KNOB_ENUM,
+			.words = L("default", "disabled", "if_required", "desired", "required"),
+			.candidates =
+				L("default", "disabled", "if_required", "desired", "required"),
+			.dflt = "default",
+			.effect = KNOB_RELOAD,
+			.safety = KNOB_SAFE,
+			.workloads = WL_BULK | WL_MIXED_RW | WL_SMALL_IO | WL_RANDOM_IO,
+			.why = "signing hashes every SMB packet: CPU per byte on fast links; never "
+			       "below a configured \"desired\"/\"required\"",
+		},
+	[KNOB_SMB_SMB_ENCRYPT] =
+		{
+			.id = KNOB_SMB_SMB_ENCRYPT,
+			.name = "smb.smb_encrypt",
+			.proto = PROTO_SMB,
+			.param = "server smb encrypt",
+			.place = KNOB_AT_SMB_GLOBAL,
+			.where = "smb.conf [global]",
+			.kind = KNOB_ENUM,
+			.words = L("default", "off", "if_required", "desired", "required"),
+			.candidates = L("default", "off", "if_required", "desired", "required"),
+			.dflt = "default",
+			.effect = KNOB_RELOAD,
+			.safety = KNOB_SAFE,
+			.workloads = WL_BULK | WL_MIXED_RW | WL_SMALL_IO | WL_RANDOM_IO,
+			.why = "AES on every byte: often the ceiling of SMB3 throughput on small "
+			       "CPUs; "
+			       "never below a configured \"desired\"/\"required\"",
+		},
+	[KNOB_SMB_MULTICHANNEL] =
+		{
+			.id = KNOB_SMB_MULTICHANNEL,
+			.name = "smb.multichannel",
+			.proto = PROTO_SMB,
+			.param = "server multi channel support",
+			.place = KNOB_AT_SMB_GLOBAL,
+			.where = "smb.conf [global]",
+			.kind = KNOB_ENUM,
+			.words = L("yes", "no"),
+			.candidates = L("yes", "no"),
+			.dflt = "yes",
+			.effect = KNOB_RELOAD,
+			.safety = KNOB_SAFE,
+			.workloads = WL_BULK | WL_MIXED_RW,
+			.why = "several TCP connections per session: spreads bulk transfers over "
+			       "cores "
+			       "and NICs",
+		},
+	[KNOB_SMB_USE_SENDFILE] =
+		{
+			.id = KNOB_SMB_USE_SENDFILE,
+			.name = "smb.use_sendfile",
+			.proto = PROTO_SMB,
+			.param = "use sendfile",
+			.place = KNOB_AT_SMB_GLOBAL,
+			.where = "smb.conf [global]",
+			.kind = KNOB_ENUM,
+			.words = L("no", "yes"),
+			.candidates = L("no", "yes"),
+			.dflt = "no",
+			.effect = KNOB_RELOAD,
+			.safety = KNOB_SAFE,
+			.workloads = WL_SEQ_READ | WL_COPY_IN_SHARE | WL_VIDEO_FRAMES,
+			.why = "reads go from the page cache to the socket without a copy through "
+			       "smbd",
+		},
+	[KNOB_SMB_AIO_READ_SIZE] =
+		{
+			.id = KNOB_SMB_AIO_READ_SIZE,
+			.name = "smb.aio_read_size",
+			.proto = PROTO_SMB,
+			.param = "aio read size",
+			.place = KNOB_AT_SMB_GLOBAL,
+			.where = "smb.conf [global]",
+			.kind = KNOB_SIZE,
+			.min = 0,
+			.max = 16u << 20,
+			.candidates = L("1", "0", "64K", "1M"),
+			.dflt = "1",
+			.effect = KNOB_RELOAD,
+			.safety = KNOB_SAFE,
+			.workloads = WL_SEQ_READ | WL_COPY_IN_SHARE | WL_MIXED_RW | WL_RANDOM_IO |
+				     WL_VIDEO_FRAMES,
+			.why = "reads at least this large run in smbd's thread pool (0: never), so "
+			       "one "
+			       "client can keep several reads in flight",
+		},
+	[KNOB_SMB_AIO_WRITE_SIZE] =
+		{
+			.id = KNOB_SMB_AIO_WRITE_SIZE,
+			.name = "smb.aio_write_size",
+			.proto = PROTO_SMB,
+			.param = "aio write size",
+			.place = KNOB_AT_SMB_GLOBAL,
+			.where = "smb.conf [global]",
+			.kind = KNOB_SIZE,
+			.min = 0,
+			.max = 16u << 20,
+			.candidates = L("1", "0", "64K", "1M"),
+			.dflt = "1",
+			.effect = KNOB_RELOAD,
+			.safety = KNOB_SAFE,
+			.workloads = WL_SEQ_WRITE | WL_COPY_IN_SHARE | WL_MIXED_RW | WL_RANDOM_IO |
+				     WL_VIDEO_FRAMES,
+			.why = "writes at least this large run in smbd's thread pool (0: never)",
+		},
+	[KNOB_SMB_MIN_RECEIVEFILE_SIZE] =
+		{
+			.id = KNOB_SMB_MIN_RECEIVEFILE_SIZE,
+			.name = "smb.min_receivefile_size",
+			.proto = PROTO_SMB,
+			.param = "min receivefile size",
+			.place = KNOB_AT_SMB_GLOBAL,
+			.where = "smb.conf [global]",
+			.kind = KNOB_SIZE,
+			.min = 0,
+			.max = 16u << 20,
+			.candidates = L("0", "16K", "128K", "1M"),
+			.dflt = "0",
+			.effect = KNOB_RELOAD,
+			.safety = KNOB_SAFE,
+			.workloads = WL_SEQ_WRITE | WL_COPY_IN_SHARE,
+			.why = "writes at least this large are spliced from the socket to the file "
+			       "without a copy (0: off)",
+		},
+	[KNOB_SMB_SOCKET_OPTIONS] =
+		{
+			.id = KNOB_SMB_SOCKET_OPTIONS,
+			.name = "smb.socket_options",
+			.proto = PROTO_SMB,
+			.param = "socket options",
+			.place = KNOB_AT_SMB_GLOBAL,
+			.where = "smb.conf [global]",
+			.kind = KNOB_SOCKOPTS,
+			.min = 4096,
+			.max = 64u << 20,
+			.candidates = L("TCP_NODELAY", "TCP_NODELAY IPTOS_THROUGHPUT",
+					"TCP_NODELAY SO_RCVBUF=262144 SO_SNDBUF=262144",
+					"TCP_NODELAY SO_RCVBUF=1048576 SO_SNDBUF=1048576"),
+			.dflt = "TCP_NODELAY",
+			.effect = KNOB_RELOAD,
+			.safety = KNOB_SAFE,
+			.workloads = WL_BULK | WL_MIXED_RW | WL_SMALL_IO,
+			.why = "fixed SO_RCVBUF/SO_SNDBUF switch off Linux's TCP autotuning: they "
+			       "can "
+			       "help a long fat link or cripple it",
+		},
+	[KNOB_SMB_STRICT_SYNC] =
+		{
+			.id = KNOB_SMB_STRICT_SYNC,
+			.name = "smb.strict_sync",
+			.proto = PROTO_SMB,
+			.param = "strict sync",
+			.place = KNOB_AT_SMB_GLOBAL,
+			.where = "smb.conf [global]",
+			.kind = KNOB_ENUM,
+			.words = L("yes", "no"),
+			.candidates = L("yes", "no"),
+			.dflt = "yes",
+			.effect = KNOB_RELOAD,
+			.safety = KNOB_UNSAFE,
+			.unsafe = L("no"),
+			.workloads = WL_SEQ_WRITE | WL_COPY_IN_SHARE | WL_SMALL_FILES |
+				     WL_MIXED_RW | WL_METADATA,
+			.why = "\"no\" ignores clients' flush requests: faster writes, but "
+			       "acknowledged "
+			       "data can be lost on power loss",
+		},
+	[KNOB_NFS_EXPORT_SYNC] =
+		{
+			.id = KNOB_NFS_EXPORT_SYNC,
+			.name = "nfs.export_sync",
+			.proto = PROTO_NFS,
+			.param = "sync/async",
+			.place = KNOB_AT_EXPORTS,
+			.where = "exports (every export)",
+			.kind = KNOB_ENUM,
+			.words = L("sync", "async"),
+			.candidates = L("sync", "async"),
+			.dflt = "sync",
+			.effect = KNOB_RELOAD,
+			.safety = KNOB_UNSAFE,
+			.unsafe = L("async"),
+			.workloads = WL_SEQ_WRITE | WL_COPY_IN_SHARE | WL_SMALL_FILES |
+				     WL_MIXED_RW | WL_RANDOM_IO | WL_METADATA,
+			.why = "\"async\" acknowledges writes before they reach the disk: much "
+			       "faster, "
+			       "and loses them on power loss",
+		},
+	[KNOB_NFS_THREADS] =
+		{
+			.id = KNOB_NFS_THREADS,
+			.name = "nfs.threads",
+			.proto = PROTO_NFS,
+			.param = "RPC_Ioq_ThrdMax",
+			.place = KNOB_AT_GANESHA_CORE,
+			.where = "ganesha.conf NFS_CORE_PARAM",
+			.kind = KNOB_INT,
+			.min = 2,
+			.max = 16384,
+			.candidates = L("200", "16", "64", "512"),
+			.dflt = "200",
+			.effect = KNOB_RESTART,
+			.safety = KNOB_SAFE,
+			.workloads = WL_MIXED_RW | WL_SMALL_FILES | WL_SMALL_IO | WL_RANDOM_IO |
+				     WL_METADATA,
+			.why = "how many requests Ganesha serves at once; too few queue, too many "
+			       "thrash",
+		},
+	[KNOB_NFS_GANESHA_MAX_READ] =
+		{
+			.id = KNOB_NFS_GANESHA_MAX_READ,
+			.name = "nfs.ganesha_max_read",
+			.proto = PROTO_NFS,
+			.param = "MaxRead",
+			.place = KNOB_AT_GANESHA_EXPORT,
+			.where = "ganesha.conf EXPORT (every export)",
+			.kind = KNOB_SIZE,
+			.min = 512,
+			.max = 64u << 20,
+			.candidates = L("64M", "16M", "4M", "1M"),
+			.dflt = "64M",
+			.effect = KNOB_RESTART,
+			.safety = KNOB_SAFE,
+			.workloads = WL_SEQ_READ | WL_COPY_IN_SHARE | WL_VIDEO_FRAMES,
+			.why = "the largest READ a client may send: bounds rsize",
+		},
+	[KNOB_NFS_GANESHA_MAX_WRITE] =
+		{
+			.id = KNOB_NFS_GANESHA_MAX_WRITE,
+			.name = "nfs.ganesha_max_write",
+			.proto = PROTO_NFS,
+			.param = "MaxWrite",
+			.place = KNOB_AT_GANESHA_EXPORT,
+			.where = "ganesha.conf EXPORT (every export)",
+			.kind = KNOB_SIZE,
+			.min = 512,
+			.max = 64u << 20,
+			.candidates = L("64M", "16M", "4M", "1M"),
+			.dflt = "64M",
+			.effect = KNOB_RESTART,
+			.safety = KNOB_SAFE,
+			.workloads = WL_SEQ_WRITE | WL_COPY_IN_SHARE,
+			.why = "the largest WRITE a client may send: bounds wsize",
+		},
+	[KNOB_NFS_VERSIONS] =
+		{
+			.id = KNOB_NFS_VERSIONS,
+			.name = "nfs.versions",
+			.proto = PROTO_NFS,
+			.param = "Protocols",
+			.place = KNOB_AT_GANESHA_CORE,
+			.where = "ganesha.conf NFS_CORE_PARAM and EXPORT",
+			.kind = KNOB_VERSIONS,
+			.candidates = L("3,4", "3", "4"),
+			.dflt = NULL,
+			.effect = KNOB_RESTART,
+			.safety = KNOB_SAFE,
+			.workloads = WL_ALL,
+			.why = "v3 is stateless and often faster for bulk I/O; v4 has one port and "
+			       "delegations; only versions protocols.nfs.versions lists",
+		},
+	[KNOB_AFP_SERVER_QUANTUM] =
+		{
+			.id = KNOB_AFP_SERVER_QUANTUM,
+			.name = "afp.server_quantum",
+			.proto = PROTO_AFP,
+			.param = "server quantum",
+			.place = KNOB_AT_AFP_GLOBAL,
+			.where = "afp.conf [Global]",
+			.kind = KNOB_SIZE,
+			.min = 32000,
+			.max = 0xFFFFFFFFFull,
+			.candidates = L("1M", "256K", "4M", "16M"),
+			.dflt = "1M",
+			.effect = KNOB_RESTART,
+			.safety = KNOB_SAFE,
+			.workloads = WL_BULK,
+			.why = "the largest DSI request: bigger quanta mean fewer round trips per "
+			       "MB",
+		},
+	[KNOB_AFP_DSIREADBUF] =
+		{
+			.id = KNOB_AFP_DSIREADBUF,
+			.name = "afp.dsireadbuf",
+			.proto = PROTO_AFP,
+			.param = "dsireadbuf",
+			.place = KNOB_AT_AFP_GLOBAL,
+			.where = "afp.conf [Global]",
+			.kind = KNOB_INT,
+			.min = 1,
+			.max = 128,
+			.candidates = L("12", "4", "24", "48"),
+			.dflt = "12",
+			.effect = KNOB_RESTART,
+			.safety = KNOB_SAFE,
+			.workloads = WL_SEQ_WRITE | WL_COPY_IN_SHARE | WL_VIDEO_FRAMES,
+			.why = "read-ahead from the client's socket, in server quanta, per "
+			       "connection "
+			       "(memory per client)",
+		},
+	[KNOB_AFP_TCPRCVBUF] =
+		{
+			.id = KNOB_AFP_TCPRCVBUF,
+			.name = "afp.tcprcvbuf",
+			.proto = PROTO_AFP,
+			.param = "tcprcvbuf",
+			.place = KNOB_AT_AFP_GLOBAL,
+			.where = "afp.conf [Global]",
+			.kind = KNOB_SIZE,
+			.min = 4096,
+			.max = 64u << 20,
+			.candidates = L("128K", "512K", "2M", "8M"),
+			.dflt = NULL,
+			.effect = KNOB_RESTART,
+			.safety = KNOB_SAFE,
+			.workloads = WL_SEQ_WRITE | WL_COPY_IN_SHARE | WL_VIDEO_FRAMES,
+			.why = "a fixed TCP receive buffer for afpd (unset: the kernel autotunes "
+			       "it)",
+		},
+	[KNOB_AFP_TCPSNDBUF] =
+		{
+			.id = KNOB_AFP_TCPSNDBUF,
+			.name = "afp.tcpsndbuf",
+			.proto = PROTO_AFP,
+			.param = "tcpsndbuf",
+			.place = KNOB_AT_AFP_GLOBAL,
+			.where = "afp.conf [Global]",
+			.kind = KNOB_SIZE,
+			.min = 4096,
+			.max = 64u << 20,
+			.candidates = L("128K", "512K", "2M", "8M"),
+			.dflt = NULL,
+			.effect = KNOB_RESTART,
+			.safety = KNOB_SAFE,
+			.workloads = WL_SEQ_READ | WL_COPY_IN_SHARE | WL_VIDEO_FRAMES,
+			.why = "a fixed TCP send buffer for afpd (unset: the kernel autotunes it)",
+		},
+	[KNOB_SYS_RMEM_MAX] =
+		{
+			.id = KNOB_SYS_RMEM_MAX,
+			.name = "sys.rmem_max",
+			.proto = 0,
+			.param = "net.core.rmem_max",
+			.place = KNOB_AT_SYSCTL,
+			.where = "/etc/sysctl.d/90-nastune.conf",
+			.kind = KNOB_SIZE,
+			.min = 4096,
+			.max = 1u << 30,
+			.candidates = L("208K", "4M", "16M", "64M"),
+			.dflt = "208K",
+			.effect = KNOB_LIVE,
+			.safety = KNOB_SAFE,
+			.workloads = WL_SEQ_WRITE | WL_COPY_IN_SHARE | WL_VIDEO_FRAMES,
+			.why = "caps SO_RCVBUF: socket options and tcprcvbuf above it are silently "
+			       "clipped",
+		},
+	[KNOB_SYS_WMEM_MAX] =
+		{
+			.id = KNOB_SYS_WMEM_MAX,
+			.name = "sys.wmem_max",
+			.proto = 0,
+			.param = "net.core.wmem_max",
+			.place = KNOB_AT_SYSCTL,
+			.where = "/etc/sysctl.d/90-nastune.conf",
+			.kind = KNOB_SIZE,
+			.min = 4096,
+			.max = 1u << 30,
+			.candidates = L("208K", "4M", "16M", "64M"),
+			.dflt = "208K",
+			.effect = KNOB_LIVE,
+			.safety = KNOB_SAFE,
+			.workloads = WL_SEQ_READ | WL_COPY_IN_SHARE | WL_VIDEO_FRAMES,
+			.why = "caps SO_SNDBUF: socket options and tcpsndbuf above it are silently "
+			       "clipped",
+		},
+	[KNOB_SYS_TCP_RMEM] =
+		{
+			.id = KNOB_SYS_TCP_RMEM,
+			.name = "sys.tcp_rmem",
+			.proto = 0,
+			.param = "net.ipv4.tcp_rmem",
+			.place = KNOB_AT_SYSCTL,
+			.where = "/etc/sysctl.d/90-nastune.conf",
+			.kind = KNOB_TRIPLE,
+			.min = 1024,
+			.max = 1u << 30,
+			.candidates = L("4096 131072 6291456", "4096 131072 16777216",
+					"4096 131072 33554432", "4096 131072 67108864"),
+			.dflt = "4096 131072 6291456",
+			.effect = KNOB_LIVE,
+			.safety = KNOB_SAFE,
+			.workloads = WL_SEQ_WRITE | WL_COPY_IN_SHARE | WL_VIDEO_FRAMES,
+			.why = "min, start and autotuning ceiling of every TCP receive window: the "
+			       "ceiling bounds a single stream's rate",
+		},
+	[KNOB_SYS_TCP_WMEM] =
+		{
+			.id = KNOB_SYS_TCP_WMEM,
+			.name = "sys.tcp_wmem",
+			.proto = 0,
+			.param = "net.ipv4.tcp_wmem",
+			.place = KNOB_AT_SYSCTL,
+			.where = "/etc/sysctl.d/90-nastune.conf",
+			.kind = KNOB_TRIPLE,
+			.min = 1024,
+			.max = 1u << 30,
+			.candidates = L("4096 16384 4194304", "4096 65536 16777216",
+					"4096 65536 33554432", "4096 65536 67108864"),
+			.dflt = "4096 16384 4194304",
+			.effect = KNOB_LIVE,
+			.safety = KNOB_SAFE,
+			.workloads = WL_SEQ_READ | WL_COPY_IN_SHARE | WL_VIDEO_FRAMES,
+			.why = "min, start and autotuning ceiling of every TCP send buffer",
+		},
+	[KNOB_NET_MTU] =
+		{
+			.id = KNOB_NET_MTU,
+			.name = "net.mtu",
+			.proto = 0,
+			.param = "mtu",
+			.place = KNOB_AT_NETLINK,
+			.where = "netlink (network.mtu; not rendered)",
+			.kind = KNOB_INT,
+			.min = 576,
+			.max = 9216,
+			.candidates = L("1500", "9000"),
+			.dflt = "1500",
+			.effect = KNOB_LIVE,
+			.safety = KNOB_SAFE,
+			.workloads = WL_BULK | WL_MIXED_RW,
+			.why = "jumbo frames cut per-packet cost; only MTUs every peer was proven "
+			       "to "
+			       "receive",
+		},
 };
 
 const struct knob *
@@ -336,8 +541,8 @@ const char *
 knob_workload_name(unsigned bit)
 {
 	static const char *const names[WL_COUNT] = {
-		"seq-write", "seq-read", "copy-in-share", "mixed-rw", "small-files", "small-io",
-		"random-io", "metadata", "video-frames",
+		"seq-write", "seq-read",  "copy-in-share", "mixed-rw",	   "small-files",
+		"small-io",  "random-io", "metadata",	   "video-frames",
 	};
 	unsigned i;
 
@@ -383,9 +588,10 @@ parse_size(const struct knob *k, const char *v, uint64_t *bytes, char *why, size
 
 	range_text(k, r, sizeof(r));
 	if (units_parse_size(v, bytes) < 0) {
-		snprintf(why, whylen, "'%s' is not a size — write e.g. \"%s\" (bytes, or K, M, G "
-			 "suffixes), %s", v, k->candidates[1] ? k->candidates[1] : k->candidates[0],
-			 r);
+		snprintf(why, whylen,
+			 "'%s' is not a size — write e.g. \"%s\" (bytes, or K, M, G "
+			 "suffixes), %s",
+			 v, k->candidates[1] ? k->candidates[1] : k->candidates[0], r);
 		return -EINVAL;
 	}
 	if (*bytes < k->min || *bytes > k->max) {
@@ -400,14 +606,15 @@ parse_sockopts(const struct knob *k, const char *value, char *out, size_t outlen
 	       size_t whylen)
 {
 	static const char *const words[] = {
-		"TCP_NODELAY", "TCP_QUICKACK", "SO_KEEPALIVE", "IPTOS_LOWDELAY", "IPTOS_THROUGHPUT",
-		"SO_RCVBUF", "SO_SNDBUF", NULL,
+		"TCP_NODELAY",	    "TCP_QUICKACK", "SO_KEEPALIVE", "IPTOS_LOWDELAY",
+		"IPTOS_THROUGHPUT", "SO_RCVBUF",    "SO_SNDBUF",    NULL,
 	};
-	char copy[256], *tok, *save = NULL, seen[8] = { 0 };
+	char copy[256], *tok, *save = NULL, seen[8] = {0};
 	size_t used = 0, i;
 
 	if (strlen(value) >= sizeof(copy) || !*value) {
-		snprintf(why, whylen, "socket options must be 1 to 255 characters — e.g. "
+		snprintf(why, whylen,
+			 "socket options must be 1 to 255 characters — e.g. "
 			 "\"TCP_NODELAY\"");
 		return -EINVAL;
 	}
@@ -423,9 +630,11 @@ parse_sockopts(const struct knob *k, const char *value, char *out, size_t outlen
 			if (strcasecmp(words[i], tok) == 0)
 				break;
 		if (!words[i]) {
-			snprintf(why, whylen, "socket option '%s' is not one nastune knows — use "
+			snprintf(why, whylen,
+				 "socket option '%s' is not one nastune knows — use "
 				 "TCP_NODELAY, TCP_QUICKACK, SO_KEEPALIVE, IPTOS_LOWDELAY, "
-				 "IPTOS_THROUGHPUT, SO_RCVBUF=N, SO_SNDBUF=N", tok);
+				 "IPTOS_THROUGHPUT, SO_RCVBUF=N, SO_SNDBUF=N",
+				 tok);
 			return -EINVAL;
 		}
 		if (seen[i]++) {
@@ -435,8 +644,10 @@ parse_sockopts(const struct knob *k, const char *value, char *out, size_t outlen
 		}
 		if ((strncmp(words[i], "SO_", 3) == 0 && strcmp(words[i], "SO_KEEPALIVE") != 0) !=
 		    (eq != NULL)) {
-			snprintf(why, whylen, eq ? "socket option %s takes no value — write just "
-				 "%s" : "socket option %s needs a size — e.g. %s=262144",
+			snprintf(why, whylen,
+				 eq ? "socket option %s takes no value — write just "
+				      "%s"
+				    : "socket option %s needs a size — e.g. %s=262144",
 				 words[i], words[i]);
 			return -EINVAL;
 		}
@@ -509,8 +720,10 @@ knob_parse(const struct knob *k, const char *value, char *out, size_t outlen, ch
 		    parse_size(k, b, &t[1], why, whylen) < 0 ||
 		    parse_size(k, c, &t[2], why, whylen) < 0 || t[0] > t[1] || t[1] > t[2]) {
 			range_text(k, r, sizeof(r));
-			snprintf(why, whylen, "'%s' is not three ascending sizes \"min default "
-				 "max\" — e.g. \"%s\" (each %s)", value, k->candidates[1], r);
+			snprintf(why, whylen,
+				 "'%s' is not three ascending sizes \"min default "
+				 "max\" — e.g. \"%s\" (each %s)",
+				 value, k->candidates[1], r);
 			return -EINVAL;
 		}
 		snprintf(out, outlen, "%llu %llu %llu", (unsigned long long)t[0],
@@ -534,8 +747,10 @@ knob_parse(const struct knob *k, const char *value, char *out, size_t outlen, ch
 				ok = false;
 		}
 		if (!ok || (!v3 && !v4) || (v3 && v4 && !strchr(value, ','))) {
-			snprintf(why, whylen, "'%s' is not a set of NFS versions — use \"3,4\", \"3\" "
-				 "or \"4\"", value);
+			snprintf(why, whylen,
+				 "'%s' is not a set of NFS versions — use \"3,4\", \"3\" "
+				 "or \"4\"",
+				 value);
 			return -EINVAL;
 		}
 		snprintf(out, outlen, "%s", v3 && v4 ? "3,4" : v3 ? "3" : "4");
@@ -659,8 +874,8 @@ knob_restart_changes(const char *path, const char *cur, size_t curlen, const cha
 			continue;
 		n++;
 		if (used < changedlen) {
-			int w = snprintf(changed + used, changedlen - used, "%s%s", used ? ", " : "",
-					 k->param);
+			int w = snprintf(changed + used, changedlen - used, "%s%s",
+					 used ? ", " : "", k->param);
 
 			used = w < 0 ? changedlen : used + (size_t)w;
 		}
@@ -683,20 +898,23 @@ smb_strength(const char *v)
 		return 2;
 	if (strcmp(v, "required") == 0 || strcmp(v, "mandatory") == 0)
 		return 3;
-	return 1;	/* default, auto, if_required */
+	return 1; /* default, auto, if_required */
 }
 
 bool
 knob_applicable(const struct model *m, const struct knob *k, char *why, size_t whylen)
 {
 	if (k->proto) {
-		const char *p = k->proto == PROTO_SMB ? "smb" : k->proto == PROTO_NFS ? "nfs" : "afp";
-		bool enabled = k->proto == PROTO_SMB ? m->smb.enabled :
-			       k->proto == PROTO_NFS ? m->nfs.enabled : m->afp.enabled;
+		const char *p = k->proto == PROTO_SMB	? "smb"
+				: k->proto == PROTO_NFS ? "nfs"
+							: "afp";
+		bool enabled = k->proto == PROTO_SMB   ? m->smb.enabled
+			       : k->proto == PROTO_NFS ? m->nfs.enabled
+						       : m->afp.enabled;
 
 		if (!enabled) {
-			snprintf(why, whylen, "not applicable: %s is disabled (protocols.%s.enabled)",
-				 p, p);
+			snprintf(why, whylen,
+				 "not applicable: %s is disabled (protocols.%s.enabled)", p, p);
 			return false;
 		}
 		if (!model_uses(m, k->proto)) {
@@ -705,13 +923,15 @@ knob_applicable(const struct model *m, const struct knob *k, char *why, size_t w
 		}
 	}
 	if (k->place == KNOB_AT_EXPORTS && m->nfs.server != NFS_SERVER_KERNEL) {
-		snprintf(why, whylen, "not applicable: the NFS server is ganesha (kernel exports "
+		snprintf(why, whylen,
+			 "not applicable: the NFS server is ganesha (kernel exports "
 			 "only)");
 		return false;
 	}
 	if ((k->place == KNOB_AT_GANESHA_CORE || k->place == KNOB_AT_GANESHA_EXPORT) &&
 	    m->nfs.server != NFS_SERVER_GANESHA) {
-		snprintf(why, whylen, "not applicable: the NFS server is kernel (NFS-Ganesha "
+		snprintf(why, whylen,
+			 "not applicable: the NFS server is kernel (NFS-Ganesha "
 			 "only; the kernel's threads and versions live in /etc/nfs.conf, which "
 			 "nastune does not manage)");
 		return false;
@@ -724,34 +944,37 @@ knob_applicable(const struct model *m, const struct knob *k, char *why, size_t w
 }
 
 bool
-knob_value_permitted(const struct model *m, const struct knob *k, const char *value,
-		     char *why, size_t whylen)
+knob_value_permitted(const struct model *m, const struct knob *k, const char *value, char *why,
+		     size_t whylen)
 {
 	if (knob_value_unsafe(k, value) && !m->tuning.allow_unsafe) {
-		snprintf(why, whylen, "%s = %s may lose data on power loss — set "
-			 "tuning.allow_unsafe = true to allow it, or use %s", k->name, value,
-			 k->candidates[0]);
+		snprintf(why, whylen,
+			 "%s = %s may lose data on power loss — set "
+			 "tuning.allow_unsafe = true to allow it, or use %s",
+			 k->name, value, k->candidates[0]);
 		return false;
 	}
 	if (k->id == KNOB_SMB_SERVER_SIGNING || k->id == KNOB_SMB_SMB_ENCRYPT) {
-		const char *cfg = k->id == KNOB_SMB_SERVER_SIGNING ? m->smb.signing :
-								     m->smb.encryption;
+		const char *cfg =
+			k->id == KNOB_SMB_SERVER_SIGNING ? m->smb.signing : m->smb.encryption;
 		const char *key = k->id == KNOB_SMB_SERVER_SIGNING ? "signing" : "encryption";
 		int floor = smb_strength(cfg);
 
 		/* Only a demand is a floor: "default" and weaker ask for nothing. */
 		if (floor >= 2 && smb_strength(value) < floor) {
-			snprintf(why, whylen, "%s = %s is weaker than protocols.smb.%s = \"%s\" — "
-				 "use a stronger value, or relax protocols.smb.%s", k->name, value,
-				 key, cfg, key);
+			snprintf(why, whylen,
+				 "%s = %s is weaker than protocols.smb.%s = \"%s\" — "
+				 "use a stronger value, or relax protocols.smb.%s",
+				 k->name, value, key, cfg, key);
 			return false;
 		}
 	}
-	if (k->id == KNOB_NFS_VERSIONS && ((strchr(value, '3') && !m->nfs.v3) ||
-					   (strchr(value, '4') && !m->nfs.v4))) {
-		snprintf(why, whylen, "nfs.versions = %s serves a version protocols.nfs.versions "
-			 "does not list — use \"%s\", or add the version there", value,
-			 m->nfs.v3 ? "3" : "4");
+	if (k->id == KNOB_NFS_VERSIONS &&
+	    ((strchr(value, '3') && !m->nfs.v3) || (strchr(value, '4') && !m->nfs.v4))) {
+		snprintf(why, whylen,
+			 "nfs.versions = %s serves a version protocols.nfs.versions "
+			 "does not list — use \"%s\", or add the version there",
+			 value, m->nfs.v3 ? "3" : "4");
 		return false;
 	}
 	return true;
@@ -806,18 +1029,21 @@ knob_same(const struct model *m, const struct knob *k, const char *a, const char
 		if ((strcmp(a, "default") == 0 && strcmp(b, "if_required") == 0) ||
 		    (strcmp(b, "default") == 0 && strcmp(a, "if_required") == 0)) {
 			if (why)
-				snprintf(why, whylen, "\"default\" is \"if_required\" (smb.conf(5))");
+				snprintf(why, whylen,
+					 "\"default\" is \"if_required\" (smb.conf(5))");
 			return true;
 		}
 		return false;
 	case KNOB_SMB_SERVER_SIGNING:
 		if (m->smb.min_protocol && strcmp(m->smb.min_protocol, "NT1") == 0)
-			return false;	/* SMB1 clients see the difference */
+			return false; /* SMB1 clients see the difference */
 		if (strcmp(a, "required") == 0 || strcmp(b, "required") == 0)
 			return false;
 		if (why)
-			snprintf(why, whylen, "SMB2 signing is only ever required or not: \"%s\" "
-				 "and \"%s\" both leave it to the client (smb.conf(5))", a, b);
+			snprintf(why, whylen,
+				 "SMB2 signing is only ever required or not: \"%s\" "
+				 "and \"%s\" both leave it to the client (smb.conf(5))",
+				 a, b);
 		return true;
 	default:
 		return false;

@@ -25,12 +25,13 @@
 #include "xmalloc.h"
 
 const char *const mdns_default_types[] = {
-	"_smb._tcp", "_afpovertcp._tcp", "_nfs._tcp", "_adisk._tcp", "_device-info._tcp",
-	"_nastune._tcp", NULL,
+	"_smb._tcp",	     "_afpovertcp._tcp", "_nfs._tcp", "_adisk._tcp",
+	"_device-info._tcp", "_nastune._tcp",	 NULL,
 };
 
-#define NO_DAEMON_HINT "avahi-daemon is not running (or not reachable on the system D-Bus) — " \
-		       "start it (service avahi-daemon start) and try again"
+#define NO_DAEMON_HINT                                                                             \
+	"avahi-daemon is not running (or not reachable on the system D-Bus) — "                  \
+	"start it (service avahi-daemon start) and try again"
 
 static int
 avahi_to_errno(int aerr)
@@ -66,7 +67,7 @@ struct browse {
 	int resolving;
 	struct mdns_service *v;
 	size_t n;
-	int error;		/* avahi error of a failed browser; 0 */
+	int error; /* avahi error of a failed browser; 0 */
 };
 
 static void
@@ -107,9 +108,9 @@ browse_add(struct browse *b, AvahiIfIndex iface, AvahiProtocol proto, const char
 }
 
 static void
-resolve_cb(AvahiServiceResolver *r, AvahiIfIndex iface, AvahiProtocol proto,
-	   AvahiResolverEvent ev, const char *name, const char *type, const char *domain,
-	   const char *host, const AvahiAddress *addr, uint16_t port, AvahiStringList *txt,
+resolve_cb(AvahiServiceResolver *r, AvahiIfIndex iface, AvahiProtocol proto, AvahiResolverEvent ev,
+	   const char *name, const char *type, const char *domain, const char *host,
+	   const AvahiAddress *addr, uint16_t port, AvahiStringList *txt,
 	   AvahiLookupResultFlags flags, void *arg)
 {
 	struct browse *b = arg;
@@ -132,9 +133,9 @@ resolve_cb(AvahiServiceResolver *r, AvahiIfIndex iface, AvahiProtocol proto,
 }
 
 static void
-browse_cb(AvahiServiceBrowser *sb, AvahiIfIndex iface, AvahiProtocol proto,
-	  AvahiBrowserEvent ev, const char *name, const char *type, const char *domain,
-	  AvahiLookupResultFlags flags, void *arg)
+browse_cb(AvahiServiceBrowser *sb, AvahiIfIndex iface, AvahiProtocol proto, AvahiBrowserEvent ev,
+	  const char *name, const char *type, const char *domain, AvahiLookupResultFlags flags,
+	  void *arg)
 {
 	struct browse *b = arg;
 	size_t i;
@@ -153,7 +154,7 @@ browse_cb(AvahiServiceBrowser *sb, AvahiIfIndex iface, AvahiProtocol proto,
 		for (i = 0; i < b->n; i++)
 			if (strcmp(b->v[i].name, name) == 0 && strcmp(b->v[i].type, type) == 0 &&
 			    b->v[i].family == (proto == AVAHI_PROTO_INET6 ? 6 : 4))
-				b->v[i].port = -1;	/* dropped when collected */
+				b->v[i].port = -1; /* dropped when collected */
 		break;
 	case AVAHI_BROWSER_ALL_FOR_NOW:
 		b->browsers_done++;
@@ -181,7 +182,7 @@ svc_cmp(const void *pa, const void *pb)
 }
 
 static void
-svc_clear(struct mdns_service *s)
+svc_release(struct mdns_service *s)
 {
 	size_t i;
 
@@ -201,7 +202,7 @@ mdns_services_free(struct mdns_service *v, size_t n)
 	size_t i;
 
 	for (i = 0; i < n; i++)
-		svc_clear(&v[i]);
+		svc_release(&v[i]);
 	free(v);
 }
 
@@ -209,10 +210,11 @@ int
 mdns_browse(const char *const *types, int family, bool resolve, int timeout_ms,
 	    struct mdns_service **out, size_t *nout, char *err, size_t errlen)
 {
-	struct browse b = { .resolve = resolve };
+	struct browse b = {.resolve = resolve};
 	AvahiServiceBrowser **sbs = NULL;
-	AvahiProtocol proto = family == 4 ? AVAHI_PROTO_INET : family == 6 ? AVAHI_PROTO_INET6 :
-					    AVAHI_PROTO_UNSPEC;
+	AvahiProtocol proto = family == 4   ? AVAHI_PROTO_INET
+			      : family == 6 ? AVAHI_PROTO_INET6
+					    : AVAHI_PROTO_UNSPEC;
 	long deadline;
 	size_t i, k;
 	int aerr = 0, rc = 0;
@@ -226,8 +228,10 @@ mdns_browse(const char *const *types, int family, bool resolve, int timeout_ms,
 	/* No AVAHI_CLIENT_NO_FAIL: without a daemon this fails at once instead of waiting. */
 	b.client = avahi_client_new(avahi_simple_poll_get(b.poll), 0, NULL, NULL, &aerr);
 	if (!b.client) {
-		snprintf(err, errlen, aerr == AVAHI_ERR_NO_DAEMON ? NO_DAEMON_HINT :
-			 "cannot connect to avahi-daemon: %s", avahi_strerror(aerr));
+		snprintf(err, errlen,
+			 aerr == AVAHI_ERR_NO_DAEMON ? NO_DAEMON_HINT
+						     : "cannot connect to avahi-daemon: %s",
+			 avahi_strerror(aerr));
 		rc = avahi_to_errno(aerr);
 		goto out;
 	}
@@ -239,7 +243,8 @@ mdns_browse(const char *const *types, int family, bool resolve, int timeout_ms,
 						   0, browse_cb, &b);
 		if (!sbs[i]) {
 			aerr = avahi_client_errno(b.client);
-			snprintf(err, errlen, "cannot browse %s: %s", types[i], avahi_strerror(aerr));
+			snprintf(err, errlen, "cannot browse %s: %s", types[i],
+				 avahi_strerror(aerr));
 			rc = avahi_to_errno(aerr);
 			goto out;
 		}
@@ -262,7 +267,7 @@ mdns_browse(const char *const *types, int family, bool resolve, int timeout_ms,
 	/* Drop removed instances, then sort for stable output. */
 	for (i = k = 0; i < b.n; i++) {
 		if (b.v[i].port < 0)
-			svc_clear(&b.v[i]);
+			svc_release(&b.v[i]);
 		else
 			b.v[k++] = b.v[i];
 	}
@@ -278,7 +283,7 @@ out:
 		avahi_service_browser_free(sbs[i]);
 	free(sbs);
 	if (b.client)
-		avahi_client_free(b.client);	/* also frees resolvers still pending */
+		avahi_client_free(b.client); /* also frees resolvers still pending */
 	avahi_simple_poll_free(b.poll);
 	mdns_services_free(b.v, b.n);
 	return rc;
@@ -290,14 +295,14 @@ struct mdns_publisher {
 	AvahiThreadedPoll *poll;
 	AvahiClient *client;
 	AvahiEntryGroup *group;
-	AvahiTimeout *retry;	/* recreates a client that failed with the daemon */
+	AvahiTimeout *retry; /* recreates a client that failed with the daemon */
 	char *name;
 	struct mdns_record *recs;
 	size_t nrecs;
-	AvahiStringList **txt;	/* per record */
+	AvahiStringList **txt; /* per record */
 	bool established;
-	unsigned generation;	/* registrations so far: 0 until the first */
-	int error;		/* avahi error that stopped registration; 0 */
+	unsigned generation; /* registrations so far: 0 until the first */
+	int error;	     /* avahi error that stopped registration; 0 */
 };
 
 static void register_all(struct mdns_publisher *p);
@@ -391,7 +396,8 @@ register_all(struct mdns_publisher *p)
 		p->group = avahi_entry_group_new(p->client, group_cb, p);
 		if (!p->group) {
 			p->error = avahi_client_errno(p->client);
-			log_warnx("mdns: cannot create an entry group: %s", avahi_strerror(p->error));
+			log_warnx("mdns: cannot create an entry group: %s",
+				  avahi_strerror(p->error));
 			return;
 		}
 	} else {
@@ -399,10 +405,9 @@ register_all(struct mdns_publisher *p)
 	}
 	for (;;) {
 		for (i = 0; i < p->nrecs; i++) {
-			r = avahi_entry_group_add_service_strlst(p->group, AVAHI_IF_UNSPEC,
-								 AVAHI_PROTO_UNSPEC, 0, p->name,
-								 p->recs[i].type, NULL, NULL,
-								 (uint16_t)p->recs[i].port, p->txt[i]);
+			r = avahi_entry_group_add_service_strlst(
+				p->group, AVAHI_IF_UNSPEC, AVAHI_PROTO_UNSPEC, 0, p->name,
+				p->recs[i].type, NULL, NULL, (uint16_t)p->recs[i].port, p->txt[i]);
 			if (r < 0)
 				break;
 		}
@@ -426,7 +431,7 @@ client_cb(AvahiClient *c, AvahiClientState state, void *arg)
 {
 	struct mdns_publisher *p = arg;
 
-	p->client = c;	/* called from inside avahi_client_new, before it returns */
+	p->client = c; /* called from inside avahi_client_new, before it returns */
 	switch (state) {
 	case AVAHI_CLIENT_S_RUNNING:
 		if (p->generation)
@@ -472,8 +477,8 @@ txt_valid(const char *s)
 }
 
 int
-mdns_publisher_start(const char *name, const struct mdns_record *recs, size_t nrecs,
-		     int wait_ms, struct mdns_publisher **out, char *err, size_t errlen)
+mdns_publisher_start(const char *name, const struct mdns_record *recs, size_t nrecs, int wait_ms,
+		     struct mdns_publisher **out, char *err, size_t errlen)
 {
 	struct mdns_publisher *p;
 	long deadline;
@@ -497,8 +502,10 @@ mdns_publisher_start(const char *name, const struct mdns_record *recs, size_t nr
 		}
 		for (k = 0; k < recs[i].ntxt; k++)
 			if (!txt_valid(recs[i].txt[k])) {
-				snprintf(err, errlen, "TXT \"%s\" must be key=value, at most 255 "
-					 "bytes", recs[i].txt[k]);
+				snprintf(err, errlen,
+					 "TXT \"%s\" must be key=value, at most 255 "
+					 "bytes",
+					 recs[i].txt[k]);
 				return -EINVAL;
 			}
 	}
@@ -520,22 +527,24 @@ mdns_publisher_start(const char *name, const struct mdns_record *recs, size_t nr
 	/* First a plain client: without a daemon it fails now, with the right error. */
 	{
 		AvahiSimplePoll *sp = avahi_simple_poll_new();
-		AvahiClient *probe = avahi_client_new(avahi_simple_poll_get(sp), 0, NULL, NULL,
-						      &aerr);
+		AvahiClient *probe =
+			avahi_client_new(avahi_simple_poll_get(sp), 0, NULL, NULL, &aerr);
 
 		if (probe)
 			avahi_client_free(probe);
 		avahi_simple_poll_free(sp);
 		if (!probe) {
-			snprintf(err, errlen, aerr == AVAHI_ERR_NO_DAEMON ? NO_DAEMON_HINT :
-				 "cannot connect to avahi-daemon: %s", avahi_strerror(aerr));
+			snprintf(err, errlen,
+				 aerr == AVAHI_ERR_NO_DAEMON ? NO_DAEMON_HINT
+							     : "cannot connect to avahi-daemon: %s",
+				 avahi_strerror(aerr));
 			mdns_publisher_stop(p);
 			return avahi_to_errno(aerr);
 		}
 	}
 	/* Then one that survives daemon restarts. */
 	p->retry = avahi_threaded_poll_get(p->poll)->timeout_new(avahi_threaded_poll_get(p->poll),
-								   NULL, retry_cb, p);
+								 NULL, retry_cb, p);
 	p->client = avahi_client_new(avahi_threaded_poll_get(p->poll), AVAHI_CLIENT_NO_FAIL,
 				     client_cb, p, &aerr);
 	if (!p->client) {
@@ -560,7 +569,8 @@ mdns_publisher_start(const char *name, const struct mdns_record *recs, size_t nr
 		if (done)
 			break;
 		if (failed) {
-			snprintf(err, errlen, "cannot publish \"%s\": %s", name, avahi_strerror(aerr));
+			snprintf(err, errlen, "cannot publish \"%s\": %s", name,
+				 avahi_strerror(aerr));
 			mdns_publisher_stop(p);
 			return avahi_to_errno(aerr);
 		}
@@ -599,7 +609,7 @@ mdns_publisher_stop(struct mdns_publisher *p)
 	if (p->retry)
 		avahi_threaded_poll_get(p->poll)->timeout_free(p->retry);
 	if (p->group)
-		avahi_entry_group_free(p->group);	/* withdraws the records */
+		avahi_entry_group_free(p->group); /* withdraws the records */
 	if (p->client)
 		avahi_client_free(p->client);
 	if (p->poll)
@@ -625,11 +635,12 @@ mdns_services_json(const struct mdns_service *v, size_t n)
 
 		for (k = 0; k < v[i].ntxt; k++)
 			json_array_append_new(t, json_string(v[i].txt[k]));
-		json_array_append_new(arr, json_pack(
-			"{s:s, s:s, s:s, s:s, s:i, s:s?, s:s?, s:i, s:o, s:b}", "name", v[i].name,
-			"type", v[i].type, "domain", v[i].domain, "interface", v[i].iface, "family",
-			v[i].family, "host", v[i].host, "address", v[i].address, "port", v[i].port,
-			"txt", t, "local", v[i].local));
+		json_array_append_new(
+			arr,
+			json_pack("{s:s, s:s, s:s, s:s, s:i, s:s?, s:s?, s:i, s:o, s:b}", "name",
+				  v[i].name, "type", v[i].type, "domain", v[i].domain, "interface",
+				  v[i].iface, "family", v[i].family, "host", v[i].host, "address",
+				  v[i].address, "port", v[i].port, "txt", t, "local", v[i].local));
 	}
 	return arr;
 }

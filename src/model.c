@@ -19,7 +19,7 @@ strlist_add(struct strlist *l, const char *s)
 }
 
 void
-strlist_free(struct strlist *l)
+strlist_clear(struct strlist *l)
 {
 	size_t i;
 
@@ -42,13 +42,13 @@ strlist_has(const struct strlist *l, const char *s)
 }
 
 static void
-share_clear(struct share *s)
+share_release(struct share *s)
 {
 	free(s->name);
 	free(s->path);
 	free(s->comment);
-	strlist_free(&s->valid_users);
-	strlist_free(&s->nfs_clients);
+	strlist_clear(&s->valid_users);
+	strlist_clear(&s->nfs_clients);
 }
 
 void
@@ -63,9 +63,9 @@ model_free(struct model *m)
 	free(m->server.workgroup);
 	free(m->server.description);
 	free(m->server.model);
-	strlist_free(&m->server.interfaces);
+	strlist_clear(&m->server.interfaces);
 	free(m->network.interface);
-	strlist_free(&m->network.peers);
+	strlist_clear(&m->network.peers);
 	free(m->smb.min_protocol);
 	free(m->smb.signing);
 	free(m->smb.encryption);
@@ -74,7 +74,7 @@ model_free(struct model *m)
 		free(m->users[i].name);
 	free(m->users);
 	for (i = 0; i < m->n_shares; i++)
-		share_clear(&m->shares[i]);
+		share_release(&m->shares[i]);
 	free(m->shares);
 	free(m->services.backend);
 	for (i = 0; i < SVC_COUNT; i++) {
@@ -84,7 +84,7 @@ model_free(struct model *m)
 	}
 	for (i = 0; i < KNOB_COUNT; i++)
 		free(m->knobs[i].value);
-	strlist_free(&m->files);
+	strlist_clear(&m->files);
 	free(m);
 }
 
@@ -145,8 +145,7 @@ goal_name(enum tune_goal g)
 const char *
 svc_name(enum svc s)
 {
-	static const char *const names[SVC_COUNT] = { "smb", "nfs", "afp", "mdns", "sys",
-						       "nastune" };
+	static const char *const names[SVC_COUNT] = {"smb", "nfs", "afp", "mdns", "sys", "nastune"};
 
 	return (unsigned)s < SVC_COUNT ? names[s] : "?";
 }

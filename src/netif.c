@@ -37,9 +37,9 @@
 #include "timeutil.h"
 #include "xmalloc.h"
 
-#define NETIF_NL_TIMEOUT_S 5		/* bound on every netlink reply */
-#define NETIF_WATCHDOG_S 120		/* the watchdog restores after this even if alive */
-#define NETIF_LINK_WAIT_MS 10000	/* a real NIC may renegotiate after an MTU change */
+#define NETIF_NL_TIMEOUT_S 5	 /* bound on every netlink reply */
+#define NETIF_WATCHDOG_S 120	 /* the watchdog restores after this even if alive */
+#define NETIF_LINK_WAIT_MS 10000 /* a real NIC may renegotiate after an MTU change */
 
 #ifndef SOL_NETLINK
 #define SOL_NETLINK 270
@@ -55,7 +55,7 @@ netif_errno(int nlerr)
 	case NLE_INTR:
 		return -EINTR;
 	case NLE_AGAIN:
-		return -ETIMEDOUT;	/* SO_RCVTIMEO ran out */
+		return -ETIMEDOUT; /* SO_RCVTIMEO ran out */
 	case NLE_NOMEM:
 		return -ENOMEM;
 	case NLE_EXIST:
@@ -84,14 +84,14 @@ netif_errno(int nlerr)
 
 /* Kernel error and its extended-ACK message, captured by netif_err_cb. */
 struct netif_ack {
-	int kerr;		/* positive errno from the kernel; 0 none */
+	int kerr; /* positive errno from the kernel; 0 none */
 	char msg[200];
 };
 
 static int
 netif_open(struct nl_sock **skp)
 {
-	struct timeval tv = { .tv_sec = NETIF_NL_TIMEOUT_S };
+	struct timeval tv = {.tv_sec = NETIF_NL_TIMEOUT_S};
 	struct nl_sock *sk;
 	int one = 1, r, fd;
 
@@ -132,8 +132,8 @@ netif_err_cb(struct sockaddr_nl *nla, struct nlmsgerr *e, void *arg)
 	total = nlh->nlmsg_len - NLMSG_HDRLEN;
 	if (off >= total)
 		return NL_STOP;
-	if (nla_parse(tb, NLMSGERR_ATTR_MAX, (struct nlattr *)((char *)e + off),
-		      (int)(total - off), NULL) < 0)
+	if (nla_parse(tb, NLMSGERR_ATTR_MAX, (struct nlattr *)((char *)e + off), (int)(total - off),
+		      NULL) < 0)
 		return NL_STOP;
 	if (tb[NLMSGERR_ATTR_MSG])
 		snprintf(a->msg, sizeof(a->msg), "%s", nla_get_string(tb[NLMSGERR_ATTR_MSG]));
@@ -148,8 +148,8 @@ struct netif_dump {
 static const char *
 netif_operstate(unsigned s)
 {
-	static const char *const names[] = { "unknown", "notpresent", "down",
-					     "lowerlayerdown", "testing", "dormant", "up" };
+	static const char *const names[] = {"unknown", "notpresent", "down", "lowerlayerdown",
+					    "testing", "dormant",    "up"};
 
 	return s < sizeof(names) / sizeof(names[0]) ? names[s] : "unknown";
 }
@@ -270,8 +270,8 @@ netif_ethtool(struct netif_info *in)
 int
 netif_list(struct netif_info **out, size_t *n)
 {
-	struct netif_dump d = { 0 };
-	struct ifinfomsg ifi = { .ifi_family = AF_UNSPEC };
+	struct netif_dump d = {0};
+	struct ifinfomsg ifi = {.ifi_family = AF_UNSPEC};
 	struct nl_sock *sk = NULL;
 	struct nl_msg *msg = NULL;
 	size_t i;
@@ -364,7 +364,7 @@ netif_get_mtu(const char *ifname, int *mtu)
 static bool
 netif_is_stacked(const char *kind)
 {
-	static const char *const kinds[] = { "vlan", "macvlan", "macvtap", "ipvlan", "ipvtap" };
+	static const char *const kinds[] = {"vlan", "macvlan", "macvtap", "ipvlan", "ipvtap"};
 	size_t i;
 
 	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
@@ -392,14 +392,15 @@ netif_mtu_allowed(const struct netif_info *in, int mtu, char *err, size_t errlen
 	if (strcmp(in->master_kind, "bond") == 0 || strcmp(in->master_kind, "team") == 0) {
 		snprintf(err, errlen,
 			 "%s is a member of %s %s: set the MTU on %s, which applies it to every "
-			 "member", in->name, in->master_kind, in->master, in->master);
+			 "member",
+			 in->name, in->master_kind, in->master, in->master);
 		return -EBUSY;
 	}
 	if (netif_is_stacked(in->kind) && in->parent[0] && mtu > in->parent_mtu) {
 		snprintf(err, errlen,
 			 "%s is a %s on %s (MTU %d) and cannot exceed its parent: raise %s to at "
-			 "least %d first", in->name, in->kind, in->parent, in->parent_mtu,
-			 in->parent, mtu);
+			 "least %d first",
+			 in->name, in->kind, in->parent, in->parent_mtu, in->parent, mtu);
 		return -EINVAL;
 	}
 	return 0;
@@ -409,7 +410,7 @@ netif_mtu_allowed(const struct netif_info *in, int mtu, char *err, size_t errlen
 static int
 netif_change_mtu(const char *ifname, int mtu, char *err, size_t errlen)
 {
-	struct netif_ack ack = { 0 };
+	struct netif_ack ack = {0};
 	struct rtnl_link *orig = NULL, *change = NULL;
 	struct nl_sock *sk = NULL;
 	struct nl_cb *cb;
@@ -446,11 +447,10 @@ netif_change_mtu(const char *ifname, int mtu, char *err, size_t errlen)
 		snprintf(err, errlen, "changing the MTU of %s needs root (CAP_NET_ADMIN): %s",
 			 ifname, strerror(-r));
 	else if (ack.msg[0])
-		snprintf(err, errlen, "%s: kernel refused MTU %d: %s (%s)", ifname, mtu,
-			 ack.msg, strerror(-r));
-	else
-		snprintf(err, errlen, "%s: kernel refused MTU %d: %s", ifname, mtu,
+		snprintf(err, errlen, "%s: kernel refused MTU %d: %s (%s)", ifname, mtu, ack.msg,
 			 strerror(-r));
+	else
+		snprintf(err, errlen, "%s: kernel refused MTU %d: %s", ifname, mtu, strerror(-r));
 out:
 	rtnl_link_put(change);
 	rtnl_link_put(orig);
@@ -488,14 +488,13 @@ netif_set_mtu(const char *ifname, int mtu, char *err, size_t errlen)
 
 struct netif_watchdog {
 	pid_t pid;
-	int fd;		/* our end of a socketpair: we send 'C' to disarm; it answers 'K'
-			 * (disarmed) or 'R' (restored); our death closes it, which means restore */
+	int fd; /* our end of a socketpair: we send 'C' to disarm; it answers 'K'
+		 * (disarmed) or 'R' (restored); our death closes it, which means restore */
 };
 
-static void __attribute__((noreturn))
-netif_watchdog_main(int fd, const char *ifname, int old_mtu)
+static void __attribute__((noreturn)) netif_watchdog_main(int fd, const char *ifname, int old_mtu)
 {
-	const char *dbg = getenv("NASTUNE_DEBUG_WATCHDOG_S");	/* tests: a short deadline */
+	const char *dbg = getenv("NASTUNE_DEBUG_WATCHDOG_S"); /* tests: a short deadline */
 	long long secs = dbg && atoi(dbg) > 0 ? atoi(dbg) : NETIF_WATCHDOG_S;
 	long long deadline = timeutil_mono_ms() + secs * 1000LL;
 	char c = 0, err[256];
@@ -515,14 +514,14 @@ netif_watchdog_main(int fd, const char *ifname, int old_mtu)
 		fd = 3;
 	}
 	(void)close_range(4, ~0U, 0);
-	r = open("/dev/null", O_WRONLY | O_CLOEXEC);	/* stdout may be a caller's pipe */
+	r = open("/dev/null", O_WRONLY | O_CLOEXEC); /* stdout may be a caller's pipe */
 	if (r >= 0) {
 		(void)dup2(r, STDOUT_FILENO);
 		if (r != STDOUT_FILENO)
 			close(r);
 	}
 	for (;;) {
-		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		struct pollfd pfd = {.fd = fd, .events = POLLIN};
 		long long left = deadline - timeutil_mono_ms();
 
 		if (left <= 0)
@@ -591,7 +590,7 @@ netif_watchdog_reap(struct netif_watchdog *w, int ms)
 static int
 netif_watchdog_disarm(struct netif_watchdog *w)
 {
-	struct pollfd pfd = { .fd = w->fd, .events = POLLIN };
+	struct pollfd pfd = {.fd = w->fd, .events = POLLIN};
 	char c = 0;
 	int r = -EIO;
 
@@ -653,7 +652,7 @@ netif_wait_oper_up(const char *ifname)
 }
 
 void
-netif_mtu_report_free(struct netif_mtu_report *rep)
+netif_mtu_report_clear(struct netif_mtu_report *rep)
 {
 	if (!rep)
 		return;
@@ -679,7 +678,7 @@ static int
 netif_probe_all(const char *ifname, const char *const *peers, size_t npeers, int max,
 		struct netif_mtu_peer *out, int *best, size_t *worst, char *err, size_t errlen)
 {
-	struct probe_opts o = { .ifname = ifname, .max = max };
+	struct probe_opts o = {.ifname = ifname, .max = max};
 	struct probe_result r;
 	size_t i;
 	int rc;
@@ -694,9 +693,10 @@ netif_probe_all(const char *ifname, const char *const *peers, size_t npeers, int
 			return rc;
 		}
 		if (!r.reachable) {
-			snprintf(err, errlen, "peer %s (%s) does not answer at %d bytes via %s "
-				 "(%s): unreachable, or ICMP echo filtered", peers[i], r.addr,
-				 r.min, ifname, r.why);
+			snprintf(err, errlen,
+				 "peer %s (%s) does not answer at %d bytes via %s "
+				 "(%s): unreachable, or ICMP echo filtered",
+				 peers[i], r.addr, r.min, ifname, r.why);
 			return -EHOSTUNREACH;
 		}
 		if (r.largest < *best) {
@@ -731,8 +731,8 @@ auto_candidate(const struct netif_info *in, int ceiling, struct netif_mtu_report
  * (its echo replies came back in fragments above that), whatever slack its NIC has on
  * receive; never below cur (auto never lowers on its own). Notes the peer that limits it. */
 static int
-netif_auto_target(struct netif_mtu_report *rep, const char *const *peers, size_t npeers,
-		  int best, int cur)
+netif_auto_target(struct netif_mtu_report *rep, const char *const *peers, size_t npeers, int best,
+		  int cur)
 {
 	for (size_t i = 0; i < npeers; i++) {
 		int own = rep->peers[i].peer_mtu;
@@ -751,7 +751,7 @@ static int
 peers_answer(const char *ifname, int cur, const char *const *peers, size_t npeers,
 	     struct netif_mtu_report *rep, char *err, size_t errlen)
 {
-	struct probe_opts o = { .ifname = ifname };
+	struct probe_opts o = {.ifname = ifname};
 	struct probe_result pr;
 	bool passed;
 	size_t i;
@@ -765,9 +765,10 @@ peers_answer(const char *ifname, int cur, const char *const *peers, size_t npeer
 			return r;
 		}
 		if (!passed) {
-			snprintf(err, errlen, "peer %s (%s) does not answer via %s (%s): unreachable, "
-				 "or ICMP echo filtered; MTU of %s left at %d", peers[i], pr.addr,
-				 ifname, pr.why, ifname, cur);
+			snprintf(err, errlen,
+				 "peer %s (%s) does not answer via %s (%s): unreachable, "
+				 "or ICMP echo filtered; MTU of %s left at %d",
+				 peers[i], pr.addr, ifname, pr.why, ifname, cur);
 			return -EHOSTUNREACH;
 		}
 	}
@@ -791,12 +792,14 @@ settle(const char *ifname, int best, const char *const *peers, size_t npeers,
 	rep->final_mtu = best;
 	netif_wait_oper_up(ifname);
 	for (i = 0; i < npeers; i++) {
-		struct probe_opts vo = { .ifname = ifname, .max = best, .tries = 3 };
+		struct probe_opts vo = {.ifname = ifname, .max = best, .tries = 3};
 
 		r = probe_size(peers[i], &vo, best, &passed, &pr);
 		if (r == 0 && !passed) {
-			snprintf(err, errlen, "peer %s (%s) passed %d bytes while probing but not "
-				 "when rechecked at that MTU (%s)", peers[i], pr.addr, best, pr.why);
+			snprintf(err, errlen,
+				 "peer %s (%s) passed %d bytes while probing but not "
+				 "when rechecked at that MTU (%s)",
+				 peers[i], pr.addr, best, pr.why);
 			r = -EPROTO;
 		}
 		if (r < 0)
@@ -806,12 +809,11 @@ settle(const char *ifname, int best, const char *const *peers, size_t npeers,
 }
 
 int
-netif_mtu_ensure(const char *ifname, enum netif_mtu_mode mode, int mtu,
-		 const char *const *peers, size_t npeers, struct netif_mtu_report *rep,
-		 char *err, size_t errlen)
+netif_mtu_ensure(const char *ifname, enum netif_mtu_mode mode, int mtu, const char *const *peers,
+		 size_t npeers, struct netif_mtu_report *rep, char *err, size_t errlen)
 {
 	struct netif_mtu_report local;
-	struct netif_watchdog w = { 0 };
+	struct netif_watchdog w = {0};
 	struct netif_info in;
 	long long t0 = timeutil_mono_ms();
 	char why[512];
@@ -829,8 +831,11 @@ netif_mtu_ensure(const char *ifname, enum netif_mtu_mode mode, int mtu,
 
 	r = netif_get_info(ifname, &in);
 	if (r < 0) {
-		snprintf(err, errlen, r == -ENODEV ? "no interface named %s (see 'nastune mtu "
-			 "show')" : "reading %s over netlink failed", ifname);
+		snprintf(err, errlen,
+			 r == -ENODEV ? "no interface named %s (see 'nastune mtu "
+					"show')"
+				      : "reading %s over netlink failed",
+			 ifname);
 		goto out;
 	}
 	rep->old_mtu = rep->final_mtu = in.mtu;
@@ -845,7 +850,7 @@ netif_mtu_ensure(const char *ifname, enum netif_mtu_mode mode, int mtu,
 	if ((r = peers_answer(ifname, in.mtu, peers, npeers, rep, err, errlen)) < 0)
 		goto out;
 	if (npeers == 0 && mode == NETIF_MTU_AUTO)
-		goto out;	/* nothing to prove a larger MTU against */
+		goto out; /* nothing to prove a larger MTU against */
 	if (npeers == 0) {
 		r = netif_set_mtu(ifname, cand, err, errlen);
 		if (r == 0)
@@ -871,21 +876,24 @@ netif_mtu_ensure(const char *ifname, enum netif_mtu_mode mode, int mtu,
 		netif_wait_oper_up(ifname);
 	}
 
-	r = netif_probe_all(ifname, peers, npeers, cand, rep->peers, &best, &worst, err,
-			    errlen);
+	r = netif_probe_all(ifname, peers, npeers, cand, rep->peers, &best, &worst, err, errlen);
 	if (r < 0)
 		goto restore;
 	if (best < cand && (mode == NETIF_MTU_FIXED || best < in.mtu)) {
 		if (mode == NETIF_MTU_FIXED)
-			snprintf(why, sizeof(why), "peer %s (%s) receives don't-fragment packets of "
-				 "at most %d bytes, not %d", peers[worst], rep->peers[worst].addr,
-				 best, cand);
+			snprintf(why, sizeof(why),
+				 "peer %s (%s) receives don't-fragment packets of "
+				 "at most %d bytes, not %d",
+				 peers[worst], rep->peers[worst].addr, best, cand);
 		else
-			snprintf(why, sizeof(why), "black hole: peer %s (%s) receives "
+			snprintf(why, sizeof(why),
+				 "black hole: peer %s (%s) receives "
 				 "don't-fragment packets of at most %d bytes, below the MTU %d of "
-				 "%s; fix the path (switch port or peer MTU) or run 'nastune mtu set "
-				 "%s %d'", peers[worst], rep->peers[worst].addr, best, in.mtu, ifname,
-				 ifname, best);
+				 "%s; fix the path (switch port or peer MTU) or run 'nastune mtu "
+				 "set "
+				 "%s %d'",
+				 peers[worst], rep->peers[worst].addr, best, in.mtu, ifname, ifname,
+				 best);
 		snprintf(err, errlen, "%s", why);
 		r = -EPROTO;
 		goto restore;
@@ -900,8 +908,10 @@ netif_mtu_ensure(const char *ifname, enum netif_mtu_mode mode, int mtu,
 	if (w.pid > 0) {
 		r = netif_watchdog_disarm(&w);
 		if (r < 0) {
-			snprintf(err, errlen, "%s: the watchdog restored MTU %d before the change was "
-				 "confirmed", ifname, in.mtu);
+			snprintf(err, errlen,
+				 "%s: the watchdog restored MTU %d before the change was "
+				 "confirmed",
+				 ifname, in.mtu);
 			rep->final_mtu = in.mtu;
 			rep->reverted = true;
 			goto out;
@@ -931,13 +941,13 @@ restore:
 	if (rep->reverted) {
 		size_t l = strlen(err);
 
-		snprintf(err + l, errlen > l ? errlen - l : 0, "; MTU of %s restored to %d",
-			 ifname, rep->final_mtu);
+		snprintf(err + l, errlen > l ? errlen - l : 0, "; MTU of %s restored to %d", ifname,
+			 rep->final_mtu);
 	}
 out:
 	rep->changed = rep->final_mtu != rep->old_mtu;
 	rep->elapsed_ms = (int)(timeutil_mono_ms() - t0);
 	if (rep == &local)
-		netif_mtu_report_free(&local);
+		netif_mtu_report_clear(&local);
 	return r;
 }

@@ -29,10 +29,10 @@
 #include "xmalloc.h"
 
 #ifndef IP_RECVFRAGSIZE
-#define IP_RECVFRAGSIZE 25	/* linux/in.h; glibc before 2.26 lacks it */
+#define IP_RECVFRAGSIZE 25 /* linux/in.h; glibc before 2.26 lacks it */
 #endif
 #ifndef IPV6_RECVFRAGSIZE
-#define IPV6_RECVFRAGSIZE 77	/* linux/in6.h */
+#define IPV6_RECVFRAGSIZE 77 /* linux/in6.h */
 #endif
 
 #define PROBE_BUFSZ (65536 + 512)
@@ -48,13 +48,13 @@ struct prober {
 	bool raw;
 	uint16_t id;
 	uint16_t seq;
-	int timeout_ms;		/* per echo, once the peer has answered */
-	int first_timeout_ms;	/* per echo, until then */
+	int timeout_ms;	      /* per echo, once the peer has answered */
+	int first_timeout_ms; /* per echo, until then */
 	int tries;
 	bool answered;
-	bool fast_fail;		/* the last echo failed for a reason a retry won't change */
-	bool fragsize;		/* the kernel reports reassembled replies (IP_RECVFRAGSIZE) */
-	int last_frag;		/* largest fragment of the last reply; 0: it came whole */
+	bool fast_fail; /* the last echo failed for a reason a retry won't change */
+	bool fragsize;	/* the kernel reports reassembled replies (IP_RECVFRAGSIZE) */
+	int last_frag;	/* largest fragment of the last reply; 0: it came whole */
 	struct probe_result *r;
 	unsigned char *buf;
 };
@@ -103,8 +103,8 @@ probe_setopts(struct prober *p, const struct probe_opts *o)
 		/* A reply larger than the MTU the peer sends with comes back in fragments: the
 		 * kernel says so (Linux 4.12+), which tells the peer's own MTU from the slack
 		 * its NIC accepts on receive (veth and many NICs take a few bytes more). */
-		p->fragsize = setsockopt(p->fd, IPPROTO_IP, IP_RECVFRAGSIZE, &one,
-					 sizeof(one)) == 0;
+		p->fragsize =
+			setsockopt(p->fd, IPPROTO_IP, IP_RECVFRAGSIZE, &one, sizeof(one)) == 0;
 		if (p->raw) {
 			struct icmp_filter f;
 
@@ -118,8 +118,8 @@ probe_setopts(struct prober *p, const struct probe_opts *o)
 		    setsockopt(p->fd, IPPROTO_IPV6, IPV6_DONTFRAG, &one, sizeof(one)) < 0 ||
 		    setsockopt(p->fd, IPPROTO_IPV6, IPV6_RECVERR, &one, sizeof(one)) < 0)
 			return -errno;
-		p->fragsize = setsockopt(p->fd, IPPROTO_IPV6, IPV6_RECVFRAGSIZE, &one,
-					 sizeof(one)) == 0;
+		p->fragsize =
+			setsockopt(p->fd, IPPROTO_IPV6, IPV6_RECVFRAGSIZE, &one, sizeof(one)) == 0;
 		if (p->raw) {
 			struct icmp6_filter f;
 
@@ -144,8 +144,7 @@ probe_setopts(struct prober *p, const struct probe_opts *o)
 /* Opens a connected ICMP socket towards peer. Returns 0, -ENETUNREACH (no route: r->why
  * set, not an error for the caller), or -errno with r->why set. */
 static int
-probe_open(struct prober *p, const char *peer, const struct probe_opts *o,
-	   struct probe_result *r)
+probe_open(struct prober *p, const char *peer, const struct probe_opts *o, struct probe_result *r)
 {
 	struct addrinfo hints, *ai = NULL;
 	int proto, e, rc;
@@ -155,8 +154,8 @@ probe_open(struct prober *p, const char *peer, const struct probe_opts *o,
 	p->fd = -1;
 	p->r = r;
 	p->timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : PROBE_TIMEOUT_MS;
-	p->first_timeout_ms = o->first_timeout_ms > 0 ? o->first_timeout_ms
-						      : PROBE_FIRST_TIMEOUT_MS;
+	p->first_timeout_ms =
+		o->first_timeout_ms > 0 ? o->first_timeout_ms : PROBE_FIRST_TIMEOUT_MS;
 	p->tries = o->tries > 0 ? o->tries : PROBE_TRIES;
 
 	memset(&hints, 0, sizeof(hints));
@@ -283,10 +282,11 @@ probe_errqueue(struct prober *p)
 	bool ours = false;
 
 	for (;;) {
-		struct iovec iov = { .iov_base = data, .iov_len = sizeof(data) };
-		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
-				     .msg_control = control,
-				     .msg_controllen = sizeof(control) };
+		struct iovec iov = {.iov_base = data, .iov_len = sizeof(data)};
+		struct msghdr mh = {.msg_iov = &iov,
+				    .msg_iovlen = 1,
+				    .msg_control = control,
+				    .msg_controllen = sizeof(control)};
 		struct cmsghdr *c;
 		ssize_t n = recvmsg(p->fd, &mh, MSG_ERRQUEUE | MSG_DONTWAIT);
 
@@ -340,9 +340,11 @@ static ssize_t
 probe_recv(struct prober *p)
 {
 	char control[256];
-	struct iovec iov = { .iov_base = p->buf, .iov_len = PROBE_BUFSZ };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control,
-			     .msg_controllen = sizeof(control) };
+	struct iovec iov = {.iov_base = p->buf, .iov_len = PROBE_BUFSZ};
+	struct msghdr mh = {.msg_iov = &iov,
+			    .msg_iovlen = 1,
+			    .msg_control = control,
+			    .msg_controllen = sizeof(control)};
 	struct cmsghdr *c;
 	ssize_t n = recvmsg(p->fd, &mh, MSG_DONTWAIT);
 
@@ -384,12 +386,12 @@ probe_echo(struct prober *p, int size)
 	p->buf[7] = (unsigned char)p->seq;
 	for (i = 8; i < icmplen; i++)
 		p->buf[i] = (unsigned char)(i & 0xff);
-	if (p->family == AF_INET) {	/* the kernel sums ICMPv6 and ping sockets itself */
+	if (p->family == AF_INET) { /* the kernel sums ICMPv6 and ping sockets itself */
 		ck = probe_cksum(p->buf, (size_t)icmplen);
 		p->buf[2] = (unsigned char)(ck >> 8);
 		p->buf[3] = (unsigned char)ck;
 	}
-	(void)probe_errqueue(p);	/* forget errors about earlier echoes */
+	(void)probe_errqueue(p); /* forget errors about earlier echoes */
 	p->fast_fail = false;
 	p->r->probes++;
 	start = probe_now_us();
@@ -398,7 +400,7 @@ probe_echo(struct prober *p, int size)
 	while (n < 0 && errno == EINTR);
 	if (n < 0) {
 		switch (errno) {
-		case EMSGSIZE:		/* larger than the local link */
+		case EMSGSIZE: /* larger than the local link */
 			p->fast_fail = true;
 			(void)probe_errqueue(p);
 			return 0;
@@ -407,7 +409,7 @@ probe_echo(struct prober *p, int size)
 		case EHOSTDOWN:
 		case ENETDOWN:
 		case ECONNREFUSED:
-		case EPERM:		/* a local firewall */
+		case EPERM: /* a local firewall */
 		case EACCES:
 		case ENOBUFS:
 		case EAGAIN:
@@ -422,7 +424,7 @@ probe_echo(struct prober *p, int size)
 	wait_ms = p->answered ? p->timeout_ms : p->first_timeout_ms;
 	deadline = start + (long long)wait_ms * 1000;
 	for (;;) {
-		struct pollfd pfd = { .fd = p->fd, .events = POLLIN };
+		struct pollfd pfd = {.fd = p->fd, .events = POLLIN};
 		int left;
 
 		now = probe_now_us();
@@ -455,8 +457,8 @@ probe_echo(struct prober *p, int size)
 
 			p->answered = true;
 			if (t > p->timeout_ms)
-				p->timeout_ms = t > PROBE_TIMEOUT_CAP_MS ? PROBE_TIMEOUT_CAP_MS
-									: (int)t;
+				p->timeout_ms =
+					t > PROBE_TIMEOUT_CAP_MS ? PROBE_TIMEOUT_CAP_MS : (int)t;
 		}
 		return p->fragsize && !p->last_frag ? 2 : 1;
 	}
@@ -468,13 +470,15 @@ probe_try(void *arg, int size)
 	struct prober *p = arg;
 	int i, r, tries;
 
-	tries = p->answered ? p->tries : (p->tries > PROBE_FIRST_TRIES ? p->tries
-								   : PROBE_FIRST_TRIES);
+	tries = p->answered ? p->tries
+			    : (p->tries > PROBE_FIRST_TRIES ? p->tries : PROBE_FIRST_TRIES);
 	for (i = 0; i < tries; i++) {
 		r = probe_echo(p, size);
 		log_debug("probe %s: %d bytes: %s", p->r->addr, size,
-			  r > 1 ? "passed" : r > 0 ? (p->last_frag ? "passed, reply in fragments" :
-						      "passed") : r == 0 ? "lost" : strerror(-r));
+			  r > 1	   ? "passed"
+			  : r > 0  ? (p->last_frag ? "passed, reply in fragments" : "passed")
+			  : r == 0 ? "lost"
+				   : strerror(-r));
 		if (r != 0)
 			return r;
 		if (p->fast_fail)
@@ -523,8 +527,8 @@ probe_search(int lo, int hi, probe_try_fn try, void *arg, int *best)
 struct peer_search {
 	probe_try_fn try;
 	void *arg;
-	int whole_max;		/* largest size answered by a whole reply; 0 none */
-	int frag_min;		/* smallest size answered in fragments; 0 none */
+	int whole_max; /* largest size answered by a whole reply; 0 none */
+	int frag_min;  /* smallest size answered in fragments; 0 none */
 };
 
 static int
@@ -543,13 +547,13 @@ probe_try_note(void *arg, int size)
 int
 probe_search_peer(int lo, int hi, probe_try_fn try, void *arg, int *best, int *own)
 {
-	struct peer_search ps = { .try = try, .arg = arg };
+	struct peer_search ps = {.try = try, .arg = arg};
 	int good, bad, mid, r;
 
 	*own = 0;
 	r = probe_search(lo, hi, probe_try_note, &ps, best);
 	if (r < 0 || !ps.whole_max)
-		return r;	/* no whole reply seen: the kernel cannot tell fragments */
+		return r; /* no whole reply seen: the kernel cannot tell fragments */
 	if (ps.whole_max >= *best || !ps.frag_min) {
 		*own = ps.whole_max;
 		return 0;
@@ -565,7 +569,7 @@ probe_search_peer(int lo, int hi, probe_try_fn try, void *arg, int *best, int *o
 		if (r > 1)
 			good = mid;
 		else
-			bad = mid;	/* in fragments, or lost: above what the peer sends */
+			bad = mid; /* in fragments, or lost: above what the peer sends */
 	}
 	*own = good;
 	return 0;

@@ -22,7 +22,7 @@ const char *const profile_presets[] = {
 struct ld {
 	struct model *m;
 	struct diag *d;
-	const char *fallback;	/* file name when libconfig has none (string input) */
+	const char *fallback; /* file name when libconfig has none (string input) */
 };
 
 /* ---- small helpers ---- */
@@ -57,7 +57,7 @@ intern_file(struct model *m, const char *f)
 static struct loc
 loc_of(struct ld *ld, const config_setting_t *s)
 {
-	struct loc l = { intern_file(ld->m, sfile(ld, s)), sline(s) };
+	struct loc l = {intern_file(ld->m, sfile(ld, s)), sline(s)};
 
 	return l;
 }
@@ -111,8 +111,7 @@ closest(const char *s, const char *const *list)
 }
 
 static void
-unknown_keys(struct ld *ld, const config_setting_t *g, const char *where,
-	     const char *const *known)
+unknown_keys(struct ld *ld, const config_setting_t *g, const char *where, const char *const *known)
 {
 	int i, n = config_setting_length(g);
 
@@ -131,10 +130,13 @@ unknown_keys(struct ld *ld, const config_setting_t *g, const char *where,
 			continue;
 		near = closest(name, known);
 		if (near)
-			ERR(ld, s, "unknown key '%s' in %s — did you mean '%s'?", name, where, near);
+			ERR(ld, s, "unknown key '%s' in %s — did you mean '%s'?", name, where,
+			    near);
 		else
-			ERR(ld, s, "unknown key '%s' in %s — remove it; nastune.conf(5) lists the "
-				   "keys", name, where);
+			ERR(ld, s,
+			    "unknown key '%s' in %s — remove it; nastune.conf(5) lists the "
+			    "keys",
+			    name, where);
 	}
 }
 
@@ -215,14 +217,14 @@ set_str(char **dst, const char *v)
 
 /* Text that every target format can carry: printable, no line breaks, bounded. */
 static bool
-check_text(struct ld *ld, const config_setting_t *s, const char *what, const char *v,
-	   size_t maxlen, const char *forbid)
+check_text(struct ld *ld, const config_setting_t *s, const char *what, const char *v, size_t maxlen,
+	   const char *forbid)
 {
 	const unsigned char *p;
 
 	if (strlen(v) > maxlen) {
-		ERR(ld, s, "%s is %zu characters long — shorten it to at most %zu", what,
-		    strlen(v), maxlen);
+		ERR(ld, s, "%s is %zu characters long — shorten it to at most %zu", what, strlen(v),
+		    maxlen);
 		return false;
 	}
 	for (p = (const unsigned char *)v; *p; p++) {
@@ -232,8 +234,10 @@ check_text(struct ld *ld, const config_setting_t *s, const char *what, const cha
 			return false;
 		}
 		if (forbid && strchr(forbid, *p)) {
-			ERR(ld, s, "%s contains '%c', which cannot be written safely into the "
-				   "generated files — remove it", what, *p);
+			ERR(ld, s,
+			    "%s contains '%c', which cannot be written safely into the "
+			    "generated files — remove it",
+			    what, *p);
 			return false;
 		}
 	}
@@ -259,16 +263,16 @@ check_word(struct ld *ld, const config_setting_t *s, const char *what, const cha
 	}
 	near = closest(v, allowed);
 	if (near)
-		ERR(ld, s, "%s '%s' is not valid — did you mean '%s'? (one of: %s)", what, v,
-		    near, list);
+		ERR(ld, s, "%s '%s' is not valid — did you mean '%s'? (one of: %s)", what, v, near,
+		    list);
 	else
 		ERR(ld, s, "%s '%s' is not valid — use one of: %s", what, v, list);
 	return NULL;
 }
 
 static void
-get_str(struct ld *ld, const config_setting_t *g, const char *key, const char *where,
-	char **dst, size_t maxlen, const char *forbid)
+get_str(struct ld *ld, const config_setting_t *g, const char *key, const char *where, char **dst,
+	size_t maxlen, const char *forbid)
 {
 	config_setting_t *s = member(ld, g, key, K_STR, where);
 	char what[96];
@@ -290,8 +294,8 @@ get_bool(struct ld *ld, const config_setting_t *g, const char *key, const char *
 }
 
 static void
-get_word(struct ld *ld, const config_setting_t *g, const char *key, const char *where,
-	 char **dst, const char *const *allowed)
+get_word(struct ld *ld, const config_setting_t *g, const char *key, const char *where, char **dst,
+	 const char *const *allowed)
 {
 	config_setting_t *s = member(ld, g, key, K_STR, where);
 	char what[96];
@@ -317,7 +321,7 @@ get_strlist(struct ld *ld, const config_setting_t *g, const char *key, const cha
 
 	if (!s)
 		return NULL;
-	strlist_free(dst);
+	strlist_clear(dst);
 	n = config_setting_length(s);
 	for (i = 0; i < n; i++) {
 		config_setting_t *e = config_setting_get_elem(s, (unsigned)i);
@@ -397,14 +401,18 @@ check_ifname(struct ld *ld, const config_setting_t *s, const char *what, const c
 	const char *p;
 
 	if (!*v || strlen(v) > 15) {
-		ERR(ld, s, "%s '%s' is not an interface name — use 1 to 15 characters, e.g. "
-			   "\"eth0\"", what, v);
+		ERR(ld, s,
+		    "%s '%s' is not an interface name — use 1 to 15 characters, e.g. "
+		    "\"eth0\"",
+		    what, v);
 		return false;
 	}
 	for (p = v; *p; p++)
 		if (*p == '/' || *p == ' ' || *p == ':' || *p == ',') {
-			ERR(ld, s, "%s '%s' is not an interface name — no '/', ':', ',' or "
-				   "spaces", what, v);
+			ERR(ld, s,
+			    "%s '%s' is not an interface name — no '/', ':', ',' or "
+			    "spaces",
+			    what, v);
 			return false;
 		}
 	return true;
@@ -417,8 +425,10 @@ check_peer(struct ld *ld, const config_setting_t *s, const char *what, const cha
 
 	if (is_ipaddr(v, &fam) || is_hostname(v))
 		return true;
-	ERR(ld, s, "%s '%s' is neither an IP address nor a host name — write e.g. "
-		   "\"192.0.2.20\" or \"mac-studio.local\"", what, v);
+	ERR(ld, s,
+	    "%s '%s' is neither an IP address nor a host name — write e.g. "
+	    "\"192.0.2.20\" or \"mac-studio.local\"",
+	    what, v);
 	return false;
 }
 
@@ -433,9 +443,10 @@ check_nfs_client(struct ld *ld, const config_setting_t *s, const char *what, con
 	if (strcmp(v, "*") == 0)
 		return true;
 	if (v[0] == '@') {
-		if (is_hostname(v + 1) || (v[1] && strspn(v + 1, "abcdefghijklmnopqrstuvwxyz"
-					       "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") ==
-				   strlen(v + 1)))
+		if (is_hostname(v + 1) ||
+		    (v[1] &&
+		     strspn(v + 1, "abcdefghijklmnopqrstuvwxyz"
+				   "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") == strlen(v + 1)))
 			return true;
 		ERR(ld, s, "%s '%s' is not a valid netgroup — write \"@groupname\"", what, v);
 		return false;
@@ -447,11 +458,13 @@ check_nfs_client(struct ld *ld, const config_setting_t *s, const char *what, con
 		snprintf(host, sizeof(host), "%.*s", (int)(slash - v), v);
 		errno = 0;
 		bits = strtol(slash + 1, &end, 10);
-		if (!is_ipaddr(host, &fam) || !slash[1] || *end || errno ||
-		    bits < 0 || bits > (fam == AF_INET ? 32 : 128)) {
-			ERR(ld, s, "%s '%s' is not a valid network — write an address and a prefix "
-				   "length, e.g. \"192.0.2.0/24\" or \"2001:db8::/64\" (IPv4 /0-32, "
-				   "IPv6 /0-128)", what, v);
+		if (!is_ipaddr(host, &fam) || !slash[1] || *end || errno || bits < 0 ||
+		    bits > (fam == AF_INET ? 32 : 128)) {
+			ERR(ld, s,
+			    "%s '%s' is not a valid network — write an address and a prefix "
+			    "length, e.g. \"192.0.2.0/24\" or \"2001:db8::/64\" (IPv4 /0-32, "
+			    "IPv6 /0-128)",
+			    what, v);
 			return false;
 		}
 		return true;
@@ -465,8 +478,10 @@ check_nfs_client(struct ld *ld, const config_setting_t *s, const char *what, con
 			host[p - host] = 'x';
 	if (is_hostname(host))
 		return true;
-	ERR(ld, s, "%s '%s' is not an NFS client — use an address, a network (\"192.0.2.0/24\"), "
-		   "a host name, a wildcard (\"*.lan\") or \"@netgroup\"", what, v);
+	ERR(ld, s,
+	    "%s '%s' is not an NFS client — use an address, a network (\"192.0.2.0/24\"), "
+	    "a host name, a wildcard (\"*.lan\") or \"@netgroup\"",
+	    what, v);
 	return false;
 }
 
@@ -478,13 +493,16 @@ check_username(struct ld *ld, const config_setting_t *s, const char *what, const
 	for (i = 0; i < n; i++) {
 		char c = v[i];
 
-		if (!(islower((unsigned char)c) || c == '_' || (i > 0 && (isdigit((unsigned char)c)
-		      || c == '-' || c == '.')) || (i == n - 1 && i > 0 && c == '$')))
+		if (!(islower((unsigned char)c) || c == '_' ||
+		      (i > 0 && (isdigit((unsigned char)c) || c == '-' || c == '.')) ||
+		      (i == n - 1 && i > 0 && c == '$')))
 			break;
 	}
 	if (n == 0 || n > 32 || i != n) {
-		ERR(ld, s, "%s '%s' is not a valid user name — use lower-case letters, digits, '_' "
-			   "and '-', starting with a letter, at most 32 characters", what, v);
+		ERR(ld, s,
+		    "%s '%s' is not a valid user name — use lower-case letters, digits, '_' "
+		    "and '-', starting with a letter, at most 32 characters",
+		    what, v);
 		return false;
 	}
 	return true;
@@ -493,8 +511,7 @@ check_username(struct ld *ld, const config_setting_t *s, const char *what, const
 /* ---- sections ---- */
 
 static const char *const top_keys[] = {
-	"profile", "server", "network", "protocols", "users", "shares", "tuning", "services",
-	NULL,
+	"profile", "server", "network", "protocols", "users", "shares", "tuning", "services", NULL,
 };
 
 static void
@@ -517,19 +534,24 @@ load_server(struct ld *ld, const config_setting_t *g)
 		if (ok)
 			set_str(&m->server.name, v);
 		else
-			ERR(ld, s, "server.name '%s' cannot be a NetBIOS and Bonjour name — use 1 to "
-				   "15 letters, digits or inner hyphens, e.g. \"atlas\"", v);
+			ERR(ld, s,
+			    "server.name '%s' cannot be a NetBIOS and Bonjour name — use 1 to "
+			    "15 letters, digits or inner hyphens, e.g. \"atlas\"",
+			    v);
 	}
 	if ((s = member(ld, g, "workgroup", K_STR, "server"))) {
 		const char *v = config_setting_get_string(s);
 		size_t n = strlen(v);
 
-		if (n >= 1 && n <= 15 && strspn(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuv"
-						 "wxyz0123456789-_.") == n)
+		if (n >= 1 && n <= 15 &&
+		    strspn(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuv"
+			      "wxyz0123456789-_.") == n)
 			set_str(&m->server.workgroup, v);
 		else
-			ERR(ld, s, "server.workgroup '%s' is not valid — use 1 to 15 letters, digits, "
-				   "'-', '_' or '.', e.g. \"WORKGROUP\"", v);
+			ERR(ld, s,
+			    "server.workgroup '%s' is not valid — use 1 to 15 letters, digits, "
+			    "'-', '_' or '.', e.g. \"WORKGROUP\"",
+			    v);
 	}
 	/* '%' would be expanded by Samba as a substitution variable. */
 	get_str(ld, g, "description", "server", &m->server.description, 200, "%\"\\");
@@ -537,13 +559,16 @@ load_server(struct ld *ld, const config_setting_t *g)
 		const char *v = config_setting_get_string(s);
 		size_t n = strlen(v);
 
-		if (n >= 1 && n <= 64 && strspn(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuv"
-						 "wxyz0123456789,._-") == n)
+		if (n >= 1 && n <= 64 &&
+		    strspn(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuv"
+			      "wxyz0123456789,._-") == n)
 			set_str(&m->server.model, v);
 		else
-			ERR(ld, s, "server.model '%s' is not an Apple model identifier — use letters, "
-				   "digits, ',', '.', '_' or '-', e.g. \"TimeCapsule8,119\" or "
-				   "\"MacSamba\"", v);
+			ERR(ld, s,
+			    "server.model '%s' is not an Apple model identifier — use letters, "
+			    "digits, ',', '.', '_' or '-', e.g. \"TimeCapsule8,119\" or "
+			    "\"MacSamba\"",
+			    v);
 	}
 	get_strlist(ld, g, "interfaces", "server", &m->server.interfaces, check_ifname);
 }
@@ -551,7 +576,7 @@ load_server(struct ld *ld, const config_setting_t *g)
 static void
 load_network(struct ld *ld, const config_setting_t *g)
 {
-	static const char *const keys[] = { "interface", "mtu", "peers", NULL };
+	static const char *const keys[] = {"interface", "mtu", "peers", NULL};
 	struct model *m = ld->m;
 	config_setting_t *s;
 
@@ -566,8 +591,10 @@ load_network(struct ld *ld, const config_setting_t *g)
 			if (config_setting_type(s) == CONFIG_TYPE_INT)
 				v = config_setting_get_int(s);
 			if (v < 576 || v > 9216) {
-				ERR(ld, s, "network.mtu %lld is out of range — use 576 to 9216, "
-					   "\"auto\" or \"keep\"", v);
+				ERR(ld, s,
+				    "network.mtu %lld is out of range — use 576 to 9216, "
+				    "\"auto\" or \"keep\"",
+				    v);
 			} else {
 				m->network.mtu_mode = MTU_FIXED;
 				char num[16];
@@ -583,8 +610,9 @@ load_network(struct ld *ld, const config_setting_t *g)
 			m->network.mtu_mode = MTU_KEEP;
 			set_knob(ld, KNOB_NET_MTU, NULL, KNOB_UNSET, s);
 		} else {
-			ERR(ld, s, "network.mtu must be a number from 576 to 9216, \"auto\" or "
-				   "\"keep\" — e.g. mtu = 9000; or mtu = \"auto\";");
+			ERR(ld, s,
+			    "network.mtu must be a number from 576 to 9216, \"auto\" or "
+			    "\"keep\" — e.g. mtu = 9000; or mtu = \"auto\";");
 		}
 	}
 	get_strlist(ld, g, "peers", "network", &m->network.peers, check_peer);
@@ -593,12 +621,12 @@ load_network(struct ld *ld, const config_setting_t *g)
 static void
 load_protocols(struct ld *ld, const config_setting_t *g)
 {
-	static const char *const keys[] = { "smb", "nfs", "afp", NULL };
+	static const char *const keys[] = {"smb", "nfs", "afp", NULL};
 	static const char *const smb_keys[] = {
 		"enabled", "min_protocol", "signing", "encryption", "apple", NULL,
 	};
-	static const char *const nfs_keys[] = { "enabled", "server", "versions", NULL };
-	static const char *const afp_keys[] = { "enabled", "cnid_scheme", NULL };
+	static const char *const nfs_keys[] = {"enabled", "server", "versions", NULL};
+	static const char *const afp_keys[] = {"enabled", "cnid_scheme", NULL};
 	static const char *const min_protocols[] = {
 		"SMB2", "SMB2_02", "SMB2_10", "SMB3", "SMB3_00", "SMB3_02", "SMB3_11", "NT1", NULL,
 	};
@@ -608,8 +636,8 @@ load_protocols(struct ld *ld, const config_setting_t *g)
 	static const char *const encryption[] = {
 		"default", "off", "if_required", "desired", "required", NULL,
 	};
-	static const char *const nfs_servers[] = { "kernel", "ganesha", NULL };
-	static const char *const cnid[] = { "dbd", "last", "sqlite", "mysql", NULL };
+	static const char *const nfs_servers[] = {"kernel", "ganesha", NULL};
+	static const char *const cnid[] = {"dbd", "last", "sqlite", "mysql", NULL};
 	struct model *m = ld->m;
 	config_setting_t *p, *s;
 	char *tmp = NULL;
@@ -622,7 +650,8 @@ load_protocols(struct ld *ld, const config_setting_t *g)
 			 min_protocols);
 		if ((s = config_setting_get_member(p, "min_protocol")) && m->smb.min_protocol &&
 		    strcmp(m->smb.min_protocol, "NT1") == 0)
-			diag_warning(ld->d, sfile(ld, s), sline(s), "protocols.smb.min_protocol NT1 "
+			diag_warning(ld->d, sfile(ld, s), sline(s),
+				     "protocols.smb.min_protocol NT1 "
 				     "allows SMB1, which is insecure and slow — prefer \"SMB2\"");
 		get_word(ld, p, "signing", "protocols.smb", &m->smb.signing, signing);
 		get_word(ld, p, "encryption", "protocols.smb", &m->smb.encryption, encryption);
@@ -633,8 +662,8 @@ load_protocols(struct ld *ld, const config_setting_t *g)
 		get_bool(ld, p, "enabled", "protocols.nfs", &m->nfs.enabled);
 		get_word(ld, p, "server", "protocols.nfs", &tmp, nfs_servers);
 		if (tmp)
-			m->nfs.server = strcmp(tmp, "ganesha") == 0 ? NFS_SERVER_GANESHA :
-								       NFS_SERVER_KERNEL;
+			m->nfs.server = strcmp(tmp, "ganesha") == 0 ? NFS_SERVER_GANESHA
+								    : NFS_SERVER_KERNEL;
 		free(tmp);
 		if ((s = member(ld, p, "versions", K_LIST, "protocols.nfs"))) {
 			int i, n = config_setting_length(s);
@@ -650,14 +679,17 @@ load_protocols(struct ld *ld, const config_setting_t *g)
 					 config_setting_get_int(e) == 4)
 					v4 = true;
 				else {
-					ERR(ld, e, "protocols.nfs.versions[%d] must be 3 or 4 — e.g. "
-						   "versions = [3, 4];", i);
+					ERR(ld, e,
+					    "protocols.nfs.versions[%d] must be 3 or 4 — e.g. "
+					    "versions = [3, 4];",
+					    i);
 					ok = false;
 				}
 			}
 			if (ok && !v3 && !v4)
-				ERR(ld, s, "protocols.nfs.versions is empty — list at least one of 3 "
-					   "and 4, or set enabled = false");
+				ERR(ld, s,
+				    "protocols.nfs.versions is empty — list at least one of 3 "
+				    "and 4, or set enabled = false");
 			if (ok && (v3 || v4)) {
 				m->nfs.v3 = v3;
 				m->nfs.v4 = v4;
@@ -674,7 +706,7 @@ load_protocols(struct ld *ld, const config_setting_t *g)
 static void
 load_users(struct ld *ld, const config_setting_t *l)
 {
-	static const char *const keys[] = { "name", NULL };
+	static const char *const keys[] = {"name", NULL};
 	struct model *m = ld->m;
 	char where[32];
 	int i, n = config_setting_length(l);
@@ -698,8 +730,10 @@ load_users(struct ld *ld, const config_setting_t *l)
 		s = member(ld, u, "name", K_STR, where);
 		if (!s) {
 			if (!config_setting_get_member(u, "name"))
-				ERR(ld, u, "%s has no name — add name = \"alice\"; (an existing system "
-					   "account)", where);
+				ERR(ld, u,
+				    "%s has no name — add name = \"alice\"; (an existing system "
+				    "account)",
+				    where);
 			continue;
 		}
 		name = config_setting_get_string(s);
@@ -709,8 +743,8 @@ load_users(struct ld *ld, const config_setting_t *l)
 			if (strcmp(m->users[k].name, name) == 0)
 				break;
 		if (k < m->n_users) {
-			ERR(ld, s, "user '%s' is listed twice (first at line %d) — remove one", name,
-			    m->users[k].loc.line);
+			ERR(ld, s, "user '%s' is listed twice (first at line %d) — remove one",
+			    name, m->users[k].loc.line);
 			continue;
 		}
 		m->users = xreallocarray(m->users, m->n_users + 1, sizeof(*m->users));
@@ -728,13 +762,13 @@ static void
 load_share(struct ld *ld, config_setting_t *g, int idx, struct share *sh)
 {
 	static const char *const keys[] = {
-		"name", "path", "protocols", "read_only", "guest", "valid_users", "comment",
-		"time_machine", "nfs", NULL,
+		"name",	       "path",	  "protocols",	  "read_only", "guest",
+		"valid_users", "comment", "time_machine", "nfs",       NULL,
 	};
-	static const char *const tm_keys[] = { "enabled", "max_size", NULL };
-	static const char *const nfs_keys[] = { "clients", "async", NULL };
-	static const char *const reserved[] = { "global", "homes", "printers", "print$", "ipc$",
-						NULL };
+	static const char *const tm_keys[] = {"enabled", "max_size", NULL};
+	static const char *const nfs_keys[] = {"clients", "async", NULL};
+	static const char *const reserved[] = {"global", "homes", "printers",
+					       "print$", "ipc$",  NULL};
 	char where[32], what[64];
 	config_setting_t *s, *p;
 	size_t k;
@@ -758,8 +792,10 @@ load_share(struct ld *ld, config_setting_t *g, int idx, struct share *sh)
 				if (strcasecmp(v, reserved[k]) == 0)
 					break;
 			if (reserved[k])
-				ERR(ld, s, "share name '%s' is reserved by Samba — choose another "
-					   "name", v);
+				ERR(ld, s,
+				    "share name '%s' is reserved by Samba — choose another "
+				    "name",
+				    v);
 			else
 				sh->name = xstrdup(v);
 		}
@@ -772,17 +808,23 @@ load_share(struct ld *ld, config_setting_t *g, int idx, struct share *sh)
 		sh->loc_path = loc_of(ld, s);
 		snprintf(what, sizeof(what), "%s.path", where);
 		if (v[0] != '/')
-			ERR(ld, s, "%s '%s' is not absolute — write the full path, e.g. "
-				   "\"/srv/media\"", what, v);
+			ERR(ld, s,
+			    "%s '%s' is not absolute — write the full path, e.g. "
+			    "\"/srv/media\"",
+			    what, v);
 		else if (strcmp(v, "/") == 0)
-			ERR(ld, s, "%s is / — sharing the whole file system is refused; share a "
-				   "directory such as \"/srv/media\"", what);
+			ERR(ld, s,
+			    "%s is / — sharing the whole file system is refused; share a "
+			    "directory such as \"/srv/media\"",
+			    what);
 		else if (strstr(v, "/../") || strstr(v, "/./") || strstr(v, "//") ||
 			 (strlen(v) >= 3 && strcmp(v + strlen(v) - 3, "/..") == 0) ||
 			 (strlen(v) >= 2 && strcmp(v + strlen(v) - 2, "/.") == 0) ||
 			 v[strlen(v) - 1] == '/')
-			ERR(ld, s, "%s '%s' is not a plain path — remove '..', '.', doubled and "
-				   "trailing slashes", what, v);
+			ERR(ld, s,
+			    "%s '%s' is not a plain path — remove '..', '.', doubled and "
+			    "trailing slashes",
+			    what, v);
 		else if (check_text(ld, s, what, v, 1024, "\"\\%"))
 			sh->path = xstrdup(v);
 	} else if (!config_setting_get_member(g, "path")) {
@@ -794,22 +836,27 @@ load_share(struct ld *ld, config_setting_t *g, int idx, struct share *sh)
 
 		for (i = 0; i < n; i++) {
 			config_setting_t *e = config_setting_get_elem(s, (unsigned)i);
-			const char *v = config_setting_type(e) == CONFIG_TYPE_STRING ?
-						config_setting_get_string(e) : "";
-			unsigned bit = strcmp(v, "smb") == 0 ? PROTO_SMB :
-				       strcmp(v, "nfs") == 0 ? PROTO_NFS :
-				       strcmp(v, "afp") == 0 ? PROTO_AFP : 0;
+			const char *v = config_setting_type(e) == CONFIG_TYPE_STRING
+						? config_setting_get_string(e)
+						: "";
+			unsigned bit = strcmp(v, "smb") == 0   ? PROTO_SMB
+				       : strcmp(v, "nfs") == 0 ? PROTO_NFS
+				       : strcmp(v, "afp") == 0 ? PROTO_AFP
+							       : 0;
 
 			if (!bit)
 				ERR(ld, e, "%s.protocols[%d] must be \"smb\", \"nfs\" or \"afp\"",
 				    where, i);
 			else if (set & bit)
-				ERR(ld, e, "%s.protocols lists \"%s\" twice — remove one", where, v);
+				ERR(ld, e, "%s.protocols lists \"%s\" twice — remove one", where,
+				    v);
 			set |= bit;
 		}
 		if (n == 0)
-			ERR(ld, s, "%s.protocols is empty — list at least one of \"smb\", \"nfs\", "
-				   "\"afp\"", where);
+			ERR(ld, s,
+			    "%s.protocols is empty — list at least one of \"smb\", \"nfs\", "
+			    "\"afp\"",
+			    where);
 		sh->protocols = set;
 	}
 	get_bool(ld, g, "read_only", where, &sh->read_only);
@@ -831,11 +878,15 @@ load_share(struct ld *ld, config_setting_t *g, int idx, struct share *sh)
 			if (rc == -ERANGE)
 				ERR(ld, s, "%s.max_size is too large — use at most 16383P", what);
 			else if (rc < 0)
-				ERR(ld, s, "%s.max_size must be a size with a unit, e.g. \"2T\" or "
-					   "\"500G\" (units K, M, G, T, P)", what);
+				ERR(ld, s,
+				    "%s.max_size must be a size with a unit, e.g. \"2T\" or "
+				    "\"500G\" (units K, M, G, T, P)",
+				    what);
 			else if (b < (1ULL << 30))
-				ERR(ld, s, "%s.max_size is below 1G — Time Machine needs more; use "
-					   "e.g. \"500G\"", what);
+				ERR(ld, s,
+				    "%s.max_size is below 1G — Time Machine needs more; use "
+				    "e.g. \"500G\"",
+				    what);
 			else
 				sh->tm_max_size = b;
 		}
@@ -865,8 +916,8 @@ load_shares(struct ld *ld, config_setting_t *l)
 		free(sh->name);
 		free(sh->path);
 		free(sh->comment);
-		strlist_free(&sh->valid_users);
-		strlist_free(&sh->nfs_clients);
+		strlist_clear(&sh->valid_users);
+		strlist_clear(&sh->nfs_clients);
 	}
 	free(m->shares);
 	m->shares = NULL;
@@ -875,8 +926,10 @@ load_shares(struct ld *ld, config_setting_t *l)
 		config_setting_t *g = config_setting_get_elem(l, (unsigned)i);
 
 		if (config_setting_type(g) != CONFIG_TYPE_GROUP) {
-			ERR(ld, g, "shares[%d] must be a group — write ( { name = \"Media\"; path = "
-				   "\"/srv/media\"; } )", i);
+			ERR(ld, g,
+			    "shares[%d] must be a group — write ( { name = \"Media\"; path = "
+			    "\"/srv/media\"; } )",
+			    i);
 			continue;
 		}
 		m->shares = xreallocarray(m->shares, m->n_shares + 1, sizeof(*m->shares));
@@ -892,7 +945,7 @@ load_shares(struct ld *ld, config_setting_t *l)
 static void
 load_knobs(struct ld *ld, const config_setting_t *g, const char *where, enum knob_src src)
 {
-	static const char *const groups[] = { "smb", "nfs", "afp", "sys", "net", NULL };
+	static const char *const groups[] = {"smb", "nfs", "afp", "sys", "net", NULL};
 	const char *keys[KNOB_COUNT + 1];
 	const struct knob *k;
 	char gwhere[64], what[96], canon[256], why[512], num[32];
@@ -921,11 +974,13 @@ load_knobs(struct ld *ld, const config_setting_t *g, const char *where, enum kno
 
 			snprintf(full, sizeof(full), "%s.%s", groups[i], name ? name : "");
 			if (!(k = knob_find(full)))
-				continue;	/* reported by unknown_keys */
+				continue; /* reported by unknown_keys */
 			snprintf(what, sizeof(what), "%s.%s", where, full);
 			if (k->id == KNOB_NET_MTU) {
-				ERR(ld, e, "%s cannot be set here — the MTU is network.mtu's: write "
-					   "network = { mtu = 9000; }; (or \"auto\")", what);
+				ERR(ld, e,
+				    "%s cannot be set here — the MTU is network.mtu's: write "
+				    "network = { mtu = 9000; }; (or \"auto\")",
+				    what);
 				continue;
 			}
 			switch (config_setting_type(e)) {
@@ -947,8 +1002,9 @@ load_knobs(struct ld *ld, const config_setting_t *g, const char *where, enum kno
 				break;
 			}
 			if (!v) {
-				ERR(ld, e, "%s is %s — write a quoted value, e.g. %s = \"%s\";", what,
-				    type_name(config_setting_type(e)), name, k->candidates[0]);
+				ERR(ld, e, "%s is %s — write a quoted value, e.g. %s = \"%s\";",
+				    what, type_name(config_setting_type(e)), name,
+				    k->candidates[0]);
 				continue;
 			}
 			if (knob_parse(k, v, canon, sizeof(canon), why, sizeof(why)) < 0) {
@@ -957,16 +1013,20 @@ load_knobs(struct ld *ld, const config_setting_t *g, const char *where, enum kno
 			}
 			cur = &ld->m->knobs[k->id];
 			if (src == KNOB_TUNED && cur->value && cur->src == KNOB_CONFIG) {
-				diag_warning(ld->d, sfile(ld, e), sline(e), "%s is pinned in "
-					     "nastune.conf (%s:%d) — the tuned value is ignored and "
-					     "dropped at the next apply", full, cur->loc.file,
-					     cur->loc.line);
+				diag_warning(
+					ld->d, sfile(ld, e), sline(e),
+					"%s is pinned in "
+					"nastune.conf (%s:%d) — the tuned value is ignored and "
+					"dropped at the next apply",
+					full, cur->loc.file, cur->loc.line);
 				continue;
 			}
 			if (src == KNOB_TUNED &&
 			    !knob_value_permitted(ld->m, k, canon, why, sizeof(why))) {
-				diag_warning(ld->d, sfile(ld, e), sline(e), "%s; the tuned value is "
-					     "ignored and dropped at the next apply", why);
+				diag_warning(ld->d, sfile(ld, e), sline(e),
+					     "%s; the tuned value is "
+					     "ignored and dropped at the next apply",
+					     why);
 				continue;
 			}
 			set_knob(ld, k->id, canon, src, e);
@@ -977,7 +1037,7 @@ load_knobs(struct ld *ld, const config_setting_t *g, const char *where, enum kno
 static void
 load_tuning(struct ld *ld, const config_setting_t *g)
 {
-	static const char *const keys[] = { "goal", "allow_unsafe", "budget", "knobs", NULL };
+	static const char *const keys[] = {"goal", "allow_unsafe", "budget", "knobs", NULL};
 	static const char *const goals[] = {
 		"throughput", "small-files", "video", "balanced", NULL,
 	};
@@ -988,23 +1048,25 @@ load_tuning(struct ld *ld, const config_setting_t *g)
 	unknown_keys(ld, g, "tuning", keys);
 	get_word(ld, g, "goal", "tuning", &goal, goals);
 	if (goal) {
-		m->tuning.goal = strcmp(goal, "throughput") == 0 ? GOAL_THROUGHPUT :
-				 strcmp(goal, "small-files") == 0 ? GOAL_SMALL_FILES :
-				 strcmp(goal, "video") == 0 ? GOAL_VIDEO : GOAL_BALANCED;
+		m->tuning.goal = strcmp(goal, "throughput") == 0    ? GOAL_THROUGHPUT
+				 : strcmp(goal, "small-files") == 0 ? GOAL_SMALL_FILES
+				 : strcmp(goal, "video") == 0	    ? GOAL_VIDEO
+								    : GOAL_BALANCED;
 		free(goal);
 	}
 	get_bool(ld, g, "allow_unsafe", "tuning", &m->tuning.allow_unsafe);
 	if ((s = config_setting_get_member(g, "budget"))) {
 		unsigned secs;
 
-		if (is_kind(s, K_STR) && units_parse_duration(config_setting_get_string(s),
-							      &secs) == 0 && secs >= 10)
+		if (is_kind(s, K_STR) &&
+		    units_parse_duration(config_setting_get_string(s), &secs) == 0 && secs >= 10)
 			m->tuning.budget_s = secs;
 		else if (is_kind(s, K_INT) && config_setting_get_int(s) >= 10)
 			m->tuning.budget_s = (unsigned)config_setting_get_int(s);
 		else
-			ERR(ld, s, "tuning.budget must be a duration of at least 10 seconds — e.g. "
-				   "\"10m\", \"90s\" or \"1h\"");
+			ERR(ld, s,
+			    "tuning.budget must be a duration of at least 10 seconds — e.g. "
+			    "\"10m\", \"90s\" or \"1h\"");
 	}
 	if ((s = member(ld, g, "knobs", K_GROUP, "tuning")))
 		load_knobs(ld, s, "tuning.knobs", KNOB_CONFIG);
@@ -1013,9 +1075,9 @@ load_tuning(struct ld *ld, const config_setting_t *g)
 static void
 load_services(struct ld *ld, const config_setting_t *g)
 {
-	static const char *const keys[] = { "backend", "smb", "nfs", "afp", "mdns", NULL };
-	static const char *const svc_keys[] = { "backend", "pidfile", "start", NULL };
-	static const char *const backends[] = { "auto", "systemd", "pidfile", "none", NULL };
+	static const char *const keys[] = {"backend", "smb", "nfs", "afp", "mdns", NULL};
+	static const char *const svc_keys[] = {"backend", "pidfile", "start", NULL};
+	static const char *const backends[] = {"auto", "systemd", "pidfile", "none", NULL};
 	struct model *m = ld->m;
 	char where[32];
 	int i;
@@ -1034,8 +1096,10 @@ load_services(struct ld *ld, const config_setting_t *g)
 			config_setting_t *s = member(ld, p, "pidfile", K_STR, where);
 
 			if (s && config_setting_get_string(s)[0] != '/')
-				ERR(ld, s, "%s.pidfile must be an absolute path, e.g. "
-					   "\"/run/samba/smbd.pid\"", where);
+				ERR(ld, s,
+				    "%s.pidfile must be an absolute path, e.g. "
+				    "\"/run/samba/smbd.pid\"",
+				    where);
 			else if (s)
 				get_str(ld, p, "pidfile", where, &m->services.svc_pidfile[i], 1024,
 					NULL);
@@ -1043,14 +1107,19 @@ load_services(struct ld *ld, const config_setting_t *g)
 		if (config_setting_get_member(p, "start")) {
 			config_setting_t *s = member(ld, p, "start", K_STR, where);
 
-			if (s && !config_setting_get_string(s)[strspn(config_setting_get_string(s),
-								       " \t")])
-				ERR(ld, s, "%s.start is empty — write the command line that starts %s "
-					   "(run with /bin/sh -c), or remove it", where,
-				    i == SVC_NFS ? "ganesha.nfsd" : i == SVC_AFP ? "afpd" :
-				    i == SVC_SMB ? "smbd" : "avahi-daemon");
+			if (s && !config_setting_get_string(
+					 s)[strspn(config_setting_get_string(s), " \t")])
+				ERR(ld, s,
+				    "%s.start is empty — write the command line that starts %s "
+				    "(run with /bin/sh -c), or remove it",
+				    where,
+				    i == SVC_NFS   ? "ganesha.nfsd"
+				    : i == SVC_AFP ? "afpd"
+				    : i == SVC_SMB ? "smbd"
+						   : "avahi-daemon");
 			else if (s)
-				get_str(ld, p, "start", where, &m->services.svc_start[i], 1024, NULL);
+				get_str(ld, p, "start", where, &m->services.svc_start[i], 1024,
+					NULL);
 		}
 	}
 }
@@ -1101,38 +1170,48 @@ validate(struct ld *ld)
 		struct share *a = &m->shares[i];
 
 		if (!a->name || !a->path)
-			continue;	/* already reported */
+			continue; /* already reported */
 		for (j = 0; j < i; j++) {
 			struct share *b = &m->shares[j];
 
 			if (b->name && strcasecmp(a->name, b->name) == 0)
-				ERRL(ld, a->loc_name, "share name '%s' is already used by '%s' "
-					 "(line %d); names are case-insensitive — rename one", a->name,
-					 b->name, b->loc_name.line);
+				ERRL(ld, a->loc_name,
+				     "share name '%s' is already used by '%s' "
+				     "(line %d); names are case-insensitive — rename one",
+				     a->name, b->name, b->loc_name.line);
 			if (!b->path || !(a->tm_enabled || b->tm_enabled))
 				continue;
 			if (path_within(a->path, b->path) || path_within(b->path, a->path))
-				ERRL(ld, a->loc_path, "share '%s' (%s) and Time Machine share '%s' (%s) "
-					 "overlap — a Time Machine share must have its directory to "
-					 "itself; move one of them", a->tm_enabled ? b->name : a->name,
-					 a->tm_enabled ? b->path : a->path,
-					 a->tm_enabled ? a->name : b->name,
-					 a->tm_enabled ? a->path : b->path);
+				ERRL(ld, a->loc_path,
+				     "share '%s' (%s) and Time Machine share '%s' (%s) "
+				     "overlap — a Time Machine share must have its directory to "
+				     "itself; move one of them",
+				     a->tm_enabled ? b->name : a->name,
+				     a->tm_enabled ? b->path : a->path,
+				     a->tm_enabled ? a->name : b->name,
+				     a->tm_enabled ? a->path : b->path);
 		}
 		if (a->tm_enabled && !(a->protocols & (PROTO_SMB | PROTO_AFP)))
-			ERRL(ld, a->loc, "Time Machine share '%s' has neither smb nor afp — add "
-				 "\"smb\" to its protocols (Macs back up over SMB or AFP only)",
-				 a->name);
+			ERRL(ld, a->loc,
+			     "Time Machine share '%s' has neither smb nor afp — add "
+			     "\"smb\" to its protocols (Macs back up over SMB or AFP only)",
+			     a->name);
 		else if (a->tm_enabled && !((a->protocols & PROTO_SMB && m->smb.enabled) ||
 					    (a->protocols & PROTO_AFP && m->afp.enabled)))
-			ERRL(ld, a->loc, "Time Machine share '%s' is served by no enabled protocol — "
-				 "enable protocols.smb (or protocols.afp)", a->name);
+			ERRL(ld, a->loc,
+			     "Time Machine share '%s' is served by no enabled protocol — "
+			     "enable protocols.smb (or protocols.afp)",
+			     a->name);
 		if (a->tm_enabled && a->read_only)
-			ERRL(ld, a->loc, "Time Machine share '%s' is read_only — backups need to "
-				 "write; set read_only = false", a->name);
+			ERRL(ld, a->loc,
+			     "Time Machine share '%s' is read_only — backups need to "
+			     "write; set read_only = false",
+			     a->name);
 		if (a->guest && a->valid_users.n)
-			ERRL(ld, a->loc_users, "share '%s' is a guest share and also lists "
-				 "valid_users — drop guest = true or the user list", a->name);
+			ERRL(ld, a->loc_users,
+			     "share '%s' is a guest share and also lists "
+			     "valid_users — drop guest = true or the user list",
+			     a->name);
 		for (k = 0; k < a->valid_users.n; k++) {
 			const char *names[65];
 			size_t u, nn = 0;
@@ -1148,41 +1227,49 @@ validate(struct ld *ld)
 			names[nn] = NULL;
 			near = closest(a->valid_users.v[k], names);
 			if (near)
-				ERRL(ld, a->loc_users, "share '%s' names user '%s', who is not in "
-					 "users — did you mean '%s'?", a->name, a->valid_users.v[k],
-					 near);
+				ERRL(ld, a->loc_users,
+				     "share '%s' names user '%s', who is not in "
+				     "users — did you mean '%s'?",
+				     a->name, a->valid_users.v[k], near);
 			else
-				ERRL(ld, a->loc_users, "share '%s' names user '%s', who is not in "
-					 "users — add ( { name = \"%s\"; } ) to users", a->name,
-					 a->valid_users.v[k], a->valid_users.v[k]);
+				ERRL(ld, a->loc_users,
+				     "share '%s' names user '%s', who is not in "
+				     "users — add ( { name = \"%s\"; } ) to users",
+				     a->name, a->valid_users.v[k], a->valid_users.v[k]);
 		}
 		if (a->protocols & PROTO_NFS) {
 			if (a->nfs_clients.n == 0 && !a->guest)
-				ERRL(ld, a->loc, "share '%s' is exported over NFS to no one — NFS has no "
-					 "passwords, so list who may mount it: nfs = { clients = "
-					 "[\"192.0.2.0/24\"]; }; (guest shares default to \"*\")",
-					 a->name);
+				ERRL(ld, a->loc,
+				     "share '%s' is exported over NFS to no one — NFS has no "
+				     "passwords, so list who may mount it: nfs = { clients = "
+				     "[\"192.0.2.0/24\"]; }; (guest shares default to \"*\")",
+				     a->name);
 			else if (a->nfs_clients.n == 0)
 				strlist_add(&a->nfs_clients, "*");
 			if (a->nfs_async && !m->tuning.allow_unsafe)
-				ERRL(ld, a->loc, "share '%s' asks for NFS async writes, which can lose "
-					 "data on power loss — set tuning.allow_unsafe = true to allow "
-					 "it, or remove nfs.async", a->name);
+				ERRL(ld, a->loc,
+				     "share '%s' asks for NFS async writes, which can lose "
+				     "data on power loss — set tuning.allow_unsafe = true to allow "
+				     "it, or remove nfs.async",
+				     a->name);
 			a->nfs_fsid = (model_hash32(a->path) & 0x7fffffffu) | 1u;
 			for (j = 0; j < i; j++)
 				if (m->shares[j].path && m->shares[j].protocols & PROTO_NFS &&
 				    m->shares[j].nfs_fsid == a->nfs_fsid &&
 				    strcmp(m->shares[j].path, a->path) != 0)
-					ERRL(ld, a->loc_path, "NFS fsid of '%s' collides with '%s' — "
-						 "change either path slightly", a->path,
-						 m->shares[j].path);
+					ERRL(ld, a->loc_path,
+					     "NFS fsid of '%s' collides with '%s' — "
+					     "change either path slightly",
+					     a->path, m->shares[j].path);
 		} else if (a->nfs_clients.n) {
 			diag_warning(ld->d, a->loc_clients.file, a->loc_clients.line,
 				     "share '%s' sets nfs.clients but is not shared over nfs — add "
-				     "\"nfs\" to its protocols or remove the nfs group", a->name);
+				     "\"nfs\" to its protocols or remove the nfs group",
+				     a->name);
 		}
 		if (a->tm_enabled && a->guest)
-			diag_warning(ld->d, a->loc.file, a->loc.line, "Time Machine share '%s' is a "
+			diag_warning(ld->d, a->loc.file, a->loc.line,
+				     "Time Machine share '%s' is a "
 				     "guest share: anyone on the network can read the backups",
 				     a->name);
 	}
@@ -1196,9 +1283,10 @@ validate(struct ld *ld)
 		if (!knob_value_permitted(m, kb, ks->value, why, sizeof(why)))
 			ERRL(ld, ks->loc, "tuning.knobs.%s", why);
 		else if (!knob_applicable(m, kb, why, sizeof(why)))
-			diag_warning(ld->d, ks->loc.file, ks->loc.line, "tuning.knobs.%s has no "
-				     "effect (%s) — remove it", kb->name,
-				     why + strlen("not applicable: "));
+			diag_warning(ld->d, ks->loc.file, ks->loc.line,
+				     "tuning.knobs.%s has no "
+				     "effect (%s) — remove it",
+				     kb->name, why + strlen("not applicable: "));
 	}
 	if (m->network.mtu_mode != MTU_KEEP && !m->network.interface)
 		diag_error(ld->d, m->files.n ? m->files.v[m->files.n - 1] : ld->fallback, 0,
@@ -1226,17 +1314,20 @@ set_defaults(struct model *m)
 static bool
 read_cfg(struct ld *ld, config_t *cfg, const char *name, const char *text)
 {
-	bool ok = text ? config_read_string(cfg, text) == CONFIG_TRUE :
-			 config_read_file(cfg, name) == CONFIG_TRUE;
+	bool ok = text ? config_read_string(cfg, text) == CONFIG_TRUE
+		       : config_read_file(cfg, name) == CONFIG_TRUE;
 
 	if (!ok) {
 		const char *f = config_error_file(cfg);
 
 		if (config_error_type(cfg) == CONFIG_ERR_FILE_IO)
-			diag_error(ld->d, f ? f : name, 0, "cannot read the file (%s) — check the "
-				   "path given with -c", strerror(errno ? errno : ENOENT));
+			diag_error(ld->d, f ? f : name, 0,
+				   "cannot read the file (%s) — check the "
+				   "path given with -c",
+				   strerror(errno ? errno : ENOENT));
 		else
-			diag_error(ld->d, f ? f : name, config_error_line(cfg), "%s — fix the "
+			diag_error(ld->d, f ? f : name, config_error_line(cfg),
+				   "%s — fix the "
 				   "syntax (settings look like key = value; and end with ';')",
 				   config_error_text(cfg));
 	}
@@ -1246,7 +1337,7 @@ read_cfg(struct ld *ld, config_t *cfg, const char *name, const char *text)
 static struct model *
 load(const char *name, const char *text, const char *const *dirs, size_t ndirs, struct diag *d)
 {
-	struct ld ld = { .d = d, .fallback = name };
+	struct ld ld = {.d = d, .fallback = name};
 	config_t user, preset;
 	config_setting_t *ps = NULL;
 	const char *profile = "default";
@@ -1278,12 +1369,16 @@ load(const char *name, const char *text, const char *const *dirs, size_t ndirs, 
 		if (ps && near && strcmp(near, profile) != 0)
 			ERR(&ld, ps, "unknown profile '%s' — did you mean '%s'?", profile, near);
 		else if (ps)
-			ERR(&ld, ps, "unknown profile '%s' — use one of default, home-media, "
-				     "timemachine, video-studio, small-office, demo (or a NAME.conf in "
-				     "/etc/nastune/profiles)", profile);
+			ERR(&ld, ps,
+			    "unknown profile '%s' — use one of default, home-media, "
+			    "timemachine, video-studio, small-office, demo (or a NAME.conf in "
+			    "/etc/nastune/profiles)",
+			    profile);
 		else if (ndirs)
-			diag_error(d, name, 0, "the default preset is missing from %s — reinstall "
-				   "nastune or pass --datadir", dirs[0]);
+			diag_error(d, name, 0,
+				   "the default preset is missing from %s — reinstall "
+				   "nastune or pass --datadir",
+				   dirs[0]);
 		if (ps || ndirs)
 			goto out;
 	} else {
@@ -1325,8 +1420,8 @@ profile_load_string(const char *name, const char *text, const char *const *dirs,
 static int
 load_tuned(struct model *m, const char *name, const char *text, struct diag *d)
 {
-	static const char *const keys[] = { "knobs", NULL };
-	struct ld ld = { .m = m, .d = d, .fallback = name };
+	static const char *const keys[] = {"knobs", NULL};
+	struct ld ld = {.m = m, .d = d, .fallback = name};
 	config_setting_t *s;
 	config_t cfg;
 	size_t before = d->errors;

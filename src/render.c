@@ -16,8 +16,8 @@
 static char *adisk_uuid(const char *path);
 
 const char *const render_template_names[] = {
-	"smb.conf", "exports", "ganesha.conf", "afp.conf", "nastune.service", "nfs.service",
-	"sysctl.conf", "tuned.conf", NULL,
+	"smb.conf",    "exports",     "ganesha.conf", "afp.conf", "nastune.service",
+	"nfs.service", "sysctl.conf", "tuned.conf",   NULL,
 };
 
 bool
@@ -61,7 +61,7 @@ set_joined(struct view *v, const char *key, const struct strlist *l, const char 
 	buf_init(&b);
 	join(&b, l, sep);
 	view_set_str(v, key, b.data ? b.data : "");
-	buf_free(&b);
+	buf_clear(&b);
 }
 
 /* exports(5): whitespace in a path needs double quotes. */
@@ -103,7 +103,7 @@ knob_list(struct view *obj, const char *key, const struct model *m, enum knob_pl
 static void
 tuned_view(struct view *v, const struct model *m)
 {
-	static const char *const groups[] = { "smb", "nfs", "afp", "sys", "net", NULL };
+	static const char *const groups[] = {"smb", "nfs", "afp", "sys", "net", NULL};
 	struct view *l = view_add_list(v, "tuned"), *g, *items, *it;
 	const struct knob *k;
 	size_t i, glen;
@@ -223,7 +223,7 @@ nfs_shares_view(struct view *v, const struct model *m)
 		buf_init(&b);
 		export_path(&b, sh->path);
 		view_set_str(s, "export_path", b.data);
-		buf_free(&b);
+		buf_clear(&b);
 		view_set_strf(s, "fsid", "%u", sh->nfs_fsid);
 		/* Ganesha export ids are 16-bit and 0 is the pseudo root: hash, then probe. */
 		id = (uint16_t)(model_hash32(sh->path) % 65534u + 1u);
@@ -244,10 +244,11 @@ nfs_shares_view(struct view *v, const struct model *m)
 			buf_printf(&b, "%s%s(%s,%s,no_subtree_check,%s,fsid=%u)", j ? " " : "",
 				   sh->nfs_clients.v[j], sh->read_only ? "ro" : "rw",
 				   knob_export_async(m, i) ? "async" : "sync",
-				   sh->guest ? "all_squash,anonuid=65534,anongid=65534" :
-					       "root_squash", sh->nfs_fsid);
+				   sh->guest ? "all_squash,anonuid=65534,anongid=65534"
+					     : "root_squash",
+				   sh->nfs_fsid);
 		view_set_str(s, "export_clients", b.data ? b.data : "");
-		buf_free(&b);
+		buf_clear(&b);
 	}
 }
 
@@ -310,8 +311,8 @@ build_view(const struct model *m)
 	for (i = 0; i < m->n_shares; i++) {
 		const struct share *sh = &m->shares[i];
 
-		if (sh->tm_enabled && ((sh->protocols & PROTO_SMB && smb) ||
-				       (sh->protocols & PROTO_AFP && afp)))
+		if (sh->tm_enabled &&
+		    ((sh->protocols & PROTO_SMB && smb) || (sh->protocols & PROTO_AFP && afp)))
 			tm = true;
 		guest_smb |= sh->guest && sh->protocols & PROTO_SMB;
 		guest_afp |= sh->guest && sh->protocols & PROTO_AFP;
@@ -324,8 +325,7 @@ build_view(const struct model *m)
 	 * (it used to be written as "auto", which Samba reads as if_required). */
 	view_set_str(o, "signing", smb_security(m, KNOB_SMB_SERVER_SIGNING, m->smb.signing));
 	view_set_str(o, "encryption", smb_security(m, KNOB_SMB_SMB_ENCRYPT, m->smb.encryption));
-	knob_list(o, "knobs", m, KNOB_AT_SMB_GLOBAL, KNOB_SMB_SERVER_SIGNING,
-		  KNOB_SMB_SMB_ENCRYPT);
+	knob_list(o, "knobs", m, KNOB_AT_SMB_GLOBAL, KNOB_SMB_SERVER_SIGNING, KNOB_SMB_SMB_ENCRYPT);
 	view_set_bool(o, "guest", guest_smb);
 	view_set_bool(o, "fruit", tm || m->smb.apple);
 	v->items = xreallocarray(v->items, v->n + 1, sizeof(*v->items));
@@ -344,12 +344,14 @@ build_view(const struct model *m)
 	if (knob_value(m, KNOB_NFS_VERSIONS)) {
 		char pv[16];
 
-		knob_render_value(knob_get(KNOB_NFS_VERSIONS), knob_value(m, KNOB_NFS_VERSIONS),
-				  pv, sizeof(pv));
+		knob_render_value(knob_get(KNOB_NFS_VERSIONS), knob_value(m, KNOB_NFS_VERSIONS), pv,
+				  sizeof(pv));
 		view_set_str(o, "protocols", pv);
 	} else {
-		view_set_str(o, "protocols", m->nfs.v3 && m->nfs.v4 ? "3, 4" : m->nfs.v3 ? "3" :
-				 "4");
+		view_set_str(o, "protocols",
+			     m->nfs.v3 && m->nfs.v4 ? "3, 4"
+			     : m->nfs.v3	    ? "3"
+						    : "4");
 	}
 	knob_list(o, "core_knobs", m, KNOB_AT_GANESHA_CORE, KNOB_NFS_VERSIONS, KNOB_COUNT);
 	knob_list(o, "export_knobs", m, KNOB_AT_GANESHA_EXPORT, KNOB_COUNT, KNOB_COUNT);
@@ -387,8 +389,8 @@ adisk_uuid(const char *path)
 
 	hash_sha256_hex(in, strlen(in), hex);
 	free(in);
-	hex[12] = '5';				/* version */
-	hex[16] = "89ab"[strtol((char[]){ hex[16], 0 }, NULL, 16) & 3];	/* variant */
+	hex[12] = '5';						      /* version */
+	hex[16] = "89ab"[strtol((char[]){hex[16], 0}, NULL, 16) & 3]; /* variant */
 	for (char *c = hex; *c; c++)
 		*c = (char)toupper((unsigned char)*c);
 	return xasprintf("%.8s-%.4s-%.4s-%.4s-%.12s", hex, hex + 8, hex + 12, hex + 16, hex + 20);
@@ -437,14 +439,13 @@ render_all(const struct model *m, const struct render_templates *t, unsigned onl
 		enum svc svc;
 		enum tmpl_escape esc;
 	} files[] = {
-		{ "smb.conf", "/etc/samba/smb.conf", SVC_SMB, TMPL_ESC_CONF },
-		{ "exports", "/etc/exports.d/nastune.exports", SVC_NFS, TMPL_ESC_CONF },
-		{ "ganesha.conf", "/etc/ganesha/ganesha.conf", SVC_NFS, TMPL_ESC_CONF },
-		{ "afp.conf", "/etc/netatalk/afp.conf", SVC_AFP, TMPL_ESC_CONF },
-		{ "nastune.service", "/etc/avahi/services/nastune.service", SVC_MDNS,
-		  TMPL_ESC_XML },
-		{ "sysctl.conf", RENDER_SYSCTL_PATH, SVC_SYS, TMPL_ESC_CONF },
-		{ "tuned.conf", RENDER_TUNED_PATH, SVC_SELF, TMPL_ESC_CONF },
+		{"smb.conf", "/etc/samba/smb.conf", SVC_SMB, TMPL_ESC_CONF},
+		{"exports", "/etc/exports.d/nastune.exports", SVC_NFS, TMPL_ESC_CONF},
+		{"ganesha.conf", "/etc/ganesha/ganesha.conf", SVC_NFS, TMPL_ESC_CONF},
+		{"afp.conf", "/etc/netatalk/afp.conf", SVC_AFP, TMPL_ESC_CONF},
+		{"nastune.service", "/etc/avahi/services/nastune.service", SVC_MDNS, TMPL_ESC_XML},
+		{"sysctl.conf", RENDER_SYSCTL_PATH, SVC_SYS, TMPL_ESC_CONF},
+		{"tuned.conf", RENDER_TUNED_PATH, SVC_SELF, TMPL_ESC_CONF},
 	};
 	bool any_sys = false, any_tuned = false;
 	const struct knob *k;
@@ -515,15 +516,15 @@ render_all(const struct model *m, const struct render_templates *t, unsigned onl
 	}
 out:
 	tmpl_free(nfs_tmpl);
-	buf_free(&b);
+	buf_clear(&b);
 	view_free(v);
 	if (rc < 0)
-		render_free(out);
+		render_clear(out);
 	return rc;
 }
 
 void
-render_free(struct rendered *r)
+render_clear(struct rendered *r)
 {
 	size_t i;
 

@@ -50,12 +50,12 @@ runrec_read(struct runrec *r, struct state *st)
 	r->hw = hwinfo_text(&hw);
 	if (!r->hw)
 		r->hw = xstrdup("");
-	hwinfo_free(&hw);
+	hwinfo_clear(&hw);
 	return rc;
 }
 
 void
-runrec_release(struct runrec *r)
+runrec_clear(struct runrec *r)
 {
 	free(r->hw);
 	r->hw = NULL;

@@ -87,7 +87,8 @@ smb_host(const struct model *m, char *host, size_t len)
 			    strcmp(a->ifa_name, e) == 0)
 				break;
 		if (a) {
-			inet_ntop(AF_INET, &((struct sockaddr_in *)a->ifa_addr)->sin_addr, host, len);
+			inet_ntop(AF_INET, &((struct sockaddr_in *)a->ifa_addr)->sin_addr, host,
+				  len);
 			found = true;
 			break;
 		}
@@ -117,7 +118,7 @@ static int
 ask(const struct bench_driver *d, const char *scheme, const char *host, const char *share,
     int nfs_version, char *err, size_t errlen)
 {
-	struct bench_target t = { 0 };
+	struct bench_target t = {0};
 	struct bench_conn *c = NULL;
 	int rc;
 
@@ -139,8 +140,8 @@ ask(const struct bench_driver *d, const char *scheme, const char *host, const ch
 }
 
 static void
-prove_smb(const struct model *m, const struct share *s, const char *host,
-	  struct served_proof **v, size_t *n)
+prove_smb(const struct model *m, const struct share *s, const char *host, struct served_proof **v,
+	  size_t *n)
 {
 	char err[512];
 	int rc = ask(&bench_drv_smb, "smb", host, s->name, 0, err, sizeof(err));
@@ -149,8 +150,8 @@ prove_smb(const struct model *m, const struct share *s, const char *host,
 	 * a missing share is ENODEV (NT_STATUS_BAD_NETWORK_NAME). */
 	(void)m;
 	add(v, n, s, "smb", served_judge("smb", rc, err),
-	    rc == -ENODEV ? xasprintf("tree connect: NT_STATUS_BAD_NETWORK_NAME (%s)", err) :
-			    xasprintf("tree connect: %s", err));
+	    rc == -ENODEV ? xasprintf("tree connect: NT_STATUS_BAD_NETWORK_NAME (%s)", err)
+			  : xasprintf("tree connect: %s", err));
 }
 
 /* Whether IPv4 address a (network order) is in client spec c ("*", "a.b.c.d", "a.b.c.d/n"). */
@@ -170,7 +171,7 @@ client_admits(const char *c, struct in_addr a)
 		bits = strtoul(slash + 1, NULL, 10);
 	}
 	if (inet_pton(AF_INET, buf, &net) != 1 || bits > 32)
-		return false;	/* a host name or netgroup: not decided here */
+		return false; /* a host name or netgroup: not decided here */
 	mask = bits ? htonl(~0u << (32 - bits)) : 0;
 	return (net.s_addr & mask) == (a.s_addr & mask);
 }
@@ -181,7 +182,7 @@ static bool
 nfs_host(const struct share *s, char *host, size_t len)
 {
 	struct ifaddrs *ifs = NULL, *a;
-	struct in_addr lo = { htonl(INADDR_LOOPBACK) };
+	struct in_addr lo = {htonl(INADDR_LOOPBACK)};
 	size_t i;
 	bool found = false;
 
@@ -216,8 +217,9 @@ prove_nfs(const struct model *m, const struct share *s, struct served_proof **v,
 	int rc;
 
 	if (!nfs_host(s, host, sizeof(host))) {
-		add(v, n, s, "nfs", SERVED_SKIPPED, xstrdup("no address of this host is among the "
-							     "export's clients"));
+		add(v, n, s, "nfs", SERVED_SKIPPED,
+		    xstrdup("no address of this host is among the "
+			    "export's clients"));
 		return;
 	}
 	rc = ask(&bench_drv_nfs, "nfs", host, s->path, m->nfs.v3 ? 3 : 4, err, sizeof(err));
@@ -233,8 +235,9 @@ prove_afp(const struct model *m, const struct share *s, struct served_proof **v,
 	(void)m;
 	if (!s->guest) {
 		/* afpd shows a volume only to users who may open it, and apply has no password. */
-		add(v, n, s, "afp", SERVED_SKIPPED, xstrdup("not a guest volume: afpd lists it only "
-							     "to its users, and apply logs in as guest"));
+		add(v, n, s, "afp", SERVED_SKIPPED,
+		    xstrdup("not a guest volume: afpd lists it only "
+			    "to its users, and apply logs in as guest"));
 		return;
 	}
 	rc = ask(&bench_drv_afp, "afp", "127.0.0.1", s->name, 0, err, sizeof(err));
@@ -252,9 +255,10 @@ served_prove(const struct model *m, unsigned protos, struct served_proof **v, si
 		const struct share *s = &m->shares[i];
 
 		if ((protos & PROTO_SMB) && (s->protocols & PROTO_SMB) && !smb_ok)
-			add(v, n, s, "smb", SERVED_SKIPPED, xstrdup("no IPv4 address among "
-								     "server.interfaces to ask smbd "
-								     "on (it binds to those only)"));
+			add(v, n, s, "smb", SERVED_SKIPPED,
+			    xstrdup("no IPv4 address among "
+				    "server.interfaces to ask smbd "
+				    "on (it binds to those only)"));
 		else if ((protos & PROTO_SMB) && (s->protocols & PROTO_SMB))
 			prove_smb(m, s, host, v, n);
 		if ((protos & PROTO_NFS) && (s->protocols & PROTO_NFS))

@@ -23,15 +23,14 @@
 extern char **environ;
 
 static const struct service_desc rows[] = {
-	{ SVC_SMB, "smbd", "smbd.service", "/run/samba/smbd.pid", 445, "reload" },
-	{ SVC_NFS, "ganesha.nfsd", "nfs-ganesha.service", "/run/ganesha/ganesha.pid", 2049,
-	  "reload" },
-	{ SVC_NFS, "exportfs", "nfs-server.service", NULL, 2049, "exportfs" },
-	{ SVC_AFP, "afpd", "netatalk.service", "/run/netatalk/afpd.pid", 548, "reload" },
-	{ SVC_MDNS, "avahi-daemon", "avahi-daemon.service", "/run/avahi-daemon/pid", 0,
-	  "reload" },
-	{ SVC_SYS, "sysctl", "systemd-sysctl.service", NULL, 0, "sysctl" },
-	{ SVC_SELF, "nastune", NULL, NULL, 0, "none" },
+	{SVC_SMB, "smbd", "smbd.service", "/run/samba/smbd.pid", 445, "reload"},
+	{SVC_NFS, "ganesha.nfsd", "nfs-ganesha.service", "/run/ganesha/ganesha.pid", 2049,
+	 "reload"},
+	{SVC_NFS, "exportfs", "nfs-server.service", NULL, 2049, "exportfs"},
+	{SVC_AFP, "afpd", "netatalk.service", "/run/netatalk/afpd.pid", 548, "reload"},
+	{SVC_MDNS, "avahi-daemon", "avahi-daemon.service", "/run/avahi-daemon/pid", 0, "reload"},
+	{SVC_SYS, "sysctl", "systemd-sysctl.service", NULL, 0, "sysctl"},
+	{SVC_SELF, "nastune", NULL, NULL, 0, "none"},
 };
 
 const struct service_desc *
@@ -70,7 +69,7 @@ service_start(const struct model *m, enum svc svc)
 bool
 service_port_listening(int port)
 {
-	static const char *const files[] = { "/proc/net/tcp", "/proc/net/tcp6" };
+	static const char *const files[] = {"/proc/net/tcp", "/proc/net/tcp6"};
 	char line[512];
 	size_t i;
 
@@ -130,7 +129,8 @@ sysctl_conf_value(const char *text, const char *key, char *out, size_t outlen)
 	const char *line, *p;
 	bool found = false;
 
-	for (line = text; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+	for (line = text; line && *line;
+	     line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
 		size_t n = 0;
 
 		for (p = line; *p == ' ' || *p == '\t'; p++)
@@ -216,7 +216,8 @@ sysctl_record(const char *conf, char **orig, char *err, size_t errlen)
 	buf_init(&b);
 	buf_adds(&b, *orig ? *orig : "");
 	for (k = knob_first(); k; k = knob_next(k)) {
-		if (k->place != KNOB_AT_SYSCTL || !sysctl_conf_value(conf, k->param, val, sizeof(val)))
+		if (k->place != KNOB_AT_SYSCTL ||
+		    !sysctl_conf_value(conf, k->param, val, sizeof(val)))
 			continue;
 		if (*orig && sysctl_conf_value(*orig, k->param, cur, sizeof(cur)))
 			continue;
@@ -241,7 +242,7 @@ sysctl_record(const char *conf, char **orig, char *err, size_t errlen)
 	free(*orig);
 	*orig = buf_steal(&b, NULL);
 out:
-	buf_free(&b);
+	buf_clear(&b);
 	return rc;
 }
 
@@ -276,7 +277,7 @@ sysctl_apply(const char *root, char *err, size_t errlen)
 			continue;
 		if (!(conf && sysctl_conf_value(conf, k->param, val, sizeof(val))) &&
 		    !(orig && sysctl_conf_value(orig, k->param, val, sizeof(val))))
-			continue;	/* never set by nastune */
+			continue; /* never set by nastune */
 		if (sysctl_read(k->param, cur, sizeof(cur)) == 0 && strcmp(cur, val) == 0)
 			continue;
 		if ((rc = sysctl_write(k->param, val)) < 0) {
@@ -298,8 +299,8 @@ static int
 systemd_reload(const char *root, const struct service_desc *d, const char *pidfile, char *err,
 	       size_t errlen)
 {
-	char *argv_sd[] = { "systemctl", "reload-or-restart", (char *)d->unit, NULL };
-	char *argv_ex[] = { "exportfs", "-ra", NULL };
+	char *argv_sd[] = {"systemctl", "reload-or-restart", (char *)d->unit, NULL};
+	char *argv_ex[] = {"exportfs", "-ra", NULL};
 	int rc;
 
 	(void)pidfile;
@@ -309,8 +310,9 @@ systemd_reload(const char *root, const struct service_desc *d, const char *pidfi
 		return 1;
 	rc = proc_run(strcmp(d->action, "exportfs") == 0 ? argv_ex : argv_sd);
 	if (rc != 0) {
-		snprintf(err, errlen, "%s failed (%s)", strcmp(d->action, "exportfs") == 0 ?
-			 "exportfs -ra" : "systemctl reload-or-restart",
+		snprintf(err, errlen, "%s failed (%s)",
+			 strcmp(d->action, "exportfs") == 0 ? "exportfs -ra"
+							    : "systemctl reload-or-restart",
 			 rc < 0 ? strerror(-rc) : "non-zero exit");
 		return rc < 0 ? rc : -EIO;
 	}
@@ -322,7 +324,7 @@ static int
 systemd_restart(const char *root, const struct service_desc *d, const char *pidfile,
 		const char *start, bool force, char *err, size_t errlen)
 {
-	char *argv[] = { "systemctl", "restart", (char *)d->unit, NULL };
+	char *argv[] = {"systemctl", "restart", (char *)d->unit, NULL};
 	int rc;
 
 	(void)start;
@@ -342,7 +344,7 @@ static int
 systemd_check(const char *root, const struct service_desc *d, const char *pidfile,
 	      bool was_listening, bool restarted, char *err, size_t errlen)
 {
-	char *argv[] = { "systemctl", "is-active", "--quiet", (char *)d->unit, NULL };
+	char *argv[] = {"systemctl", "is-active", "--quiet", (char *)d->unit, NULL};
 
 	(void)root;
 	(void)pidfile;
@@ -388,10 +390,10 @@ pidfile_reload(const char *root, const struct service_desc *d, const char *pidfi
 	if (strcmp(d->action, "sysctl") == 0)
 		return sysctl_apply(root, err, errlen);
 	if (strcmp(d->action, "exportfs") == 0) {
-		char *argv[] = { "exportfs", "-ra", NULL };
+		char *argv[] = {"exportfs", "-ra", NULL};
 
 		if (root && *root)
-			return 1;	/* the kernel's exports are the host's, never a staging root's */
+			return 1; /* the kernel's exports are the host's, never a staging root's */
 		rc = proc_run(argv);
 		if (rc != 0) {
 			snprintf(err, errlen, "exportfs -ra failed");
@@ -451,9 +453,9 @@ pid_alive(pid_t pid)
 	return !zombie;
 }
 
-#define STOP_TERM_TENTHS 100	/* SIGTERM, then up to 10 s for it to exit */
-#define STOP_KILL_TENTHS 50	/* SIGKILL, then up to 5 s */
-#define START_PID_TENTHS 300	/* the start command returned: up to 30 s for the pidfile */
+#define STOP_TERM_TENTHS 100 /* SIGTERM, then up to 10 s for it to exit */
+#define STOP_KILL_TENTHS 50  /* SIGKILL, then up to 5 s */
+#define START_PID_TENTHS 300 /* the start command returned: up to 30 s for the pidfile */
 
 static int
 stop_pid(const struct service_desc *d, pid_t pid, char *err, size_t errlen)
@@ -482,8 +484,8 @@ stop_pid(const struct service_desc *d, pid_t pid, char *err, size_t errlen)
 			return 0;
 		usleep(100000);
 	}
-	snprintf(err, errlen, "%s (pid %d) is still there %d s after SIGKILL", d->daemon,
-		 (int)pid, STOP_KILL_TENTHS / 10);
+	snprintf(err, errlen, "%s (pid %d) is still there %d s after SIGKILL", d->daemon, (int)pid,
+		 STOP_KILL_TENTHS / 10);
 	return -ETIMEDOUT;
 }
 
@@ -503,9 +505,11 @@ start_runnable(const struct service_desc *d, const char *start, char *err, size_
 	prog[n] = '\0';
 	if (access(prog, X_OK) == 0)
 		return 0;
-	snprintf(err, errlen, "services.%s.start runs %s, which %s — fix services.%s.start; %s "
-		 "was not stopped", svc_name(d->svc), prog, errno == ENOENT ? "does not exist" :
-		 "is not executable", svc_name(d->svc), d->daemon);
+	snprintf(err, errlen,
+		 "services.%s.start runs %s, which %s — fix services.%s.start; %s "
+		 "was not stopped",
+		 svc_name(d->svc), prog, errno == ENOENT ? "does not exist" : "is not executable",
+		 svc_name(d->svc), d->daemon);
 	return -ENOEXEC;
 }
 
@@ -518,7 +522,7 @@ static int
 run_start(const struct service_desc *d, const char *start, char *err, size_t errlen)
 {
 	char tmpl[] = "/tmp/nastune-start.XXXXXX", out[2048], *line, *nl;
-	char *argv[] = { "sh", "-c", (char *)start, NULL };
+	char *argv[] = {"sh", "-c", (char *)start, NULL};
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t at;
 	sigset_t all, none;
@@ -528,7 +532,8 @@ run_start(const struct service_desc *d, const char *start, char *err, size_t err
 
 	if ((fd = mkostemp(tmpl, O_CLOEXEC)) < 0) {
 		rc = -errno;
-		snprintf(err, errlen, "cannot create a file for the output of services.%s.start: %s",
+		snprintf(err, errlen,
+			 "cannot create a file for the output of services.%s.start: %s",
 			 svc_name(d->svc), strerror(-rc));
 		return rc;
 	}
@@ -537,7 +542,7 @@ run_start(const struct service_desc *d, const char *start, char *err, size_t err
 	sigemptyset(&none);
 	posix_spawnattr_init(&at);
 	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGDEF |
-				 POSIX_SPAWN_SETSIGMASK);
+					      POSIX_SPAWN_SETSIGMASK);
 	posix_spawnattr_setsigdefault(&at, &all);
 	posix_spawnattr_setsigmask(&at, &none);
 	posix_spawn_file_actions_init(&fa);
@@ -567,8 +572,8 @@ run_start(const struct service_desc *d, const char *start, char *err, size_t err
 		*nl = '\0';
 	line = (nl = strrchr(out, '\n')) ? nl + 1 : out;
 	snprintf(err, errlen, "services.%s.start (%s) failed (%s %d)%s%s", svc_name(d->svc), start,
-		 WIFSIGNALED(st) ? "signal" : "exit", WIFSIGNALED(st) ? WTERMSIG(st) :
-		 WEXITSTATUS(st), *line ? ": " : "", line);
+		 WIFSIGNALED(st) ? "signal" : "exit",
+		 WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st), *line ? ": " : "", line);
 	return -EIO;
 }
 
@@ -605,7 +610,7 @@ pidfile_restart(const char *root, const struct service_desc *d, const char *pidf
 		free(path);
 		return rc;
 	}
-	debug_crash("stopped");	/* between the stop and the start (apply's journal) */
+	debug_crash("stopped"); /* between the stop and the start (apply's journal) */
 	if ((rc = run_start(d, start, err, errlen)) < 0) {
 		free(path);
 		return rc;
@@ -621,8 +626,10 @@ pidfile_restart(const char *root, const struct service_desc *d, const char *pidf
 		free(p2);
 		usleep(100000);
 	}
-	snprintf(err, errlen, "services.%s.start returned, but %s names no new running %s after "
-		 "%d s", svc_name(d->svc), path, d->daemon, START_PID_TENTHS / 10);
+	snprintf(err, errlen,
+		 "services.%s.start returned, but %s names no new running %s after "
+		 "%d s",
+		 svc_name(d->svc), path, d->daemon, START_PID_TENTHS / 10);
 	free(path);
 	return -ESRCH;
 }
@@ -674,8 +681,8 @@ none_reload(const char *root, const struct service_desc *d, const char *pidfile,
 }
 
 static int
-none_restart(const char *root, const struct service_desc *d, const char *pidfile,
-	     const char *start, bool force, char *err, size_t errlen)
+none_restart(const char *root, const struct service_desc *d, const char *pidfile, const char *start,
+	     bool force, char *err, size_t errlen)
 {
 	(void)start;
 	(void)force;
@@ -683,8 +690,8 @@ none_restart(const char *root, const struct service_desc *d, const char *pidfile
 }
 
 static int
-none_check(const char *root, const struct service_desc *d, const char *pidfile,
-	   bool was_listening, bool restarted, char *err, size_t errlen)
+none_check(const char *root, const struct service_desc *d, const char *pidfile, bool was_listening,
+	   bool restarted, char *err, size_t errlen)
 {
 	(void)root;
 	(void)d;
@@ -697,16 +704,17 @@ none_check(const char *root, const struct service_desc *d, const char *pidfile,
 }
 
 static const struct service_backend backends[] = {
-	{ "systemd", systemd_reload, systemd_restart, systemd_check, false },
-	{ "pidfile", pidfile_reload, pidfile_restart, pidfile_check, true },
-	{ "none", none_reload, none_restart, none_check, false },
+	{"systemd", systemd_reload, systemd_restart, systemd_check, false},
+	{"pidfile", pidfile_reload, pidfile_restart, pidfile_check, true},
+	{"none", none_reload, none_restart, none_check, false},
 };
 
 const struct service_backend *
 service_backend(const struct model *m, const char *root, enum svc svc)
 {
-	const char *name = m->services.svc_backend[svc] ? m->services.svc_backend[svc] :
-			   m->services.backend ? m->services.backend : "auto";
+	const char *name = m->services.svc_backend[svc] ? m->services.svc_backend[svc]
+			   : m->services.backend	? m->services.backend
+							: "auto";
 	size_t i;
 
 	if (strcmp(name, "auto") == 0) {

@@ -27,7 +27,7 @@ extern char **environ;
 static char *
 smbd_build_info(int *rc)
 {
-	static const char *const cands[] = { "smbd", "/usr/sbin/smbd" };
+	static const char *const cands[] = {"smbd", "/usr/sbin/smbd"};
 	posix_spawn_file_actions_t fa;
 	char *out = NULL;
 	size_t len = 0, cap = 0;
@@ -44,7 +44,7 @@ smbd_build_info(int *rc)
 	posix_spawn_file_actions_adddup2(&fa, pfd[1], 1);
 	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
 	for (i = 0; i < 2 && e == ENOENT; i++) {
-		char *argv[] = { (char *)cands[i], "-b", NULL };
+		char *argv[] = {(char *)cands[i], "-b", NULL};
 
 		e = posix_spawnp(&pid, cands[i], &fa, NULL, argv, environ);
 	}
@@ -67,7 +67,8 @@ smbd_build_info(int *rc)
 	}
 	close(pfd[0]);
 	out[len] = '\0';
-	if (proc_wait(pid, &st) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0 || !strstr(out, "MODULESDIR:")) {
+	if (proc_wait(pid, &st) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0 ||
+	    !strstr(out, "MODULESDIR:")) {
 		free(out);
 		*rc = -EIO;
 		return NULL;
@@ -142,10 +143,11 @@ check_line(const char *info, const char *dir, const char *path, int lineno, cons
 			continue;
 		so = xasprintf("%s/vfs/%s.so", dir, name);
 		if (stat(so, &st) < 0) {
-			snprintf(err, errlen, "%s:%d: VFS module \"%s\" is not installed (smbd has no "
+			snprintf(err, errlen,
+				 "%s:%d: VFS module \"%s\" is not installed (smbd has no "
 				 "%s, so it would refuse every share that uses it): install %s "
-				 "(apt-get install %s)", path, lineno, name, so, SMBMOD_PACKAGE,
-				 SMBMOD_PACKAGE);
+				 "(apt-get install %s)",
+				 path, lineno, name, so, SMBMOD_PACKAGE, SMBMOD_PACKAGE);
 			free(so);
 			return -ENOENT;
 		}

@@ -87,8 +87,10 @@ state_open(const char *root, struct state **out, char *err, size_t errlen)
 	}
 	v = state_schema_version(st);
 	if (v > (int)(sizeof(migrations) / sizeof(migrations[0]))) {
-		snprintf(err, errlen, "%s has schema version %d, newer than this nastune knows "
-			 "(%zu) — upgrade nastune", path, v, sizeof(migrations) / sizeof(migrations[0]));
+		snprintf(err, errlen,
+			 "%s has schema version %d, newer than this nastune knows "
+			 "(%zu) — upgrade nastune",
+			 path, v, sizeof(migrations) / sizeof(migrations[0]));
 		rc = -EPROTO;
 		goto fail;
 	}
@@ -100,9 +102,11 @@ state_open(const char *root, struct state **out, char *err, size_t errlen)
 		free(sql);
 		if (rc < 0) {
 			snprintf(err, errlen, "%s: migration to schema %zu failed: %s%s%s%s", path,
-				 i + 1, sqlite3_errmsg(st->db), sqlite3_system_errno(st->db) ? " (" : "",
-				 sqlite3_system_errno(st->db) ?
-					 strerror(sqlite3_system_errno(st->db)) : "",
+				 i + 1, sqlite3_errmsg(st->db),
+				 sqlite3_system_errno(st->db) ? " (" : "",
+				 sqlite3_system_errno(st->db)
+					 ? strerror(sqlite3_system_errno(st->db))
+					 : "",
 				 sqlite3_system_errno(st->db) ? ")" : "");
 			exec(st, "ROLLBACK");
 			goto fail;
@@ -156,7 +160,8 @@ load_gen(struct state *st, const char *where, long id, struct generation *g)
 {
 	sqlite3_stmt *s;
 	char *sql = xasprintf("SELECT id, created, reason, version, inputs_hash, hw_hash, hw_text, "
-			      "mtu_iface, mtu FROM generations %s", where);
+			      "mtu_iface, mtu FROM generations %s",
+			      where);
 	int rc;
 
 	memset(g, 0, sizeof(*g));
@@ -181,8 +186,10 @@ load_gen(struct state *st, const char *where, long id, struct generation *g)
 	snprintf(g->mtu_iface, sizeof(g->mtu_iface), "%s", sqlite3_column_text(s, 7));
 	g->mtu = sqlite3_column_int(s, 8);
 	sqlite3_finalize(s);
-	if (sqlite3_prepare_v2(st->db, "SELECT path, sha256, mode, uid, gid, present FROM files "
-				       "WHERE gen = ? ORDER BY path", -1, &s, NULL) != SQLITE_OK) {
+	if (sqlite3_prepare_v2(st->db,
+			       "SELECT path, sha256, mode, uid, gid, present FROM files "
+			       "WHERE gen = ? ORDER BY path",
+			       -1, &s, NULL) != SQLITE_OK) {
 		generation_clear(g);
 		return -EIO;
 	}
@@ -238,14 +245,16 @@ state_add_generation(struct state *st, struct generation *g)
 		return -EIO;
 	if (g->id < 0) {
 		if (sqlite3_prepare_v2(st->db, "SELECT COALESCE(MAX(id), -1) + 1 FROM generations",
-				       -1, &s, NULL) != SQLITE_OK || sqlite3_step(s) != SQLITE_ROW)
+				       -1, &s, NULL) != SQLITE_OK ||
+		    sqlite3_step(s) != SQLITE_ROW)
 			goto fail;
 		g->id = (long)sqlite3_column_int64(s, 0);
 		sqlite3_finalize(s);
 	}
-	if (sqlite3_prepare_v2(st->db, "INSERT INTO generations (id, created, reason, version, "
-				       "inputs_hash, hw_hash, hw_text, mtu_iface, mtu) "
-				       "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	if (sqlite3_prepare_v2(st->db,
+			       "INSERT INTO generations (id, created, reason, version, "
+			       "inputs_hash, hw_hash, hw_text, mtu_iface, mtu) "
+			       "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
 			       -1, &s, NULL) != SQLITE_OK)
 		goto fail;
 	sqlite3_bind_int64(s, 1, g->id);
@@ -260,8 +269,10 @@ state_add_generation(struct state *st, struct generation *g)
 	if (sqlite3_step(s) != SQLITE_DONE)
 		goto fail;
 	sqlite3_finalize(s);
-	if (sqlite3_prepare_v2(st->db, "INSERT INTO files (gen, path, sha256, mode, uid, gid, "
-				       "present) VALUES (?, ?, ?, ?, ?, ?, ?)", -1, &s, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(st->db,
+			       "INSERT INTO files (gen, path, sha256, mode, uid, gid, "
+			       "present) VALUES (?, ?, ?, ?, ?, ?, ?)",
+			       -1, &s, NULL) != SQLITE_OK)
 		goto fail;
 	for (i = 0; i < g->nfiles; i++) {
 		const struct gen_file *f = &g->files[i];
@@ -285,8 +296,10 @@ state_add_generation_file(struct state *st, long gen, const struct gen_file *f)
 	sqlite3_stmt *s;
 	int rc;
 
-	if (sqlite3_prepare_v2(st->db, "INSERT INTO files (gen, path, sha256, mode, uid, gid, "
-				       "present) VALUES (?, ?, ?, ?, ?, ?, ?)", -1, &s, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(st->db,
+			       "INSERT INTO files (gen, path, sha256, mode, uid, gid, "
+			       "present) VALUES (?, ?, ?, ?, ?, ?, ?)",
+			       -1, &s, NULL) != SQLITE_OK)
 		return -EIO;
 	bind_file(s, gen, f);
 	rc = sqlite3_step(s) == SQLITE_DONE ? 0 : -EIO;
@@ -316,7 +329,8 @@ int
 state_delete_generation(struct state *st, long id)
 {
 	char *sql = xasprintf("BEGIN; DELETE FROM files WHERE gen = %ld; "
-			      "DELETE FROM generations WHERE id = %ld; COMMIT;", id, id);
+			      "DELETE FROM generations WHERE id = %ld; COMMIT;",
+			      id, id);
 	int rc = exec(st, sql);
 
 	free(sql);
@@ -337,8 +351,8 @@ state_bench_run_clear(struct state_bench_run *r)
 
 /* bench_runs and tune_results have the same shape: one JSON document per row. */
 static int
-add_run(struct state *st, const char *table, const char *created, long gen,
-	const char *hw_hash, const char *json, long *id)
+add_run(struct state *st, const char *table, const char *created, long gen, const char *hw_hash,
+	const char *json, long *id)
 {
 	sqlite3_stmt *s;
 	char *sql = xasprintf("INSERT INTO %s (created, gen, hw_hash, json) VALUES (?, ?, ?, ?)",
@@ -414,11 +428,12 @@ state_get_bench_run(struct state *st, long id, struct state_bench_run *r)
 	int rc;
 
 	memset(r, 0, sizeof(*r));
-	if (sqlite3_prepare_v2(st->db, id < 0 ?
-			       "SELECT id, created, gen, hw_hash, json FROM bench_runs "
-			       "ORDER BY id DESC LIMIT 1" :
-			       "SELECT id, created, gen, hw_hash, json FROM bench_runs WHERE id = ?",
-			       -1, &s, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(
+		    st->db,
+		    id < 0 ? "SELECT id, created, gen, hw_hash, json FROM bench_runs "
+			     "ORDER BY id DESC LIMIT 1"
+			   : "SELECT id, created, gen, hw_hash, json FROM bench_runs WHERE id = ?",
+		    -1, &s, NULL) != SQLITE_OK)
 		return -EIO;
 	if (id >= 0)
 		sqlite3_bind_int64(s, 1, id);
@@ -437,8 +452,10 @@ state_list_bench_runs(struct state *st, struct state_bench_run **runs, size_t *n
 
 	*runs = NULL;
 	*n = 0;
-	if (sqlite3_prepare_v2(st->db, "SELECT id, created, gen, hw_hash, json FROM bench_runs "
-				       "ORDER BY id", -1, &s, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(st->db,
+			       "SELECT id, created, gen, hw_hash, json FROM bench_runs "
+			       "ORDER BY id",
+			       -1, &s, NULL) != SQLITE_OK)
 		return -EIO;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		*runs = xreallocarray(*runs, *n + 1, sizeof(**runs));
@@ -469,11 +486,12 @@ state_get_tune(struct state *st, long id, long *out_id, char **hw_hash, char **j
 	sqlite3_stmt *s;
 	int rc;
 
-	if (sqlite3_prepare_v2(st->db, id < 0 ?
-				       "SELECT id, hw_hash, json FROM tune_results ORDER BY id DESC "
-				       "LIMIT 1" :
-				       "SELECT id, hw_hash, json FROM tune_results WHERE id = ?",
-			       -1, &s, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(
+		    st->db,
+		    id < 0 ? "SELECT id, hw_hash, json FROM tune_results ORDER BY id DESC "
+			     "LIMIT 1"
+			   : "SELECT id, hw_hash, json FROM tune_results WHERE id = ?",
+		    -1, &s, NULL) != SQLITE_OK)
 		return -EIO;
 	if (id >= 0)
 		sqlite3_bind_int64(s, 1, id);

@@ -37,16 +37,19 @@ templates_load(const char *const *dirs, size_t ndirs, struct render_templates *t
 			if (rc != -ENOENT) {
 				snprintf(err, errlen, "%s: %s", p, strerror(-rc));
 				free(p);
-				templates_free(t);
+				templates_clear(t);
 				return rc;
 			}
 			free(p);
 		}
 		if (rc == -ENOENT) {
-			snprintf(err, errlen, "template %s.mustache not found in %s%s — reinstall "
-				 "nastune or pass --datadir", render_template_names[i],
-				 ndirs ? dirs[0] : "any template directory", ndirs > 1 ? " etc." : "");
-			templates_free(t);
+			snprintf(err, errlen,
+				 "template %s.mustache not found in %s%s — reinstall "
+				 "nastune or pass --datadir",
+				 render_template_names[i],
+				 ndirs ? dirs[0] : "any template directory",
+				 ndirs > 1 ? " etc." : "");
+			templates_clear(t);
 			return -ENOENT;
 		}
 	}
@@ -54,7 +57,7 @@ templates_load(const char *const *dirs, size_t ndirs, struct render_templates *t
 }
 
 void
-templates_free(struct render_templates *t)
+templates_clear(struct render_templates *t)
 {
 	size_t i;
 

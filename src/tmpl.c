@@ -110,10 +110,10 @@ enum node_type { N_TEXT, N_VAR, N_RAW, N_SECTION, N_INVERTED };
 
 struct node {
 	enum node_type type;
-	char *text;		/* text, or the tag name */
-	size_t len;		/* N_TEXT */
+	char *text; /* text, or the tag name */
+	size_t len; /* N_TEXT */
 	int line;
-	struct node **kids;	/* sections */
+	struct node **kids; /* sections */
 	size_t nkids;
 };
 
@@ -123,12 +123,12 @@ struct tmpl {
 };
 
 static void
-node_clear(struct node *n)
+node_release(struct node *n)
 {
 	size_t i;
 
 	for (i = 0; i < n->nkids; i++) {
-		node_clear(n->kids[i]);
+		node_release(n->kids[i]);
 		free(n->kids[i]);
 	}
 	free(n->kids);
@@ -140,7 +140,7 @@ tmpl_free(struct tmpl *t)
 {
 	if (!t)
 		return;
-	node_clear(&t->root);
+	node_release(&t->root);
 	free(t->name);
 	free(t);
 }
@@ -275,8 +275,10 @@ tmpl_parse(const char *name, const char *text, size_t len, char *err, size_t err
 			le = after;
 			while (le < end && (*le == ' ' || *le == '\t'))
 				le++;
-			if ((ls == text || ls[-1] == '\n') && (le == end || *le == '\n' ||
-			    (*le == '\r' && le + 1 < end && le[1] == '\n')) && ls >= p) {
+			if ((ls == text || ls[-1] == '\n') &&
+			    (le == end || *le == '\n' ||
+			     (*le == '\r' && le + 1 < end && le[1] == '\n')) &&
+			    ls >= p) {
 				textlen = (size_t)(ls - p);
 				if (le < end && *le == '\r')
 					le++;
@@ -305,15 +307,17 @@ tmpl_parse(const char *name, const char *text, size_t len, char *err, size_t err
 					 tagline);
 				goto fail;
 			}
-			stack[depth + 1] = node_add(stack[depth], sigil == '#' ? N_SECTION :
-						    N_INVERTED, tag, taglen, tagline);
+			stack[depth + 1] =
+				node_add(stack[depth], sigil == '#' ? N_SECTION : N_INVERTED, tag,
+					 taglen, tagline);
 			depth++;
 			break;
 		case '/':
 			if (depth == 0 || strlen(stack[depth]->text) != taglen ||
 			    memcmp(stack[depth]->text, tag, taglen) != 0) {
-				snprintf(err, errlen, "%s:%d: '{{/%.*s}}' does not close %s%s%s", name,
-					 tagline, (int)taglen, tag, depth ? "'" : "any section",
+				snprintf(err, errlen, "%s:%d: '{{/%.*s}}' does not close %s%s%s",
+					 name, tagline, (int)taglen, tag,
+					 depth ? "'" : "any section",
 					 depth ? stack[depth]->text : "", depth ? "'" : "");
 				goto fail;
 			}
@@ -518,7 +522,7 @@ int
 tmpl_render(const struct tmpl *t, const struct view *v, enum tmpl_escape esc, struct buf *out,
 	    char *err, size_t errlen)
 {
-	struct rctx r = { .t = t, .esc = esc, .out = out, .err = err, .errlen = errlen };
+	struct rctx r = {.t = t, .esc = esc, .out = out, .err = err, .errlen = errlen};
 
 	r.stack[0] = v;
 	return render_kids(&r, &t->root);

@@ -91,7 +91,7 @@ median(const double *v, size_t n)
 void
 tune_compare(const double *base, size_t nb, const double *cand, size_t nc, struct tune_cmp *out)
 {
-	struct bench_mwu u = { .p = 1 };
+	struct bench_mwu u = {.p = 1};
 	double mb, mc;
 
 	memset(out, 0, sizeof(*out));
@@ -235,8 +235,8 @@ tune_steady(const double *prev, size_t np, const double *cur, size_t nc, struct 
 	if (nc < 2)
 		return true;
 	out->spread = log_spread(cur, nc);
-	bar = TUNE_STEADY_K * out->spread > TUNE_STEADY_FLOOR ? TUNE_STEADY_K * out->spread :
-								    TUNE_STEADY_FLOOR;
+	bar = TUNE_STEADY_K * out->spread > TUNE_STEADY_FLOOR ? TUNE_STEADY_K * out->spread
+							      : TUNE_STEADY_FLOOR;
 	/* Within the window: its first half against its second. */
 	if (h >= 2) {
 		double a = log_median(cur, h), b = log_median(cur + nc - h, h);
@@ -255,8 +255,8 @@ tune_steady(const double *prev, size_t np, const double *cur, size_t nc, struct 
 		double a = log_median(prev, np), b = log_median(cur, nc);
 
 		out->spread = log_spread2(prev, np, cur, nc);
-		bar = TUNE_STEADY_K * out->spread > TUNE_STEADY_FLOOR ? TUNE_STEADY_K * out->spread :
-								    TUNE_STEADY_FLOOR;
+		bar = TUNE_STEADY_K * out->spread > TUNE_STEADY_FLOOR ? TUNE_STEADY_K * out->spread
+								      : TUNE_STEADY_FLOOR;
 		out->before = exp(a);
 		out->now = exp(b);
 		out->shift = expm1(b - a);

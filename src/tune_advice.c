@@ -22,8 +22,10 @@
 static const char *
 upper(const char *proto)
 {
-	return strcmp(proto, "smb") == 0 ? "SMB" : strcmp(proto, "nfs") == 0 ? "NFS" :
-	       strcmp(proto, "afp") == 0 ? "AFP" : proto;
+	return strcmp(proto, "smb") == 0   ? "SMB"
+	       : strcmp(proto, "nfs") == 0 ? "NFS"
+	       : strcmp(proto, "afp") == 0 ? "AFP"
+					   : proto;
 }
 
 static const char *
@@ -147,7 +149,8 @@ score_of(const json_t *choice, const char *host, const char *p)
 	const json_t *c, *v;
 	size_t i, hl = host ? strlen(host) : 0;
 
-	json_array_foreach(choice, i, c) {
+	json_array_foreach(choice, i, c)
+	{
 		const char *cl = fstr(c, "client");
 
 		if (!cl || !host || strncmp(cl, host, hl) != 0 || (cl[hl] && cl[hl] != ' '))
@@ -160,7 +163,7 @@ score_of(const json_t *choice, const char *host, const char *p)
 
 struct client {
 	const char *host, *addr, *os;
-	int darwin;		/* Darwin major version; 0: not macOS */
+	int darwin; /* Darwin major version; 0: not macOS */
 	bool mac, linux_, windows;
 };
 
@@ -219,33 +222,40 @@ advise_smb(const struct model *m, const struct client *c, const json_t *choice, 
 	bool smb3_only = m->smb.min_protocol && strncasecmp(m->smb.min_protocol, "SMB3", 4) == 0;
 	char how[512];
 
-	json_object_set_new(knobs, "smb.server_signing", json_pack("{s:s, s:s}", "value", sign,
-								   "from", ssrc));
-	json_object_set_new(knobs, "smb.smb_encrypt", json_pack("{s:s, s:s}", "value", enc, "from",
-								esrc));
-	json_object_set_new(knobs, "smb.multichannel", json_pack("{s:s, s:s}", "value", mc,
-								 "from", msrc));
+	json_object_set_new(knobs, "smb.server_signing",
+			    json_pack("{s:s, s:s}", "value", sign, "from", ssrc));
+	json_object_set_new(knobs, "smb.smb_encrypt",
+			    json_pack("{s:s, s:s}", "value", enc, "from", esrc));
+	json_object_set_new(knobs, "smb.multichannel",
+			    json_pack("{s:s, s:s}", "value", mc, "from", msrc));
 	if (!m->smb.enabled || !model_uses(m, PROTO_SMB)) {
-		refuse(list, "smb", m->smb.enabled ? "no share is served over SMB" :
-						     "SMB is disabled (protocols.smb.enabled)");
+		refuse(list, "smb",
+		       m->smb.enabled ? "no share is served over SMB"
+				      : "SMB is disabled (protocols.smb.enabled)");
 		return;
 	}
 	if (c->mac)
-		snprintf(how, sizeof(how), "/etc/nsmb.conf [default] signing_required=%s, "
+		snprintf(how, sizeof(how),
+			 "/etc/nsmb.conf [default] signing_required=%s, "
 			 "protocol_vers_map=%s, mc_on=%s%s (server: signing %s, encryption %s, "
-			 "multichannel %s)", sign_req ? "yes" : "no", smb3_only ? "4 (SMB 3)" :
-			 "6 (SMB 2 and 3)", multi ? "yes" : "no", enc_req ?
-			 "; the server requires encryption: macOS encrypts with SMB 3" : "", sign,
-			 enc, mc);
+			 "multichannel %s)",
+			 sign_req ? "yes" : "no", smb3_only ? "4 (SMB 3)" : "6 (SMB 2 and 3)",
+			 multi ? "yes" : "no",
+			 enc_req ? "; the server requires encryption: macOS encrypts with SMB 3"
+				 : "",
+			 sign, enc, mc);
 	else if (c->linux_)
-		snprintf(how, sizeof(how), "mount -t cifs -o vers=3.1.1,cache=strict%s%s%s "
-			 "(server: signing %s, encryption %s, multichannel %s)", multi ?
-			 ",multichannel,max_channels=4" : "", sign_req ? ",sign" : "", enc_req ?
-			 ",seal" : "", sign, enc, mc);
+		snprintf(how, sizeof(how),
+			 "mount -t cifs -o vers=3.1.1,cache=strict%s%s%s "
+			 "(server: signing %s, encryption %s, multichannel %s)",
+			 multi ? ",multichannel,max_channels=4" : "", sign_req ? ",sign" : "",
+			 enc_req ? ",seal" : "", sign, enc, mc);
 	else
-		snprintf(how, sizeof(how), "SMB 3%s%s (server: signing %s, encryption %s, "
-			 "multichannel %s)", multi ? "; Windows uses multichannel by itself" :
-			 "", enc_req ? "; encryption is required" : "", sign, enc, mc);
+		snprintf(how, sizeof(how),
+			 "SMB 3%s%s (server: signing %s, encryption %s, "
+			 "multichannel %s)",
+			 multi ? "; Windows uses multichannel by itself" : "",
+			 enc_req ? "; encryption is required" : "", sign, enc, mc);
 	offer(list, text, c, choice, "smb", smb3_only ? "3" : "2, 3", how,
 	      share_names(m, PROTO_SMB, c, false));
 }
@@ -260,8 +270,9 @@ advise_nfs(const struct model *m, const struct client *c, const json_t *choice, 
 
 	nfs_versions(m, &v3, &v4);
 	if (!m->nfs.enabled || !model_uses(m, PROTO_NFS)) {
-		refuse(list, "nfs", m->nfs.enabled ? "no share is exported over NFS" :
-						     "NFS is disabled (protocols.nfs.enabled)");
+		refuse(list, "nfs",
+		       m->nfs.enabled ? "no share is exported over NFS"
+				      : "NFS is disabled (protocols.nfs.enabled)");
 		return;
 	}
 	if (!v3 && !v4) {
@@ -288,16 +299,19 @@ advise_nfs(const struct model *m, const struct client *c, const json_t *choice, 
 		return;
 	}
 	if (c->linux_)
-		snprintf(how, sizeof(how), "mount -t nfs -o vers=%s,rsize=%llu,wsize=%llu,"
-			 "nconnect=4%s", v3 ? "3" : "4.1", nfs_iosize(m, KNOB_NFS_GANESHA_MAX_READ),
-			 nfs_iosize(m, KNOB_NFS_GANESHA_MAX_WRITE), v3 && v4 ?
-			 " (or vers=4.1: both are served)" : "");
+		snprintf(how, sizeof(how),
+			 "mount -t nfs -o vers=%s,rsize=%llu,wsize=%llu,"
+			 "nconnect=4%s",
+			 v3 ? "3" : "4.1", nfs_iosize(m, KNOB_NFS_GANESHA_MAX_READ),
+			 nfs_iosize(m, KNOB_NFS_GANESHA_MAX_WRITE),
+			 v3 && v4 ? " (or vers=4.1: both are served)" : "");
 	else if (c->mac)
 		snprintf(how, sizeof(how), "mount_nfs -o vers=3,resvport,rsize=%llu,wsize=%llu",
 			 nfs_iosize(m, KNOB_NFS_GANESHA_MAX_READ),
 			 nfs_iosize(m, KNOB_NFS_GANESHA_MAX_WRITE));
 	else
-		snprintf(how, sizeof(how), "the optional Client for NFS (NFSv3): mount -o "
+		snprintf(how, sizeof(how),
+			 "the optional Client for NFS (NFSv3): mount -o "
 			 "anon \\\\NAS\\export");
 	offer(list, text, c, choice, "nfs", v3 && v4 ? "3, 4" : v3 ? "3" : "4", how, sh);
 }
@@ -307,8 +321,9 @@ advise_afp(const struct model *m, const struct client *c, const json_t *choice, 
 	   struct buf *text)
 {
 	if (!m->afp.enabled || !model_uses(m, PROTO_AFP)) {
-		refuse(list, "afp", m->afp.enabled ? "no share is served over AFP" :
-						     "AFP is disabled (protocols.afp.enabled)");
+		refuse(list, "afp",
+		       m->afp.enabled ? "no share is served over AFP"
+				      : "AFP is disabled (protocols.afp.enabled)");
 		return;
 	}
 	if (!c->mac) {
@@ -319,7 +334,8 @@ advise_afp(const struct model *m, const struct client *c, const json_t *choice, 
 		refuse(list, "afp", "macOS 27 and later have no AFP client");
 		return;
 	}
-	offer(list, text, c, choice, "afp", "3", "Finder: Go > Connect to Server, afp://NAS/"
+	offer(list, text, c, choice, "afp", "3",
+	      "Finder: Go > Connect to Server, afp://NAS/"
 	      "volume (deprecated since macOS 15.5, removed in macOS 27: prefer SMB)",
 	      share_names(m, PROTO_AFP, c, false));
 }
@@ -347,9 +363,9 @@ static json_t *
 advise_client(const struct model *m, const json_t *f, const json_t *choice)
 {
 	/* Each OS's own protocol first: NFS on Linux, SMB elsewhere. */
-	static const advise_fn linux_order[] = { advise_nfs_k, advise_smb, advise_afp_k };
-	static const advise_fn other_order[] = { advise_smb, advise_nfs_k, advise_afp_k };
-	struct client c = { 0 };
+	static const advise_fn linux_order[] = {advise_nfs_k, advise_smb, advise_afp_k};
+	static const advise_fn other_order[] = {advise_smb, advise_nfs_k, advise_afp_k};
+	struct client c = {0};
 	const char *ver = fstr(f, "os_version");
 	json_t *all = json_array(), *offered = json_array(), *refused = json_array();
 	json_t *knobs = json_object(), *x, *out;
@@ -375,7 +391,8 @@ advise_client(const struct model *m, const json_t *f, const json_t *choice)
 	json_decref(all);
 	/* Use the fastest measured from this client among what it is offered; unmeasured,
 	 * the OS's own protocol (listed first). */
-	json_array_foreach(offered, i, x) {
+	json_array_foreach(offered, i, x)
+	{
 		const json_t *v = json_object_get(x, "measured_mbs");
 
 		if (!use || (v && json_number_value(v) > usev)) {
@@ -384,22 +401,26 @@ advise_client(const struct model *m, const json_t *f, const json_t *choice)
 		}
 	}
 	buf_init(&text);
-	buf_printf(&text, "%s: ", c.mac ? (c.darwin >= 26 ? "macOS 27+" : "macOS") :
-		   c.os ? c.os : "unknown OS");
+	buf_printf(&text, "%s: ",
+		   c.mac  ? (c.darwin >= 26 ? "macOS 27+" : "macOS")
+		   : c.os ? c.os
+			  : "unknown OS");
 	if (use && usev >= 0)
 		buf_printf(&text, "use %s (the fastest measured from here); ", upper(use));
 	else if (use)
 		buf_printf(&text, "use %s (not measured from here); ", upper(use));
-	buf_adds(&text, body.len ? body.data : "nothing this NAS serves can be used from this "
-		 "client");
+	buf_adds(&text, body.len ? body.data
+				 : "nothing this NAS serves can be used from this "
+				   "client");
 	json_array_foreach(refused, i, x)
 		buf_printf(&text, "; no %s: %s", upper(fstr(x, "protocol")), fstr(x, "why"));
 	t = buf_steal(&text, NULL);
 	out = json_pack("{s:s, s:s, s:s?, s:s, s:s?, s:o, s:o, s:o}", "client",
 			c.host ? c.host : "?", "os", c.os ? c.os : "?", "address", c.addr, "advice",
-			t, "use", use, "protocols", offered, "not_offered", refused, "knobs", knobs);
+			t, "use", use, "protocols", offered, "not_offered", refused, "knobs",
+			knobs);
 	free(t);
-	buf_free(&body);
+	buf_clear(&body);
 	return out;
 }
 
@@ -410,12 +431,13 @@ tune_advice(const struct model *m, const json_t *agents, const json_t *choice)
 	size_t i;
 
 	if (!agents || json_array_size(agents) == 0) {
-		json_array_append_new(a, json_pack("{s:s, s:s}", "client", "all", "advice",
-			"client results are missing: this tune measured over loopback only; run "
-			"nastune agent on client machines and tune --clients auto"));
+		json_array_append_new(
+			a, json_pack("{s:s, s:s}", "client", "all", "advice",
+				     "client results are missing: this tune measured over loopback "
+				     "only; run "
+				     "nastune agent on client machines and tune --clients auto"));
 		return a;
 	}
-	json_array_foreach(agents, i, f)
-		json_array_append_new(a, advise_client(m, f, choice));
+	json_array_foreach(agents, i, f) json_array_append_new(a, advise_client(m, f, choice));
 	return a;
 }

@@ -16,7 +16,8 @@ tune_mtu_ceiling(const json_t *agents, char *from, size_t fromlen)
 
 	if (from && fromlen)
 		from[0] = '\0';
-	json_array_foreach(agents, i, f) {
+	json_array_foreach(agents, i, f)
+	{
 		const json_t *nic = json_object_get(f, "nic");
 		json_int_t path = json_integer_value(json_object_get(nic, "path_mtu"));
 		json_int_t ifmtu = json_integer_value(json_object_get(nic, "mtu"));
@@ -26,7 +27,7 @@ tune_mtu_ceiling(const json_t *agents, char *from, size_t fromlen)
 		const char *host = json_string_value(json_object_get(f, "hostname"));
 
 		if (mtu < 68 || mtu > 65535)
-			continue;	/* not reported */
+			continue; /* not reported */
 		if (!best || mtu < best) {
 			best = (int)mtu;
 			if (from && fromlen)

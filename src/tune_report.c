@@ -53,36 +53,36 @@ tune_report_text(const json_t *doc, char *err, size_t errlen)
 		   (long long)json_integer_value(json_object_get(doc, "budget_s")));
 	json_array_foreach(json_object_get(doc, "targets"), i, x)
 		buf_printf(&out, "  target %s\n", json_string_value(x));
-	buf_printf(&out, "score (geometric mean of the goal's throughput metrics, per run):\n"
-			 "  before %.1f [%.1f, %.1f]\n", num(b, "median"), num(b, "ci95_low"),
-		   num(b, "ci95_high"));
+	buf_printf(&out,
+		   "score (geometric mean of the goal's throughput metrics, per run):\n"
+		   "  before %.1f [%.1f, %.1f]\n",
+		   num(b, "median"), num(b, "ci95_low"), num(b, "ci95_high"));
 	if (json_is_object(a))
-		buf_printf(&out, "  after  %.1f [%.1f, %.1f]  (%+.1f%%, p=%.3f)\n", num(a, "median"),
-			   num(a, "ci95_low"), num(a, "ci95_high"), 100 * num(doc, "improvement"),
-			   num(doc, "improvement_p"));
+		buf_printf(&out, "  after  %.1f [%.1f, %.1f]  (%+.1f%%, p=%.3f)\n",
+			   num(a, "median"), num(a, "ci95_low"), num(a, "ci95_high"),
+			   100 * num(doc, "improvement"), num(doc, "improvement_p"));
 	if (json_integer_value(json_object_get(doc, "after_pairs")) > 0)
 		buf_printf(&out, "  (before and after measured afresh, side by side: %lld pairs)\n",
 			   (long long)json_integer_value(json_object_get(doc, "after_pairs")));
-	json_array_foreach(json_object_get(doc, "unsteady"), i, x)
-		buf_printf(&out, "unsteady machine: %s: the incumbent moved %+.0f%% %s (%.1f -> %.1f), "
-			   "beyond its spread of +/-%.0f%%; no decision on that window\n",
-			   str(x, "window", "?"), 100 * num(x, "shift"), str(x, "where", ""),
-			   num(x, "incumbent_before"), num(x, "incumbent_now"),
-			   100 * num(x, "spread"));
+	json_array_foreach(json_object_get(doc, "unsteady"), i, x) buf_printf(
+		&out,
+		"unsteady machine: %s: the incumbent moved %+.0f%% %s (%.1f -> %.1f), "
+		"beyond its spread of +/-%.0f%%; no decision on that window\n",
+		str(x, "window", "?"), 100 * num(x, "shift"), str(x, "where", ""),
+		num(x, "incumbent_before"), num(x, "incumbent_now"), 100 * num(x, "spread"));
 	buf_printf(&out, "%-26s %-10s %-22s %-22s %-7s %s\n", "knob", "safety", "before", "after",
 		   "applied", "reason");
-	json_array_foreach(json_object_get(doc, "knobs"), i, x)
-		buf_printf(&out, "%-26s %-10s %-22s %-22s %-7s %s\n", str(x, "name", "?"),
-			   str(x, "safety", "?"), str(x, "before", "(default)"),
-			   str(x, "after", "(default)"),
-			   json_is_true(json_object_get(x, "applied")) ? "yes" : "no",
-			   str(x, "reason", ""));
-	json_array_foreach(json_object_get(doc, "results"), i, x)
-		if (json_string_value(json_object_get(x, "bottleneck")))
-			buf_printf(&out, "bottleneck: %s %s %s: %s\n", str(x, "target", "?"),
-				   str(x, "workload", "?"), str(x, "metric", "?"),
-				   str(x, "bottleneck", ""));
-	json_array_foreach(json_object_get(doc, "protocol_choice"), i, x) {
+	json_array_foreach(json_object_get(doc, "knobs"), i, x) buf_printf(
+		&out, "%-26s %-10s %-22s %-22s %-7s %s\n", str(x, "name", "?"),
+		str(x, "safety", "?"), str(x, "before", "(default)"), str(x, "after", "(default)"),
+		json_is_true(json_object_get(x, "applied")) ? "yes" : "no", str(x, "reason", ""));
+	json_array_foreach(json_object_get(doc, "results"), i,
+			   x) if (json_string_value(json_object_get(x, "bottleneck")))
+		buf_printf(&out, "bottleneck: %s %s %s: %s\n", str(x, "target", "?"),
+			   str(x, "workload", "?"), str(x, "metric", "?"),
+			   str(x, "bottleneck", ""));
+	json_array_foreach(json_object_get(doc, "protocol_choice"), i, x)
+	{
 		const json_t *sh;
 		size_t j;
 
@@ -93,18 +93,17 @@ tune_report_text(const json_t *doc, char *err, size_t errlen)
 			buf_printf(&out, "  share %s: %s (%s)\n", str(sh, "share", "?"),
 				   str(sh, "protocol", "?"), str(sh, "why", ""));
 	}
-	json_array_foreach(json_object_get(doc, "advice"), i, x)
-		buf_printf(&out, "advice for %s: %s\n", str(x, "client", "?"), str(x, "advice", ""));
+	json_array_foreach(json_object_get(doc, "advice"), i, x) buf_printf(
+		&out, "advice for %s: %s\n", str(x, "client", "?"), str(x, "advice", ""));
 	return buf_steal(&out, NULL);
 }
-
 
 /* Before/after bars with their 95% intervals as error bars. */
 static void
 chart(struct buf *b, const json_t *before, const json_t *after)
 {
-	const json_t *v[2] = { before, after };
-	const char *label[2] = { "before", "after" };
+	const json_t *v[2] = {before, after};
+	const char *label[2] = {"before", "after"};
 	double max = 0;
 	int i;
 
@@ -123,15 +122,21 @@ chart(struct buf *b, const json_t *before, const json_t *after)
 		med = num(v[i], "median");
 		lo = num(v[i], "ci95_low");
 		hi = num(v[i], "ci95_high");
-		buf_printf(b, "<text x=\"8\" y=\"%.0f\" font-family=\"sans-serif\" font-size=\"14\">"
-			      "%s</text>\n", y + 25, label[i]);
-		buf_printf(b, "<rect x=\"70\" y=\"%.0f\" width=\"%.1f\" height=\"40\" fill=\"%s\"/>\n",
+		buf_printf(b,
+			   "<text x=\"8\" y=\"%.0f\" font-family=\"sans-serif\" font-size=\"14\">"
+			   "%s</text>\n",
+			   y + 25, label[i]);
+		buf_printf(b,
+			   "<rect x=\"70\" y=\"%.0f\" width=\"%.1f\" height=\"40\" fill=\"%s\"/>\n",
 			   y, 400 * med / max, i ? "#2e7d32" : "#9e9e9e");
-		buf_printf(b, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.0f\" y2=\"%.0f\" stroke=\"#000\" "
-			      "stroke-width=\"2\"/>\n", 70 + 400 * lo / max, 70 + 400 * hi / max,
-			   y + 20, y + 20);
-		buf_printf(b, "<text x=\"%.1f\" y=\"%.0f\" font-family=\"sans-serif\" "
-			      "font-size=\"12\">%.1f</text>\n", 76 + 400 * hi / max, y + 25, med);
+		buf_printf(b,
+			   "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.0f\" y2=\"%.0f\" stroke=\"#000\" "
+			   "stroke-width=\"2\"/>\n",
+			   70 + 400 * lo / max, 70 + 400 * hi / max, y + 20, y + 20);
+		buf_printf(b,
+			   "<text x=\"%.1f\" y=\"%.0f\" font-family=\"sans-serif\" "
+			   "font-size=\"12\">%.1f</text>\n",
+			   76 + 400 * hi / max, y + 25, med);
 	}
 	buf_adds(b, "</svg>\n");
 }
@@ -147,11 +152,12 @@ tune_report_html(const json_t *doc, char *err, size_t errlen)
 	if (!is_tune_doc(doc, err, errlen))
 		return NULL;
 	buf_init(&b);
-	buf_printf(&b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-		       "<title>nastune tune %lld</title>\n<style>body{font-family:sans-serif;"
-		       "margin:2em}table{border-collapse:collapse}td,th{border:1px solid #ccc;"
-		       "padding:3px 6px;font-size:13px}tr.applied{background:#e8f5e9}"
-		       "tr.unsafe td.s{color:#b71c1c}</style></head><body>\n",
+	buf_printf(&b,
+		   "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+		   "<title>nastune tune %lld</title>\n<style>body{font-family:sans-serif;"
+		   "margin:2em}table{border-collapse:collapse}td,th{border:1px solid #ccc;"
+		   "padding:3px 6px;font-size:13px}tr.applied{background:#e8f5e9}"
+		   "tr.unsafe td.s{color:#b71c1c}</style></head><body>\n",
 		   (long long)json_integer_value(json_object_get(doc, "tune")));
 	buf_printf(&b, "<h1>nastune tune %lld</h1>\n<p>Goal <b>",
 		   (long long)json_integer_value(json_object_get(doc, "tune")));
@@ -167,7 +173,8 @@ tune_report_html(const json_t *doc, char *err, size_t errlen)
 	buf_adds(&b, "<h2>Every knob: the decision and why</h2>\n<table><tr><th>knob</th>"
 		     "<th>safety</th><th>before</th><th>after</th><th>applied</th><th>reason</th>"
 		     "</tr>\n");
-	json_array_foreach(json_object_get(doc, "knobs"), i, x) {
+	json_array_foreach(json_object_get(doc, "knobs"), i, x)
+	{
 		bool applied = json_is_true(json_object_get(x, "applied"));
 
 		buf_printf(&b, "<tr class=\"%s%s\"><td>", applied ? "applied" : "",
@@ -186,7 +193,8 @@ tune_report_html(const json_t *doc, char *err, size_t errlen)
 	buf_adds(&b, "</table>\n<h2>Results after, and their bottleneck</h2>\n<table><tr>"
 		     "<th>target</th><th>workload</th><th>metric</th><th>median</th><th>unit</th>"
 		     "<th>bottleneck</th></tr>\n");
-	json_array_foreach(json_object_get(doc, "results"), i, x) {
+	json_array_foreach(json_object_get(doc, "results"), i, x)
+	{
 		buf_adds(&b, "<tr><td>");
 		buf_add_html(&b, str(x, "target", "?"));
 		buf_adds(&b, "</td><td>");
@@ -200,7 +208,8 @@ tune_report_html(const json_t *doc, char *err, size_t errlen)
 		buf_adds(&b, "</td></tr>\n");
 	}
 	buf_adds(&b, "</table>\n<h2>Clients</h2>\n<ul>\n");
-	json_array_foreach(json_object_get(doc, "protocol_choice"), i, x) {
+	json_array_foreach(json_object_get(doc, "protocol_choice"), i, x)
+	{
 		const json_t *sh;
 		size_t j;
 
@@ -213,7 +222,8 @@ tune_report_html(const json_t *doc, char *err, size_t errlen)
 		buf_adds(&b, "</b> (");
 		buf_add_html(&b, str(x, "why", ""));
 		buf_adds(&b, ")<ul>");
-		json_array_foreach(json_object_get(x, "shares"), j, sh) {
+		json_array_foreach(json_object_get(x, "shares"), j, sh)
+		{
 			buf_adds(&b, "<li>");
 			buf_add_html(&b, str(sh, "share", "?"));
 			buf_adds(&b, ": <b>");
@@ -224,7 +234,8 @@ tune_report_html(const json_t *doc, char *err, size_t errlen)
 		}
 		buf_adds(&b, "</ul></li>\n");
 	}
-	json_array_foreach(json_object_get(doc, "advice"), i, x) {
+	json_array_foreach(json_object_get(doc, "advice"), i, x)
+	{
 		buf_adds(&b, "<li>");
 		buf_add_html(&b, str(x, "client", "?"));
 		buf_adds(&b, ": ");
@@ -248,12 +259,13 @@ share_choice(const json_t *sh, const json_t *scores, bool mac, bool no_afp)
 	char why[256];
 	size_t i;
 
-	json_array_foreach(protos, i, p) {
+	json_array_foreach(protos, i, p)
+	{
 		const char *name = json_string_value(p);
 		json_t *v;
 
 		if (!name || (strcmp(name, "afp") == 0 && (!mac || no_afp)))
-			continue;	/* no AFP client on this OS */
+			continue; /* no AFP client on this OS */
 		smb = smb || strcmp(name, "smb") == 0;
 		if (!first)
 			first = name;
@@ -270,14 +282,18 @@ share_choice(const json_t *sh, const json_t *scores, bool mac, bool no_afp)
 		snprintf(why, sizeof(why), "fastest this share offers: %.1f MB/s", bestv);
 	} else if (first) {
 		best = first;
-		snprintf(why, sizeof(why), "the share's protocols were not measured from this "
-			 "client; %s is the first it offers", first);
+		snprintf(why, sizeof(why),
+			 "the share's protocols were not measured from this "
+			 "client; %s is the first it offers",
+			 first);
 	} else {
-		return NULL;	/* nothing this client can mount */
+		return NULL; /* nothing this client can mount */
 	}
-	return json_pack("{s:s, s:s, s:s}", "share", json_string_value(json_object_get(sh, "name")) ?
-			 json_string_value(json_object_get(sh, "name")) : "?", "protocol", best,
-			 "why", why);
+	return json_pack("{s:s, s:s, s:s}", "share",
+			 json_string_value(json_object_get(sh, "name"))
+				 ? json_string_value(json_object_get(sh, "name"))
+				 : "?",
+			 "protocol", best, "why", why);
 }
 
 /* The key of a result for like-for-like: client, workload and metric. */
@@ -293,8 +309,8 @@ static void
 acc_add(json_t *acc, size_t i, double v)
 {
 	json_array_set_new(acc, i, json_real(json_real_value(json_array_get(acc, i)) + log(v)));
-	json_array_set_new(acc, i + 1, json_integer(json_integer_value(json_array_get(acc, i + 1)) +
-						    1));
+	json_array_set_new(acc, i + 1,
+			   json_integer(json_integer_value(json_array_get(acc, i + 1)) + 1));
 }
 
 static double
@@ -314,20 +330,23 @@ tune_protocol_choice(const json_t *results, const json_t *agents, const json_t *
 
 	/* Which durabilities each client's write metric was measured with, over the protocols:
 	 * where they differ (SMB cannot flush, NFS COMMITs), the unflushed figures decide. */
-	json_array_foreach(results, i, r) {
+	json_array_foreach(results, i, r)
+	{
 		const char *d = str(r, "durability", NULL);
 		char *k;
 
 		if (!d)
 			continue;
 		k = lfl_key(r);
-		json_object_set_new(mix, k, json_integer(json_integer_value(json_object_get(mix, k)) |
-							 (strcmp(d, "flushed") == 0 ? 1 : 2)));
+		json_object_set_new(mix, k,
+				    json_integer(json_integer_value(json_object_get(mix, k)) |
+						 (strcmp(d, "flushed") == 0 ? 1 : 2)));
 		free(k);
 	}
 	/* client -> protocol -> [sum of logs, count, the same with flushed figures, count,
 	 * whether an unflushed figure replaced a flushed one] of MB/s medians. */
-	json_array_foreach(results, i, r) {
+	json_array_foreach(results, i, r)
+	{
 		const char *c = str(r, "client", NULL), *p = str(r, "protocol", NULL);
 		json_t *pc, *acc, *uf;
 		double v = num(r, "median"), like = v;
@@ -344,15 +363,16 @@ tune_protocol_choice(const json_t *results, const json_t *agents, const json_t *
 		if (!(pc = json_object_get(by, c)))
 			json_object_set_new(by, c, pc = json_object());
 		if (!(acc = json_object_get(pc, p)))
-			json_object_set_new(pc, p, acc = json_pack("[f, i, f, i, b]", 0.0, 0, 0.0, 0,
-								   0));
+			json_object_set_new(pc, p,
+					    acc = json_pack("[f, i, f, i, b]", 0.0, 0, 0.0, 0, 0));
 		acc_add(acc, 0, like);
 		acc_add(acc, 2, v);
 		if (like != v)
 			json_array_set_new(acc, 4, json_true());
 	}
 	json_decref(mix);
-	json_object_foreach(by, client, cl) {
+	json_object_foreach(by, client, cl)
+	{
 		const char *os = "?", *ver = "", *p, *bestp = NULL;
 		json_t *acc, *scores = json_object(), *flushed = json_object();
 		double best = -1;
@@ -362,7 +382,8 @@ tune_protocol_choice(const json_t *results, const json_t *agents, const json_t *
 		char why[512], cls[64];
 		size_t j;
 
-		json_array_foreach(agents, i, f) {
+		json_array_foreach(agents, i, f)
+		{
 			const char *h = str(f, "hostname", "");
 
 			if (*h && strncmp(client, h, strlen(h)) == 0 && client[strlen(h)] == ' ') {
@@ -371,14 +392,15 @@ tune_protocol_choice(const json_t *results, const json_t *agents, const json_t *
 			}
 		}
 		mac = strcmp(os, "Darwin") == 0;
-		no_afp = mac && atoi(ver) >= 26;	/* Darwin 26 is macOS 27 */
+		no_afp = mac && atoi(ver) >= 26; /* Darwin 26 is macOS 27 */
 		if (no_afp)
 			snprintf(cls, sizeof(cls), "macOS 27+");
 		else if (mac)
 			snprintf(cls, sizeof(cls), "macOS (Darwin %d)", atoi(ver));
 		else
 			snprintf(cls, sizeof(cls), "%s", os);
-		json_object_foreach(cl, p, acc) {
+		json_object_foreach(cl, p, acc)
+		{
 			double score = acc_mean(acc, 0);
 
 			json_object_set_new(scores, p, json_real(score));
@@ -402,7 +424,8 @@ tune_protocol_choice(const json_t *results, const json_t *agents, const json_t *
 			json_decref(per);
 			continue;
 		}
-		json_array_foreach(shares, j, sh) {
+		json_array_foreach(shares, j, sh)
+		{
 			tm = tm || json_is_true(json_object_get(sh, "time_machine"));
 			if ((one = share_choice(sh, scores, mac, no_afp)))
 				json_array_append_new(per, one);
@@ -411,7 +434,9 @@ tune_protocol_choice(const json_t *results, const json_t *agents, const json_t *
 			 best, no_afp ? "; macOS 27 and later have no AFP client" : "",
 			 mac && tm ? "; Time Machine shares use SMB on current macOS" : "",
 			 unfl[0] ? "; writes compared unflushed, like SMB's (libsmbclient cannot "
-				   "flush); flushed: " : "", unfl, unfl[0] ? " MB/s" : "");
+				   "flush); flushed: "
+				 : "",
+			 unfl, unfl[0] ? " MB/s" : "");
 		one = json_pack("{s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:s}", "client", client, "os",
 				os, "class", cls, "protocol", bestp, "why", why, "scores", scores,
 				"shares", per, "writes", unfl[0] ? "unflushed" : "as measured");

@@ -14,7 +14,7 @@
 #include "tuner.h"
 #include "xmalloc.h"
 
-#define NMASK 8		/* PROTO_* masks: SMB 1, NFS 2, AFP 4 */
+#define NMASK 8 /* PROTO_* masks: SMB 1, NFS 2, AFP 4 */
 #define ALL_PROTOS (PROTO_SMB | PROTO_NFS | PROTO_AFP)
 #define MAX_GRID 64
 #define MAX_ACCEPTS 64
@@ -31,21 +31,21 @@ struct tstate {
 	struct tuner_result *r;
 	json_t *doc, *unsteady, *decided, *untried;
 	double t0;
-	double run_cost[NMASK];	/* seconds per measured run, by protocol mask; 0: not known */
+	double run_cost[NMASK]; /* seconds per measured run, by protocol mask; 0: not known */
 	double install_cost, client_cost;
-	double scale;		/* real window time / estimated (>= 1): reloads, warm-ups */
-	unsigned gen, installed;	/* the model's generation, and the one installed */
-	double *prev[NMASK];	/* the incumbent's runs in its last window, by protocol mask */
+	double scale;		 /* real window time / estimated (>= 1): reloads, warm-ups */
+	unsigned gen, installed; /* the model's generation, and the one installed */
+	double *prev[NMASK];	 /* the incumbent's runs in its last window, by protocol mask */
 	size_t nprev[NMASK];
-	size_t family;		/* the size of the correction: candidates the budget lets the
-				 * tune measure (it grows when more are measured) */
-	size_t measured;	/* candidates measured so far */
+	size_t family;	 /* the size of the correction: candidates the budget lets the
+			  * tune measure (it grows when more are measured) */
+	size_t measured; /* candidates measured so far */
 	int pass;
-	bool mtu_done;		/* the MTU step ran or was given up */
-	bool mtu_reserved;	/* time for it is kept from the knobs */
-	unsigned accepted[MAX_ACCEPTS];	/* protocol mask of each change accepted, in order */
+	bool mtu_done;			/* the MTU step ran or was given up */
+	bool mtu_reserved;		/* time for it is kept from the knobs */
+	unsigned accepted[MAX_ACCEPTS]; /* protocol mask of each change accepted, in order */
 	size_t naccepted;
-	size_t decided_at[KNOB_COUNT];	/* naccepted when the knob was last decided */
+	size_t decided_at[KNOB_COUNT]; /* naccepted when the knob was last decided */
 	char err[512];
 };
 
@@ -54,15 +54,14 @@ enum outcome { OUT_KEPT, OUT_BETTER, OUT_WORSE, OUT_UNSTEADY, OUT_NOTIME, OUT_FA
 void
 tuner_set_knob(struct model *m, enum knob_id id, const char *value, enum knob_src src)
 {
-	char *copy = value ? xstrdup(value) : NULL;	/* value may be the string freed below */
+	char *copy = value ? xstrdup(value) : NULL; /* value may be the string freed below */
 
 	free(m->knobs[id].value);
 	m->knobs[id].value = copy;
 	m->knobs[id].src = value ? src : KNOB_UNSET;
 }
 
-static void __attribute__((format(printf, 2, 3)))
-say(struct tstate *s, const char *fmt, ...)
+static void __attribute__((format(printf, 2, 3))) say(struct tstate *s, const char *fmt, ...)
 {
 	char line[768];
 	va_list ap;
@@ -180,8 +179,8 @@ run_cost(const struct tstate *s, unsigned protos)
 static double
 window_cost(const struct tstate *s, unsigned protos)
 {
-	return s->scale * (2.0 * s->o->pairs * run_cost(s, protos) +
-			   (s->o->pairs / 2 + 1) * s->install_cost);
+	return s->scale *
+	       (2.0 * s->o->pairs * run_cost(s, protos) + (s->o->pairs / 2 + 1) * s->install_cost);
 }
 
 /* The MTU step: a probe and the clients measured at the new and the old MTU side by side
@@ -252,7 +251,7 @@ slot(size_t j, size_t n, bool *cand, size_t *pair)
 	size_t g = j / 4, pos = j % 4;
 	bool first;
 
-	if (g * 4 + 4 > 2 * n) {	/* the last group holds one pair */
+	if (g * 4 + 4 > 2 * n) { /* the last group holds one pair */
 		first = pos == 0;
 		*pair = g * 2;
 	} else {
@@ -307,7 +306,7 @@ window(struct tstate *s, const struct knob *k, const char *v, unsigned kp, doubl
 		bool b, be;
 		size_t p;
 
-		slot(j, n, &b, &p);	/* slot j runs the candidate (b) */
+		slot(j, n, &b, &p); /* slot j runs the candidate (b) */
 		for (e = j + 1; e < 2 * n && (slot(e, n, &be, &p), be == b); e++)
 			;
 		if (b)
@@ -339,15 +338,15 @@ window(struct tstate *s, const struct knob *k, const char *v, unsigned kp, doubl
 static void
 note_unsteady(struct tstate *s, const char *what, const struct tune_steady *st)
 {
-	json_array_append_new(s->unsteady, json_pack("{s:s, s:s, s:f, s:f, s:f, s:f}", "window",
-						      what, "where", st->within ?
-						      "within the window" : "since the window before",
-						      "incumbent_before", st->before, "incumbent_now",
-						      st->now, "shift", st->shift, "spread",
-						      st->spread));
-	say(s, "tune: %s: the machine is not steady: the incumbent moved %+.0f%% %s (%.4g -> "
-	    "%.4g), beyond its own spread of +/-%.0f%%; no decision on this window", what,
-	    100 * st->shift, st->within ? "within the window" : "since the window before",
+	json_array_append_new(
+		s->unsteady, json_pack("{s:s, s:s, s:f, s:f, s:f, s:f}", "window", what, "where",
+				       st->within ? "within the window" : "since the window before",
+				       "incumbent_before", st->before, "incumbent_now", st->now,
+				       "shift", st->shift, "spread", st->spread));
+	say(s,
+	    "tune: %s: the machine is not steady: the incumbent moved %+.0f%% %s (%.4g -> "
+	    "%.4g), beyond its own spread of +/-%.0f%%; no decision on this window",
+	    what, 100 * st->shift, st->within ? "within the window" : "since the window before",
 	    st->before, st->now, 100 * st->spread);
 }
 
@@ -358,16 +357,19 @@ steady_window(struct tstate *s, const struct knob *k, const char *v, unsigned kp
 	      double *cand, size_t *done, bool *early, char *why, size_t whylen)
 {
 	char what[256];
-	struct tune_steady st = { .steady = true };
+	struct tune_steady st = {.steady = true};
 	int rc;
 
 	snprintf(what, sizeof(what), "%s = %s", k->name, v);
 	for (int attempt = 0; attempt < 2; attempt++) {
 		if (!fits(s, window_cost(s, kp))) {
 			if (attempt)
-				snprintf(why, whylen, "undecided: the machine was not steady (the "
-					 "incumbent moved %+.0f%%, spread +/-%.0f%%) and no time was left "
-					 "to measure again", 100 * st.shift, 100 * st.spread);
+				snprintf(why, whylen,
+					 "undecided: the machine was not steady (the "
+					 "incumbent moved %+.0f%%, spread +/-%.0f%%) and no time "
+					 "was left "
+					 "to measure again",
+					 100 * st.shift, 100 * st.spread);
 			return attempt ? OUT_UNSTEADY : OUT_NOTIME;
 		}
 		double est = window_cost(s, kp) / s->scale, t0 = now(s);
@@ -387,7 +389,8 @@ steady_window(struct tstate *s, const struct knob *k, const char *v, unsigned kp
 		note_unsteady(s, what, &st);
 		set_prev(s, kp, inc, *done);
 	}
-	snprintf(why, whylen, "undecided: the machine was not steady in two windows (the "
+	snprintf(why, whylen,
+		 "undecided: the machine was not steady in two windows (the "
 		 "incumbent moved %+.0f%%, %.4g -> %.4g, beyond its spread of +/-%.0f%%)",
 		 100 * st.shift, st.before, st.now, 100 * st.spread);
 	return OUT_UNSTEADY;
@@ -402,14 +405,14 @@ try_value(struct tstate *s, const struct knob *k, const char *v, unsigned kp,
 	double *inc = xcalloc(n, sizeof(*inc)), *cand = xcalloc(n, sizeof(*cand));
 	double fam = (double)(s->family ? s->family : 1), bar = TUNE_ALPHA / (2 * fam);
 	double *first_inc = xcalloc(n, sizeof(*inc)), *first_cand = xcalloc(n, sizeof(*cand));
-	struct tune_pairs first, both = { .p_better = 1, .p_worse = 1 };
+	struct tune_pairs first, both = {.p_better = 1, .p_worse = 1};
 	bool early;
 	int rc;
 
 	memset(res, 0, sizeof(*res));
 	res->p_better = res->p_worse = 1;
 	if (++s->measured > s->family)
-		s->family = s->measured;	/* later ones are held to the larger family */
+		s->family = s->measured; /* later ones are held to the larger family */
 	fam = (double)s->family;
 	bar = TUNE_ALPHA / (2 * fam);
 	if ((rc = steady_window(s, k, v, kp, inc, cand, &done, &early, why, whylen)) != 0)
@@ -430,8 +433,10 @@ try_value(struct tstate *s, const struct knob *k, const char *v, unsigned kp,
 		goto out;
 	}
 	if (res->p_better < bar) {
-		snprintf(why, whylen, "p=%.4f survives the correction for %zu candidate(s) "
-			 "(Bonferroni: below %.4f)", res->p_better, s->family, bar);
+		snprintf(why, whylen,
+			 "p=%.4f survives the correction for %zu candidate(s) "
+			 "(Bonferroni: below %.4f)",
+			 res->p_better, s->family, bar);
 		rc = OUT_BETTER;
 		goto out;
 	}
@@ -439,11 +444,14 @@ try_value(struct tstate *s, const struct knob *k, const char *v, unsigned kp,
 	first = *res;
 	memcpy(first_inc, inc, n * sizeof(*inc));
 	memcpy(first_cand, cand, n * sizeof(*cand));
-	say(s, "tune: %s = %s: %+.1f%% (p=%.4f, above %.4f after the correction): measuring a "
-	    "fresh confirming window", k->name, v, 100 * first.effect, first.p_better, bar);
+	say(s,
+	    "tune: %s = %s: %+.1f%% (p=%.4f, above %.4f after the correction): measuring a "
+	    "fresh confirming window",
+	    k->name, v, 100 * first.effect, first.p_better, bar);
 	if ((rc = steady_window(s, k, v, kp, inc, cand, &done, &early, why, whylen)) != 0) {
 		if (rc == OUT_NOTIME) {
-			snprintf(why, whylen, "not confirmed: %+.1f%% (p=%.4f) needed a fresh "
+			snprintf(why, whylen,
+				 "not confirmed: %+.1f%% (p=%.4f) needed a fresh "
 				 "confirming window and the budget had no time left for it",
 				 100 * first.effect, first.p_better);
 			rc = OUT_KEPT;
@@ -454,7 +462,8 @@ try_value(struct tstate *s, const struct knob *k, const char *v, unsigned kp,
 	if (!early) {
 		/* Both windows together, at the corrected level: the optional second window
 		 * cannot raise the error rate above the correction's. */
-		double *ai = xmalloc((n + done) * sizeof(*ai)), *ac = xmalloc((n + done) * sizeof(*ac));
+		double *ai = xmalloc((n + done) * sizeof(*ai)),
+		       *ac = xmalloc((n + done) * sizeof(*ac));
 
 		memcpy(ai, first_inc, n * sizeof(*ai));
 		memcpy(ac, first_cand, n * sizeof(*ac));
@@ -466,14 +475,16 @@ try_value(struct tstate *s, const struct knob *k, const char *v, unsigned kp,
 	}
 	if (!early && res->effect >= TUNE_MIN_GAIN && res->p_better < TUNE_ALPHA &&
 	    both.p_better < bar) {
-		snprintf(why, whylen, "confirmed by a fresh window (p=%.4f there; p=%.4f over both "
-			 "windows, below %.4f, the correction for %zu candidate(s))", res->p_better,
-			 both.p_better, bar, s->family);
+		snprintf(why, whylen,
+			 "confirmed by a fresh window (p=%.4f there; p=%.4f over both "
+			 "windows, below %.4f, the correction for %zu candidate(s))",
+			 res->p_better, both.p_better, bar, s->family);
 		rc = OUT_BETTER;
 	} else {
-		snprintf(why, whylen, "not confirmed: %+.1f%% (p=%.4f) in the first window, "
-			 "%+.1f%% (p=%.4f) in a fresh one", 100 * first.effect, first.p_better,
-			 100 * res->effect, res->p_better);
+		snprintf(why, whylen,
+			 "not confirmed: %+.1f%% (p=%.4f) in the first window, "
+			 "%+.1f%% (p=%.4f) in a fresh one",
+			 100 * first.effect, first.p_better, 100 * res->effect, res->p_better);
 		rc = OUT_KEPT;
 	}
 out:
@@ -529,12 +540,14 @@ eligible(struct tstate *s, const struct knob *k, struct tuner_decision *d)
 		return false;
 	}
 	if (k->id == KNOB_NET_MTU) {
-		snprintf(d->reason, sizeof(d->reason), "not tried: only clients cross the NIC "
+		snprintf(d->reason, sizeof(d->reason),
+			 "not tried: only clients cross the NIC "
 			 "(tune --clients); network.mtu otherwise");
 		return false;
 	}
 	if (k->proto && !(k->proto & s->o->protos)) {
-		snprintf(d->reason, sizeof(d->reason), "not tried: no share of its protocol that "
+		snprintf(d->reason, sizeof(d->reason),
+			 "not tried: no share of its protocol that "
 			 "this host can measure (no time spent on what is not served)");
 		return false;
 	}
@@ -588,12 +601,12 @@ plan(struct tstate *s)
 
 	/* The MTU step is kept time for when it takes at most a third of what is left for
 	 * knobs; otherwise the knobs come first and it runs only if time remains. */
-	s->mtu_reserved = mtu_wanted(s) &&
-			  s->o->budget_s - (now(s) - s->t0) - reserve(s) >= 3 * mtu_cost(s);
+	s->mtu_reserved =
+		mtu_wanted(s) && s->o->budget_s - (now(s) - s->t0) - reserve(s) >= 3 * mtu_cost(s);
 	t = now(s) - s->t0 + reserve(s);
 
 	for (const struct knob *k = knob_first(); k; k = knob_next(k)) {
-		struct tuner_decision d = { 0 };
+		struct tuner_decision d = {0};
 		size_t n;
 
 		if (!eligible(s, k, &d))
@@ -606,14 +619,18 @@ plan(struct tstate *s)
 				fit++;
 		}
 		if (n)
-			json_object_set_new(per, k->name, json_real(window_cost(s, knob_protos(s, k))));
+			json_object_set_new(per, k->name,
+					    json_real(window_cost(s, knob_protos(s, k))));
 	}
 	s->family = fit ? fit : 1;
-	json_object_set_new(s->doc, "plan", json_pack(
-		"{s:i, s:i, s:i, s:f, s:f, s:s, s:o}", "pairs", (int)s->o->pairs, "candidates",
-		(int)total, "fit_in_budget", (int)fit, "reserved_s", reserve(s), "alpha",
-		TUNE_ALPHA, "correction", "Bonferroni over the candidates that fit in the budget "
-		"(more if more are measured), or a fresh confirming window", "window_s", per));
+	json_object_set_new(s->doc, "plan",
+			    json_pack("{s:i, s:i, s:i, s:f, s:f, s:s, s:o}", "pairs",
+				      (int)s->o->pairs, "candidates", (int)total, "fit_in_budget",
+				      (int)fit, "reserved_s", reserve(s), "alpha", TUNE_ALPHA,
+				      "correction",
+				      "Bonferroni over the candidates that fit in the budget "
+				      "(more if more are measured), or a fresh confirming window",
+				      "window_s", per));
 	say(s, "tune: plan: %zu candidate value(s), %zu fit in the %.0fs budget at %u pairs each",
 	    total, fit, s->o->budget_s, s->o->pairs);
 }
@@ -621,9 +638,10 @@ plan(struct tstate *s)
 static void
 decided_json(struct tstate *s, const struct tuner_decision *d)
 {
-	json_object_set_new(s->decided, d->k->name, json_pack(
-		"{s:s?, s:b, s:b, s:s, s:f, s:f}", "after", d->after, "applied", d->applied, "tried",
-		d->tried, "reason", d->reason, "effect", d->effect, "p", d->p));
+	json_object_set_new(s->decided, d->k->name,
+			    json_pack("{s:s?, s:b, s:b, s:s, s:f, s:f}", "after", d->after,
+				      "applied", d->applied, "tried", d->tried, "reason", d->reason,
+				      "effect", d->effect, "p", d->p));
 	if (s->ops->save) {
 		json_object_set(s->doc, "decided", s->decided);
 		s->ops->save(s->ops->arg, s->doc);
@@ -664,16 +682,19 @@ reason_for(struct tuner_decision *d, enum outcome out, const char *v, const stru
 			 100 * p->effect, why);
 		break;
 	case OUT_WORSE:
-		snprintf(d->reason, sizeof(d->reason), "worse: %s %+.1f%% side by side (p=%.4f); "
-			 "kept", v, 100 * p->effect, p->p_worse);
+		snprintf(d->reason, sizeof(d->reason),
+			 "worse: %s %+.1f%% side by side (p=%.4f); "
+			 "kept",
+			 v, 100 * p->effect, p->p_worse);
 		break;
 	case OUT_UNSTEADY:
 		snprintf(d->reason, sizeof(d->reason), "%s = %s %s; kept", d->k->name, v, why);
 		break;
 	default:
-		snprintf(d->reason, sizeof(d->reason), "no significant effect (largest: %s %+.1f%% "
-			 "side by side, p=%.4f%s%s); kept", v, 100 * p->effect, p->p_better,
-			 why[0] ? "; " : "", why);
+		snprintf(d->reason, sizeof(d->reason),
+			 "no significant effect (largest: %s %+.1f%% "
+			 "side by side, p=%.4f%s%s); kept",
+			 v, 100 * p->effect, p->p_better, why[0] ? "; " : "", why);
 		break;
 	}
 }
@@ -715,14 +736,18 @@ decide_knob(struct tstate *s, const struct knob *k, struct tuner_decision *d)
 		why[0] = 0;
 		rc = try_value(s, k, vals[i], kp, &p, why, sizeof(why));
 		if (rc < 0) {
-			snprintf(d->reason, sizeof(d->reason), "%s failed: %.200s", vals[i], s->err);
+			snprintf(d->reason, sizeof(d->reason), "%s failed: %.200s", vals[i],
+				 s->err);
 			return rc == -EINTR ? rc : 0;
 		}
 		if (rc == OUT_NOTIME) {
 			if (!d->tried) {
-				snprintf(d->reason, sizeof(d->reason), "not tried: budget exhausted "
-					 "(%.0fs; a candidate needs about %.0fs for %u pairs side by "
-					 "side)", s->o->budget_s, window_cost(s, kp), s->o->pairs);
+				snprintf(d->reason, sizeof(d->reason),
+					 "not tried: budget exhausted "
+					 "(%.0fs; a candidate needs about %.0fs for %u pairs side "
+					 "by "
+					 "side)",
+					 s->o->budget_s, window_cost(s, kp), s->o->pairs);
 				json_array_append_new(s->untried, json_string(k->name));
 			}
 			break;
@@ -746,7 +771,7 @@ decide_knob(struct tstate *s, const struct knob *k, struct tuner_decision *d)
 					sizeof(d->reason) - strlen(d->reason) - 1);
 			say(s, "tune: %s = %s: %s", k->name, vals[i], d->reason);
 		} else {
-			struct tuner_decision one = { .k = k };
+			struct tuner_decision one = {.k = k};
 
 			reason_for(&one, (enum outcome)rc, vals[i], &p, why);
 			if (s->pass > 0)
@@ -809,8 +834,8 @@ measure_start(struct tstate *s)
 	double *sc = xmalloc(n * sizeof(*sc)), t;
 	int rc = 0;
 
-	say(s, "tune: measuring the starting configuration (%s goal)", s->o->goal ? s->o->goal :
-	    "the");
+	say(s, "tune: measuring the starting configuration (%s goal)",
+	    s->o->goal ? s->o->goal : "the");
 	for (unsigned b = 1; b < NMASK && rc == 0; b <<= 1) {
 		if (!(s->o->protos & b))
 			continue;
@@ -847,7 +872,7 @@ final_pairing(struct tstate *s, const struct snap *start, const struct snap *cho
 {
 	size_t n = s->o->pairs, j = 0, e;
 	double *a = xcalloc(n, sizeof(*a)), *b = xcalloc(n, sizeof(*b)), *tmp;
-	struct tune_pairs p = { .p_better = 1, .p_worse = 1 };
+	struct tune_pairs p = {.p_better = 1, .p_worse = 1};
 	struct tune_steady st;
 	int rc = 0;
 
@@ -861,13 +886,15 @@ final_pairing(struct tstate *s, const struct snap *start, const struct snap *cho
 		free(b);
 		return 0;
 	}
-	say(s, "tune: the after-score: the starting and the chosen configuration, %zu pairs side "
-	    "by side", n);
+	say(s,
+	    "tune: the after-score: the starting and the chosen configuration, %zu pairs side "
+	    "by side",
+	    n);
 	tmp = xmalloc(2 * n * sizeof(*tmp));
 	while (j < 2 * n && rc == 0) {
 		bool cb, ce;
 		size_t pi;
-		struct bench_results got = { 0 };
+		struct bench_results got = {0};
 
 		slot(j, n, &cb, &pi);
 		for (e = j + 1; e < 2 * n && (slot(e, n, &ce, &pi), ce == cb); e++)
@@ -921,8 +948,9 @@ grid_assign(struct tstate *s, struct grid *g, size_t c, json_t *assign)
 		j /= g->nv[i];
 		setk(s, g->ks[i]->id, g->vals[i][idx], idx == 0 ? g->osrc[i] : KNOB_TUNED);
 		if (assign)
-			json_object_set_new(assign, g->ks[i]->name, g->vals[i][idx] ?
-					    json_string(g->vals[i][idx]) : json_null());
+			json_object_set_new(assign, g->ks[i]->name,
+					    g->vals[i][idx] ? json_string(g->vals[i][idx])
+							    : json_null());
 	}
 }
 
@@ -931,7 +959,7 @@ grid_assign(struct tstate *s, struct grid *g, size_t c, json_t *assign)
 static int
 grid_run(struct tstate *s, char *err, size_t errlen)
 {
-	struct grid g = { .total = 1 };
+	struct grid g = {.total = 1};
 	size_t best = (size_t)-1, c, n = s->o->pairs;
 	double bestmed = -1, *sc = xmalloc(n * sizeof(*sc));
 	json_t *gj = json_array();
@@ -947,7 +975,8 @@ grid_run(struct tstate *s, char *err, size_t errlen)
 				char why[sizeof(d->reason)];
 
 				snprintf(why, sizeof(why), "%s", d->reason);
-				snprintf(d->reason, sizeof(d->reason), "not in the grid: %.300s", why);
+				snprintf(d->reason, sizeof(d->reason), "not in the grid: %.300s",
+					 why);
 			}
 			continue;
 		}
@@ -961,9 +990,12 @@ grid_run(struct tstate *s, char *err, size_t errlen)
 		g.nk++;
 	}
 	if (!g.nk || g.total > MAX_GRID) {
-		snprintf(err, errlen, !g.nk ? "--exhaustive: none of --knobs can be tried under "
-			 "this configuration" : "--exhaustive: %zu combinations, more than %d — "
-			 "select fewer knobs", g.total, MAX_GRID);
+		snprintf(err, errlen,
+			 !g.nk ? "--exhaustive: none of --knobs can be tried under "
+				 "this configuration"
+			       : "--exhaustive: %zu combinations, more than %d — "
+				 "select fewer knobs",
+			 g.total, MAX_GRID);
 		rc = -EINVAL;
 		goto out;
 	}
@@ -1041,8 +1073,10 @@ knobs_all(struct tstate *s)
 			if (!again)
 				break;
 			s->family = (s->measured > s->family ? s->measured : s->family) + again;
-			say(s, "tune: pass %d: %zu candidate value(s) again, whose protocol changed "
-			    "since (correction now for %zu)", s->pass + 1, again, s->family);
+			say(s,
+			    "tune: pass %d: %zu candidate value(s) again, whose protocol changed "
+			    "since (correction now for %zu)",
+			    s->pass + 1, again, s->family);
 		}
 		for (const struct knob *k = knob_first(); k && rc == 0; k = knob_next(k)) {
 			struct tuner_decision *d = &s->r->dec[k->id];
@@ -1083,9 +1117,14 @@ int
 tuner_run(struct model *m, const struct tuner_opts *o, const struct tuner_ops *ops,
 	  struct tuner_result *r, json_t *doc, char *err, size_t errlen)
 {
-	struct tstate s = { .m = m, .o = o, .ops = ops, .r = r, .doc = doc, .gen = 1,
-			    .scale = 1.25 };	/* windows warm up more often than the start */
-	struct snap start = { 0 }, chosen = { 0 };
+	struct tstate s = {.m = m,
+			   .o = o,
+			   .ops = ops,
+			   .r = r,
+			   .doc = doc,
+			   .gen = 1,
+			   .scale = 1.25}; /* windows warm up more often than the start */
+	struct snap start = {0}, chosen = {0};
 	int rc;
 
 	memset(r, 0, sizeof(*r));
@@ -1102,7 +1141,8 @@ tuner_run(struct model *m, const struct tuner_opts *o, const struct tuner_ops *o
 	s.t0 = now(&s);
 	snap_take(&start, m);
 	if ((rc = measure_start(&s)) < 0) {
-		snprintf(err, errlen, "the starting configuration could not be measured: %s", s.err);
+		snprintf(err, errlen, "the starting configuration could not be measured: %s",
+			 s.err);
 		goto out;
 	}
 	if (o->exhaustive) {
@@ -1121,15 +1161,18 @@ tuner_run(struct model *m, const struct tuner_opts *o, const struct tuner_ops *o
 			ops->mtu(ops->arg, &r->dec[KNOB_NET_MTU]);
 		else
 			snprintf(r->dec[KNOB_NET_MTU].reason, sizeof(r->dec[KNOB_NET_MTU].reason),
-				 "not tried: budget exhausted (%.0fs; the MTU step needs about %.0fs: "
-				 "the clients at both MTUs, side by side)", o->budget_s, mtu_cost(&s));
+				 "not tried: budget exhausted (%.0fs; the MTU step needs about "
+				 "%.0fs: "
+				 "the clients at both MTUs, side by side)",
+				 o->budget_s, mtu_cost(&s));
 	}
 	for (size_t i = 0; i < KNOB_COUNT; i++) {
 		const char *v = knob_value(m, (enum knob_id)i);
 
-		r->dec[i].applied = r->dec[i].applied || (i != KNOB_NET_MTU &&
-			((v == NULL) != (r->dec[i].before == NULL) ||
-			 (v && strcmp(v, r->dec[i].before) != 0)));
+		r->dec[i].applied =
+			r->dec[i].applied ||
+			(i != KNOB_NET_MTU && ((v == NULL) != (r->dec[i].before == NULL) ||
+					       (v && strcmp(v, r->dec[i].before) != 0)));
 		r->changed |= r->dec[i].applied && i != KNOB_NET_MTU;
 	}
 	snap_take(&chosen, m);
@@ -1138,8 +1181,7 @@ tuner_run(struct model *m, const struct tuner_opts *o, const struct tuner_ops *o
 	if ((rc = final_pairing(&s, &start, &chosen)) < 0)
 		snprintf(err, errlen, "the after-score could not be measured: %s", s.err);
 	/* The clients again only when they fit (the budget holds whatever the estimates). */
-	r->clients_after = o->clients_after &&
-			   now(&s) - s.t0 + s.client_cost <= 1.03 * o->budget_s;
+	r->clients_after = o->clients_after && now(&s) - s.t0 + s.client_cost <= 1.03 * o->budget_s;
 out:
 	json_object_set_new(doc, "unsteady", s.unsteady);
 	json_object_set_new(doc, "decided", s.decided);
@@ -1163,11 +1205,12 @@ tuner_decisions_json(const struct tuner_result *r)
 
 		if (!d->k)
 			continue;
-		json_array_append_new(arr, json_pack("{s:s, s:s, s:s?, s:s?, s:b, s:s, s:f, s:f}",
-						     "name", d->k->name, "safety",
-						     knob_safety_name(d->k->safety), "before",
-						     d->before, "after", d->after, "applied", d->applied, "reason",
-						     d->reason, "effect", d->effect, "p", d->p));
+		json_array_append_new(arr,
+				      json_pack("{s:s, s:s, s:s?, s:s?, s:b, s:s, s:f, s:f}",
+						"name", d->k->name, "safety",
+						knob_safety_name(d->k->safety), "before", d->before,
+						"after", d->after, "applied", d->applied, "reason",
+						d->reason, "effect", d->effect, "p", d->p));
 	}
 	return arr;
 }

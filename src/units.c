@@ -55,7 +55,7 @@ units_parse_size(const char *s, uint64_t *bytes)
 	if (unit_shift(p, &shift) < 0)
 		return -EINVAL;
 	if (fdiv > 1 && shift == 0)
-		return -EINVAL;	/* fractions of a byte */
+		return -EINVAL; /* fractions of a byte */
 	/* 128 bits hold whole << 50 and frac (< 10^6 < 2^20) << 50: the fraction of a P once
 	 * wrapped here ("1.99999P" gave 1.017P). Rounded down to a whole byte. */
 	v = ((unsigned __int128)whole << shift) + (((unsigned __int128)frac << shift) / fdiv);
@@ -102,7 +102,7 @@ units_parse_duration(const char *s, unsigned *seconds)
 		switch (*p) {
 		case '\0':
 			if (p != s + strspn(s, "0123456789"))
-				return -EINVAL;	/* "1h30" is ambiguous */
+				return -EINVAL; /* "1h30" is ambiguous */
 			mul = 1;
 			break;
 		case 's':
@@ -142,7 +142,8 @@ units_format_size(uint64_t bytes, char *buf, size_t len)
 		unsigned shift = 10 * (unsigned)(i + 1);
 
 		if (bytes && (bytes & ((1ULL << shift) - 1)) == 0) {
-			snprintf(buf, len, "%llu%c", (unsigned long long)(bytes >> shift), units[i]);
+			snprintf(buf, len, "%llu%c", (unsigned long long)(bytes >> shift),
+				 units[i]);
 			return;
 		}
 	}

@@ -5,7 +5,7 @@ set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
 pkgs=(
 	# build
-	build-essential pkg-config clang libclang-rt-14-dev
+	build-essential pkg-config clang libclang-rt-14-dev clang-format
 	libconfig-dev libnl-3-dev libnl-route-3-dev libavahi-client-dev libsmbclient-dev
 	libnfs-dev libsqlite3-dev libjansson-dev libssl-dev libcmocka-dev
 	# tests: real daemons and their checkers (samba-vfs-modules is only a Recommends of

@@ -112,10 +112,10 @@ bench_baseline_disk(const char *dir, const struct bench_opts *o, struct bench_ba
 		    char *err, size_t errlen)
 {
 	const struct bench_driver *d = &bench_drv_posix;
-	struct bench_target t = { .url = (char *)dir, .scheme = "file", .share = (char *)dir,
-				  .subdir = "" };
+	struct bench_target t = {
+		.url = (char *)dir, .scheme = "file", .share = (char *)dir, .subdir = ""};
 	uint64_t size = o->size ? o->size : BENCH_DEFAULT_SIZE;
-	double w[3] = { 0 }, r[3] = { 0 };
+	double w[3] = {0}, r[3] = {0};
 	struct bench_conn *c = NULL;
 	bool direct = true, made = false;
 	char name[192];
@@ -149,8 +149,8 @@ bench_baseline_disk(const char *dir, const struct bench_opts *o, struct bench_ba
 	for (i = 0; i < 3 && rc == 0; i++)
 		rc = disk_pass(dfd, size, buf, &direct, o->stop, &w[i], &r[i]);
 	if (rc < 0)
-		snprintf(err, errlen, "%s/%s: %s", dir, name, rc == -EINTR ? "interrupted" :
-			 strerror(-rc));
+		snprintf(err, errlen, "%s/%s: %s", dir, name,
+			 rc == -EINTR ? "interrupted" : strerror(-rc));
 out:
 	if (dfd >= 0)
 		close(dfd);
@@ -200,9 +200,9 @@ tcp_receive(void *arg)
 int
 bench_baseline_tcp_loopback(uint64_t bytes, struct bench_baseline *b)
 {
-	struct sockaddr_in sa = { .sin_family = AF_INET };
+	struct sockaddr_in sa = {.sin_family = AF_INET};
 	socklen_t len = sizeof(sa);
-	struct tcp_rx rx = { .fd = -1 };
+	struct tcp_rx rx = {.fd = -1};
 	pthread_t th;
 	uint64_t sent = 0;
 	char *buf;
@@ -247,7 +247,7 @@ bench_baseline_tcp_loopback(uint64_t bytes, struct bench_baseline *b)
 	if (s >= 0)
 		close(s);
 	else
-		shutdown(rx.fd, SHUT_RDWR);	/* wakes accept() */
+		shutdown(rx.fd, SHUT_RDWR); /* wakes accept() */
 	pthread_join(th, NULL);
 	close(rx.fd);
 	free(buf);
@@ -271,7 +271,7 @@ bench_baseline_iperf3(const char *host, struct bench_baseline *b)
 
 	if (access("/usr/bin/iperf3", X_OK) != 0 && access("/usr/local/bin/iperf3", X_OK) != 0)
 		return -ENOENT;
-	for (h = host; *h; h++)	/* the host goes through a shell: be strict */
+	for (h = host; *h; h++) /* the host goes through a shell: be strict */
 		if (!((*h >= 'a' && *h <= 'z') || (*h >= 'A' && *h <= 'Z') ||
 		      (*h >= '0' && *h <= '9') || *h == '.' || *h == '-' || *h == ':'))
 			return -EINVAL;
@@ -309,7 +309,7 @@ bench_attribute(struct bench_result *r, const struct bench_baseline *b, bool net
 		disk = b->disk_read;
 	else if (wr && !rd)
 		disk = b->disk_write;
-	else if (b->disk_read > 0 && b->disk_write > 0)	/* copy, mixed: both at once */
+	else if (b->disk_read > 0 && b->disk_write > 0) /* copy, mixed: both at once */
 		disk = 1.0 / (1.0 / b->disk_read + 1.0 / b->disk_write);
 	if (disk <= 0 && (!network || b->tcp <= 0)) {
 		r->bottleneck = xstrdup("unknown (no baseline)");
@@ -318,8 +318,8 @@ bench_attribute(struct bench_result *r, const struct bench_baseline *b, bool net
 	/* Faster than the disk itself: RAM served or absorbed it (whatever the network baseline
 	 * says; above both, the cache is still the only explanation). */
 	if (disk > 0 && v > 1.1 * disk) {
-		snprintf(buf, sizeof(buf), "page cache (%.0f%% of raw disk: %s RAM)", 100 * v / disk,
-			 rd && !wr ? "served from" : "absorbed by");
+		snprintf(buf, sizeof(buf), "page cache (%.0f%% of raw disk: %s RAM)",
+			 100 * v / disk, rd && !wr ? "served from" : "absorbed by");
 		r->bottleneck = xstrdup(buf);
 		return;
 	}

@@ -6,12 +6,7 @@
 
 /* Registry order is the order `bench` runs protocols in when none are named. */
 static const struct bench_driver *const drivers[] = {
-	&bench_drv_null,
-	&bench_drv_posix,
-	&bench_drv_smb,
-	&bench_drv_nfs,
-	&bench_drv_afp,
-	NULL,
+	&bench_drv_null, &bench_drv_posix, &bench_drv_smb, &bench_drv_nfs, &bench_drv_afp, NULL,
 };
 
 const struct bench_driver *const *

@@ -31,24 +31,43 @@
 #include "xmalloc.h"
 
 #define AFP_PORT 548
-#define AFP_TIMEOUT_S 20	/* per receive/send: a silent server fails the call */
-#define AFP_TICKLE_S 30		/* send our own tickle before a call after this much quiet */
-#define AFP_DEPTH 4		/* reads/writes in flight */
-#define AFP_MAX_REPLY (256 * 1024)	/* bound on any non-data reply */
+#define AFP_TIMEOUT_S 20	   /* per receive/send: a silent server fails the call */
+#define AFP_TICKLE_S 30		   /* send our own tickle before a call after this much quiet */
+#define AFP_DEPTH 4		   /* reads/writes in flight */
+#define AFP_MAX_REPLY (256 * 1024) /* bound on any non-data reply */
 #define AFP_MAX_QUANTUM (8 * 1024 * 1024)
 #define AFP_MIN_QUANTUM 4096
 
 enum {
-	DSI_CLOSE = 1, DSI_COMMAND = 2, DSI_STATUS = 3, DSI_OPEN = 4, DSI_TICKLE = 5,
-	DSI_WRITE = 6, DSI_ATTN = 8,
+	DSI_CLOSE = 1,
+	DSI_COMMAND = 2,
+	DSI_STATUS = 3,
+	DSI_OPEN = 4,
+	DSI_TICKLE = 5,
+	DSI_WRITE = 6,
+	DSI_ATTN = 8,
 };
 
 enum {
-	FP_CLOSEVOL = 2, FP_CLOSEFORK = 4, FP_COPYFILE = 5, FP_CREATEDIR = 6,
-	FP_CREATEFILE = 7, FP_DELETE = 8, FP_FLUSHFORK = 11, FP_GETVOLPARMS = 17,
-	FP_LOGIN = 18, FP_LOGINCONT = 19, FP_LOGOUT = 20, FP_MOVEANDRENAME = 23,
-	FP_OPENVOL = 24, FP_OPENFORK = 26, FP_SETFORKPARMS = 31, FP_GETFILEDIRPARMS = 34,
-	FP_READEXT = 60, FP_WRITEEXT = 61, FP_ENUMERATEEXT2 = 68,
+	FP_CLOSEVOL = 2,
+	FP_CLOSEFORK = 4,
+	FP_COPYFILE = 5,
+	FP_CREATEDIR = 6,
+	FP_CREATEFILE = 7,
+	FP_DELETE = 8,
+	FP_FLUSHFORK = 11,
+	FP_GETVOLPARMS = 17,
+	FP_LOGIN = 18,
+	FP_LOGINCONT = 19,
+	FP_LOGOUT = 20,
+	FP_MOVEANDRENAME = 23,
+	FP_OPENVOL = 24,
+	FP_OPENFORK = 26,
+	FP_SETFORKPARMS = 31,
+	FP_GETFILEDIRPARMS = 34,
+	FP_READEXT = 60,
+	FP_WRITEEXT = 61,
+	FP_ENUMERATEEXT2 = 68,
 };
 
 /* AFP result codes are -5000 and below; anything between is a -errno of ours. */
@@ -73,11 +92,11 @@ struct bench_conn {
 	uint16_t reqid;
 	uint16_t vid;
 	bool vol_open, logged_in, dead;
-	int dead_err;		/* why it is dead, errno */
-	uint32_t quantum;	/* the server's request quantum: bound on one request */
+	int dead_err;	  /* why it is dead, errno */
+	uint32_t quantum; /* the server's request quantum: bound on one request */
 	time_t last_send;
 	char err[512];
-	uint8_t *rbuf;		/* the last non-data reply */
+	uint8_t *rbuf; /* the last non-data reply */
 	uint32_t rlen;
 };
 
@@ -90,9 +109,9 @@ struct bench_file {
 struct pending {
 	bool used;
 	uint16_t id;
-	uint8_t *dst;		/* reads: where the data goes; NULL: into rbuf */
-	size_t want;		/* reads: bytes asked for */
-	uint64_t off;		/* offset in the file */
+	uint8_t *dst; /* reads: where the data goes; NULL: into rbuf */
+	size_t want;  /* reads: bytes asked for */
+	uint64_t off; /* offset in the file */
 };
 
 static int afp_stat(struct bench_conn *c, const char *path, struct bench_stat *st);
@@ -102,33 +121,33 @@ static const struct {
 	int err;
 	const char *what;
 } afp_errors[] = {
-	{ -5000, EACCES, "access denied" },
-	{ -5002, EPROTONOSUPPORT, "the login method is not offered" },
-	{ -5003, EPROTONOSUPPORT, "AFP version not supported" },
-	{ -5004, EINVAL, "bitmap error" },
-	{ -5005, EINVAL, "cannot move a directory into itself" },
-	{ -5006, EBUSY, "open-mode conflict (deny conflict)" },
-	{ -5007, ENOTEMPTY, "directory not empty" },
-	{ -5008, ENOSPC, "disk full" },
-	{ -5009, 0, "end of file" },
-	{ -5010, EBUSY, "file busy" },
-	{ -5012, ENOENT, "item not found" },
-	{ -5014, EIO, "miscellaneous server error" },
-	{ -5017, EEXIST, "object exists" },
-	{ -5018, ENOENT, "object not found" },
-	{ -5019, EINVAL, "parameter error" },
-	{ -5022, ECONNRESET, "session closed" },
-	{ -5023, EPERM, "user not authorized" },
-	{ -5024, EOPNOTSUPP, "call not supported" },
-	{ -5025, EISDIR, "object type error" },
-	{ -5026, EMFILE, "too many files open" },
-	{ -5027, ESHUTDOWN, "server going down" },
-	{ -5028, EINVAL, "cannot rename" },
-	{ -5029, ENOENT, "directory not found" },
-	{ -5031, EROFS, "volume is read-only" },
-	{ -5032, EBUSY, "object locked" },
-	{ -5038, EINVAL, "same object" },
-	{ -5047, EDQUOT, "disk quota exceeded" },
+	{-5000, EACCES, "access denied"},
+	{-5002, EPROTONOSUPPORT, "the login method is not offered"},
+	{-5003, EPROTONOSUPPORT, "AFP version not supported"},
+	{-5004, EINVAL, "bitmap error"},
+	{-5005, EINVAL, "cannot move a directory into itself"},
+	{-5006, EBUSY, "open-mode conflict (deny conflict)"},
+	{-5007, ENOTEMPTY, "directory not empty"},
+	{-5008, ENOSPC, "disk full"},
+	{-5009, 0, "end of file"},
+	{-5010, EBUSY, "file busy"},
+	{-5012, ENOENT, "item not found"},
+	{-5014, EIO, "miscellaneous server error"},
+	{-5017, EEXIST, "object exists"},
+	{-5018, ENOENT, "object not found"},
+	{-5019, EINVAL, "parameter error"},
+	{-5022, ECONNRESET, "session closed"},
+	{-5023, EPERM, "user not authorized"},
+	{-5024, EOPNOTSUPP, "call not supported"},
+	{-5025, EISDIR, "object type error"},
+	{-5026, EMFILE, "too many files open"},
+	{-5027, ESHUTDOWN, "server going down"},
+	{-5028, EINVAL, "cannot rename"},
+	{-5029, ENOENT, "directory not found"},
+	{-5031, EROFS, "volume is read-only"},
+	{-5032, EBUSY, "object locked"},
+	{-5038, EINVAL, "same object"},
+	{-5047, EDQUOT, "disk quota exceeded"},
 };
 
 static int
@@ -152,9 +171,8 @@ who(const struct bench_conn *c)
 }
 
 /* Records "host/volume/path: op: reason" and returns -err. */
-static int
-afpc_fail(struct bench_conn *c, int err, const char *op, const char *path, const char *fmt, ...)
-	__attribute__((format(printf, 5, 6)));
+static int afpc_fail(struct bench_conn *c, int err, const char *op, const char *path,
+		     const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
 static int
 afpc_fail(struct bench_conn *c, int err, const char *op, const char *path, const char *fmt, ...)
@@ -190,8 +208,9 @@ static int
 dsi_fail(struct bench_conn *c, int e, const char *op)
 {
 	c->dead = true;
-	c->dead_err = e == EAGAIN || e == EWOULDBLOCK ? ETIMEDOUT :
-		      e == EPIPE || e == ECONNABORTED ? ECONNRESET : e;
+	c->dead_err = e == EAGAIN || e == EWOULDBLOCK	? ETIMEDOUT
+		      : e == EPIPE || e == ECONNABORTED ? ECONNRESET
+							: e;
 	if (e == EAGAIN || e == EWOULDBLOCK || e == ETIMEDOUT)
 		return afpc_fail(c, ETIMEDOUT, op, NULL, "the server did not answer within %d s",
 				 AFP_TIMEOUT_S);
@@ -228,7 +247,7 @@ static int
 dsi_send_iov(struct bench_conn *c, struct iovec *iov, int iovcnt)
 {
 	while (iovcnt > 0) {
-		struct msghdr m = { .msg_iov = iov, .msg_iovlen = (size_t)iovcnt };
+		struct msghdr m = {.msg_iov = iov, .msg_iovlen = (size_t)iovcnt};
 		ssize_t n = sendmsg(c->fd, &m, MSG_NOSIGNAL);
 
 		if (n < 0) {
@@ -291,10 +310,10 @@ get64(const uint8_t *p)
 
 /* Sends one DSI request (header, then up to two payload parts); returns its id or -errno. */
 static int
-dsi_send(struct bench_conn *c, uint8_t cmd, const void *a, size_t alen, const void *b,
-	 size_t blen, uint32_t write_off)
+dsi_send(struct bench_conn *c, uint8_t cmd, const void *a, size_t alen, const void *b, size_t blen,
+	 uint32_t write_off)
 {
-	uint8_t h[16] = { 0 };
+	uint8_t h[16] = {0};
 	struct iovec iov[3];
 	uint16_t id = ++c->reqid;
 	int rc;
@@ -303,9 +322,9 @@ dsi_send(struct bench_conn *c, uint8_t cmd, const void *a, size_t alen, const vo
 	put16(h + 2, id);
 	put32(h + 4, write_off);
 	put32(h + 8, (uint32_t)(alen + blen));
-	iov[0] = (struct iovec){ h, 16 };
-	iov[1] = (struct iovec){ (void *)(uintptr_t)a, alen };
-	iov[2] = (struct iovec){ (void *)(uintptr_t)b, blen };
+	iov[0] = (struct iovec){h, 16};
+	iov[1] = (struct iovec){(void *)(uintptr_t)a, alen};
+	iov[2] = (struct iovec){(void *)(uintptr_t)b, blen};
 	rc = dsi_send_iov(c, iov, blen ? 3 : alen ? 2 : 1);
 	return rc < 0 ? rc : id;
 }
@@ -314,8 +333,8 @@ dsi_send(struct bench_conn *c, uint8_t cmd, const void *a, size_t alen, const vo
  * its header into *id, *code and *len; the payload into a matching pending read's buffer,
  * else into c->rbuf. Returns the pending slot (or -1 when none matched), or -errno. */
 static int
-dsi_next_reply(struct bench_conn *c, struct pending *pend, int npend, uint16_t *id,
-	       int32_t *code, uint32_t *len)
+dsi_next_reply(struct bench_conn *c, struct pending *pend, int npend, uint16_t *id, int32_t *code,
+	       uint32_t *len)
 {
 	for (;;) {
 		uint8_t h[16];
@@ -325,22 +344,22 @@ dsi_next_reply(struct bench_conn *c, struct pending *pend, int npend, uint16_t *
 		if (rc < 0)
 			return rc;
 		n = get32(h + 8);
-		if (h[0] == 0) {	/* a request from the server */
+		if (h[0] == 0) { /* a request from the server */
 			if (n > 1024)
 				return -EPROTO;
 			uint8_t junk[1024];
 			if (n && (rc = dsi_recv_all(c, junk, n)) < 0)
 				return rc;
 			if (h[1] == DSI_TICKLE) {
-				uint8_t r[16] = { 0, DSI_TICKLE };
-				struct iovec iov = { r, sizeof(r) };
+				uint8_t r[16] = {0, DSI_TICKLE};
+				struct iovec iov = {r, sizeof(r)};
 				memcpy(r + 2, h + 2, 2);
 				if ((rc = dsi_send_iov(c, &iov, 1)) < 0)
 					return rc;
 			} else if (h[1] == DSI_CLOSE) {
 				return -ECONNRESET;
 			}
-			continue;	/* attentions carry nothing the driver needs */
+			continue; /* attentions carry nothing the driver needs */
 		}
 		if (h[0] != 1)
 			return -EPROTO;
@@ -371,10 +390,10 @@ dsi_next_reply(struct bench_conn *c, struct pending *pend, int npend, uint16_t *
  * -100000 is impossible, so: transport failures set c->dead and return INT32_MIN. */
 #define DSI_BROKEN INT32_MIN
 static int32_t
-dsi_call(struct bench_conn *c, uint8_t cmd, const void *a, size_t alen, const void *b,
-	 size_t blen, uint32_t write_off, const char *op)
+dsi_call(struct bench_conn *c, uint8_t cmd, const void *a, size_t alen, const void *b, size_t blen,
+	 uint32_t write_off, const char *op)
 {
-	struct pending p = { .used = true };
+	struct pending p = {.used = true};
 	uint16_t id;
 	int32_t code;
 	uint32_t len;
@@ -383,8 +402,8 @@ dsi_call(struct bench_conn *c, uint8_t cmd, const void *a, size_t alen, const vo
 	if (c->dead)
 		return DSI_BROKEN;
 	if (cmd != DSI_TICKLE && time(NULL) - c->last_send > AFP_TICKLE_S) {
-		uint8_t r[16] = { 0, DSI_TICKLE };
-		struct iovec iov = { r, sizeof(r) };
+		uint8_t r[16] = {0, DSI_TICKLE};
+		struct iovec iov = {r, sizeof(r)};
 		put16(r + 2, ++c->reqid);
 		if ((rc = dsi_send_iov(c, &iov, 1)) < 0)
 			goto broken;
@@ -397,7 +416,7 @@ dsi_call(struct bench_conn *c, uint8_t cmd, const void *a, size_t alen, const vo
 		rc = dsi_next_reply(c, &p, 1, &id, &code, &len);
 		if (rc < 0)
 			goto broken;
-	} while (id != p.id);	/* a late tickle reply or the like */
+	} while (id != p.id); /* a late tickle reply or the like */
 	return code;
 broken:
 	dsi_fail(c, -rc, op);
@@ -486,7 +505,7 @@ m_path(struct msg *m, struct bench_conn *c, const char *path)
 		if (full[i] == '/')
 			full[i] = '\0';
 	m_u8(m, PATH_UTF8);
-	m_u32(m, 0x08000103);	/* kTextEncodingUTF8 hint, as Macs send it */
+	m_u32(m, 0x08000103); /* kTextEncodingUTF8 hint, as Macs send it */
 	if (n > 0xffff)
 		m->over = true;
 	else {
@@ -515,7 +534,7 @@ afp_msg(struct bench_conn *c, struct msg *m, const char *op, const char *path)
 		return afpc_fail(c, ENAMETOOLONG, op, path, "name too long for AFP");
 	code = afp_call(c, m->b, m->n, op);
 	if (code == DSI_BROKEN)
-		return -c->dead_err;	/* c->err says what */
+		return -c->dead_err; /* c->err says what */
 	return code;
 }
 
@@ -581,8 +600,7 @@ inc128(uint8_t *n)
 /* CAST5-CBC without padding, as DHX2 uses it; in a private OpenSSL library context so the
  * legacy provider is not loaded for the rest of the process. */
 static int
-cast5_cbc(const uint8_t key[16], const char *iv, const uint8_t *in, int len, uint8_t *out,
-	  int enc)
+cast5_cbc(const uint8_t key[16], const char *iv, const uint8_t *in, int len, uint8_t *out, int enc)
 {
 	OSSL_LIB_CTX *lib = OSSL_LIB_CTX_new();
 	OSSL_PROVIDER *legacy = NULL, *dflt = NULL;
@@ -599,8 +617,7 @@ cast5_cbc(const uint8_t key[16], const char *iv, const uint8_t *in, int len, uin
 	if (!legacy || !ciph || !cx)
 		goto out;
 	if (EVP_CipherInit_ex2(cx, ciph, key, (const uint8_t *)iv, enc, NULL) != 1 ||
-	    EVP_CIPHER_CTX_set_padding(cx, 0) != 1 ||
-	    EVP_CipherUpdate(cx, out, &n, in, len) != 1 ||
+	    EVP_CIPHER_CTX_set_padding(cx, 0) != 1 || EVP_CipherUpdate(cx, out, &n, in, len) != 1 ||
 	    EVP_CipherFinal_ex(cx, out + n, &m) != 1 || n + m != len)
 		goto out;
 	rc = 0;
@@ -620,7 +637,7 @@ static void
 login_start(struct msg *m, const char *ver, const char *uam, const char *user)
 {
 	m_start(m, FP_LOGIN, 0);
-	m->n = 1;	/* FPLogin has no pad byte */
+	m->n = 1; /* FPLogin has no pad byte */
 	m_pstr(m, ver);
 	m_pstr(m, uam);
 	if (user) {
@@ -636,9 +653,9 @@ login_failed(struct bench_conn *c, int code)
 	if (IS_ERRNO(code))
 		return code;
 	if (code == -5023 || code == -5000)
-		return afpc_fail(c, EPERM, "login", NULL, "logon failure for %s (%s) (AFP error %d)",
-				 who(c), c->t->user ? "wrong password?" : "guest access not allowed?",
-				 code);
+		return afpc_fail(
+			c, EPERM, "login", NULL, "logon failure for %s (%s) (AFP error %d)", who(c),
+			c->t->user ? "wrong password?" : "guest access not allowed?", code);
 	return afpc_fail_code(c, code, "login", NULL);
 }
 
@@ -661,8 +678,8 @@ login_dhx2(struct bench_conn *c, const char *ver)
 	login_start(m, ver, "DHX2", t->user);
 	code = afp_msg(c, m, "login", NULL);
 	if (code != AFPERR_AUTHCONT) {
-		rc = code ? login_failed(c, code) :
-			    afpc_fail(c, EPROTO, "login", NULL, "DHX2: unexpected success");
+		rc = code ? login_failed(c, code)
+			  : afpc_fail(c, EPROTO, "login", NULL, "DHX2: unexpected success");
 		goto out;
 	}
 	/* ID(2) g(4) len(2) p(len) Ma(len) */
@@ -693,8 +710,8 @@ login_dhx2(struct bench_conn *c, const char *ver)
 	m_bytes(m, enc, 16);
 	code = afp_msg(c, m, "login", NULL);
 	if (code != AFPERR_AUTHCONT) {
-		rc = code ? login_failed(c, code) :
-			    afpc_fail(c, EPROTO, "login", NULL, "DHX2: unexpected success");
+		rc = code ? login_failed(c, code)
+			  : afpc_fail(c, EPROTO, "login", NULL, "DHX2: unexpected success");
 		goto out;
 	}
 	/* ID(2), then CAST(cnonce+1 | snonce) */
@@ -760,7 +777,7 @@ afp_login(struct bench_conn *c, const char *ver, const char *uams)
 	if (has_item(uams, "DHX2"))
 		return login_dhx2(c, ver);
 	if (has_item(uams, "Cleartxt Passwrd")) {
-		char pw[8] = { 0 };
+		char pw[8] = {0};
 		const char *s = t->password ? t->password : "";
 		memcpy(pw, s, strlen(s) > 8 ? 8 : strlen(s));
 		login_start(&m, ver, "Cleartxt Passwrd", t->user);
@@ -772,7 +789,8 @@ afp_login(struct bench_conn *c, const char *ver, const char *uams)
 	}
 	return afpc_fail(c, EPROTONOSUPPORT, "login", NULL,
 			 "no login method for a user that this client speaks (server offers: %s; "
-			 "need DHX2 or Cleartxt Passwrd)", uams);
+			 "need DHX2 or Cleartxt Passwrd)",
+			 uams);
 }
 
 /* --- connection ------------------------------------------------------------------ */
@@ -781,8 +799,8 @@ static int
 tcp_connect(struct bench_conn *c)
 {
 	const struct bench_target *t = c->t;
-	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res, *ai;
-	struct timeval tv = { .tv_sec = AFP_TIMEOUT_S };
+	struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *res, *ai;
+	struct timeval tv = {.tv_sec = AFP_TIMEOUT_S};
 	char port[8];
 	int rc, e = ECONNREFUSED, one = 1;
 
@@ -801,7 +819,7 @@ tcp_connect(struct bench_conn *c)
 		setsockopt(c->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 		setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 		if (connect(c->fd, ai->ai_addr, ai->ai_addrlen) == 0) {
-			c->last_send = time(NULL);	/* no tickle before the session */
+			c->last_send = time(NULL); /* no tickle before the session */
 			break;
 		}
 		e = errno == EINPROGRESS ? ETIMEDOUT : errno;
@@ -818,7 +836,7 @@ tcp_connect(struct bench_conn *c)
 static int
 open_session(struct bench_conn *c)
 {
-	uint8_t opt[6] = { 0x01, 4 };	/* attention quantum: 1024 */
+	uint8_t opt[6] = {0x01, 4}; /* attention quantum: 1024 */
 	int32_t code;
 	uint32_t p = 0;
 
@@ -830,12 +848,12 @@ open_session(struct bench_conn *c)
 		return afpc_fail(c, EIO, "DSIOpenSession", NULL, "refused (error %d)", code);
 	c->quantum = 0;
 	while (p + 2 <= c->rlen && p + 2u + c->rbuf[p + 1] <= c->rlen) {
-		if (c->rbuf[p] == 0x00 && c->rbuf[p + 1] == 4)	/* server request quantum */
+		if (c->rbuf[p] == 0x00 && c->rbuf[p + 1] == 4) /* server request quantum */
 			c->quantum = get32(c->rbuf + p + 2);
 		p += 2u + c->rbuf[p + 1];
 	}
 	if (c->quantum < AFP_MIN_QUANTUM)
-		c->quantum = 128 * 1024;	/* DSI's documented minimum default */
+		c->quantum = 128 * 1024; /* DSI's documented minimum default */
 	if (c->quantum > AFP_MAX_QUANTUM)
 		c->quantum = AFP_MAX_QUANTUM;
 	return 0;
@@ -883,8 +901,8 @@ afp_disconnect(struct bench_conn *c)
 		}
 		if (!c->dead) {
 			/* DSICloseSession has no reply. */
-			uint8_t h[16] = { 0, DSI_CLOSE };
-			struct iovec iov = { h, sizeof(h) };
+			uint8_t h[16] = {0, DSI_CLOSE};
+			struct iovec iov = {h, sizeof(h)};
 			put16(h + 2, ++c->reqid);
 			dsi_send_iov(c, &iov, 1);
 		}
@@ -899,7 +917,7 @@ static int
 afp_connect(const struct bench_target *t, struct bench_conn **out, char *err, size_t errlen)
 {
 	struct bench_conn *c = xcalloc(1, sizeof(*c));
-	static const char *const versions[] = { "AFP3.4", "AFP3.3", "AFP3.2", "AFP3.1" };
+	static const char *const versions[] = {"AFP3.4", "AFP3.3", "AFP3.2", "AFP3.1"};
 	char vers[256], uams[512];
 	const char *ver = NULL;
 	struct msg m;
@@ -931,8 +949,10 @@ afp_connect(const struct bench_target *t, struct bench_conn **out, char *err, si
 	m_pstr(&m, t->share);
 	code = afp_msg(c, &m, "open volume", NULL);
 	if (code == AFPERR_NOOBJ) {
-		rc = afpc_fail(c, ENODEV, "open volume", NULL, "no volume \"%s\" on %s for %s (afpd lists only "
-			       "the volumes a user may open)", t->share, t->host, who(c));
+		rc = afpc_fail(c, ENODEV, "open volume", NULL,
+			       "no volume \"%s\" on %s for %s (afpd lists only "
+			       "the volumes a user may open)",
+			       t->share, t->host, who(c));
 		goto fail;
 	}
 	if (code == -5000 || code == -5023) {
@@ -951,7 +971,7 @@ afp_connect(const struct bench_target *t, struct bench_conn **out, char *err, si
 	c->vid = get16(c->rbuf + 2);
 	c->vol_open = true;
 
-	if (*t->subdir) {	/* prove the subdirectory now, not at the first workload */
+	if (*t->subdir) { /* prove the subdirectory now, not at the first workload */
 		struct bench_stat st;
 		rc = afp_stat(c, "", &st);
 		if (rc == 0 && !st.is_dir)
@@ -1082,8 +1102,7 @@ afp_rename(struct bench_conn *c, const char *from, const char *to)
 
 /* Parameters of a FPGetFileDirParms/FPEnumerateExt2 entry: size (files) and UTF-8 name. */
 static int
-parse_params(const uint8_t *p, size_t len, bool is_dir, uint64_t *size, char *name,
-	     size_t namelen)
+parse_params(const uint8_t *p, size_t len, bool is_dir, uint64_t *size, char *name, size_t namelen)
 {
 	size_t q = 0;
 	uint16_t noff, n;
@@ -1237,7 +1256,7 @@ afp_open(struct bench_conn *c, const char *path, int flags, struct bench_file **
 	int code;
 
 	if (flags & BENCH_CREATE) {
-		m_start(&m, FP_CREATEFILE, 0);	/* soft create: fails when it exists */
+		m_start(&m, FP_CREATEFILE, 0); /* soft create: fails when it exists */
 		m_u16(&m, c->vid);
 		m_u32(&m, ROOT_DID);
 		m_path(&m, c, path);
@@ -1251,7 +1270,7 @@ afp_open(struct bench_conn *c, const char *path, int flags, struct bench_file **
 		access |= 0x02;
 	if (!access)
 		access = 0x01;
-	m_start(&m, FP_OPENFORK, 0);	/* data fork */
+	m_start(&m, FP_OPENFORK, 0); /* data fork */
 	m_u16(&m, c->vid);
 	m_u32(&m, ROOT_DID);
 	m_u16(&m, 0);
@@ -1290,7 +1309,7 @@ static ssize_t
 transfer(struct bench_conn *c, struct bench_file *f, uint8_t *buf, size_t len, uint64_t off,
 	 bool write)
 {
-	struct pending pend[AFP_DEPTH] = { 0 };
+	struct pending pend[AFP_DEPTH] = {0};
 	const char *op = write ? "write" : "read";
 	size_t chunk = c->quantum, next = 0, done_to = len;
 	int inflight = 0, i, rc;
@@ -1314,13 +1333,15 @@ transfer(struct bench_conn *c, struct bench_file *f, uint8_t *buf, size_t len, u
 			put16(h + 2, f->fork);
 			put64(h + 4, off + next);
 			put64(h + 12, n);
-			rc = write ? dsi_send(c, DSI_WRITE, h, 20, buf + next, n, 20) :
-				     dsi_send(c, DSI_COMMAND, h, 20, NULL, 0, 0);
+			rc = write ? dsi_send(c, DSI_WRITE, h, 20, buf + next, n, 20)
+				   : dsi_send(c, DSI_COMMAND, h, 20, NULL, 0, 0);
 			if (rc < 0)
 				return dsi_fail(c, -rc, op);
-			pend[i] = (struct pending){ .used = true, .id = (uint16_t)rc,
-						    .dst = write ? NULL : buf + next,
-						    .want = n, .off = next };
+			pend[i] = (struct pending){.used = true,
+						   .id = (uint16_t)rc,
+						   .dst = write ? NULL : buf + next,
+						   .want = n,
+						   .off = next};
 			inflight++;
 			next += n;
 		}
@@ -1332,7 +1353,7 @@ transfer(struct bench_conn *c, struct bench_file *f, uint8_t *buf, size_t len, u
 		if (slot < -1)
 			return dsi_fail(c, -slot, op);
 		if (slot == -1)
-			continue;	/* not ours (a tickle's echo) */
+			continue; /* not ours (a tickle's echo) */
 		pend[slot].used = false;
 		inflight--;
 		if (write) {
@@ -1369,14 +1390,13 @@ afp_pread(struct bench_conn *c, struct bench_file *f, void *buf, size_t len, uin
 			return n;
 		if (n == 0)
 			break;
-		got += (size_t)n;	/* short: ask again; 0 bytes then means end of file */
+		got += (size_t)n; /* short: ask again; 0 bytes then means end of file */
 	}
 	return (ssize_t)got;
 }
 
 static ssize_t
-afp_pwrite(struct bench_conn *c, struct bench_file *f, const void *buf, size_t len,
-	   uint64_t off)
+afp_pwrite(struct bench_conn *c, struct bench_file *f, const void *buf, size_t len, uint64_t off)
 {
 	return transfer(c, f, (uint8_t *)(uintptr_t)buf, len, off, true);
 }

@@ -16,14 +16,14 @@
 #include <time.h>
 #include <unistd.h>
 #include <nfsc/libnfs.h>
-#include <nfsc/libnfs-raw-mount.h>	/* struct exportnode */
+#include <nfsc/libnfs-raw-mount.h> /* struct exportnode */
 
 #include "bench_driver.h"
 #include "timeutil.h"
 #include "xmalloc.h"
 
-#define NFS_TIMEOUT_MS 20000	/* per RPC, and for a transfer that stops progressing */
-#define NFS_DEPTH 8		/* RPCs in flight during one pread/pwrite */
+#define NFS_TIMEOUT_MS 20000 /* per RPC, and for a transfer that stops progressing */
+#define NFS_DEPTH 8	     /* RPCs in flight during one pread/pwrite */
 #define NFS_MAX_CHUNK (1024 * 1024)
 
 struct io_batch;
@@ -32,7 +32,7 @@ struct bench_conn {
 	struct nfs_context *nfs;
 	const struct bench_target *t;
 	int version;
-	bool broken;		/* RPCs were abandoned in flight: refuse further I/O */
+	bool broken; /* RPCs were abandoned in flight: refuse further I/O */
 	char err[512];
 };
 
@@ -47,14 +47,14 @@ struct io_batch {
 	char *buf;
 	int inflight;
 	bool abandoned;
-	int err;		/* first error, -errno */
+	int err; /* first error, -errno */
 	char errmsg[200];
-	uint64_t short_at;	/* offset (from the batch start) of the first short read */
+	uint64_t short_at; /* offset (from the batch start) of the first short read */
 };
 
 struct io_chunk {
 	struct io_batch *b;
-	size_t boff;		/* offset within the batch */
+	size_t boff; /* offset within the batch */
 	size_t len;
 };
 
@@ -81,21 +81,22 @@ nfs_fail(struct bench_conn *c, int e, const char *op, const char *path, const ch
 
 	if (e <= 0)
 		e = EIO;
-	snprintf(where, sizeof(where), "%s:%s%s%s%s%s", t->host, t->share,
-		 *t->subdir ? "/" : "", t->subdir, path && *path ? "/" : "", path ? path : "");
+	snprintf(where, sizeof(where), "%s:%s%s%s%s%s", t->host, t->share, *t->subdir ? "/" : "",
+		 t->subdir, path && *path ? "/" : "", path ? path : "");
 	switch (e) {
 	case EACCES:
 	case EPERM:
 		snprintf(c->err, sizeof(c->err), "%s: %s (%s): permission denied for uid %d%s%s%s",
 			 where, op, proto(c), t->nfs_uid >= 0 ? t->nfs_uid : (int)getuid(),
-			 (t->nfs_uid >= 0 ? t->nfs_uid : (int)getuid()) == 0 ?
-				 " (root is squashed unless the export says otherwise; give "
-				 "?uid=N&gid=N)" : "",
+			 (t->nfs_uid >= 0 ? t->nfs_uid : (int)getuid()) == 0
+				 ? " (root is squashed unless the export says otherwise; give "
+				   "?uid=N&gid=N)"
+				 : "",
 			 detail ? ": " : "", detail ? detail : "");
 		break;
 	case EROFS:
-		snprintf(c->err, sizeof(c->err), "%s: %s (%s): the export is read-only", where,
-			 op, proto(c));
+		snprintf(c->err, sizeof(c->err), "%s: %s (%s): the export is read-only", where, op,
+			 proto(c));
 		break;
 	case ECONNRESET:
 		snprintf(c->err, sizeof(c->err),
@@ -104,8 +105,8 @@ nfs_fail(struct bench_conn *c, int e, const char *op, const char *path, const ch
 		break;
 	case ETIMEDOUT:
 		snprintf(c->err, sizeof(c->err),
-			 "%s: %s (%s): the server did not answer within %d s", where, op,
-			 proto(c), NFS_TIMEOUT_MS / 1000);
+			 "%s: %s (%s): the server did not answer within %d s", where, op, proto(c),
+			 NFS_TIMEOUT_MS / 1000);
 		break;
 	default:
 		snprintf(c->err, sizeof(c->err), "%s: %s (%s): %s%s%s", where, op, proto(c),
@@ -170,8 +171,10 @@ nfsd_connect(const struct bench_target *t, struct bench_conn **out, char *err, s
 	if (t->user && uid < 0) {
 		struct passwd *pw = getpwnam(t->user);
 		if (!pw) {
-			snprintf(err, errlen, "%s:%s: user \"%s\" is unknown on this machine; give "
-				 "the server's ids as ?uid=N&gid=N", t->host, t->share, t->user);
+			snprintf(err, errlen,
+				 "%s:%s: user \"%s\" is unknown on this machine; give "
+				 "the server's ids as ?uid=N&gid=N",
+				 t->host, t->share, t->user);
 			nfsd_disconnect(c);
 			return -EINVAL;
 		}
@@ -190,8 +193,8 @@ nfsd_connect(const struct bench_target *t, struct bench_conn **out, char *err, s
 		nfsd_disconnect(c);
 		return -EINVAL;
 	}
-	/* NFS_V3 and NFS_V4 are 3 and 4. libnfs 4.0 has no port setter outside its URL parser; the port is looked up through
-	 * the portmapper (v3) or is 2049 (v4). */
+	/* NFS_V3 and NFS_V4 are 3 and 4. libnfs 4.0 has no port setter outside its URL parser; the
+	 * port is looked up through the portmapper (v3) or is 2049 (v4). */
 	rc = nfs_mount(c->nfs, t->host, t->share);
 	if (rc < 0) {
 		const char *msg = nfs_get_error(c->nfs);
@@ -214,8 +217,8 @@ nfsd_connect(const struct bench_target *t, struct bench_conn **out, char *err, s
 	rc = nfs_stat64(c->nfs, root, &st);
 	free(root);
 	if (rc < 0 || !S_ISDIR(st.nfs_mode)) {
-		rc = rc < 0 ? nfs_fail_ctx(c, rc, "connect", NULL) :
-			      nfs_fail(c, ENOTDIR, "connect", NULL, NULL);
+		rc = rc < 0 ? nfs_fail_ctx(c, rc, "connect", NULL)
+			    : nfs_fail(c, ENOTDIR, "connect", NULL, NULL);
 		snprintf(err, errlen, "%s", c->err);
 		nfsd_disconnect(c);
 		return rc;
@@ -398,7 +401,7 @@ write_cb(int status, struct nfs_context *nfs, void *data, void *priv)
 
 	(void)nfs;
 	if (status >= 0 && (size_t)status != k->len)
-		status = -EIO;	/* a short WRITE: the server ran out of space or quota */
+		status = -EIO; /* a short WRITE: the server ran out of space or quota */
 	batch_done(k, status < 0 ? status : 0, status < 0 ? data : NULL);
 }
 
@@ -432,14 +435,12 @@ transfer(struct bench_conn *c, struct bench_file *f, char *buf, size_t len, uint
 			k->b = b;
 			k->boff = next;
 			k->len = len - next < chunk ? len - next : (size_t)chunk;
-			rc = write ? nfs_pwrite_async(c->nfs, f->fh, off + next, k->len,
-						      buf + next, write_cb, k) :
-				     nfs_pread_async(c->nfs, f->fh, off + next, k->len, read_cb,
-						     k);
+			rc = write ? nfs_pwrite_async(c->nfs, f->fh, off + next, k->len, buf + next,
+						      write_cb, k)
+				   : nfs_pread_async(c->nfs, f->fh, off + next, k->len, read_cb, k);
 			if (rc < 0) {
 				b->err = rc;
-				snprintf(b->errmsg, sizeof(b->errmsg), "%s",
-					 nfs_get_error(c->nfs));
+				snprintf(b->errmsg, sizeof(b->errmsg), "%s", nfs_get_error(c->nfs));
 				free(k);
 				break;
 			}
@@ -449,7 +450,7 @@ transfer(struct bench_conn *c, struct bench_file *f, char *buf, size_t len, uint
 		if (b->inflight == 0)
 			break;
 
-		struct pollfd pfd = { .fd = nfs_get_fd(c->nfs), .events = nfs_which_events(c->nfs) };
+		struct pollfd pfd = {.fd = nfs_get_fd(c->nfs), .events = nfs_which_events(c->nfs)};
 		int inflight = b->inflight, n = poll(&pfd, 1, 200);
 
 		if (n < 0 && errno != EINTR) {
@@ -486,14 +487,14 @@ transfer(struct bench_conn *c, struct bench_file *f, char *buf, size_t len, uint
 			ret = -EOPNOTSUPP;
 			snprintf(c->err, sizeof(c->err),
 				 "%s:%s/%s: write (NFSv4): libnfs 4.0 cannot send NFSv4 WRITEs "
-				 "(\"%s\"); writes need NFSv3 (?version=3)", c->t->host,
-				 c->t->share, f->path, b->errmsg);
+				 "(\"%s\"); writes need NFSv3 (?version=3)",
+				 c->t->host, c->t->share, f->path, b->errmsg);
 		}
 	} else {
 		ret = (ssize_t)(write ? len : (b->short_at < len ? b->short_at : len));
 	}
 	if (b->inflight > 0) {
-		b->abandoned = true;	/* freed by the last callback */
+		b->abandoned = true; /* freed by the last callback */
 		c->broken = true;
 	} else {
 		free(b);
@@ -508,8 +509,7 @@ nfsd_pread(struct bench_conn *c, struct bench_file *f, void *buf, size_t len, ui
 }
 
 static ssize_t
-nfsd_pwrite(struct bench_conn *c, struct bench_file *f, const void *buf, size_t len,
-	    uint64_t off)
+nfsd_pwrite(struct bench_conn *c, struct bench_file *f, const void *buf, size_t len, uint64_t off)
 {
 	/* libnfs takes the buffer as const for writes; transfer() only reads it then. */
 	return transfer(c, f, (char *)(uintptr_t)buf, len, off, true);

@@ -23,7 +23,7 @@ struct store {
 	struct node *nodes;
 	size_t n;
 	uint64_t free_bytes;
-	int fail_op;		/* -1: none */
+	int fail_op; /* -1: none */
 	uint64_t fail_at, calls[BNULL_NOPS];
 	bool no_copy;
 	unsigned delay_us;
@@ -45,8 +45,8 @@ static struct bench_null_counts counts;
 static uint64_t open_conns;
 
 static const char *const op_names[BNULL_NOPS] = {
-	"mkdir", "rmdir", "unlink", "rename", "stat", "list", "space", "open", "pread", "pwrite",
-	"flush", "close", "copy", "connect",
+	"mkdir", "rmdir", "unlink", "rename", "stat",  "list", "space",
+	"open",	 "pread", "pwrite", "flush",  "close", "copy", "connect",
 };
 
 void
@@ -176,8 +176,10 @@ parse_opts(struct store *s, const char *q, char *err, size_t errlen)
 		}
 	}
 	if (rc < 0)
-		snprintf(err, errlen, "null: bad option \"%s\" (free=BYTES, fail=OP:N, copy=0, "
-			 "delay_us=N)", kv);
+		snprintf(err, errlen,
+			 "null: bad option \"%s\" (free=BYTES, fail=OP:N, copy=0, "
+			 "delay_us=N)",
+			 kv);
 	free(copy);
 	return rc;
 }
@@ -380,8 +382,7 @@ null_list(struct bench_conn *c, const char *path,
 	int rc;
 
 	pthread_mutex_lock(&lock);
-	if ((rc = count(c, BNULL_LIST)) == 0 && *path &&
-	    (!(n = find(c->s, path)) || !n->is_dir))
+	if ((rc = count(c, BNULL_LIST)) == 0 && *path && (!(n = find(c->s, path)) || !n->is_dir))
 		rc = fail(c, ENOENT, "list", path);
 	for (i = 0; rc == 0 && i < c->s->n; i++) {
 		const char *p = c->s->nodes[i].path, *rest;
@@ -478,7 +479,8 @@ null_pread(struct bench_conn *c, struct bench_file *f, void *buf, size_t len, ui
 		if (!(n = find(c->s, f->path)))
 			rc = fail(c, ESTALE, "read", f->path);
 		else
-			rc = off >= n->size ? 0 : (ssize_t)(n->size - off < len ? n->size - off : len);
+			rc = off >= n->size ? 0
+					    : (ssize_t)(n->size - off < len ? n->size - off : len);
 		if (rc > 0)
 			counts.bytes_read += (uint64_t)rc;
 	}
@@ -490,8 +492,7 @@ null_pread(struct bench_conn *c, struct bench_file *f, void *buf, size_t len, ui
 }
 
 static ssize_t
-null_pwrite(struct bench_conn *c, struct bench_file *f, const void *buf, size_t len,
-	    uint64_t off)
+null_pwrite(struct bench_conn *c, struct bench_file *f, const void *buf, size_t len, uint64_t off)
 {
 	struct node *n;
 	ssize_t rc;

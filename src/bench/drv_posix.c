@@ -22,7 +22,7 @@
 #include "xmalloc.h"
 
 struct px_dir {
-	char *path;		/* relative to the root, as the engine names it */
+	char *path; /* relative to the root, as the engine names it */
 	int fd;
 	dev_t dev;
 	ino_t ino;
@@ -71,7 +71,7 @@ px_ours(int fd)
 
 		if (fstatfs(fd, &sf) < 0)
 			return false;
-		t = (uint32_t)sf.f_type;	/* a 32-bit magic in a signed word */
+		t = (uint32_t)sf.f_type; /* a 32-bit magic in a signed word */
 		if (t == 0x6969u /* NFS */ || t == 0xFF534D42u /* CIFS */ ||
 		    t == 0xFE534D42u /* SMB2 */ || t == 0x517Bu /* SMB */ ||
 		    t == 0x65735546u /* FUSE */)
@@ -177,7 +177,8 @@ px_connect(const struct bench_target *t, struct bench_conn **out, char *err, siz
 	int fd, e;
 
 	if (!t->share || t->share[0] != '/') {
-		snprintf(err, errlen, "posix: %s is not an absolute path", t->share ? t->share : "");
+		snprintf(err, errlen, "posix: %s is not an absolute path",
+			 t->share ? t->share : "");
 		return -EINVAL;
 	}
 	path = *t->subdir ? xasprintf("%s/%s", t->share, t->subdir) : xstrdup(t->share);
@@ -239,15 +240,17 @@ px_mkdir(struct bench_conn *c, const char *path)
 	px_release(owned);
 	if (fd < 0)
 		return px_fail(c, errno, "mkdir", path);
-	(void)fchmod(fd, 0700);	/* whatever the umask; refused on a squashed mount */
+	(void)fchmod(fd, 0700); /* whatever the umask; refused on a squashed mount */
 	if (!px_ours(fd) || fstat(fd, &sb) < 0) {
 		close(fd);
-		snprintf(c->err, sizeof(c->err), "mkdir %s/%s: replaced by a directory that is not "
-			 "ours right after it was made; refusing to use it", c->rootpath, path);
+		snprintf(c->err, sizeof(c->err),
+			 "mkdir %s/%s: replaced by a directory that is not "
+			 "ours right after it was made; refusing to use it",
+			 c->rootpath, path);
 		return -EPERM;
 	}
 	c->dirs = xreallocarray(c->dirs, c->ndirs + 1, sizeof(*c->dirs));
-	c->dirs[c->ndirs++] = (struct px_dir){ xstrdup(path), fd, sb.st_dev, sb.st_ino };
+	c->dirs[c->ndirs++] = (struct px_dir){xstrdup(path), fd, sb.st_dev, sb.st_ino};
 	return 0;
 }
 
@@ -279,8 +282,10 @@ px_rmdir(struct bench_conn *c, const char *path)
 		e = errno;
 	px_release(owned);
 	if (e == ESTALE) {
-		snprintf(c->err, sizeof(c->err), "rmdir %s/%s: it was renamed or replaced while in "
-			 "use; left alone", c->rootpath, path);
+		snprintf(c->err, sizeof(c->err),
+			 "rmdir %s/%s: it was renamed or replaced while in "
+			 "use; left alone",
+			 c->rootpath, path);
 		return -e;
 	}
 	if (e)
@@ -330,7 +335,7 @@ px_rename(struct bench_conn *c, const char *from, const char *to)
 	px_release(ot);
 	if (e)
 		return px_fail(c, e, "rename", from);
-	for (i = 0; i < c->ndirs; i++)	/* a directory of ours keeps its descriptor */
+	for (i = 0; i < c->ndirs; i++) /* a directory of ours keeps its descriptor */
 		if (px_below(c->dirs[i].path, from)) {
 			char *p = xasprintf("%s%s", to, c->dirs[i].path + strlen(from));
 
@@ -387,7 +392,7 @@ px_list(struct bench_conn *c, const char *path,
 	}
 	errno = 0;
 	while (rc == 0 && (de = readdir(d))) {
-		struct bench_stat bs = { 0 };
+		struct bench_stat bs = {0};
 		struct stat sb;
 
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
@@ -501,7 +506,8 @@ px_pwrite(struct bench_conn *c, struct bench_file *f, const void *buf, size_t le
 	size_t done = 0;
 
 	while (done < len) {
-		ssize_t n = pwrite(f->fd, (const char *)buf + done, len - done, (off_t)(off + done));
+		ssize_t n =
+			pwrite(f->fd, (const char *)buf + done, len - done, (off_t)(off + done));
 
 		if (n < 0)
 			return px_fail(c, errno, "write", f->path);
@@ -561,7 +567,7 @@ px_copy(struct bench_conn *c, const char *from, const char *to)
 	px_close(c, src);
 	px_close(c, dst);
 	if (rc == -EOPNOTSUPP)
-		px_unlink(c, to);	/* the engine copies by read+write instead */
+		px_unlink(c, to); /* the engine copies by read+write instead */
 	return rc;
 }
 #endif

@@ -23,37 +23,37 @@
 /* libsmbclient is loaded when the first SMB connection is made, not linked: Samba's ~110
  * libraries cost every nastune process ~27 ms of relocations at start-up, and only bench,
  * tune and the agent speak SMB. The calls below go through this table (same names). */
-#define SMBC_API(X) \
-	X(smbc_new_context) \
-	X(smbc_free_context) \
-	X(smbc_init_context) \
-	X(smbc_setDebug) \
-	X(smbc_setOptionUserData) \
-	X(smbc_getOptionUserData) \
-	X(smbc_setFunctionAuthDataWithContext) \
-	X(smbc_setOptionUseKerberos) \
-	X(smbc_setOptionFallbackAfterKerberos) \
-	X(smbc_setOptionNoAutoAnonymousLogin) \
-	X(smbc_setOptionUseCCache) \
-	X(smbc_setTimeout) \
-	X(smbc_setUser) \
-	X(smbc_setWorkgroup) \
-	X(smbc_setOptionProtocols) \
-	X(smbc_getFunctionClose) \
-	X(smbc_getFunctionClosedir) \
-	X(smbc_getFunctionFstat) \
-	X(smbc_getFunctionLseek) \
-	X(smbc_getFunctionMkdir) \
-	X(smbc_getFunctionOpen) \
-	X(smbc_getFunctionOpendir) \
-	X(smbc_getFunctionRead) \
-	X(smbc_getFunctionReaddirPlus2) \
-	X(smbc_getFunctionRename) \
-	X(smbc_getFunctionRmdir) \
-	X(smbc_getFunctionSplice) \
-	X(smbc_getFunctionStat) \
-	X(smbc_getFunctionStatVFS) \
-	X(smbc_getFunctionUnlink) \
+#define SMBC_API(X)                                                                                \
+	X(smbc_new_context)                                                                        \
+	X(smbc_free_context)                                                                       \
+	X(smbc_init_context)                                                                       \
+	X(smbc_setDebug)                                                                           \
+	X(smbc_setOptionUserData)                                                                  \
+	X(smbc_getOptionUserData)                                                                  \
+	X(smbc_setFunctionAuthDataWithContext)                                                     \
+	X(smbc_setOptionUseKerberos)                                                               \
+	X(smbc_setOptionFallbackAfterKerberos)                                                     \
+	X(smbc_setOptionNoAutoAnonymousLogin)                                                      \
+	X(smbc_setOptionUseCCache)                                                                 \
+	X(smbc_setTimeout)                                                                         \
+	X(smbc_setUser)                                                                            \
+	X(smbc_setWorkgroup)                                                                       \
+	X(smbc_setOptionProtocols)                                                                 \
+	X(smbc_getFunctionClose)                                                                   \
+	X(smbc_getFunctionClosedir)                                                                \
+	X(smbc_getFunctionFstat)                                                                   \
+	X(smbc_getFunctionLseek)                                                                   \
+	X(smbc_getFunctionMkdir)                                                                   \
+	X(smbc_getFunctionOpen)                                                                    \
+	X(smbc_getFunctionOpendir)                                                                 \
+	X(smbc_getFunctionRead)                                                                    \
+	X(smbc_getFunctionReaddirPlus2)                                                            \
+	X(smbc_getFunctionRename)                                                                  \
+	X(smbc_getFunctionRmdir)                                                                   \
+	X(smbc_getFunctionSplice)                                                                  \
+	X(smbc_getFunctionStat)                                                                    \
+	X(smbc_getFunctionStatVFS)                                                                 \
+	X(smbc_getFunctionUnlink)                                                                  \
 	X(smbc_getFunctionWrite)
 static struct {
 	void *lib;
@@ -70,16 +70,18 @@ smbc_load(char *err, size_t errlen)
 	if (smbc.lib)
 		return 0;
 	if (!(lib = dlopen("libsmbclient.so.0", RTLD_NOW | RTLD_LOCAL))) {
-		snprintf(err, errlen, "the SMB driver needs libsmbclient.so.0 (Debian: apt-get "
-			 "install libsmbclient): %s", dlerror());
+		snprintf(err, errlen,
+			 "the SMB driver needs libsmbclient.so.0 (Debian: apt-get "
+			 "install libsmbclient): %s",
+			 dlerror());
 		return -ENOSYS;
 	}
-#define X(name) \
-	if (!(smbc.name = (__typeof__(name) *)dlsym(lib, #name))) { \
-		snprintf(err, errlen, "libsmbclient.so.0 has no %s: too old for the SMB driver", \
-			 #name); \
-		dlclose(lib); \
-		return -ENOSYS; \
+#define X(name)                                                                                    \
+	if (!(smbc.name = (__typeof__(name) *)dlsym(lib, #name))) {                                \
+		snprintf(err, errlen, "libsmbclient.so.0 has no %s: too old for the SMB driver",   \
+			 #name);                                                                   \
+		dlclose(lib);                                                                      \
+		return -ENOSYS;                                                                    \
 	}
 	SMBC_API(X)
 #undef X
@@ -128,13 +130,13 @@ smbc_load(char *err, size_t errlen)
 struct bench_conn {
 	SMBCCTX *ctx;
 	const struct bench_target *t;
-	char *base;		/* smb://host[:port]/share[/subdir], escaped */
+	char *base; /* smb://host[:port]/share[/subdir], escaped */
 	char err[512];
 };
 
 struct bench_file {
 	SMBCFILE *fh;
-	uint64_t pos;		/* where the server-side file pointer is; saves an lseek */
+	uint64_t pos; /* where the server-side file pointer is; saves an lseek */
 	char *path;
 };
 
@@ -200,7 +202,8 @@ smb_fail(struct bench_conn *c, int e, const char *op, const char *path)
 			 who(t), t->user ? " (wrong password?)" : " (guest access not allowed?)");
 		break;
 	case EACCES:
-		snprintf(c->err, sizeof(c->err), "%s: %s: access denied for %s%s", where, op, who(t),
+		snprintf(c->err, sizeof(c->err), "%s: %s: access denied for %s%s", where, op,
+			 who(t),
 			 strcmp(op, "connect") == 0 ? " (not a valid user of the share?)" : "");
 		break;
 	case ENODEV:
@@ -230,8 +233,8 @@ smb_fail(struct bench_conn *c, int e, const char *op, const char *path)
 }
 
 static void
-auth_fn(SMBCCTX *ctx, const char *srv, const char *shr, char *wg, int wglen, char *un,
-	int unlen, char *pw, int pwlen)
+auth_fn(SMBCCTX *ctx, const char *srv, const char *shr, char *wg, int wglen, char *un, int unlen,
+	char *pw, int pwlen)
 {
 	struct bench_conn *c = smbc_getOptionUserData(ctx);
 	const struct bench_target *t = c->t;
@@ -530,7 +533,7 @@ smb_pread(struct bench_conn *c, struct bench_file *f, void *buf, size_t len, uin
 		size_t want = len - done > SMB_MAX_READ ? SMB_MAX_READ : len - done;
 		ssize_t n = smbc_getFunctionRead(c->ctx)(c->ctx, f->fh, (char *)buf + done, want);
 		if (n < 0) {
-			f->pos = UINT64_MAX;	/* unknown now */
+			f->pos = UINT64_MAX; /* unknown now */
 			return smb_fail(c, errno, "read", f->path);
 		}
 		if (n == 0)
@@ -542,8 +545,7 @@ smb_pread(struct bench_conn *c, struct bench_file *f, void *buf, size_t len, uin
 }
 
 static ssize_t
-smb_pwrite(struct bench_conn *c, struct bench_file *f, const void *buf, size_t len,
-	   uint64_t off)
+smb_pwrite(struct bench_conn *c, struct bench_file *f, const void *buf, size_t len, uint64_t off)
 {
 	size_t done = 0;
 	int rc = seek_to(c, f, off);
@@ -552,7 +554,7 @@ smb_pwrite(struct bench_conn *c, struct bench_file *f, const void *buf, size_t l
 		return rc;
 	while (done < len) {
 		ssize_t n = smbc_getFunctionWrite(c->ctx)(c->ctx, f->fh, (const char *)buf + done,
-							   len - done);
+							  len - done);
 		if (n <= 0) {
 			f->pos = UINT64_MAX;
 			return smb_fail(c, n < 0 ? errno : EIO, "write", f->path);
@@ -634,7 +636,7 @@ out:
 		if (rc < 0) {
 			char keep[sizeof(c->err)];
 			memcpy(keep, c->err, sizeof(keep));
-			smb_unlink(c, to);	/* no half copy left behind */
+			smb_unlink(c, to); /* no half copy left behind */
 			memcpy(c->err, keep, sizeof(keep));
 		}
 	}

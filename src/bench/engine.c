@@ -22,28 +22,37 @@
 
 #define BLOCK (1u << 20)
 #define BUFSZ (16u << 20)
-#define SMALL_FILE 66000u	/* "66 KB" */
+#define SMALL_FILE 66000u /* "66 KB" */
 #define MAX_METRICS 16
 
 static const char *const workload_names[BENCH_NWORKLOADS] = {
-	"seq-write", "seq-read", "copy-in-share", "mixed-rw", "small-files", "small-io",
-	"random-io", "metadata", "video-frames",
+	"seq-write", "seq-read",  "copy-in-share", "mixed-rw",	   "small-files",
+	"small-io",  "random-io", "metadata",	   "video-frames",
 };
 
 /* ProRes 422 HQ frames are its target bit rate over the frame rate (Apple's ProRes white
  * paper: 220 Mb/s for 1920x1080 and 884 Mb/s for 3840x2160 at 29.97 fps); v210 packs six
  * 10-bit 4:2:2 pixels in 16 bytes: 1920 / 6 * 16 = 5120 bytes a line. */
 static const struct bench_video_format fmt_prores_1080 = {
-	"prores422hq-1080p", "1080p ProRes 422 HQ", 917584,
+	"prores422hq-1080p",
+	"1080p ProRes 422 HQ",
+	917584,
 };
 static const struct bench_video_format fmt_prores_2160 = {
-	"prores422hq-2160p", "4K UHD ProRes 422 HQ", 3687020,
+	"prores422hq-2160p",
+	"4K UHD ProRes 422 HQ",
+	3687020,
 };
 static const struct bench_video_format fmt_v210_1080 = {
-	"v210-1080p", "uncompressed 10-bit 1080p (v210)", 5120u * 1080u,
+	"v210-1080p",
+	"uncompressed 10-bit 1080p (v210)",
+	5120u * 1080u,
 };
 static const struct bench_video_format *const video_formats[] = {
-	&fmt_prores_1080, &fmt_prores_2160, &fmt_v210_1080, NULL,
+	&fmt_prores_1080,
+	&fmt_prores_2160,
+	&fmt_v210_1080,
+	NULL,
 };
 
 const char *
@@ -97,7 +106,7 @@ struct metric {
 	uint64_t *hist;
 	int pass;
 	bool cold;
-	const char *durability;	/* write metrics: "flushed" or "unflushed"; NULL others */
+	const char *durability; /* write metrics: "flushed" or "unflushed"; NULL others */
 	double *uf;		/* flushed: each run's value without the flush */
 	size_t nuf;
 };
@@ -140,8 +149,7 @@ stopped(const struct run *r)
 }
 
 /* A path inside the scratch directory. */
-static void
-spath(const struct run *r, char *out, size_t len, const char *fmt, ...)
+static void spath(const struct run *r, char *out, size_t len, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 static void
 spath(const struct run *r, char *out, size_t len, const char *fmt, ...)
@@ -239,8 +247,8 @@ durable(struct run *r, const char *name, bool flush_timed, double unflushed)
 /* Writes size bytes to a new file at path in blocks of blk; flushes when flush, and then
  * puts the seconds the flush took in *fsecs (may be NULL). */
 static int
-write_file(const struct run *r, struct bench_conn *c, const char *path, uint64_t size,
-	   size_t blk, bool flush, double *fsecs, char *err)
+write_file(const struct run *r, struct bench_conn *c, const char *path, uint64_t size, size_t blk,
+	   bool flush, double *fsecs, char *err)
 {
 	struct bench_file *f;
 	uint64_t off;
@@ -279,8 +287,8 @@ write_file(const struct run *r, struct bench_conn *c, const char *path, uint64_t
 
 /* Reads the whole file at path in blocks of blk; *bytes gets the amount read. */
 static int
-read_file(const struct run *r, struct bench_conn *c, const char *path, size_t blk,
-	  uint64_t *bytes, char *err)
+read_file(const struct run *r, struct bench_conn *c, const char *path, size_t blk, uint64_t *bytes,
+	  char *err)
 {
 	struct bench_file *f;
 	uint64_t off = 0;
@@ -427,7 +435,8 @@ copy_run(struct run *r)
 		rc = r->d->copy(r->c, src, dst);
 		if (rc == -EOPNOTSUPP) {
 			r->copy_fallback = true;
-			snprintf(r->note, sizeof(r->note), "read+write (server-side %s refused: %s)",
+			snprintf(r->note, sizeof(r->note),
+				 "read+write (server-side %s refused: %s)",
 				 r->d->copy_method ? r->d->copy_method : "copy", r->d->error(r->c));
 			t0 = timeutil_mono();
 		} else if (rc < 0) {
@@ -437,8 +446,10 @@ copy_run(struct run *r)
 				 r->d->copy_method ? r->d->copy_method : "copy");
 		}
 	} else if (!r->copy_fallback) {
-		snprintf(r->note, sizeof(r->note), "read+write (the %s driver has no server-side "
-			 "copy)", r->d->name);
+		snprintf(r->note, sizeof(r->note),
+			 "read+write (the %s driver has no server-side "
+			 "copy)",
+			 r->d->name);
 	}
 	if (rc == -EOPNOTSUPP) {
 		if ((rc = copy_rw(r, src, dst, &fs)) < 0)
@@ -461,7 +472,7 @@ struct rw_job {
 	bool write;
 	uint64_t bytes;
 	double secs;
-	double fsecs;		/* of secs, the writer's flush */
+	double fsecs; /* of secs, the writer's flush */
 	int rc;
 	char err[512];
 };
@@ -493,17 +504,22 @@ mixed_setup(struct run *r)
 	if ((rc = write_file(r, r->c, p, r->o.size, BLOCK, true, NULL, r->err)) < 0)
 		return rc;
 	if (r->d->concurrent && r->d->no_threads) {
-		snprintf(r->note, sizeof(r->note), "one reader and one writer at once, two "
+		snprintf(r->note, sizeof(r->note),
+			 "one reader and one writer at once, two "
 			 "connections (the writer in a child process: the %s library is not "
-			 "thread-safe)", r->d->name);
+			 "thread-safe)",
+			 r->d->name);
 	} else if (r->d->concurrent) {
 		if ((rc = r->d->connect(r->t, &r->c2, r->err, sizeof(r->err))) < 0)
 			return rc;
-		snprintf(r->note, sizeof(r->note), "one reader and one writer at once, two "
+		snprintf(r->note, sizeof(r->note),
+			 "one reader and one writer at once, two "
 			 "connections");
 	} else {
-		snprintf(r->note, sizeof(r->note), "sequential: the %s driver cannot run two "
-			 "connections at once, so read then write on one", r->d->name);
+		snprintf(r->note, sizeof(r->note),
+			 "sequential: the %s driver cannot run two "
+			 "connections at once, so read then write on one",
+			 r->d->name);
 	}
 	return 0;
 }
@@ -531,7 +547,7 @@ rw_job_fork(struct rw_job *wr, pid_t *pid, int *fd)
 		return -errno;
 	}
 	if (*pid == 0) {
-		struct rw_report rep = { 0 };
+		struct rw_report rep = {0};
 		ssize_t n;
 
 		close(p[0]);
@@ -581,7 +597,7 @@ rw_job_reap(struct rw_job *wr, pid_t pid, int fd)
 static int
 mixed_run(struct run *r)
 {
-	struct rw_job rd = { .r = r, .c = r->c }, wr = { .r = r, .write = true };
+	struct rw_job rd = {.r = r, .c = r->c}, wr = {.r = r, .write = true};
 	pthread_t th;
 	double t0 = timeutil_mono(), total;
 	int rc;
@@ -624,8 +640,9 @@ mixed_run(struct run *r)
 	durable(r, "write", true, mbps(wr.bytes, wr.secs - wr.fsecs));
 	record(r, "total", "MB/s", mbps(rd.bytes + wr.bytes, total), r->cold);
 	/* Without the flush both ends finish when the later of the two does. */
-	durable(r, "total", true, mbps(rd.bytes + wr.bytes, rd.secs > wr.secs - wr.fsecs ?
-					rd.secs : wr.secs - wr.fsecs));
+	durable(r, "total", true,
+		mbps(rd.bytes + wr.bytes,
+		     rd.secs > wr.secs - wr.fsecs ? rd.secs : wr.secs - wr.fsecs));
 	if ((rc = r->d->unlink(r->c, wr.path)) < 0)
 		return drv_fail(r, r->c, rc, "unlink", wr.path, r->err);
 	return 0;
@@ -666,12 +683,11 @@ small_files_run(struct run *r)
 	t0 = timeutil_mono();
 	for (i = 0; i < n; i++) {
 		spath(r, p, sizeof(p), "sf/f%05u", i);
-		if ((rc = write_file(r, r->c, p, SMALL_FILE, SMALL_FILE, false, NULL,
-				      r->err)) < 0)
+		if ((rc = write_file(r, r->c, p, SMALL_FILE, SMALL_FILE, false, NULL, r->err)) < 0)
 			return rc;
 	}
 	record(r, "copy-in", "files/s", n / since(t0), r->cold);
-	durable(r, "copy-in", false, 0);	/* as a Finder copy: no flush per file */
+	durable(r, "copy-in", false, 0); /* as a Finder copy: no flush per file */
 	t0 = timeutil_mono();
 	for (i = 0; i < n; i++) {
 		uint64_t got;
@@ -680,8 +696,8 @@ small_files_run(struct run *r)
 		if ((rc = read_file(r, r->c, p, BLOCK, &got, r->err)) < 0)
 			return rc;
 		if (got != SMALL_FILE) {
-			snprintf(r->err, sizeof(r->err), "small-files: %s has %llu bytes, not %u", p,
-				 (unsigned long long)got, SMALL_FILE);
+			snprintf(r->err, sizeof(r->err), "small-files: %s has %llu bytes, not %u",
+				 p, (unsigned long long)got, SMALL_FILE);
 			return -EIO;
 		}
 	}
@@ -790,7 +806,7 @@ small_io_run(struct run *r)
 	record(r, "write-1k", "MB/s", mbps(nw * 1024, t), r->cold);
 	durable(r, "write-1k", true, mbps(nw * 1024, t - tf));
 	record(r, "write-1k-p99", "us", 0, r->cold);
-	durable(r, "write-1k-p99", false, 0);	/* each write's own latency */
+	durable(r, "write-1k-p99", false, 0); /* each write's own latency */
 	p99 = latency_summary(r, "write-1k-p99", lat, nw);
 	if (r->measuring)
 		metric(r, "write-1k-p99")->v[metric(r, "write-1k-p99")->n - 1] = p99;
@@ -833,9 +849,9 @@ static const struct {
 	size_t rec;
 	const char *rd, *wr;
 } records[] = {
-	{ 4096, "read-4k", "write-4k" },
-	{ 512u << 10, "read-512k", "write-512k" },
-	{ 16u << 20, "read-16m", "write-16m" },
+	{4096, "read-4k", "write-4k"},
+	{512u << 10, "read-512k", "write-512k"},
+	{16u << 20, "read-16m", "write-16m"},
 };
 
 static uint64_t
@@ -885,8 +901,8 @@ random_run(struct run *r)
 
 				if ((rc = check_stop(r, r->err)) < 0)
 					break;
-				n = dir == 0 ? r->d->pread(r->c, f, r->buf, records[k].rec, off) :
-					       r->d->pwrite(r->c, f, r->buf, records[k].rec, off);
+				n = dir == 0 ? r->d->pread(r->c, f, r->buf, records[k].rec, off)
+					     : r->d->pwrite(r->c, f, r->buf, records[k].rec, off);
 				if (n != (ssize_t)records[k].rec) {
 					rc = drv_fail(r, r->c, n < 0 ? (int)n : -EIO,
 						      dir ? "write" : "read", p, r->err);
@@ -902,7 +918,8 @@ random_run(struct run *r)
 				record(r, dir ? records[k].wr : records[k].rd, "MB/s",
 				       mbps(nops * records[k].rec, t), r->cold);
 			if (rc == 0 && dir == 1)
-				durable(r, records[k].wr, true, mbps(nops * records[k].rec, t - tf));
+				durable(r, records[k].wr, true,
+					mbps(nops * records[k].rec, t - tf));
 		}
 	}
 	r->d->close(r->c, f);
@@ -944,8 +961,8 @@ static int
 meta_pass(struct run *r, struct bench_conn *c, bool cold)
 {
 	static const char *const names[2][3] = {
-		{ "stat-hit-hot", "stat-miss-hot", "list-hot" },
-		{ "stat-hit-cold", "stat-miss-cold", "list-cold" },
+		{"stat-hit-hot", "stat-miss-hot", "list-hot"},
+		{"stat-hit-cold", "stat-miss-cold", "list-cold"},
 	};
 	struct bench_stat st;
 	unsigned n = r->o.meta_entries, i, seen = 0;
@@ -1000,10 +1017,12 @@ meta_run(struct run *r)
 	if (rc == 0)
 		rc = meta_pass(r, c, false);
 	r->d->disconnect(c);
-	snprintf(r->note, sizeof(r->note), "%u entries; cold = a new connection%s", r->o.meta_entries,
-		 !r->cold ? " (page cache not dropped)" : server_cache_dropped(r) ?
-		 " after dropping the page cache" : " after dropping this client's page cache "
-		 "(not the server's)");
+	snprintf(r->note, sizeof(r->note), "%u entries; cold = a new connection%s",
+		 r->o.meta_entries,
+		 !r->cold		   ? " (page cache not dropped)"
+		 : server_cache_dropped(r) ? " after dropping the page cache"
+					   : " after dropping this client's page cache "
+					     "(not the server's)");
 	return rc;
 }
 
@@ -1013,7 +1032,7 @@ sleep_until(const struct run *r, double t)
 	double d;
 
 	while (!stopped(r) && (d = t - timeutil_mono()) > 0) {
-		struct timespec ts = { (time_t)d, (long)((d - floor(d)) * 1e9) };
+		struct timespec ts = {(time_t)d, (long)((d - floor(d)) * 1e9)};
 
 		nanosleep(&ts, NULL);
 	}
@@ -1053,8 +1072,10 @@ video_pass(struct run *r, bool write, uint64_t frames_on_disk, uint64_t *written
 			dropped++;
 			continue;
 		}
-		got = write ? r->d->pwrite(r->c, f, r->buf, fmt->frame_bytes, slot * fmt->frame_bytes) :
-			      r->d->pread(r->c, f, r->buf, fmt->frame_bytes, slot * fmt->frame_bytes);
+		got = write ? r->d->pwrite(r->c, f, r->buf, fmt->frame_bytes,
+					   slot * fmt->frame_bytes)
+			    : r->d->pread(r->c, f, r->buf, fmt->frame_bytes,
+					  slot * fmt->frame_bytes);
 		if (got != (ssize_t)fmt->frame_bytes) {
 			rc = drv_fail(r, r->c, got < 0 ? (int)got : -EIO, write ? "write" : "read",
 				      p, r->err);
@@ -1101,10 +1122,11 @@ video_run(struct run *r)
 	char p[256];
 	int rc;
 
-	snprintf(r->note, sizeof(r->note), "%s at %g fps for %g s: pass needs no dropped frame "
+	snprintf(r->note, sizeof(r->note),
+		 "%s at %g fps for %g s: pass needs no dropped frame "
 		 "and p99 frame time <= %.1f ms (90%% of the %.1f ms frame time)",
-		 r->o.video->label, r->o.video_fps, r->o.video_seconds,
-		 900.0 / r->o.video_fps, 1000.0 / r->o.video_fps);
+		 r->o.video->label, r->o.video_fps, r->o.video_seconds, 900.0 / r->o.video_fps,
+		 1000.0 / r->o.video_fps);
 	if ((rc = video_pass(r, true, 0, &written)) < 0)
 		return rc;
 	if ((rc = video_pass(r, false, written, &ignored)) < 0)
@@ -1119,15 +1141,15 @@ static const struct {
 	int (*setup)(struct run *r);
 	int (*run)(struct run *r);
 } workloads[BENCH_NWORKLOADS] = {
-	[BENCH_SEQ_WRITE] = { NULL, seq_write },
-	[BENCH_SEQ_READ] = { seq_read_setup, seq_read },
-	[BENCH_COPY] = { copy_setup, copy_run },
-	[BENCH_MIXED_RW] = { mixed_setup, mixed_run },
-	[BENCH_SMALL_FILES] = { small_files_setup, small_files_run },
-	[BENCH_SMALL_IO] = { small_io_setup, small_io_run },
-	[BENCH_RANDOM_IO] = { random_setup, random_run },
-	[BENCH_METADATA] = { meta_setup, meta_run },
-	[BENCH_VIDEO] = { NULL, video_run },
+	[BENCH_SEQ_WRITE] = {NULL, seq_write},
+	[BENCH_SEQ_READ] = {seq_read_setup, seq_read},
+	[BENCH_COPY] = {copy_setup, copy_run},
+	[BENCH_MIXED_RW] = {mixed_setup, mixed_run},
+	[BENCH_SMALL_FILES] = {small_files_setup, small_files_run},
+	[BENCH_SMALL_IO] = {small_io_setup, small_io_run},
+	[BENCH_RANDOM_IO] = {random_setup, random_run},
+	[BENCH_METADATA] = {meta_setup, meta_run},
+	[BENCH_VIDEO] = {NULL, video_run},
 };
 
 static void
@@ -1152,7 +1174,7 @@ normalize(struct bench_opts *o)
 	if (!(o->video_seconds > 0))
 		o->video_seconds = 10;
 	if (!o->seed)
-		o->seed = 0x6e617374756e65ull;	/* "nastune" */
+		o->seed = 0x6e617374756e65ull; /* "nastune" */
 }
 
 uint64_t
@@ -1196,12 +1218,13 @@ bench_opts_check(const struct bench_opts *o, char *err, size_t errlen)
 			 (unsigned long long)o->size, (unsigned long long)BENCH_MAX_SIZE);
 	else if (o->small_io_write > BENCH_MAX_SIZE || o->small_io_read > BENCH_MAX_SIZE)
 		snprintf(err, errlen, "small-io volume %llu is above the limit of %llu bytes (16T)",
-			 (unsigned long long)(o->small_io_write > o->small_io_read ?
-					      o->small_io_write : o->small_io_read),
+			 (unsigned long long)(o->small_io_write > o->small_io_read
+						      ? o->small_io_write
+						      : o->small_io_read),
 			 (unsigned long long)BENCH_MAX_SIZE);
 	else if (o->repeats > BENCH_MAX_REPEATS || o->warmup > BENCH_MAX_WARMUP)
-		snprintf(err, errlen, "%u repeats and %u warm-up runs: at most %u and %u", o->repeats,
-			 o->warmup, BENCH_MAX_REPEATS, BENCH_MAX_WARMUP);
+		snprintf(err, errlen, "%u repeats and %u warm-up runs: at most %u and %u",
+			 o->repeats, o->warmup, BENCH_MAX_REPEATS, BENCH_MAX_WARMUP);
 	else if (o->small_files > BENCH_MAX_FILES)
 		snprintf(err, errlen, "%u small files is above the limit of %u", o->small_files,
 			 BENCH_MAX_FILES);
@@ -1239,7 +1262,7 @@ collect(const char *name, const struct bench_stat *st, void *arg)
 }
 
 static void
-names_free(struct names *ns)
+names_clear(struct names *ns)
 {
 	size_t i;
 
@@ -1254,14 +1277,14 @@ names_free(struct names *ns)
 static int
 rm_tree(const struct bench_driver *d, struct bench_conn *c, const char *path, int depth)
 {
-	struct names ns = { 0 };
+	struct names ns = {0};
 	size_t i;
 	int rc, first = 0;
 
 	if (strncmp(path, BENCH_SCRATCH_PREFIX, strlen(BENCH_SCRATCH_PREFIX)) != 0 || depth > 8)
 		return -EINVAL;
 	if ((rc = d->list(c, path, collect, &ns)) < 0) {
-		names_free(&ns);
+		names_clear(&ns);
 		return rc;
 	}
 	for (i = 0; i < ns.n; i++) {
@@ -1272,7 +1295,7 @@ rm_tree(const struct bench_driver *d, struct bench_conn *c, const char *path, in
 			first = rc;
 		free(p);
 	}
-	names_free(&ns);
+	names_clear(&ns);
 	rc = d->rmdir(c, path);
 	return first ? first : rc;
 }
@@ -1307,11 +1330,10 @@ is_stale(const char *name)
 	host_name(host, sizeof(host));
 	copy = xstrdup(name + strlen(BENCH_SCRATCH_PREFIX));
 	len = strlen(copy);
-	if (len > 17 && copy[len - 17] == '-' &&
-	    strspn(copy + len - 16, "0123456789abcdef") == 16)
-		copy[len - 17] = '\0';	/* the random part */
+	if (len > 17 && copy[len - 17] == '-' && strspn(copy + len - 16, "0123456789abcdef") == 16)
+		copy[len - 17] = '\0'; /* the random part */
 	if ((dash = strrchr(copy, '-'))) {
-		*dash = '\0';	/* the tag */
+		*dash = '\0'; /* the tag */
 		if ((dash = strrchr(copy, '-')) && dash[1] >= '1' && dash[1] <= '9') {
 			errno = 0;
 			pid = strtol(dash + 1, &end, 10);
@@ -1346,7 +1368,7 @@ random_hex(char *out, size_t bytes)
 	arc4random_buf(r, bytes);
 	got = bytes;
 #endif
-	for (; got < bytes; got++) {	/* no getrandom (Linux < 3.17): the clock, at least */
+	for (; got < bytes; got++) { /* no getrandom (Linux < 3.17): the clock, at least */
 		struct timespec ts;
 
 		clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -1359,7 +1381,7 @@ random_hex(char *out, size_t bytes)
 void
 bench_scratch_name(char *buf, size_t len, const char *tag)
 {
-	char host[65], rnd[17];	/* HOST_NAME_MAX + 1 */
+	char host[65], rnd[17]; /* HOST_NAME_MAX + 1 */
 
 	host_name(host, sizeof(host));
 	random_hex(rnd, 8);
@@ -1376,18 +1398,18 @@ rm_stale(const struct bench_driver *d, struct bench_conn *c, const char *name, b
 int
 bench_clean_stale(const struct bench_driver *d, struct bench_conn *c)
 {
-	struct names ns = { 0 };
+	struct names ns = {0};
 	size_t i;
 	int rc, removed = 0;
 
 	if ((rc = d->list(c, "", collect, &ns)) < 0) {
-		names_free(&ns);
+		names_clear(&ns);
 		return rc;
 	}
 	for (i = 0; i < ns.n; i++)
 		if (is_stale(ns.v[i]) && rm_stale(d, c, ns.v[i], ns.dir[i]) == 0)
 			removed++;
-	names_free(&ns);
+	names_clear(&ns);
 	return removed;
 }
 
@@ -1421,7 +1443,7 @@ int
 bench_preflight(const struct bench_driver *d, struct bench_conn *c, const char *url,
 		const char *what, uint64_t footprint, bool force, char *err, size_t errlen)
 {
-	struct names ns = { 0 };
+	struct names ns = {0};
 	const char *marker;
 	uint64_t free_b = 0, need;
 	char a[32], b[32];
@@ -1430,19 +1452,21 @@ bench_preflight(const struct bench_driver *d, struct bench_conn *c, const char *
 
 	if ((rc = d->list(c, "", collect, &ns)) < 0) {
 		snprintf(err, errlen, "cannot list %s: %s", url, d->error(c));
-		names_free(&ns);
+		names_clear(&ns);
 		return rc;
 	}
 	if (!force && (marker = time_machine_marker(&ns))) {
-		snprintf(err, errlen, "%s looks like a Time Machine share (it holds %s); refusing to "
-			 "benchmark it — use --force to do it anyway", url, marker);
-		names_free(&ns);
+		snprintf(err, errlen,
+			 "%s looks like a Time Machine share (it holds %s); refusing to "
+			 "benchmark it — use --force to do it anyway",
+			 url, marker);
+		names_clear(&ns);
 		return -EPERM;
 	}
 	for (i = 0; i < ns.n; i++)
 		if (is_stale(ns.v[i]))
 			rm_stale(d, c, ns.v[i], ns.dir[i]);
-	names_free(&ns);
+	names_clear(&ns);
 
 	if ((rc = d->space(c, "", &free_b)) < 0) {
 		snprintf(err, errlen, "cannot read the free space of %s: %s", url, d->error(c));
@@ -1453,10 +1477,12 @@ bench_preflight(const struct bench_driver *d, struct bench_conn *c, const char *
 	if (free_b < need) {
 		fmt_bytes(free_b, a, sizeof(a));
 		fmt_bytes(need, b, sizeof(b));
-		snprintf(err, errlen, "not enough free space on %s for %s: %s free, need %s (twice "
-			 "what it writes, plus %llu MiB); nothing was written — use a smaller --size "
-			 "or free some space", url, what, a, b,
-			 (unsigned long long)(BENCH_SPACE_MARGIN >> 20));
+		snprintf(err, errlen,
+			 "not enough free space on %s for %s: %s free, need %s (twice "
+			 "what it writes, plus %llu MiB); nothing was written — use a smaller "
+			 "--size "
+			 "or free some space",
+			 url, what, a, b, (unsigned long long)(BENCH_SPACE_MARGIN >> 20));
 		return -ENOSPC;
 	}
 	return 0;
@@ -1566,8 +1592,8 @@ bench_run(const struct bench_driver *d, const struct bench_target *t, enum bench
 		if ((rc = check_stop(r, r->err)) < 0)
 			goto out;
 		if (r->o.progress) {
-			struct bench_progress p = { t->url, workload_names[w], i + 1, total,
-						    i < r->o.warmup };
+			struct bench_progress p = {t->url, workload_names[w], i + 1, total,
+						   i < r->o.warmup};
 
 			r->o.progress(&p, r->o.progress_arg);
 		}

@@ -45,7 +45,8 @@ fmt_num(char *out, size_t len, double v)
 static void
 header_text(struct buf *b, const json_t *doc)
 {
-	const json_t *g = json_object_get(doc, "generation"), *bl = json_object_get(doc, "baselines");
+	const json_t *g = json_object_get(doc, "generation"),
+		     *bl = json_object_get(doc, "baselines");
 	const json_t *e = json_object_get(doc, "errors"), *v;
 	size_t i;
 
@@ -54,22 +55,22 @@ header_text(struct buf *b, const json_t *doc)
 	if (json_is_integer(g))
 		buf_printf(b, ", generation %lld", (long long)json_integer_value(g));
 	buf_printf(b, ", hardware %.12s\n", jstr(doc, "hw_hash"));
-	json_array_foreach(bl, i, v) {
+	json_array_foreach(bl, i, v)
+	{
 		char n[32];
 
 		fmt_num(n, sizeof(n), json_number_value(json_object_get(v, "value")));
 		buf_printf(b, "baseline %-10s %10s MB/s  %s (%s)\n", jstr(v, "name"), n,
 			   jstr(v, "where"), jstr(v, "method"));
 	}
-	json_array_foreach(e, i, v)
-		buf_printf(b, "error    %s %s: %s\n", jstr(v, "target"), jstr(v, "workload"),
-			   jstr(v, "message"));
+	json_array_foreach(e, i, v) buf_printf(b, "error    %s %s: %s\n", jstr(v, "target"),
+					       jstr(v, "workload"), jstr(v, "message"));
 }
 
 char *
 bench_report_text(const json_t *doc, char *err, size_t errlen)
 {
-	struct bench_results rs = { 0 };
+	struct bench_results rs = {0};
 	const char *last = NULL;
 	struct buf b;
 	size_t i;
@@ -96,9 +97,10 @@ bench_report_text(const json_t *doc, char *err, size_t errlen)
 		fmt_num(lo, sizeof(lo), r->st.ci95_low);
 		fmt_num(hi, sizeof(hi), r->st.ci95_high);
 		buf_printf(&b, "  %-14s %-15s %10s %-7s [%8s, %8s] %5.1f%% %-4s %s", r->workload,
-			   r->metric, med, r->unit, lo, hi, 100 * r->st.cv, r->cache ? r->cache : "",
-			   r->pass >= 0 ? (r->pass ? "PASS" : "FAIL") :
-			   (r->bottleneck ? r->bottleneck : ""));
+			   r->metric, med, r->unit, lo, hi, 100 * r->st.cv,
+			   r->cache ? r->cache : "",
+			   r->pass >= 0 ? (r->pass ? "PASS" : "FAIL")
+					: (r->bottleneck ? r->bottleneck : ""));
 		/* Writes say whether a flush is in the figure: never compare across. */
 		if (r->durability && r->unflushed) {
 			struct bench_stats us;
@@ -114,7 +116,6 @@ bench_report_text(const json_t *doc, char *err, size_t errlen)
 	bench_results_clear(&rs);
 	return buf_steal(&b, NULL);
 }
-
 
 static const char *
 proto_color(const struct bench_results *rs, const char *proto)
@@ -153,10 +154,12 @@ chart_throughput(struct buf *b, const struct bench_results *rs)
 	}
 	if (max <= 0)
 		max = 1;
-	buf_printf(b, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"960\" height=\"%zu\" "
-		   "role=\"img\" aria-label=\"throughput\">\n", n * 22 + 40);
-	buf_printf(b, "<line x1=\"%.0f\" y1=\"10\" x2=\"%.0f\" y2=\"%zu\" stroke=\"#333\"/>\n",
-		   x0, x0, n * 22 + 12);
+	buf_printf(b,
+		   "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"960\" height=\"%zu\" "
+		   "role=\"img\" aria-label=\"throughput\">\n",
+		   n * 22 + 40);
+	buf_printf(b, "<line x1=\"%.0f\" y1=\"10\" x2=\"%.0f\" y2=\"%zu\" stroke=\"#333\"/>\n", x0,
+		   x0, n * 22 + 12);
 	for (i = 0; i < rs->n; i++) {
 		const struct bench_result *r = &rs->v[i];
 		double y = 12 + (double)row * 22, bw = w * r->st.median / max;
@@ -167,23 +170,34 @@ chart_throughput(struct buf *b, const struct bench_results *rs)
 			continue;
 		row++;
 		fmt_num(med, sizeof(med), r->st.median);
-		buf_printf(b, "<text x=\"%.0f\" y=\"%.0f\" font-size=\"12\" text-anchor=\"end\" "
-			   "font-family=\"sans-serif\">", x0 - 6, y + 13);
+		buf_printf(b,
+			   "<text x=\"%.0f\" y=\"%.0f\" font-size=\"12\" text-anchor=\"end\" "
+			   "font-family=\"sans-serif\">",
+			   x0 - 6, y + 13);
 		buf_add_html(b, r->protocol);
 		buf_adds(b, " · ");
 		buf_add_html(b, r->workload);
 		buf_adds(b, " · ");
 		buf_add_html(b, r->metric);
-		buf_printf(b, "</text>\n<rect x=\"%.0f\" y=\"%.0f\" width=\"%.1f\" height=\"16\" "
-			   "fill=\"%s\"><title>", x0, y, bw, proto_color(rs, r->protocol));
+		buf_printf(b,
+			   "</text>\n<rect x=\"%.0f\" y=\"%.0f\" width=\"%.1f\" height=\"16\" "
+			   "fill=\"%s\"><title>",
+			   x0, y, bw, proto_color(rs, r->protocol));
 		buf_add_html(b, r->target);
-		buf_printf(b, "</title></rect>\n<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\" "
-			   "stroke=\"#000\" stroke-width=\"1.5\"/>\n", lo, y + 8, hi, y + 8);
-		buf_printf(b, "<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\" stroke=\"#000\"/>"
-			   "<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\" stroke=\"#000\"/>\n",
-			   lo, y + 3, lo, y + 13, hi, y + 3, hi, y + 13);
-		buf_printf(b, "<text x=\"%.1f\" y=\"%.0f\" font-size=\"11\" font-family=\"sans-serif\">"
-			   "%s MB/s</text>\n", fmax(hi, x0 + bw) + 6, y + 13, med);
+		buf_printf(b,
+			   "</title></rect>\n<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\" "
+			   "stroke=\"#000\" stroke-width=\"1.5\"/>\n",
+			   lo, y + 8, hi, y + 8);
+		buf_printf(
+			b,
+			"<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\" stroke=\"#000\"/>"
+			"<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\" stroke=\"#000\"/>\n",
+			lo, y + 3, lo, y + 13, hi, y + 3, hi, y + 13);
+		buf_printf(
+			b,
+			"<text x=\"%.1f\" y=\"%.0f\" font-size=\"11\" font-family=\"sans-serif\">"
+			"%s MB/s</text>\n",
+			fmax(hi, x0 + bw) + 6, y + 13, med);
 	}
 	buf_adds(b, "</svg>\n");
 }
@@ -210,15 +224,24 @@ chart_latency(struct buf *b, const struct bench_results *rs)
 		buf_adds(b, "<p>No small-io results in this run.</p>\n");
 		return;
 	}
-	buf_printf(b, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"960\" height=\"%zu\" "
-		   "role=\"img\" aria-label=\"latency\">\n", 280 + series * 18);
+	buf_printf(b,
+		   "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"960\" height=\"%zu\" "
+		   "role=\"img\" aria-label=\"latency\">\n",
+		   280 + series * 18);
 	buf_printf(b, "<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" stroke=\"#333\"/>\n",
 		   x0, y0, x0 + bw * BENCH_HIST_BUCKETS, y0);
 	for (k = 0; k < BENCH_HIST_BUCKETS; k += 2)
-		buf_printf(b, "<text x=\"%.0f\" y=\"%.0f\" font-size=\"10\" font-family=\"sans-serif\">"
-			   "&lt;%s%llu%s</text>\n", x0 + bw * (double)k, y0 + 14, "",
-			   k >= 20 ? (1ull << k) / 1000000 : k >= 10 ? (1ull << k) / 1000 : 1ull << k,
-			   k >= 20 ? "s" : k >= 10 ? "ms" : "µs");
+		buf_printf(
+			b,
+			"<text x=\"%.0f\" y=\"%.0f\" font-size=\"10\" font-family=\"sans-serif\">"
+			"&lt;%s%llu%s</text>\n",
+			x0 + bw * (double)k, y0 + 14, "",
+			k >= 20	  ? (1ull << k) / 1000000
+			: k >= 10 ? (1ull << k) / 1000
+				  : 1ull << k,
+			k >= 20	  ? "s"
+			: k >= 10 ? "ms"
+				  : "µs");
 	series = 0;
 	for (i = 0; i < rs->n; i++) {
 		const struct bench_result *r = &rs->v[i];
@@ -231,17 +254,22 @@ chart_latency(struct buf *b, const struct bench_results *rs)
 		for (k = 0; k < BENCH_HIST_BUCKETS; k++)
 			tot += r->hist[k];
 		for (k = 0; tot && k < BENCH_HIST_BUCKETS; k++) {
-			double h = 200 * ((double)r->hist[k] / (double)tot) / (maxfrac > 0 ? maxfrac : 1);
+			double h = 200 * ((double)r->hist[k] / (double)tot) /
+				   (maxfrac > 0 ? maxfrac : 1);
 
 			if (r->hist[k])
-				buf_printf(b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+				buf_printf(b,
+					   "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
+					   "height=\"%.1f\" "
 					   "fill=\"%s\" fill-opacity=\"0.6\"/>\n",
-					   x0 + bw * (double)k + (double)series * 4, y0 - h, bw - 8, h,
-					   color);
+					   x0 + bw * (double)k + (double)series * 4, y0 - h, bw - 8,
+					   h, color);
 		}
-		buf_printf(b, "<rect x=\"%.0f\" y=\"%zu\" width=\"12\" height=\"12\" fill=\"%s\"/>"
-			   "<text x=\"%.0f\" y=\"%zu\" font-size=\"12\" font-family=\"sans-serif\">",
-			   x0, 250 + series * 18, color, x0 + 18, 260 + series * 18);
+		buf_printf(
+			b,
+			"<rect x=\"%.0f\" y=\"%zu\" width=\"12\" height=\"12\" fill=\"%s\"/>"
+			"<text x=\"%.0f\" y=\"%zu\" font-size=\"12\" font-family=\"sans-serif\">",
+			x0, 250 + series * 18, color, x0 + 18, 260 + series * 18);
 		buf_add_html(b, r->protocol);
 		buf_adds(b, " ");
 		buf_add_html(b, r->metric);
@@ -266,8 +294,10 @@ chart_video(struct buf *b, const struct bench_results *rs)
 		buf_adds(b, "<p>No video-frames results in this run.</p>\n");
 		return;
 	}
-	buf_printf(b, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"960\" height=\"%zu\" "
-		   "role=\"img\" aria-label=\"video\">\n", n * 30 + 10);
+	buf_printf(b,
+		   "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"960\" height=\"%zu\" "
+		   "role=\"img\" aria-label=\"video\">\n",
+		   n * 30 + 10);
 	for (i = 0; i < rs->n; i++) {
 		const struct bench_result *r = &rs->v[i];
 		double y = 5 + (double)row * 30;
@@ -275,16 +305,19 @@ chart_video(struct buf *b, const struct bench_results *rs)
 		if (r->pass < 0)
 			continue;
 		row++;
-		buf_printf(b, "<rect x=\"5\" y=\"%.0f\" width=\"70\" height=\"24\" rx=\"4\" "
-			   "fill=\"%s\"/><text x=\"40\" y=\"%.0f\" font-size=\"13\" fill=\"#fff\" "
-			   "text-anchor=\"middle\" font-family=\"sans-serif\" font-weight=\"bold\">%s"
-			   "</text>\n", y, r->pass ? "#2ca02c" : "#d62728", y + 17,
-			   r->pass ? "PASS" : "FAIL");
-		buf_printf(b, "<text x=\"85\" y=\"%.0f\" font-size=\"12\" font-family=\"sans-serif\">",
+		buf_printf(
+			b,
+			"<rect x=\"5\" y=\"%.0f\" width=\"70\" height=\"24\" rx=\"4\" "
+			"fill=\"%s\"/><text x=\"40\" y=\"%.0f\" font-size=\"13\" fill=\"#fff\" "
+			"text-anchor=\"middle\" font-family=\"sans-serif\" font-weight=\"bold\">%s"
+			"</text>\n",
+			y, r->pass ? "#2ca02c" : "#d62728", y + 17, r->pass ? "PASS" : "FAIL");
+		buf_printf(b,
+			   "<text x=\"85\" y=\"%.0f\" font-size=\"12\" font-family=\"sans-serif\">",
 			   y + 16);
 		buf_add_html(b, r->protocol);
-		buf_printf(b, " %s %.1f fps — ", strncmp(r->metric, "write", 5) == 0 ? "write" : "read",
-			   r->st.median);
+		buf_printf(b, " %s %.1f fps — ",
+			   strncmp(r->metric, "write", 5) == 0 ? "write" : "read", r->st.median);
 		buf_add_html(b, r->note);
 		buf_adds(b, "</text>\n");
 	}
@@ -294,7 +327,7 @@ chart_video(struct buf *b, const struct bench_results *rs)
 char *
 bench_report_html(const json_t *doc, char *err, size_t errlen)
 {
-	struct bench_results rs = { 0 };
+	struct bench_results rs = {0};
 	char *text;
 	struct buf b;
 
@@ -303,7 +336,8 @@ bench_report_html(const json_t *doc, char *err, size_t errlen)
 		return NULL;
 	}
 	buf_init(&b);
-	buf_printf(&b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+	buf_printf(&b,
+		   "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
 		   "<title>nastune benchmark run %lld</title>\n<style>body{font-family:sans-serif;"
 		   "margin:2em;color:#222;background:#fff}pre{background:#f4f4f4;padding:1em;"
 		   "overflow-x:auto;font-size:12px}h1{font-size:1.4em}h2{font-size:1.1em;"
@@ -318,7 +352,8 @@ bench_report_html(const json_t *doc, char *err, size_t errlen)
 	text = bench_report_text(doc, err, errlen);
 	buf_add_html(&b, text);
 	free(text);
-	buf_adds(&b, "</pre>\n<p>Throughput in MB/s (10<sup>6</sup> bytes per second), latencies "
+	buf_adds(&b,
+		 "</pre>\n<p>Throughput in MB/s (10<sup>6</sup> bytes per second), latencies "
 		 "in microseconds; bars show the median of the measured runs and the whiskers its "
 		 "bootstrap 95% interval.</p>\n</body></html>\n");
 	bench_results_clear(&rs);

@@ -161,8 +161,8 @@ get_str(const json_t *j, const char *key, bool required, char **out, char *err, 
 int
 bench_result_from_json(const json_t *j, struct bench_result *r, char *err, size_t errlen)
 {
-	static const char *const req[] = { "target", "protocol", "workload", "metric", "unit" };
-	char **fields[] = { &r->target, &r->protocol, &r->workload, &r->metric, &r->unit };
+	static const char *const req[] = {"target", "protocol", "workload", "metric", "unit"};
+	char **fields[] = {&r->target, &r->protocol, &r->workload, &r->metric, &r->unit};
 	const json_t *runs, *v, *h;
 	size_t i;
 	int rc = 0;
@@ -193,7 +193,8 @@ bench_result_from_json(const json_t *j, struct bench_result *r, char *err, size_
 	if (rc == 0 && json_array_size(runs)) {
 		r->nruns = json_array_size(runs);
 		r->runs = xcalloc(r->nruns, sizeof(*r->runs));
-		json_array_foreach(runs, i, v) {
+		json_array_foreach(runs, i, v)
+		{
 			if (!json_is_number(v)) {
 				snprintf(err, errlen, "result: \"runs\"[%zu] is not a number", i);
 				rc = -EINVAL;
@@ -205,17 +206,15 @@ bench_result_from_json(const json_t *j, struct bench_result *r, char *err, size_
 	h = json_object_get(j, "unflushed_runs");
 	if (rc == 0 && r->nruns && json_is_array(h) && json_array_size(h) == r->nruns) {
 		r->unflushed = xcalloc(r->nruns, sizeof(*r->unflushed));
-		json_array_foreach(h, i, v)
-			r->unflushed[i] = json_number_value(v);
+		json_array_foreach(h, i, v) r->unflushed[i] = json_number_value(v);
 	}
 	if (rc == 0 && (v = json_object_get(j, "pass")) && json_is_boolean(v))
 		r->pass = json_is_true(v);
 	h = json_object_get(j, "latency_hist");
 	if (rc == 0 && json_is_array(h)) {
 		r->hist = xcalloc(BENCH_HIST_BUCKETS, sizeof(*r->hist));
-		json_array_foreach(h, i, v)
-			if (i < BENCH_HIST_BUCKETS)
-				r->hist[i] = (uint64_t)json_integer_value(v);
+		json_array_foreach(h, i, v) if (i < BENCH_HIST_BUCKETS) r->hist[i] =
+			(uint64_t)json_integer_value(v);
 	}
 	if (rc < 0) {
 		bench_result_clear(r);
@@ -254,7 +253,8 @@ bench_results_from_json(const json_t *a, struct bench_results *rs, char *err, si
 		snprintf(err, errlen, "results: not an array");
 		return -EINVAL;
 	}
-	json_array_foreach(a, i, v) {
+	json_array_foreach(a, i, v)
+	{
 		struct bench_result r;
 		char e[256];
 		int rc = bench_result_from_json(v, &r, e, sizeof(e));

@@ -137,13 +137,12 @@ u_counts(size_t m, size_t n)
 }
 
 int
-bench_mann_whitney(const double *a, size_t na, const double *b, size_t nb,
-		   struct bench_mwu *out)
+bench_mann_whitney(const double *a, size_t na, const double *b, size_t nb, struct bench_mwu *out)
 {
 	struct item {
 		double v;
 		int from_a;
-	} *all;
+	} * all;
 	size_t n = na + nb, i, j;
 	double ranksum = 0, tie_term = 0;
 	bool ties = false;
@@ -153,16 +152,16 @@ bench_mann_whitney(const double *a, size_t na, const double *b, size_t nb,
 		return -EINVAL;
 	all = xcalloc(n, sizeof(*all));
 	for (i = 0; i < na; i++)
-		all[i] = (struct item){ a[i], 1 };
+		all[i] = (struct item){a[i], 1};
 	for (i = 0; i < nb; i++)
-		all[na + i] = (struct item){ b[i], 0 };
-	qsort(all, n, sizeof(*all), cmp_double);	/* v is the first member */
+		all[na + i] = (struct item){b[i], 0};
+	qsort(all, n, sizeof(*all), cmp_double); /* v is the first member */
 	for (i = 0; i < n; i = j) {
 		double rank, t;
 
 		for (j = i + 1; j < n && all[j].v == all[i].v; j++)
 			;
-		rank = ((double)(i + 1) + (double)j) / 2.0;	/* mean of ranks i+1..j */
+		rank = ((double)(i + 1) + (double)j) / 2.0; /* mean of ranks i+1..j */
 		t = (double)(j - i);
 		if (t > 1) {
 			ties = true;
@@ -193,7 +192,8 @@ bench_mann_whitney(const double *a, size_t na, const double *b, size_t nb,
 	}
 	{
 		double nn = (double)n, mu = (double)na * (double)nb / 2.0;
-		double var = (double)na * (double)nb / 12.0 * ((nn + 1) - tie_term / (nn * (nn - 1)));
+		double var =
+			(double)na * (double)nb / 12.0 * ((nn + 1) - tie_term / (nn * (nn - 1)));
 		double d = fabs(out->u - mu) - 0.5;
 
 		if (var <= 0) {
@@ -209,8 +209,7 @@ bench_mann_whitney(const double *a, size_t na, const double *b, size_t nb,
 }
 
 bool
-bench_differs(const double *a, size_t na, const double *b, size_t nb, double alpha,
-	      double min_rel)
+bench_differs(const double *a, size_t na, const double *b, size_t nb, double alpha, double min_rel)
 {
 	struct bench_stats sa, sb;
 	struct bench_mwu t;

@@ -15,7 +15,7 @@
 #include "bench_driver.h"
 #include "xmalloc.h"
 
-static const char *const schemes[] = { "smb", "nfs", "afp", "file", "null" };
+static const char *const schemes[] = {"smb", "nfs", "afp", "file", "null"};
 
 static const char *
 expected_form(const char *scheme)
@@ -44,7 +44,7 @@ pct_decode(char *s)
 		}
 		if (!isxdigit((unsigned char)s[1]) || !isxdigit((unsigned char)s[2]))
 			return -1;
-		char hex[3] = { s[1], s[2], 0 };
+		char hex[3] = {s[1], s[2], 0};
 		*w++ = (char)strtol(hex, NULL, 16);
 		s += 2;
 	}
@@ -78,7 +78,8 @@ fail(struct bench_target *t, char *err, size_t errlen, const char *url, const ch
 	    !memchr(a + 3, '/', at - a - 3) && (size_t)(at - url) < sizeof(shown))
 		snprintf(shown + (colon - url), sizeof(shown) - (colon - url), ":***%s", at);
 	snprintf(err, errlen, "bad target \"%s\": %s (expected %s)", shown, why,
-		 t->scheme ? expected_form(t->scheme) : "smb://, nfs://, afp://, file:// or null://");
+		 t->scheme ? expected_form(t->scheme)
+			   : "smb://, nfs://, afp://, file:// or null://");
 	bench_target_clear(t);
 	return -EINVAL;
 }
@@ -99,7 +100,7 @@ parse_login(struct bench_target *t, const char *p, const char *end)
 		free(auth);
 		return "bad user name";
 	}
-	if ((semi = strchr(auth, ';'))) {	/* as smbclient and Windows write it */
+	if ((semi = strchr(auth, ';'))) { /* as smbclient and Windows write it */
 		*semi = '\0';
 		t->domain = xstrdup(auth);
 		t->user = xstrdup(semi + 1);
@@ -129,7 +130,8 @@ bench_target_parse(const char *url, struct bench_target *t, char *err, size_t er
 	if (!p)
 		return fail(t, err, errlen, url, "no scheme");
 	for (i = 0; i < sizeof(schemes) / sizeof(schemes[0]); i++)
-		if ((size_t)(p - url) == strlen(schemes[i]) && strncmp(url, schemes[i], p - url) == 0)
+		if ((size_t)(p - url) == strlen(schemes[i]) &&
+		    strncmp(url, schemes[i], p - url) == 0)
 			t->scheme = xstrdup(schemes[i]);
 	if (!t->scheme)
 		return fail(t, err, errlen, url, "unknown scheme");
@@ -162,7 +164,7 @@ bench_target_parse(const char *url, struct bench_target *t, char *err, size_t er
 		p = auth_end + 1;
 	}
 	hostport = xstrndup(p, path - p);
-	if (hostport[0] == '[') {	/* [v6 address][:port] */
+	if (hostport[0] == '[') { /* [v6 address][:port] */
 		char *close = strchr(hostport, ']');
 		if (!close) {
 			rc = -1;
@@ -284,7 +286,7 @@ bench_target_credentials(struct bench_target *t, const char *file, char *err, si
 	int fd, lineno = 0;
 	FILE *fp;
 
-	if (t->guest)	/* guest@ in the URL: the credentials are for the other targets */
+	if (t->guest) /* guest@ in the URL: the credentials are for the other targets */
 		return 0;
 
 	fd = open(file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
@@ -318,8 +320,10 @@ bench_target_credentials(struct bench_target *t, const char *file, char *err, si
 			continue;
 		eq = strchr(k, '=');
 		if (!eq) {
-			snprintf(err, errlen, "%s:%d: expected \"key = value\" (username, password, "
-				 "domain)", file, lineno);
+			snprintf(err, errlen,
+				 "%s:%d: expected \"key = value\" (username, password, "
+				 "domain)",
+				 file, lineno);
 			fclose(fp);
 			explicit_bzero(line, sizeof(line));
 			return -EINVAL;
@@ -337,8 +341,9 @@ bench_target_credentials(struct bench_target *t, const char *file, char *err, si
 			free(t->domain);
 			t->domain = xstrdup(v);
 		} else {
-			snprintf(err, errlen, "%s:%d: unknown key \"%s\" (username, password, domain)",
-				 file, lineno, k);
+			snprintf(err, errlen,
+				 "%s:%d: unknown key \"%s\" (username, password, domain)", file,
+				 lineno, k);
 			fclose(fp);
 			explicit_bzero(line, sizeof(line));
 			return -EINVAL;
@@ -352,7 +357,7 @@ bench_target_credentials(struct bench_target *t, const char *file, char *err, si
 bool
 bench_target_on_this_host(const struct bench_target *t)
 {
-	struct addrinfo hints = { .ai_socktype = SOCK_DGRAM, .ai_flags = AI_NUMERICSERV };
+	struct addrinfo hints = {.ai_socktype = SOCK_DGRAM, .ai_flags = AI_NUMERICSERV};
 	struct addrinfo *ai = NULL, *a;
 	bool here = false;
 

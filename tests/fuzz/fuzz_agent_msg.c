@@ -37,9 +37,8 @@ sessions(struct agent_session *ctrl, struct agent_session *agent, int fd)
 static void
 check_job(json_t *msg)
 {
-	static const struct agent_mount mounts[] = { { "smb", "/mnt/media" },
-						     { "afp", "/Volumes/Old" } };
-	struct agent_opts o = { .mounts = mounts, .nmounts = 2 };
+	static const struct agent_mount mounts[] = {{"smb", "/mnt/media"}, {"afp", "/Volumes/Old"}};
+	struct agent_opts o = {.mounts = mounts, .nmounts = 2};
 	struct agent_job j;
 	char err[512];
 
@@ -49,7 +48,7 @@ check_job(json_t *msg)
 			abort();
 		if (json_is_true(json_object_get(json_object_get(msg, "options"), "force")))
 			abort();
-		agent_job_release(&j);
+		agent_job_clear(&j);
 	}
 }
 
@@ -68,7 +67,7 @@ sealed(const uint8_t *data, size_t size, uint8_t flip)
 		return;
 	sessions(&c, &a, -1);
 	body = malloc(len);
-	memset(body, 0, AGENT_SEQ_LEN);	/* sequence number 0 */
+	memset(body, 0, AGENT_SEQ_LEN); /* sequence number 0 */
 	memcpy(body + AGENT_SEQ_LEN, data, size);
 	HMAC(EVP_sha256(), c.k_send, AGENT_MAC_LEN, body, AGENT_SEQ_LEN + size,
 	     body + AGENT_SEQ_LEN + size, &n);

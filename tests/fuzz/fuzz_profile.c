@@ -24,7 +24,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	diag_init(&d);
 	m = profile_load_string("fuzz.conf", text, NULL, 0, &d);
 	model_free(m);
-	diag_free(&d);
+	diag_clear(&d);
 	free(text);
 	return 0;
 }

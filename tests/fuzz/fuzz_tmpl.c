@@ -28,7 +28,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		tmpl_render(t, v, TMPL_ESC_CONF, &b, err, sizeof(err));
 	}
 	tmpl_free(t);
-	buf_free(&b);
+	buf_clear(&b);
 	view_free(v);
 	return 0;
 }

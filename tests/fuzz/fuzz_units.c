@@ -18,7 +18,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static unsigned
 shift_of(char u)
 {
-	const char *units = "KMGTP", *c = u ? strchr(units, u >= 'a' && u <= 'z' ? u - 32 : u) : NULL;
+	const char *units = "KMGTP",
+		   *c = u ? strchr(units, u >= 'a' && u <= 'z' ? u - 32 : u) : NULL;
 
 	return c ? 10 * (unsigned)(c - units + 1) : 0;
 }
@@ -39,7 +40,7 @@ check_size(const char *s)
 	if (rc != 0)
 		return;
 	for (; *p >= '0' && *p <= '9'; p++)
-		whole = whole * 10 + (uint64_t)(*p - '0');	/* it parsed: no overflow */
+		whole = whole * 10 + (uint64_t)(*p - '0'); /* it parsed: no overflow */
 	if (*p == '.')
 		for (p++; *p >= '0' && *p <= '9'; p++) {
 			scale /= 10;
@@ -73,7 +74,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint64_t a, b;
 	unsigned secs;
 	size_t n = size < sizeof(s) - 1 ? size : sizeof(s) - 1;
-	struct bench_opts o = { 0 };
+	struct bench_opts o = {0};
 	char err[256];
 	int w;
 
@@ -114,7 +115,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			uint64_t fp = bench_footprint((enum bench_workload)w, &o);
 
 			if ((w == BENCH_SEQ_WRITE || w == BENCH_COPY) && o.size && fp < o.size)
-				abort();	/* wrapped */
+				abort(); /* wrapped */
 			if (w == BENCH_SMALL_IO && fp < o.small_io_read)
 				abort();
 		}

@@ -34,9 +34,11 @@ test_parse(void **state)
 	assert_non_null(strstr(err, "malformed"));
 	assert_int_equal(agent_parse("[1,2]", 5, &m, err, sizeof(err)), -EBADMSG);
 	assert_int_equal(agent_parse("{\"type\":\"x\"}", 12, &m, err, sizeof(err)), -EBADMSG);
-	assert_int_equal(agent_parse("{\"v\":2,\"type\":\"\"}", 17, &m, err, sizeof(err)), -EBADMSG);
-	assert_int_equal(agent_parse("{\"v\":2,\"type\":\"a\",\"type\":\"b\"}", 29, &m, err,
-				     sizeof(err)), -EBADMSG);
+	assert_int_equal(agent_parse("{\"v\":2,\"type\":\"\"}", 17, &m, err, sizeof(err)),
+			 -EBADMSG);
+	assert_int_equal(
+		agent_parse("{\"v\":2,\"type\":\"a\",\"type\":\"b\"}", 29, &m, err, sizeof(err)),
+		-EBADMSG);
 	/* Version 1 had no authenticated session: refused, naming both versions. */
 	assert_int_equal(agent_parse("{\"v\":1,\"type\":\"hello\"}", 22, &m, err, sizeof(err)),
 			 -EPROTO);
@@ -130,13 +132,13 @@ test_keys(void **state)
 static void
 test_mac(void **state)
 {
-	uint8_t k[AGENT_KEY_LEN] = { 1, 2, 3 };
+	uint8_t k[AGENT_KEY_LEN] = {1, 2, 3};
 	char a[65], b[65], n1[65], n2[65];
 
 	(void)state;
 	agent_mac(k, "L", "x", "yz", a);
 	agent_mac(k, "L", "xy", "z", b);
-	assert_false(agent_mac_equal(a, b));	/* the separator keeps the pairs apart */
+	assert_false(agent_mac_equal(a, b)); /* the separator keeps the pairs apart */
 	agent_mac(k, "L", "x", "yz", b);
 	assert_true(agent_mac_equal(a, b));
 	assert_false(agent_mac_equal(a, "00"));
@@ -166,15 +168,15 @@ srv_thread(void *p)
 {
 	struct srv_arg *a = p;
 
-	a->rc = agent_server_handshake(a->fd, a->key, 2000, "test", a->peer, &a->ss, a->nas,
-				       a->err, sizeof(a->err));
+	a->rc = agent_server_handshake(a->fd, a->key, 2000, "test", a->peer, &a->ss, a->nas, a->err,
+				       sizeof(a->err));
 	return NULL;
 }
 
 static int
 handshake(const uint8_t *ckey, const uint8_t *skey, int *src, char *cerr, char *serr)
 {
-	struct srv_arg a = { 0 };
+	struct srv_arg a = {0};
 	struct agent_session cs;
 	pthread_t t;
 	json_t *hello = NULL;
@@ -221,7 +223,7 @@ static void
 test_handshake_bound(void **state)
 {
 	uint8_t k[AGENT_KEY_LEN];
-	struct srv_arg a = { 0 };
+	struct srv_arg a = {0};
 	struct agent_session cs;
 	uint32_t big = htonl(AGENT_HANDSHAKE_MAX + 1);
 	char cerr[256] = "";
@@ -243,8 +245,9 @@ test_handshake_bound(void **state)
 	/* Controller side: a would-be agent (anyone can advertise one) announces a big hello. */
 	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
 	assert_int_equal(write(sv[1], &big, 4), 4);
-	assert_int_equal(agent_client_handshake(sv[0], k, "192.0.2.1", 2000, NULL, &cs, cerr,
-						sizeof(cerr)), -EMSGSIZE);
+	assert_int_equal(
+		agent_client_handshake(sv[0], k, "192.0.2.1", 2000, NULL, &cs, cerr, sizeof(cerr)),
+		-EMSGSIZE);
 	close(sv[0]);
 	close(sv[1]);
 }
@@ -253,7 +256,7 @@ test_handshake_bound(void **state)
 static void
 test_no_work_before_auth(void **state)
 {
-	struct srv_arg a = { 0 };
+	struct srv_arg a = {0};
 	char err[256];
 	json_t *m, *hello;
 	pthread_t t;

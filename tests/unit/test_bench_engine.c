@@ -42,9 +42,15 @@ static struct bench_opts
 small_opts(void)
 {
 	struct bench_opts o = {
-		.size = 4u << 20, .repeats = 3, .warmup = 1, .small_files = 10,
-		.small_io_write = 64 * 1024, .small_io_read = 128 * 1024, .meta_entries = 50,
-		.video_fps = 24, .video_seconds = 0.25,
+		.size = 4u << 20,
+		.repeats = 3,
+		.warmup = 1,
+		.small_files = 10,
+		.small_io_write = 64 * 1024,
+		.small_io_read = 128 * 1024,
+		.meta_entries = 50,
+		.video_fps = 24,
+		.video_seconds = 0.25,
 	};
 
 	return o;
@@ -56,21 +62,21 @@ find(const struct bench_results *rs, const char *workload, const char *metric)
 	size_t i;
 
 	for (i = 0; i < rs->n; i++)
-		if (strcmp(rs->v[i].workload, workload) == 0 && strcmp(rs->v[i].metric, metric) == 0)
+		if (strcmp(rs->v[i].workload, workload) == 0 &&
+		    strcmp(rs->v[i].metric, metric) == 0)
 			return &rs->v[i];
 	return NULL;
 }
 
 static void
-run_ok(struct held *h, enum bench_workload w, const struct bench_opts *o,
-       struct bench_results *rs)
+run_ok(struct held *h, enum bench_workload w, const struct bench_opts *o, struct bench_results *rs)
 {
 	char err[512] = "";
 	int rc = bench_run(&bench_drv_null, &h->t, w, o, rs, err, sizeof(err));
 
 	if (rc != 0)
 		fail_msg("%s: %s", bench_workload_name(w), err);
-	assert_int_equal(bench_null_entries("eng"), 0);	/* scratch removed */
+	assert_int_equal(bench_null_entries("eng"), 0); /* scratch removed */
 }
 
 static void
@@ -103,7 +109,7 @@ static void
 test_sequential(void **state)
 {
 	struct bench_opts o = small_opts();
-	struct bench_results rs = { 0 };
+	struct bench_results rs = {0};
 	struct bench_null_counts n;
 	const struct bench_result *r;
 	struct held h;
@@ -135,9 +141,9 @@ test_sequential(void **state)
 	bench_null_reset();
 	run_ok(&h, BENCH_SEQ_READ, &o, &rs);
 	bench_null_counts(&n);
-	assert_int_equal(n.bytes_written, 4u << 20);	/* setup, once */
+	assert_int_equal(n.bytes_written, 4u << 20); /* setup, once */
 	assert_int_equal(n.bytes_read, 16u << 20);
-	assert_int_equal(n.ops[BNULL_PREAD], 4 * 5);	/* 4 blocks + the short read at EOF */
+	assert_int_equal(n.ops[BNULL_PREAD], 4 * 5); /* 4 blocks + the short read at EOF */
 	assert_non_null(find(&rs, "seq-read", "read"));
 	bench_results_clear(&rs);
 	release(&h);
@@ -147,7 +153,7 @@ static void
 test_copy(void **state)
 {
 	struct bench_opts o = small_opts();
-	struct bench_results rs = { 0 };
+	struct bench_results rs = {0};
 	struct bench_null_counts n;
 	const struct bench_result *r;
 	struct held h;
@@ -173,8 +179,8 @@ test_copy(void **state)
 	bench_results_clear(&rs);
 
 	/* No copy in the driver at all. */
-	assert_int_equal(bench_run(&bench_drv_null_serial, &h.t, BENCH_COPY, &o, &rs, err,
-				   sizeof(err)), 0);
+	assert_int_equal(
+		bench_run(&bench_drv_null_serial, &h.t, BENCH_COPY, &o, &rs, err, sizeof(err)), 0);
 	assert_string_equal(rs.v[0].note, "read+write (the null driver has no server-side copy)");
 	bench_results_clear(&rs);
 	release(&h);
@@ -184,7 +190,7 @@ static void
 test_mixed(void **state)
 {
 	struct bench_opts o = small_opts();
-	struct bench_results rs = { 0 };
+	struct bench_results rs = {0};
 	struct bench_null_counts n;
 	struct held h;
 	char err[512];
@@ -203,10 +209,11 @@ test_mixed(void **state)
 	bench_results_clear(&rs);
 
 	bench_null_reset();
-	assert_int_equal(bench_run(&bench_drv_null_serial, &h.t, BENCH_MIXED_RW, &o, &rs, err,
-				   sizeof(err)), 0);
+	assert_int_equal(
+		bench_run(&bench_drv_null_serial, &h.t, BENCH_MIXED_RW, &o, &rs, err, sizeof(err)),
+		0);
 	bench_null_counts(&n);
-	assert_int_equal(n.max_concurrent, 2);	/* held + one */
+	assert_int_equal(n.max_concurrent, 2); /* held + one */
 	assert_non_null(strstr(rs.v[0].note, "sequential"));
 	bench_results_clear(&rs);
 	release(&h);
@@ -216,10 +223,10 @@ static void
 test_small(void **state)
 {
 	struct bench_opts o = small_opts();
-	struct bench_results rs = { 0 };
+	struct bench_results rs = {0};
 	struct bench_null_counts n;
 	const struct bench_result *r;
-	static const char *const sf[] = { "create", "copy-in", "copy-out", "rename", "delete" };
+	static const char *const sf[] = {"create", "copy-in", "copy-out", "rename", "delete"};
 	uint64_t tot = 0;
 	struct held h;
 	size_t i;
@@ -253,7 +260,7 @@ test_small(void **state)
 	assert_non_null(r->hist);
 	for (i = 0; i < BENCH_HIST_BUCKETS; i++)
 		tot += r->hist[i];
-	assert_int_equal(tot, 3 * 64);	/* measured runs only */
+	assert_int_equal(tot, 3 * 64); /* measured runs only */
 	assert_non_null(find(&rs, "small-io", "read-1k"));
 	assert_non_null(find(&rs, "small-io", "read-1k-p99"));
 	assert_null(find(&rs, "small-io", "read-1k")->hist);
@@ -264,12 +271,12 @@ test_small(void **state)
 static void
 test_random_meta(void **state)
 {
-	static const char *const rm[] = { "read-4k", "write-4k", "read-512k", "write-512k",
-					   "read-16m", "write-16m" };
-	static const char *const mm[] = { "stat-hit-cold", "stat-miss-cold", "list-cold",
-					   "stat-hit-hot", "stat-miss-hot", "list-hot" };
+	static const char *const rm[] = {"read-4k",    "write-4k", "read-512k",
+					 "write-512k", "read-16m", "write-16m"};
+	static const char *const mm[] = {"stat-hit-cold", "stat-miss-cold", "list-cold",
+					 "stat-hit-hot",  "stat-miss-hot",  "list-hot"};
 	struct bench_opts o = small_opts();
-	struct bench_results rs = { 0 };
+	struct bench_results rs = {0};
 	struct bench_null_counts n;
 	struct held h;
 	size_t i;
@@ -289,8 +296,8 @@ test_random_meta(void **state)
 	bench_null_reset();
 	run_ok(&h, BENCH_METADATA, &o, &rs);
 	bench_null_counts(&n);
-	assert_int_equal(n.ops[BNULL_STAT], 4 * 2 * 100);	/* 50 hits + 50 misses, cold + hot */
-	assert_int_equal(n.ops[BNULL_CONNECT], 1 + 4);	/* a new connection per run */
+	assert_int_equal(n.ops[BNULL_STAT], 4 * 2 * 100); /* 50 hits + 50 misses, cold + hot */
+	assert_int_equal(n.ops[BNULL_CONNECT], 1 + 4);	  /* a new connection per run */
 	for (i = 0; i < 6; i++) {
 		const struct bench_result *r = find(&rs, "metadata", mm[i]);
 
@@ -306,7 +313,7 @@ static void
 test_video(void **state)
 {
 	struct bench_opts o = small_opts();
-	struct bench_results rs = { 0 };
+	struct bench_results rs = {0};
 	const struct bench_result *r;
 	struct held h;
 
@@ -342,7 +349,7 @@ static void
 test_refusals(void **state)
 {
 	struct bench_opts o = small_opts();
-	struct bench_results rs = { 0 };
+	struct bench_results rs = {0};
 	struct bench_null_counts n;
 	struct held h;
 	char err[512] = "";
@@ -350,12 +357,13 @@ test_refusals(void **state)
 	(void)state;
 	hold(&h, "null://tiny?free=1000000");
 	bench_null_reset();
-	assert_int_equal(bench_run(&bench_drv_null, &h.t, BENCH_SEQ_WRITE, &o, &rs, err,
-				   sizeof(err)), -ENOSPC);
+	assert_int_equal(
+		bench_run(&bench_drv_null, &h.t, BENCH_SEQ_WRITE, &o, &rs, err, sizeof(err)),
+		-ENOSPC);
 	assert_non_null(strstr(err, "not enough free space on null://tiny?free=1000000"));
 	assert_non_null(strstr(err, "1.0 MB free"));
 	bench_null_counts(&n);
-	assert_int_equal(n.ops[BNULL_MKDIR], 0);	/* nothing written */
+	assert_int_equal(n.ops[BNULL_MKDIR], 0); /* nothing written */
 	assert_int_equal(rs.n, 0);
 	release(&h);
 
@@ -367,22 +375,24 @@ test_refusals(void **state)
 			 (unsigned long long)(2 * (4ull << 20) + BENCH_SPACE_MARGIN));
 		hold(&h, url);
 		assert_int_equal(bench_run(&bench_drv_null, &h.t, BENCH_SEQ_WRITE, &o, &rs, err,
-					   sizeof(err)), 0);
+					   sizeof(err)),
+				 0);
 		bench_results_clear(&rs);
 		release(&h);
 	}
 
 	hold(&h, "null://eng");
 	assert_int_equal(bench_drv_null.mkdir(h.c, "Mac.sparsebundle"), 0);
-	assert_int_equal(bench_run(&bench_drv_null, &h.t, BENCH_SEQ_WRITE, &o, &rs, err,
-				   sizeof(err)), -EPERM);
+	assert_int_equal(
+		bench_run(&bench_drv_null, &h.t, BENCH_SEQ_WRITE, &o, &rs, err, sizeof(err)),
+		-EPERM);
 	assert_non_null(strstr(err, "Time Machine"));
 	assert_non_null(strstr(err, "--force"));
 	assert_int_equal(bench_null_entries("eng"), 1);
 	o.force = true;
-	assert_int_equal(bench_run(&bench_drv_null, &h.t, BENCH_SEQ_WRITE, &o, &rs, err,
-				   sizeof(err)), 0);
-	assert_int_equal(bench_null_entries("eng"), 1);	/* the sparsebundle only */
+	assert_int_equal(
+		bench_run(&bench_drv_null, &h.t, BENCH_SEQ_WRITE, &o, &rs, err, sizeof(err)), 0);
+	assert_int_equal(bench_null_entries("eng"), 1); /* the sparsebundle only */
 	bench_results_clear(&rs);
 	release(&h);
 }
@@ -391,7 +401,7 @@ static void
 test_failure_mid_run(void **state)
 {
 	struct bench_opts o = small_opts();
-	struct bench_results rs = { 0 };
+	struct bench_results rs = {0};
 	struct held h;
 	char err[512] = "";
 	enum bench_workload w;
@@ -399,8 +409,8 @@ test_failure_mid_run(void **state)
 	(void)state;
 	/* The 7th write fails: in the second run of seq-write. */
 	hold(&h, "null://eng?fail=pwrite:7");
-	assert_int_equal(bench_run(&bench_drv_null, &h.t, BENCH_SEQ_WRITE, &o, &rs, err,
-				   sizeof(err)), -EIO);
+	assert_int_equal(
+		bench_run(&bench_drv_null, &h.t, BENCH_SEQ_WRITE, &o, &rs, err, sizeof(err)), -EIO);
 	assert_non_null(strstr(err, "seq-write: write .nastune-bench-"));
 	assert_non_null(strstr(err, "injected failure of pwrite call 7"));
 	assert_int_equal(rs.n, 0);
@@ -410,10 +420,10 @@ test_failure_mid_run(void **state)
 	/* A failing stat in metadata, a failing rename in small-files, a failing read in
 	 * mixed-rw's reader thread: each surfaces and the scratch goes. */
 	for (w = BENCH_MIXED_RW; w <= BENCH_METADATA; w++) {
-		const char *url = w == BENCH_METADATA ? "null://eng?fail=stat:30" :
-				  w == BENCH_SMALL_FILES ? "null://eng?fail=rename:15" :
-				  w == BENCH_MIXED_RW ? "null://eng?fail=pread:3" :
-							"null://eng?fail=pread:2";
+		const char *url = w == BENCH_METADATA	   ? "null://eng?fail=stat:30"
+				  : w == BENCH_SMALL_FILES ? "null://eng?fail=rename:15"
+				  : w == BENCH_MIXED_RW	   ? "null://eng?fail=pread:3"
+							   : "null://eng?fail=pread:2";
 
 		hold(&h, url);
 		err[0] = '\0';
@@ -427,8 +437,8 @@ test_failure_mid_run(void **state)
 
 	/* Failing to remove the scratch is an error too. */
 	hold(&h, "null://eng?fail=rmdir:1");
-	assert_int_equal(bench_run(&bench_drv_null, &h.t, BENCH_SEQ_WRITE, &o, &rs, err,
-				   sizeof(err)), -EIO);
+	assert_int_equal(
+		bench_run(&bench_drv_null, &h.t, BENCH_SEQ_WRITE, &o, &rs, err, sizeof(err)), -EIO);
 	assert_non_null(strstr(err, "cannot remove the scratch directory"));
 	release(&h);
 }
@@ -457,7 +467,7 @@ static void
 test_stop_and_cold(void **state)
 {
 	struct bench_opts o = small_opts();
-	struct bench_results rs = { 0 };
+	struct bench_results rs = {0};
 	struct held h;
 	char err[512] = "";
 
@@ -466,8 +476,9 @@ test_stop_and_cold(void **state)
 	o.stop = &stop;
 	o.progress = stop_at_third;
 	stop = 0;
-	assert_int_equal(bench_run(&bench_drv_null, &h.t, BENCH_SMALL_FILES, &o, &rs, err,
-				   sizeof(err)), -EINTR);
+	assert_int_equal(
+		bench_run(&bench_drv_null, &h.t, BENCH_SMALL_FILES, &o, &rs, err, sizeof(err)),
+		-EINTR);
 	assert_string_equal(err, "interrupted");
 	assert_int_equal(bench_null_entries("eng"), 0);
 	assert_int_equal(rs.n, 0);
@@ -477,10 +488,10 @@ test_stop_and_cold(void **state)
 	o.cache = BENCH_CACHE_COLD;
 	o.drop_caches = count_drop;
 	run_ok(&h, BENCH_SEQ_READ, &o, &rs);
-	assert_int_equal(drops, 3);	/* before each measured run, not the warm-up */
+	assert_int_equal(drops, 3); /* before each measured run, not the warm-up */
 	assert_string_equal(rs.v[0].cache, "cold");
 	bench_results_clear(&rs);
-	o.drop_caches = NULL;	/* cannot drop: labelled hot */
+	o.drop_caches = NULL; /* cannot drop: labelled hot */
 	run_ok(&h, BENCH_SEQ_READ, &o, &rs);
 	assert_string_equal(rs.v[0].cache, "hot");
 	bench_results_clear(&rs);
@@ -497,7 +508,7 @@ test_stop_and_cold(void **state)
 	assert_string_equal(find(&rs, "metadata", "list-hot")->cache, "hot");
 	assert_non_null(strstr(find(&rs, "metadata", "list-cold")->note, "(not the server's)"));
 	bench_results_clear(&rs);
-	o.drop_reaches_server = true;	/* its server runs on this kernel */
+	o.drop_reaches_server = true; /* its server runs on this kernel */
 	run_ok(&h, BENCH_SEQ_READ, &o, &rs);
 	assert_string_equal(rs.v[0].cache, "cold");
 	bench_results_clear(&rs);
@@ -508,7 +519,7 @@ static void
 test_stale(void **state)
 {
 	struct bench_opts o = small_opts();
-	struct bench_results rs = { 0 };
+	struct bench_results rs = {0};
 	struct bench_stat st;
 	char host[128], stale[256], err[512];
 	struct held h;
@@ -518,7 +529,7 @@ test_stale(void **state)
 	pid = fork();
 	if (pid == 0)
 		_exit(0);
-	waitpid(pid, NULL, 0);	/* a pid that is surely gone */
+	waitpid(pid, NULL, 0); /* a pid that is surely gone */
 	gethostname(host, sizeof(host));
 	snprintf(stale, sizeof(stale), ".nastune-bench-%s-%ld-1", host, (long)pid);
 	hold(&h, "null://eng");
@@ -526,7 +537,7 @@ test_stale(void **state)
 	snprintf(err, sizeof(err), "%s/sub", stale);
 	assert_int_equal(bench_drv_null.mkdir(h.c, err), 0);
 	assert_int_equal(bench_drv_null.mkdir(h.c, ".nastune-bench-otherhost-1-1"), 0);
-	{	/* a raw disk baseline's file left by the dead process */
+	{ /* a raw disk baseline's file left by the dead process */
 		struct bench_file *f;
 		char file[256];
 
@@ -535,8 +546,8 @@ test_stale(void **state)
 		bench_drv_null.close(h.c, f);
 	}
 	assert_int_equal(bench_drv_null.mkdir(h.c, "user-data"), 0);
-	assert_int_equal(bench_run(&bench_drv_null, &h.t, BENCH_SEQ_WRITE, &o, &rs, err,
-				   sizeof(err)), 0);
+	assert_int_equal(
+		bench_run(&bench_drv_null, &h.t, BENCH_SEQ_WRITE, &o, &rs, err, sizeof(err)), 0);
 	assert_int_equal(bench_drv_null.stat(h.c, stale, &st), -ENOENT);
 	assert_int_equal(bench_drv_null.stat(h.c, ".nastune-bench-otherhost-1-1", &st), 0);
 	assert_int_equal(bench_drv_null.stat(h.c, "user-data", &st), 0);
@@ -549,7 +560,7 @@ static void
 test_json_and_reports(void **state)
 {
 	struct bench_opts o = small_opts();
-	struct bench_results rs = { 0 }, back = { 0 };
+	struct bench_results rs = {0}, back = {0};
 	struct held h;
 	json_t *a, *doc;
 	char err[512], *text, *html;
@@ -589,8 +600,8 @@ test_json_and_reports(void **state)
 		assert_non_null(strstr(err, "\"protocol\" is missing"));
 		json_decref(bad);
 	}
-	doc = json_pack("{s:i, s:s, s:o, s:[], s:[]}", "run", 7, "created",
-			"2026-01-01T00:00:00Z", "results", a, "baselines", "errors");
+	doc = json_pack("{s:i, s:s, s:o, s:[], s:[]}", "run", 7, "created", "2026-01-01T00:00:00Z",
+			"results", a, "baselines", "errors");
 	text = bench_report_text(doc, err, sizeof(err));
 	assert_non_null(text);
 	assert_non_null(strstr(text, "run 7"));
@@ -642,7 +653,7 @@ assert_flushed(const struct bench_result *r)
 	assert_string_equal(r->durability, "flushed");
 	assert_non_null(r->unflushed);
 	for (size_t i = 0; i < r->nruns; i++)
-		assert_true(r->unflushed[i] > r->runs[i]);	/* the 20 ms flush left out */
+		assert_true(r->unflushed[i] > r->runs[i]); /* the 20 ms flush left out */
 }
 
 /* Every write result says whether its timing includes a flush the driver really makes:
@@ -651,7 +662,7 @@ static void
 test_durability(void **state)
 {
 	struct bench_driver slow = bench_drv_null, noop = bench_drv_null;
-	struct bench_results rs = { 0 }, back = { 0 };
+	struct bench_results rs = {0}, back = {0};
 	const struct bench_result *r;
 	json_t *j;
 	char err[256];
@@ -668,7 +679,7 @@ test_durability(void **state)
 	durability_run(&slow, "null://dur?copy=0", BENCH_SMALL_FILES, &rs);
 	durability_run(&slow, "null://dur?copy=0", BENCH_VIDEO, &rs);
 	assert_flushed(find(&rs, "seq-write", "write"));
-	assert_flushed(find(&rs, "copy-in-share", "copy"));	/* read+write, then flush */
+	assert_flushed(find(&rs, "copy-in-share", "copy")); /* read+write, then flush */
 	assert_flushed(find(&rs, "mixed-rw", "write"));
 	assert_flushed(find(&rs, "mixed-rw", "total"));
 	assert_flushed(find(&rs, "random-io", "write-4k"));
@@ -687,14 +698,14 @@ test_durability(void **state)
 	assert_flushed(r);
 	assert_true(json_real_value(json_object_get(json_array_get(j, 0), "unflushed_median")) >
 		    json_real_value(json_object_get(json_array_get(j, 0), "median")));
-	assert_null(json_object_get(json_array_get(j, 1), "unflushed_runs"));	/* a read */
+	assert_null(json_object_get(json_array_get(j, 1), "unflushed_runs")); /* a read */
 	json_decref(j);
 	bench_results_clear(&back);
 	bench_results_clear(&rs);
 	/* A driver that cannot flush: unflushed, and no second figure. */
 	durability_run(&noop, "null://dur", BENCH_SEQ_WRITE, &rs);
 	durability_run(&noop, "null://dur", BENCH_RANDOM_IO, &rs);
-	durability_run(&slow, "null://dur", BENCH_COPY, &rs);	/* server-side copy */
+	durability_run(&slow, "null://dur", BENCH_COPY, &rs); /* server-side copy */
 	assert_string_equal(find(&rs, "seq-write", "write")->durability, "unflushed");
 	assert_null(find(&rs, "seq-write", "write")->unflushed);
 	assert_string_equal(find(&rs, "random-io", "write-16m")->durability, "unflushed");
@@ -709,8 +720,8 @@ test_durability(void **state)
 static void
 test_attribute(void **state)
 {
-	struct bench_baseline b = { .disk_write = 500, .disk_read = 600, .tcp = 118 };
-	struct bench_result r = { .metric = "read", .unit = "MB/s" };
+	struct bench_baseline b = {.disk_write = 500, .disk_read = 600, .tcp = 118};
+	struct bench_result r = {.metric = "read", .unit = "MB/s"};
 
 	(void)state;
 	r.st.median = 114.5;

@@ -21,7 +21,7 @@
 #include "bench.h"
 
 struct fx {
-	char top[64];		/* temp dir holding share/ and outside/ */
+	char top[64]; /* temp dir holding share/ and outside/ */
 	char share[128], outside[128];
 	struct bench_target t;
 	struct bench_conn *c;
@@ -169,7 +169,7 @@ test_swapped_scratch(void **state)
 	assert_int_equal(symlink(f->outside, p), 0);
 
 	snprintf(q, sizeof(q), "%s/b", scratch);
-	write_file(f->c, q, "ours");	/* lands in moved/, through the kept descriptor */
+	write_file(f->c, q, "ours"); /* lands in moved/, through the kept descriptor */
 	snprintf(q, sizeof(q), "%s/sub", scratch);
 	assert_int_equal(D->mkdir(f->c, q), 0);
 	snprintf(q, sizeof(q), "%s/sub/c", scratch);
@@ -197,7 +197,7 @@ test_swapped_scratch(void **state)
 	assert_string_equal(before, after);
 	free(after);
 	after = listing(moved);
-	assert_string_equal(after, "");	/* everything went (and went away) there */
+	assert_string_equal(after, ""); /* everything went (and went away) there */
 	free(after);
 	free(before);
 }
@@ -279,22 +279,26 @@ static void
 test_engine_swap(void **state)
 {
 	struct fx *f = *state;
-	struct swap s = { f, 0 };
-	struct bench_opts o = { .size = 1u << 20, .repeats = 2, .small_files = 5,
-				.progress = swap_on_progress, .progress_arg = &s };
-	struct bench_results rs = { 0 };
+	struct swap s = {f, 0};
+	struct bench_opts o = {.size = 1u << 20,
+			       .repeats = 2,
+			       .small_files = 5,
+			       .progress = swap_on_progress,
+			       .progress_arg = &s};
+	struct bench_results rs = {0};
 	char err[512], *before;
 	int w;
 
 	put(f->outside, "seq.dat", "precious");
 	put(f->outside, "sf", "precious");
 	before = listing(f->outside);
-	for (w = BENCH_SEQ_WRITE; w <= BENCH_SMALL_FILES; w += BENCH_SMALL_FILES - BENCH_SEQ_WRITE) {
+	for (w = BENCH_SEQ_WRITE; w <= BENCH_SMALL_FILES;
+	     w += BENCH_SMALL_FILES - BENCH_SEQ_WRITE) {
 		char cmd[300];
 
 		s.calls = 0;
-		assert_true(bench_run(D, &f->t, (enum bench_workload)w, &o, &rs, err,
-				      sizeof(err)) < 0);
+		assert_true(bench_run(D, &f->t, (enum bench_workload)w, &o, &rs, err, sizeof(err)) <
+			    0);
 		assert_non_null(strstr(err, "renamed or replaced"));
 		assert_listing(f->outside, before);
 		snprintf(cmd, sizeof(cmd), "rm -rf '%s'/.nastune-bench-* '%s/moved'", f->share,
@@ -311,8 +315,8 @@ static void
 test_baseline_planted(void **state)
 {
 	struct fx *f = *state;
-	struct bench_baseline b = { 0 };
-	struct bench_opts o = { .size = 4u << 20 };
+	struct bench_baseline b = {0};
+	struct bench_opts o = {.size = 4u << 20};
 	char host[128], p[512], err[512], *before, *in_share;
 
 	put(f->outside, "victim", "precious");
@@ -326,7 +330,7 @@ test_baseline_planted(void **state)
 	assert_int_equal(bench_baseline_disk(f->share, &o, &b, err, sizeof(err)), 0);
 	assert_true(b.disk_write > 0 && b.disk_read > 0);
 	assert_listing(f->outside, before);
-	assert_listing(f->share, in_share);	/* its scratch is gone again */
+	assert_listing(f->share, in_share); /* its scratch is gone again */
 	free(before);
 	free(in_share);
 }
@@ -336,8 +340,8 @@ static void
 test_baseline_refusals(void **state)
 {
 	struct fx *f = *state;
-	struct bench_baseline b = { 0 };
-	struct bench_opts o = { .size = 4u << 20 };
+	struct bench_baseline b = {0};
+	struct bench_opts o = {.size = 4u << 20};
 	char p[256], err[512], *before;
 
 	snprintf(p, sizeof(p), "%s/Mac.sparsebundle", f->share);
@@ -360,13 +364,15 @@ test_preflight_huge(void **state)
 	char err[512];
 
 	assert_int_equal(bench_preflight(D, f->c, "file:///x", "seq-write", UINT64_MAX / 2 + 1,
-					 false, err, sizeof(err)), -ENOSPC);
+					 false, err, sizeof(err)),
+			 -ENOSPC);
 	assert_non_null(strstr(err, "not enough free space"));
 	assert_int_equal(bench_preflight(D, f->c, "file:///x", "seq-write",
 					 UINT64_MAX - (32ull << 20), false, err, sizeof(err)),
 			 -ENOSPC);
-	assert_int_equal(bench_preflight(D, f->c, "file:///x", "seq-write", 4096, false, err,
-					 sizeof(err)), 0);
+	assert_int_equal(
+		bench_preflight(D, f->c, "file:///x", "seq-write", 4096, false, err, sizeof(err)),
+		0);
 }
 
 /* Stale scratch of a dead process of this host goes; another host's whose name starts with
@@ -382,7 +388,7 @@ test_stale(void **state)
 		_exit(0);
 	assert_true(dead > 0);
 	assert_int_equal(waitpid(dead, NULL, 0), dead);
-	bench_drv_posix.disconnect(f->c);	/* run as a new process would: nothing cached */
+	bench_drv_posix.disconnect(f->c); /* run as a new process would: nothing cached */
 	assert_int_equal(gethostname(host, sizeof(host)), 0);
 	snprintf(p, sizeof(p), "%s/%s%s-%ld-1-0123456789abcdef", f->share, BENCH_SCRATCH_PREFIX,
 		 host, (long)dead);

@@ -23,8 +23,9 @@ test_smb(void **state)
 	char err[256] = "";
 
 	(void)state;
-	assert_int_equal(bench_target_parse("smb://WG;alice@198.18.0.1:4455/Media/a%20b/c/",
-					    &t, err, sizeof(err)), 0);
+	assert_int_equal(bench_target_parse("smb://WG;alice@198.18.0.1:4455/Media/a%20b/c/", &t,
+					    err, sizeof(err)),
+			 0);
 	assert_string_equal(t.scheme, "smb");
 	assert_string_equal(t.domain, "WG");
 	assert_string_equal(t.user, "alice");
@@ -35,8 +36,8 @@ test_smb(void **state)
 	assert_null(t.password);
 	bench_target_clear(&t);
 
-	assert_int_equal(bench_target_parse("afp://[fd00:198:18::1]/Public", &t, err,
-					    sizeof(err)), 0);
+	assert_int_equal(bench_target_parse("afp://[fd00:198:18::1]/Public", &t, err, sizeof(err)),
+			 0);
 	assert_string_equal(t.host, "fd00:198:18::1");
 	assert_int_equal(t.port, 0);
 	assert_null(t.user);
@@ -52,15 +53,16 @@ test_nfs_file_null(void **state)
 	char err[256] = "";
 
 	(void)state;
-	assert_int_equal(bench_target_parse("nfs://server/srv/media?version=4", &t, err,
-					    sizeof(err)), 0);
+	assert_int_equal(
+		bench_target_parse("nfs://server/srv/media?version=4", &t, err, sizeof(err)), 0);
 	assert_string_equal(t.share, "/srv/media");
 	assert_int_equal(t.nfs_version, 4);
 	assert_int_equal(t.nfs_uid, -1);
 	assert_int_equal(t.nfs_gid, -1);
 	bench_target_clear(&t);
 	assert_int_equal(bench_target_parse("nfs://server/srv/media?uid=29001&gid=29000&version=3",
-					    &t, err, sizeof(err)), 0);
+					    &t, err, sizeof(err)),
+			 0);
 	assert_int_equal(t.nfs_uid, 29001);
 	assert_int_equal(t.nfs_gid, 29000);
 	assert_int_equal(t.nfs_version, 3);
@@ -80,20 +82,20 @@ test_errors(void **state)
 	static const struct {
 		const char *url, *needle;
 	} bad[] = {
-		{ "smb://alice:secret@h/s", "password in the URL" },
-		{ "ftp://h/s", "unknown scheme" },
-		{ "h/s", "no scheme" },
-		{ "smb://h", "no share" },
-		{ "smb://h/", "no share or volume" },
-		{ "smb://h:99999/s", "bad host or port" },
-		{ "smb://[::1/s", "bad host or port" },
-		{ "smb://h/s/../../etc", "\"..\"" },
-		{ "nfs://h/x?version=5", "unknown option" },
-		{ "nfs://h/x?uid=alice", "unknown option" },
-		{ "nfs://h/x?uid=-1", "unknown option" },
-		{ "smb://h/x?uid=1", "unknown option" },
-		{ "file://relative", "absolute" },
-		{ "smb://h/s%zz", "escape" },
+		{"smb://alice:secret@h/s", "password in the URL"},
+		{"ftp://h/s", "unknown scheme"},
+		{"h/s", "no scheme"},
+		{"smb://h", "no share"},
+		{"smb://h/", "no share or volume"},
+		{"smb://h:99999/s", "bad host or port"},
+		{"smb://[::1/s", "bad host or port"},
+		{"smb://h/s/../../etc", "\"..\""},
+		{"nfs://h/x?version=5", "unknown option"},
+		{"nfs://h/x?uid=alice", "unknown option"},
+		{"nfs://h/x?uid=-1", "unknown option"},
+		{"smb://h/x?uid=1", "unknown option"},
+		{"file://relative", "absolute"},
+		{"smb://h/s%zz", "escape"},
 	};
 	struct bench_target t;
 	char err[256];
@@ -147,7 +149,7 @@ test_credentials(void **state)
 	assert_int_equal(bench_target_credentials(&t, path, err, sizeof(err)), 0);
 	assert_null(t.user);
 	assert_null(t.password);
-	assert_int_equal(bench_target_prompt(&t), 0);	/* nothing to ask */
+	assert_int_equal(bench_target_prompt(&t), 0); /* nothing to ask */
 	assert_string_equal(t.url, "afp://guest@h/Public");
 	bench_target_clear(&t);
 	assert_int_equal(bench_target_parse("smb://Guest@h/s", &t, err, sizeof(err)), 0);
@@ -219,10 +221,8 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_smb),
-		cmocka_unit_test(test_nfs_file_null),
-		cmocka_unit_test(test_errors),
-		cmocka_unit_test(test_credentials),
+		cmocka_unit_test(test_smb),	     cmocka_unit_test(test_nfs_file_null),
+		cmocka_unit_test(test_errors),	     cmocka_unit_test(test_credentials),
 		cmocka_unit_test(test_on_this_host),
 	};
 

@@ -71,7 +71,7 @@ test_run_continues_after_a_failure(void **state)
 		assert_string_equal(b.all.v[i].target, "null://good");
 		assert_int_equal(b.all.v[i].nruns, 2);
 	}
-	benchrun_release(&b);
+	benchrun_clear(&b);
 }
 
 static void
@@ -87,7 +87,7 @@ test_stop_request(void **state)
 	assert_int_equal(benchrun_add_url(&b, NULL, "", "null://x", NULL, err, sizeof(err)), 0);
 	assert_int_equal(benchrun_run(&b), -EINTR);
 	assert_int_equal(b.all.n, 0);
-	benchrun_release(&b);
+	benchrun_clear(&b);
 }
 
 static void
@@ -104,7 +104,7 @@ test_protocol_filter(void **state)
 	assert_int_equal(benchrun_add_url(&b, NULL, "", "ftp://x/y", NULL, err, sizeof(err)),
 			 -EINVAL);
 	assert_int_equal(b.ntg, 0);
-	benchrun_release(&b);
+	benchrun_clear(&b);
 }
 
 /* A configuration with a writable share, a Time Machine share and a read-only one. */
@@ -149,7 +149,7 @@ test_targets_from_the_configuration(void **state)
 	assert_int_equal(benchrun_add_url(&b, &m, root, p, NULL, err, sizeof(err)), 0);
 	assert_int_equal(b.ntg, 2);
 	free(p);
-	benchrun_release(&b);
+	benchrun_clear(&b);
 	rmdir(root);
 }
 
@@ -195,7 +195,7 @@ test_baselines_and_store(void **state)
 	json_decref(stored);
 	state_bench_run_clear(&r);
 	state_close(st);
-	benchrun_release(&b);
+	benchrun_clear(&b);
 	free(cmd);
 	cmd = xasprintf("rm -rf '%s'", root);
 	assert_int_equal(system(cmd), 0);

@@ -136,7 +136,7 @@ read_text(const char *root, char hash[65])
 	text = hwinfo_text(&hw);
 	if (hash)
 		hwinfo_hash(&hw, hash);
-	hwinfo_free(&hw);
+	hwinfo_clear(&hw);
 	return text;
 }
 
@@ -160,10 +160,10 @@ test_fake_text(void **state)
 	hwinfo_hash(&hw, h1);
 	assert_int_equal(strlen(h1), 64);
 	assert_int_equal(strspn(h1, "0123456789abcdef"), 64);
-	hwinfo_free(&hw);
+	hwinfo_clear(&hw);
 	assert_null(hw.items);
 	assert_int_equal(hw.n, 0);
-	hwinfo_free(&hw); /* twice is harmless */
+	hwinfo_clear(&hw); /* twice is harmless */
 
 	again = read_text(*state, h2);
 	assert_string_equal(again, text);
@@ -277,10 +277,10 @@ test_boot_noise_ignored(void **state)
 	char *root = *state, *before, *after, *diff, h1[65], h2[65];
 
 	before = read_text(root, h1);
-	put(root, "sys/class/net/eth0/speed", "100\n");	/* renegotiated */
+	put(root, "sys/class/net/eth0/speed", "100\n"); /* renegotiated */
 	put(root, "sys/class/net/eth1/speed", "-1\n");	/* cable out: link down */
 	put(root, "sys/class/net/eth1/operstate", "down\n");
-	put(root, "sys/block/sdb/device/model", "Cruzer Blade\n");	/* a USB stick */
+	put(root, "sys/block/sdb/device/model", "Cruzer Blade\n"); /* a USB stick */
 	put(root, "sys/block/sdb/queue/rotational", "0\n");
 	put(root, "sys/block/sdb/removable", "1\n");
 	put(root, "sys/block/sr0/device/model", "DVD-RW\n");
@@ -349,7 +349,7 @@ test_missing_trees(void **state)
 	assert_string_equal(hw.items[0].value,
 			    "count=4 model=AMD_Ryzen_5_5600G_with_Radeon_Graphics");
 	assert_string_equal(hw.items[1].kind, "mem");
-	hwinfo_free(&hw);
+	hwinfo_clear(&hw);
 }
 
 static void
@@ -409,7 +409,7 @@ test_real_machine(void **state)
 	assert_int_equal(mem, 1);
 	text = hwinfo_text(&hw);
 	hwinfo_hash(&hw, hash);
-	hwinfo_free(&hw);
+	hwinfo_clear(&hw);
 	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
 		print_message("# %s\n", line);
 	print_message("# sha256 %s\n", hash);
@@ -418,7 +418,7 @@ test_real_machine(void **state)
 	/* "/" is the real machine too */
 	assert_int_equal(hwinfo_read("/", &hw), 0);
 	text = hwinfo_text(&hw);
-	hwinfo_free(&hw);
+	hwinfo_clear(&hw);
 	assert_non_null(strstr(text, "mem system total="));
 	free(text);
 }

@@ -17,7 +17,7 @@
 #include "render.h"
 #include "templates.h"
 
-static const char *const dirs[] = { "profiles" };
+static const char *const dirs[] = {"profiles"};
 
 /* Every protocol on, one share over all of them; server is "kernel" or "ganesha". */
 static struct model *
@@ -32,14 +32,15 @@ model_for(const char *server, const char *extra)
 		 "protocols = { smb = { enabled = true; }; afp = { enabled = true; };\n"
 		 "  nfs = { enabled = true; server = \"%s\"; versions = [3, 4]; }; };\n"
 		 "shares = ( { name = \"Media\"; path = \"/srv/media\";\n"
-		 "  protocols = [\"smb\", \"nfs\", \"afp\"]; nfs = { clients = [\"192.0.2.0/24\"]; }; } );\n"
+		 "  protocols = [\"smb\", \"nfs\", \"afp\"]; nfs = { clients = [\"192.0.2.0/24\"]; "
+		 "}; } );\n"
 		 "tuning = { allow_unsafe = true; };\n%s",
 		 server, extra ? extra : "");
 	diag_init(&d);
 	m = profile_load_string("t.conf", text, dirs, 1, &d);
 	diag_print(&d, stderr);
 	assert_non_null(m);
-	diag_free(&d);
+	diag_clear(&d);
 	return m;
 }
 
@@ -65,11 +66,12 @@ test_table_invariants(void **state)
 		const char *dot = strchr(k->name, '.');
 
 		assert_ptr_equal(knob_get(k->id), k);
-		assert_int_equal(k->id, n);	/* the table is indexed by id */
+		assert_int_equal(k->id, n); /* the table is indexed by id */
 		assert_ptr_equal(knob_find(k->name), k);
 		assert_non_null(dot);
 		assert_string_equal(knob_key(k), dot + 1);
-		/* the group names the protocol: smb/nfs/afp knobs belong to it, sys/net to the host */
+		/* the group names the protocol: smb/nfs/afp knobs belong to it, sys/net to the host
+		 */
 		if (strncmp(k->name, "smb.", 4) == 0)
 			assert_int_equal(k->proto, PROTO_SMB);
 		else if (strncmp(k->name, "nfs.", 4) == 0)
@@ -93,9 +95,10 @@ test_table_invariants(void **state)
 		for (i = 0; k->candidates[i]; i++) {
 			size_t j;
 
-			if (knob_parse(k, k->candidates[i], canon, sizeof(canon), why, sizeof(why)) < 0)
-				fail_msg("%s: candidate '%s' invalid: %s", k->name, k->candidates[i],
-					 why);
+			if (knob_parse(k, k->candidates[i], canon, sizeof(canon), why,
+				       sizeof(why)) < 0)
+				fail_msg("%s: candidate '%s' invalid: %s", k->name,
+					 k->candidates[i], why);
 			assert_string_equal(canon, k->candidates[i]);
 			for (j = 0; j < i; j++)
 				assert_string_not_equal(k->candidates[j], k->candidates[i]);
@@ -169,7 +172,8 @@ test_parse_values(void **state)
 	expect_bad(KNOB_SYS_TCP_RMEM, "4096 131072", "three ascending");
 	expect_bad(KNOB_SYS_TCP_RMEM, "16M 128K 4K", "three ascending");
 	expect_bad(KNOB_SYS_TCP_RMEM, "4096 131072 6291456 1", "three ascending");
-	expect_canon(KNOB_SMB_SOCKET_OPTIONS, "tcp_nodelay  so_rcvbuf=256K", "TCP_NODELAY SO_RCVBUF=262144");
+	expect_canon(KNOB_SMB_SOCKET_OPTIONS, "tcp_nodelay  so_rcvbuf=256K",
+		     "TCP_NODELAY SO_RCVBUF=262144");
 	expect_bad(KNOB_SMB_SOCKET_OPTIONS, "TCP_NODELAY TCP_NODELAY", "twice");
 	expect_bad(KNOB_SMB_SOCKET_OPTIONS, "SO_RCVBUF", "needs a size");
 	expect_bad(KNOB_SMB_SOCKET_OPTIONS, "TCP_NODELAY=1", "takes no value");
@@ -236,7 +240,7 @@ render_ok(const struct model *m, const struct render_templates *t, struct render
 static void
 test_every_candidate_renders(void **state)
 {
-	static const char *const tdirs[] = { "templates" };
+	static const char *const tdirs[] = {"templates"};
 	struct render_templates t;
 	const struct knob *k;
 	char err[512], line[512];
@@ -245,10 +249,11 @@ test_every_candidate_renders(void **state)
 	(void)state;
 	assert_int_equal(templates_load(tdirs, 1, &t, err, sizeof(err)), 0);
 	for (k = knob_first(); k; k = knob_next(k)) {
-		bool ganesha = k->place == KNOB_AT_GANESHA_CORE || k->place == KNOB_AT_GANESHA_EXPORT;
+		bool ganesha =
+			k->place == KNOB_AT_GANESHA_CORE || k->place == KNOB_AT_GANESHA_EXPORT;
 
 		if (k->place == KNOB_AT_NETLINK)
-			continue;	/* net.mtu: netif sets it, nothing is rendered */
+			continue; /* net.mtu: netif sets it, nothing is rendered */
 		for (i = 0; k->candidates[i]; i++) {
 			struct model *m = model_for(ganesha ? "ganesha" : "kernel", NULL);
 			struct rendered r;
@@ -265,21 +270,21 @@ test_every_candidate_renders(void **state)
 					 line, f->path, f->data);
 			/* pinned knobs are not tune's: no tuned.conf */
 			assert_null(find_file(&r, RENDER_TUNED_PATH));
-			render_free(&r);
+			render_clear(&r);
 			model_free(m);
 			checked++;
 		}
 	}
 	assert_true(checked > 60);
-	templates_free(&t);
+	templates_clear(&t);
 }
 
 /* Unset knobs leave the daemons' defaults alone: no line, and no sysctl file or tuned.conf. */
 static void
 test_unset_renders_nothing(void **state)
 {
-	static const char *const tdirs[] = { "templates" };
-	static const char *const servers[] = { "kernel", "ganesha" };
+	static const char *const tdirs[] = {"templates"};
+	static const char *const servers[] = {"kernel", "ganesha"};
 	struct render_templates t;
 	const struct knob *k;
 	char err[512], pat[256];
@@ -309,10 +314,10 @@ test_unset_renders_nothing(void **state)
 			if (strstr(f->data, pat))
 				fail_msg("unset %s rendered in %s", k->name, f->path);
 		}
-		render_free(&r);
+		render_clear(&r);
 		model_free(m);
 	}
-	templates_free(&t);
+	templates_clear(&t);
 }
 
 /* knob_restart_changes over one pair of texts: returns the count, checks the params named. */
@@ -331,29 +336,26 @@ restart_changes(const char *path, const char *cur, const char *next, const char 
 static void
 test_restart_changes(void **state)
 {
-	static const char ganesha[] =
-		"# Generated by nastune\n"
-		"NFS_CORE_PARAM {\n"
-		"\tProtocols = 3, 4;\n"
-		"\tRPC_Ioq_ThrdMax = 200;\n"
-		"}\n\n"
-		"EXPORT {\n"
-		"\tExport_Id = 1;\n"
-		"\tProtocols = 3, 4;\n"
-		"\tSquash = root_squash;\n"
-		"\tMaxRead = 1048576;\n"
-		"}\n";
-	static const char afp[] =
-		"; Generated by nastune\n"
-		"[Global]\n"
-		"\tzeroconf = no\n"
-		"\tserver quantum = 1048576\n"
-		"\n[Media]\n"
-		"\tpath = /srv/media\n";
-	static const char smb[] =
-		"[global]\n"
-		"\tsocket options = TCP_NODELAY\n"
-		"\tuse sendfile = no\n";
+	static const char ganesha[] = "# Generated by nastune\n"
+				      "NFS_CORE_PARAM {\n"
+				      "\tProtocols = 3, 4;\n"
+				      "\tRPC_Ioq_ThrdMax = 200;\n"
+				      "}\n\n"
+				      "EXPORT {\n"
+				      "\tExport_Id = 1;\n"
+				      "\tProtocols = 3, 4;\n"
+				      "\tSquash = root_squash;\n"
+				      "\tMaxRead = 1048576;\n"
+				      "}\n";
+	static const char afp[] = "; Generated by nastune\n"
+				  "[Global]\n"
+				  "\tzeroconf = no\n"
+				  "\tserver quantum = 1048576\n"
+				  "\n[Media]\n"
+				  "\tpath = /srv/media\n";
+	static const char smb[] = "[global]\n"
+				  "\tsocket options = TCP_NODELAY\n"
+				  "\tuse sendfile = no\n";
 	const char *g = "/etc/ganesha/ganesha.conf", *a = "/etc/netatalk/afp.conf";
 	char text[2048];
 
@@ -372,16 +374,21 @@ test_restart_changes(void **state)
 	memcpy(strstr(text, "root_squash"), "all_squash;", 11);
 	assert_int_equal(restart_changes(g, ganesha, text, ""), 0);
 	/* the same text, re-indented, with CRLF: reload */
-	snprintf(text, sizeof(text), "%s", "NFS_CORE_PARAM {\r\n  Protocols =3, 4 ;\r\n"
+	snprintf(text, sizeof(text), "%s",
+		 "NFS_CORE_PARAM {\r\n  Protocols =3, 4 ;\r\n"
 		 "  RPC_Ioq_ThrdMax=200;\r\n}\r\nEXPORT {\r\n  MaxRead = 1048576;\r\n}\r\n");
 	assert_int_equal(restart_changes(g, ganesha, text, ""), 0);
 	/* an export added with the same Protocols and MaxRead: reload (Ganesha adds exports
 	 * on SIGHUP); one with a different MaxRead: restart */
-	snprintf(text, sizeof(text), "%sEXPORT {\n\tExport_Id = 2;\n\tProtocols = 3, 4;\n"
-		 "\tMaxRead = 1048576;\n}\n", ganesha);
+	snprintf(text, sizeof(text),
+		 "%sEXPORT {\n\tExport_Id = 2;\n\tProtocols = 3, 4;\n"
+		 "\tMaxRead = 1048576;\n}\n",
+		 ganesha);
 	assert_int_equal(restart_changes(g, ganesha, text, ""), 0);
-	snprintf(text, sizeof(text), "%sEXPORT {\n\tExport_Id = 2;\n\tProtocols = 3, 4;\n"
-		 "\tMaxRead = 65536;\n}\n", ganesha);
+	snprintf(text, sizeof(text),
+		 "%sEXPORT {\n\tExport_Id = 2;\n\tProtocols = 3, 4;\n"
+		 "\tMaxRead = 65536;\n}\n",
+		 ganesha);
 	assert_int_equal(restart_changes(g, ganesha, text, "MaxRead"), 1);
 	/* a knob set where it was unset, and the versions narrowed in both blocks */
 	snprintf(text, sizeof(text), "%s", ganesha);
@@ -425,19 +432,19 @@ test_restart_changes(void **state)
 static void
 test_restart_rendered(void **state)
 {
-	static const char *const tdirs[] = { "templates" };
+	static const char *const tdirs[] = {"templates"};
 	static const struct {
 		enum knob_id id;
 		const char *value, *path, *want;
 	} cases[] = {
-		{ KNOB_NFS_THREADS, "16", "/etc/ganesha/ganesha.conf", "RPC_Ioq_ThrdMax" },
-		{ KNOB_NFS_GANESHA_MAX_READ, "1M", "/etc/ganesha/ganesha.conf", "MaxRead" },
-		{ KNOB_NFS_VERSIONS, "3", "/etc/ganesha/ganesha.conf", "Protocols" },
-		{ KNOB_AFP_SERVER_QUANTUM, "4M", "/etc/netatalk/afp.conf", "server quantum" },
-		{ KNOB_AFP_TCPSNDBUF, "512K", "/etc/netatalk/afp.conf", "tcpsndbuf" },
-		{ KNOB_SMB_USE_SENDFILE, "yes", "/etc/samba/smb.conf", "" },
-		{ KNOB_SMB_SOCKET_OPTIONS, "TCP_NODELAY IPTOS_THROUGHPUT", "/etc/samba/smb.conf",
-		  "" },
+		{KNOB_NFS_THREADS, "16", "/etc/ganesha/ganesha.conf", "RPC_Ioq_ThrdMax"},
+		{KNOB_NFS_GANESHA_MAX_READ, "1M", "/etc/ganesha/ganesha.conf", "MaxRead"},
+		{KNOB_NFS_VERSIONS, "3", "/etc/ganesha/ganesha.conf", "Protocols"},
+		{KNOB_AFP_SERVER_QUANTUM, "4M", "/etc/netatalk/afp.conf", "server quantum"},
+		{KNOB_AFP_TCPSNDBUF, "512K", "/etc/netatalk/afp.conf", "tcpsndbuf"},
+		{KNOB_SMB_USE_SENDFILE, "yes", "/etc/samba/smb.conf", ""},
+		{KNOB_SMB_SOCKET_OPTIONS, "TCP_NODELAY IPTOS_THROUGHPUT", "/etc/samba/smb.conf",
+		 ""},
 	};
 	struct render_templates t;
 	char err[512], changed[256];
@@ -474,18 +481,18 @@ test_restart_rendered(void **state)
 							      after.f[k].len, NULL, 0),
 					 0);
 		}
-		render_free(&before);
-		render_free(&after);
+		render_clear(&before);
+		render_clear(&after);
 		model_free(m);
 	}
-	templates_free(&t);
+	templates_clear(&t);
 }
 
 /* Tuned values render into tuned.conf, which loads back to the same values. */
 static void
 test_tuned_conf_round_trip(void **state)
 {
-	static const char *const tdirs[] = { "templates" };
+	static const char *const tdirs[] = {"templates"};
 	struct render_templates t;
 	struct model *m = model_for("ganesha", NULL), *back;
 	const struct rfile *f;
@@ -499,13 +506,14 @@ test_tuned_conf_round_trip(void **state)
 	set(m, KNOB_SMB_SOCKET_OPTIONS, "TCP_NODELAY SO_RCVBUF=262144", KNOB_TUNED);
 	set(m, KNOB_SYS_TCP_RMEM, "4096 131072 16777216", KNOB_TUNED);
 	set(m, KNOB_NFS_VERSIONS, "3", KNOB_TUNED);
-	set(m, KNOB_SMB_USE_SENDFILE, "yes", KNOB_CONFIG);	/* pinned: not tune's */
+	set(m, KNOB_SMB_USE_SENDFILE, "yes", KNOB_CONFIG); /* pinned: not tune's */
 	render_ok(m, &t, &r);
 	f = find_file(&r, RENDER_TUNED_PATH);
 	assert_non_null(f);
 	assert_int_equal(f->svc, SVC_SELF);
 	assert_non_null(strstr(f->data, "\tsmb = {\n\t\taio_read_size = \"1M\";\n"));
-	assert_non_null(strstr(f->data, "\t\tsocket_options = \"TCP_NODELAY SO_RCVBUF=262144\";\n"));
+	assert_non_null(
+		strstr(f->data, "\t\tsocket_options = \"TCP_NODELAY SO_RCVBUF=262144\";\n"));
 	assert_non_null(strstr(f->data, "\tsys = {\n\t\ttcp_rmem = \"4096 131072 16777216\";\n"));
 	assert_null(strstr(f->data, "use_sendfile"));
 	assert_int_equal(find_file(&r, RENDER_SYSCTL_PATH)->svc, SVC_SYS);
@@ -517,26 +525,27 @@ test_tuned_conf_round_trip(void **state)
 	assert_int_equal(d.n, 0);
 	assert_string_equal(knob_value(back, KNOB_SMB_AIO_READ_SIZE), "1M");
 	assert_int_equal(knob_source(back, KNOB_SMB_AIO_READ_SIZE), KNOB_TUNED);
-	assert_string_equal(knob_value(back, KNOB_SMB_SOCKET_OPTIONS), "TCP_NODELAY SO_RCVBUF=262144");
+	assert_string_equal(knob_value(back, KNOB_SMB_SOCKET_OPTIONS),
+			    "TCP_NODELAY SO_RCVBUF=262144");
 	assert_string_equal(knob_value(back, KNOB_SYS_TCP_RMEM), "4096 131072 16777216");
 	assert_string_equal(knob_value(back, KNOB_NFS_VERSIONS), "3");
 	assert_null(knob_value(back, KNOB_SMB_USE_SENDFILE));
-	diag_free(&d);
+	diag_clear(&d);
 	model_free(back);
-	render_free(&r);
+	render_clear(&r);
 	model_free(m);
-	templates_free(&t);
+	templates_clear(&t);
 }
 
 static void
-expect_allowed(const struct model *m, enum knob_id id, const char *v, bool want,
-	       const char *needle)
+expect_allowed(const struct model *m, enum knob_id id, const char *v, bool want, const char *needle)
 {
 	char why[512] = "";
 	bool got = knob_allowed(m, knob_get(id), v, why, sizeof(why));
 
 	if (got != want)
-		fail_msg("%s = %s: allowed %d, want %d (%s)", knob_get(id)->name, v, got, want, why);
+		fail_msg("%s = %s: allowed %d, want %d (%s)", knob_get(id)->name, v, got, want,
+			 why);
 	if (!want && needle && !strstr(why, needle))
 		fail_msg("%s = %s: '%s' lacks '%s'", knob_get(id)->name, v, why, needle);
 }
@@ -551,7 +560,7 @@ model_text(const char *text)
 	m = profile_load_string("t.conf", text, dirs, 1, &d);
 	diag_print(&d, stderr);
 	assert_non_null(m);
-	diag_free(&d);
+	diag_clear(&d);
 	return m;
 }
 
@@ -562,8 +571,9 @@ test_allowed(void **state)
 
 	(void)state;
 	/* unsafe values need allow_unsafe; the safe value of an unsafe knob does not */
-	m = model_text("shares = ( { name = \"A\"; path = \"/srv/a\"; protocols = [\"smb\", \"nfs\"];\n"
-		       "  nfs = { clients = [\"*\"]; }; } );\n");
+	m = model_text(
+		"shares = ( { name = \"A\"; path = \"/srv/a\"; protocols = [\"smb\", \"nfs\"];\n"
+		"  nfs = { clients = [\"*\"]; }; } );\n");
 	expect_allowed(m, KNOB_SMB_STRICT_SYNC, "no", false, "tuning.allow_unsafe");
 	expect_allowed(m, KNOB_SMB_STRICT_SYNC, "yes", true, NULL);
 	expect_allowed(m, KNOB_NFS_EXPORT_SYNC, "async", false, "power loss");
@@ -592,9 +602,11 @@ test_allowed(void **state)
 	model_free(m);
 
 	/* SMB floors: required allows only required; desired allows desired and required */
-	m = model_text("protocols = { smb = { signing = \"required\"; encryption = \"desired\"; }; };\n"
-		       "shares = ( { name = \"A\"; path = \"/srv/a\"; } );\n");
-	expect_allowed(m, KNOB_SMB_SERVER_SIGNING, "disabled", false, "weaker than protocols.smb.signing");
+	m = model_text(
+		"protocols = { smb = { signing = \"required\"; encryption = \"desired\"; }; };\n"
+		"shares = ( { name = \"A\"; path = \"/srv/a\"; } );\n");
+	expect_allowed(m, KNOB_SMB_SERVER_SIGNING, "disabled", false,
+		       "weaker than protocols.smb.signing");
 	expect_allowed(m, KNOB_SMB_SERVER_SIGNING, "default", false, "weaker");
 	expect_allowed(m, KNOB_SMB_SERVER_SIGNING, "desired", false, "weaker");
 	expect_allowed(m, KNOB_SMB_SERVER_SIGNING, "required", true, NULL);
@@ -605,18 +617,20 @@ test_allowed(void **state)
 	/* NFS on, but no share over it */
 	expect_allowed(m, KNOB_NFS_EXPORT_SYNC, "sync", false, "no share is served over nfs");
 	model_free(m);
-	m = model_text("protocols = { smb = { signing = \"mandatory\"; encryption = \"required\"; }; };\n"
-		       "shares = ( { name = \"A\"; path = \"/srv/a\"; } );\n");
+	m = model_text(
+		"protocols = { smb = { signing = \"mandatory\"; encryption = \"required\"; }; };\n"
+		"shares = ( { name = \"A\"; path = \"/srv/a\"; } );\n");
 	expect_allowed(m, KNOB_SMB_SERVER_SIGNING, "if_required", false, "weaker");
 	expect_allowed(m, KNOB_SMB_SMB_ENCRYPT, "desired", false, "weaker");
 	expect_allowed(m, KNOB_SMB_SMB_ENCRYPT, "required", true, NULL);
 	model_free(m);
 
 	/* Ganesha with v3 only: nfs.versions never adds v4; the kernel knob is not applicable */
-	m = model_text("protocols = { nfs = { server = \"ganesha\"; versions = [3]; }; };\n"
-		       "shares = ( { name = \"A\"; path = \"/srv/a\"; protocols = [\"nfs\"];\n"
-		       "  nfs = { clients = [\"*\"]; }; } );\n"
-		       "network = { interface = \"eth0\"; mtu = 9000; peers = [\"192.0.2.1\"]; };\n");
+	m = model_text(
+		"protocols = { nfs = { server = \"ganesha\"; versions = [3]; }; };\n"
+		"shares = ( { name = \"A\"; path = \"/srv/a\"; protocols = [\"nfs\"];\n"
+		"  nfs = { clients = [\"*\"]; }; } );\n"
+		"network = { interface = \"eth0\"; mtu = 9000; peers = [\"192.0.2.1\"]; };\n");
 	expect_allowed(m, KNOB_NFS_VERSIONS, "3", true, NULL);
 	expect_allowed(m, KNOB_NFS_VERSIONS, "3,4", false, "does not list");
 	expect_allowed(m, KNOB_NFS_VERSIONS, "4", false, "does not list");
@@ -631,7 +645,8 @@ test_allowed(void **state)
 	m = model_text("network = { interface = \"eth0\"; mtu = \"auto\"; };\n");
 	expect_allowed(m, KNOB_NET_MTU, "9000", false, "no network.peers");
 	model_free(m);
-	m = model_text("network = { interface = \"eth0\"; mtu = \"auto\"; peers = [\"192.0.2.1\"]; };\n");
+	m = model_text(
+		"network = { interface = \"eth0\"; mtu = \"auto\"; peers = [\"192.0.2.1\"]; };\n");
 	expect_allowed(m, KNOB_NET_MTU, "9000", true, NULL);
 	expect_allowed(m, KNOB_NET_MTU, "9500", false, "576 to 9216");
 	assert_null(knob_value(m, KNOB_NET_MTU));
@@ -660,7 +675,7 @@ test_export_async(void **state)
 	assert_true(knob_export_async(m, 2));
 	set(m, KNOB_NFS_EXPORT_SYNC, "async", KNOB_TUNED);
 	assert_true(knob_export_async(m, 0));
-	assert_false(knob_export_async(m, 1));	/* the share said sync itself */
+	assert_false(knob_export_async(m, 1)); /* the share said sync itself */
 	assert_true(knob_export_async(m, 2));
 	model_free(m);
 }
@@ -678,7 +693,7 @@ test_same(void **state)
 	(void)state;
 	assert_true(knob_same(m, enc, "default", "if_required", why, sizeof(why)));
 	assert_non_null(strstr(why, "smb.conf(5)"));
-	assert_true(knob_same(m, enc, NULL, "if_required", NULL, 0));	/* NULL: the default */
+	assert_true(knob_same(m, enc, NULL, "if_required", NULL, 0)); /* NULL: the default */
 	assert_false(knob_same(m, enc, "default", "off", NULL, 0));
 	assert_false(knob_same(m, enc, "if_required", "desired", NULL, 0));
 	assert_true(knob_same(m, sig, "default", "disabled", NULL, 0));

@@ -18,7 +18,7 @@
 struct fake_path {
 	int limit;
 	int calls;
-	int fail_at_call;	/* return -EIO on this call (1-based); 0 never */
+	int fail_at_call; /* return -EIO on this call (1-based); 0 never */
 	int max_seen;
 	int min_seen;
 };
@@ -41,7 +41,7 @@ fake_try(void *arg, int size)
 static void
 search_finds(int lo, int hi, int limit, int want)
 {
-	struct fake_path f = { .limit = limit };
+	struct fake_path f = {.limit = limit};
 	int best = -1;
 
 	assert_int_equal(probe_search(lo, hi, fake_try, &f, &best), 0);
@@ -56,15 +56,15 @@ static void
 test_search_limits(void **state)
 {
 	(void)state;
-	search_finds(PROBE_MIN_V4, 9216, 7936, 7936);	/* server 9216, client 7936 */
-	search_finds(PROBE_MIN_V4, 9000, 1500, 1500);	/* the switch that drops jumbo */
-	search_finds(PROBE_MIN_V4, 9000, 9000, 9000);	/* everything passes: hi at once */
-	search_finds(PROBE_MIN_V4, 9000, 65535, 9000);	/* the peer takes more than we send */
-	search_finds(PROBE_MIN_V6, 9000, 1280, 1280);	/* only the IPv6 minimum */
+	search_finds(PROBE_MIN_V4, 9216, 7936, 7936);  /* server 9216, client 7936 */
+	search_finds(PROBE_MIN_V4, 9000, 1500, 1500);  /* the switch that drops jumbo */
+	search_finds(PROBE_MIN_V4, 9000, 9000, 9000);  /* everything passes: hi at once */
+	search_finds(PROBE_MIN_V4, 9000, 65535, 9000); /* the peer takes more than we send */
+	search_finds(PROBE_MIN_V6, 9000, 1280, 1280);  /* only the IPv6 minimum */
 	search_finds(PROBE_MIN_V6, 9000, 1281, 1281);
 	search_finds(PROBE_MIN_V4, 9000, 8999, 8999);
-	search_finds(PROBE_MIN_V4, PROBE_MIN_V4, 9000, PROBE_MIN_V4);	/* lo == hi */
-	search_finds(1500, 1400, 9000, 1500);	/* hi below lo: lo is the answer */
+	search_finds(PROBE_MIN_V4, PROBE_MIN_V4, 9000, PROBE_MIN_V4); /* lo == hi */
+	search_finds(1500, 1400, 9000, 1500); /* hi below lo: lo is the answer */
 }
 
 static void
@@ -80,36 +80,36 @@ test_search_every_limit(void **state)
 static void
 test_search_fast_when_all_pass(void **state)
 {
-	struct fake_path f = { .limit = 9000 };
+	struct fake_path f = {.limit = 9000};
 	int best;
 
 	(void)state;
 	assert_int_equal(probe_search(68, 9000, fake_try, &f, &best), 0);
-	assert_int_equal(f.calls, 2);	/* the minimum, then the full size */
+	assert_int_equal(f.calls, 2); /* the minimum, then the full size */
 }
 
 static void
 test_search_unreachable(void **state)
 {
-	struct fake_path f = { .limit = 0 };
+	struct fake_path f = {.limit = 0};
 	int best = 1234;
 
 	(void)state;
 	assert_int_equal(probe_search(68, 9000, fake_try, &f, &best), -EHOSTUNREACH);
-	assert_int_equal(best, 1234);	/* untouched: unreachable is not "MTU 0" */
+	assert_int_equal(best, 1234); /* untouched: unreachable is not "MTU 0" */
 	assert_int_equal(f.calls, 1);
 }
 
 static void
 test_search_error_aborts(void **state)
 {
-	struct fake_path f = { .limit = 7936, .fail_at_call = 4 };
+	struct fake_path f = {.limit = 7936, .fail_at_call = 4};
 	int best = 0;
 
 	(void)state;
 	assert_int_equal(probe_search(68, 9216, fake_try, &f, &best), -EIO);
 	assert_int_equal(f.calls, 4);
-	f = (struct fake_path){ .limit = 7936, .fail_at_call = 1 };
+	f = (struct fake_path){.limit = 7936, .fail_at_call = 1};
 	assert_int_equal(probe_search(68, 9216, fake_try, &f, &best), -EIO);
 }
 
@@ -117,7 +117,7 @@ test_search_error_aborts(void **state)
  * fragments (1), up to own whole (2), above own + slack not at all (0). */
 struct fake_peer {
 	int own, slack, calls;
-	bool blind;		/* the kernel cannot tell fragments: never 2 */
+	bool blind; /* the kernel cannot tell fragments: never 2 */
 };
 
 static int
@@ -134,7 +134,7 @@ peer_try(void *arg, int size)
 static void
 peer_finds(int lo, int hi, int own, int slack, int want_best, int want_own)
 {
-	struct fake_peer f = { .own = own, .slack = slack };
+	struct fake_peer f = {.own = own, .slack = slack};
 	int best = -1, got = -1;
 
 	assert_int_equal(probe_search_peer(lo, hi, peer_try, &f, &best, &got), 0);
@@ -148,7 +148,7 @@ peer_finds(int lo, int hi, int own, int slack, int want_best, int want_own)
 static void
 test_search_peer_own_mtu(void **state)
 {
-	struct fake_peer blind = { .own = 1500, .slack = 4, .blind = true };
+	struct fake_peer blind = {.own = 1500, .slack = 4, .blind = true};
 	int best, own;
 
 	(void)state;
@@ -156,7 +156,7 @@ test_search_peer_own_mtu(void **state)
 	peer_finds(PROBE_MIN_V4, 9216, 7936, 4, 7940, 7936);
 	peer_finds(PROBE_MIN_V4, 9216, 9000, 4, 9004, 9000);
 	peer_finds(PROBE_MIN_V6, 9216, 7936, 4, 7940, 7936);
-	peer_finds(PROBE_MIN_V4, 9216, 1500, 7500, 9000, 1500);	/* a NIC that takes jumbo */
+	peer_finds(PROBE_MIN_V4, 9216, 1500, 7500, 9000, 1500); /* a NIC that takes jumbo */
 	peer_finds(PROBE_MIN_V4, 9000, 9000, 4, 9000, 9000);	/* our side is the limit */
 	peer_finds(PROBE_MIN_V4, 9000, 7936, 0, 7936, 7936);	/* no slack */
 	for (int m = 1280; m <= 1600; m++)
@@ -198,12 +198,12 @@ test_allowed_limits(void **state)
 	assert_int_equal(netif_mtu_allowed(&in, 67, err, sizeof(err)), -ERANGE);
 	assert_int_equal(netif_mtu_allowed(&in, 0, err, sizeof(err)), -ERANGE);
 	assert_int_equal(netif_mtu_allowed(&in, -1, err, sizeof(err)), -ERANGE);
-	in.max_mtu = 9000;	/* a NIC with a real ceiling */
+	in.max_mtu = 9000; /* a NIC with a real ceiling */
 	snprintf(in.driver, sizeof(in.driver), "e1000e");
 	assert_int_equal(netif_mtu_allowed(&in, 9216, err, sizeof(err)), -ERANGE);
 	assert_non_null(strstr(err, "68..9000"));
 	assert_non_null(strstr(err, "e1000e"));
-	in.min_mtu = in.max_mtu = 0;	/* the kernel's "no limit" (lo) */
+	in.min_mtu = in.max_mtu = 0; /* the kernel's "no limit" (lo) */
 	assert_int_equal(netif_mtu_allowed(&in, 65536, err, sizeof(err)), 0);
 }
 

@@ -56,7 +56,7 @@ check(const char *text, enum tmpl_escape esc, const char *want, const char *errs
 		if (!strstr(err, errsub))
 			fail_msg("error '%s' lacks '%s'", err, errsub);
 	}
-	buf_free(&b);
+	buf_clear(&b);
 	tmpl_free(t);
 	view_free(v);
 }

@@ -17,7 +17,7 @@
 static void
 add(struct bench_results *rs, const char *unit, const double *runs, size_t n)
 {
-	struct bench_result r = { 0 };
+	struct bench_result r = {0};
 
 	r.target = "t";
 	r.protocol = "smb";
@@ -35,24 +35,24 @@ add(struct bench_results *rs, const char *unit, const double *runs, size_t n)
 static void
 test_scores(void **state)
 {
-	static const double a[] = { 100, 400, 100 }, b[] = { 400, 100, 100, 7 }, lat[] = { 5, 5, 5 };
-	struct bench_results rs = { 0 };
+	static const double a[] = {100, 400, 100}, b[] = {400, 100, 100, 7}, lat[] = {5, 5, 5};
+	struct bench_results rs = {0};
 	double *s;
 	size_t n;
 
 	(void)state;
 	assert_int_equal(tune_scores(&rs, 0, &s, &n), -ENOENT);
 	add(&rs, "us", lat, 3);
-	assert_int_equal(tune_scores(&rs, 0, &s, &n), -ENOENT);	/* latencies do not score */
+	assert_int_equal(tune_scores(&rs, 0, &s, &n), -ENOENT); /* latencies do not score */
 	add(&rs, "MB/s", a, 3);
 	add(&rs, "files/s", b, 4);
 	assert_int_equal(tune_scores(&rs, 0, &s, &n), 0);
-	assert_int_equal(n, 3);	/* the shortest run count */
-	assert_true(fabs(s[0] - 200) < 1e-9);	/* sqrt(100 * 400) */
+	assert_int_equal(n, 3);		      /* the shortest run count */
+	assert_true(fabs(s[0] - 200) < 1e-9); /* sqrt(100 * 400) */
 	assert_true(fabs(s[1] - 200) < 1e-9);
 	assert_true(fabs(s[2] - 100) < 1e-9);
 	free(s);
-	assert_int_equal(tune_scores(&rs, 2, &s, &n), 0);	/* from: only the last result */
+	assert_int_equal(tune_scores(&rs, 2, &s, &n), 0); /* from: only the last result */
 	assert_int_equal(n, 4);
 	assert_true(fabs(s[3] - 7) < 1e-9);
 	free(s);
@@ -62,17 +62,17 @@ test_scores(void **state)
 static void
 test_compare(void **state)
 {
-	static const double base[] = { 100, 101, 99, 98, 102 };	/* no ties: exact */
-	static const double better[] = { 110, 111, 109, 112, 113 };
-	static const double tiny[] = { 102.1, 102.2, 102.3, 102.4, 102.5 };	/* significant, < 3% */
-	static const double worse[] = { 90, 89, 91, 90, 88 };
-	static const double mixed[] = { 95, 108, 99, 104, 100 };
+	static const double base[] = {100, 101, 99, 98, 102}; /* no ties: exact */
+	static const double better[] = {110, 111, 109, 112, 113};
+	static const double tiny[] = {102.1, 102.2, 102.3, 102.4, 102.5}; /* significant, < 3% */
+	static const double worse[] = {90, 89, 91, 90, 88};
+	static const double mixed[] = {95, 108, 99, 104, 100};
 	struct tune_cmp c;
 
 	(void)state;
 	tune_compare(base, 5, better, 5, &c);
 	assert_int_equal(c.verdict, TUNE_BETTER);
-	assert_true(fabs(c.p - 2.0 / 252) < 1e-9);	/* exact two-sided MWU, no overlap */
+	assert_true(fabs(c.p - 2.0 / 252) < 1e-9); /* exact two-sided MWU, no overlap */
 	assert_true(fabs(c.effect - 0.11) < 1e-9);
 	tune_compare(base, 5, tiny, 5, &c);
 	assert_int_equal(c.verdict, TUNE_NO_EFFECT);
@@ -106,24 +106,37 @@ test_goal(void **state)
 static void
 test_protocol_choice(void **state)
 {
-	json_t *res = json_loads("["
-		"{\"client\":\"mac (198.18.0.11)\",\"protocol\":\"afp\",\"unit\":\"MB/s\",\"median\":900},"
-		"{\"client\":\"mac (198.18.0.11)\",\"protocol\":\"smb\",\"unit\":\"MB/s\",\"median\":500},"
-		"{\"client\":\"oldmac (198.18.0.13)\",\"protocol\":\"afp\",\"unit\":\"MB/s\",\"median\":900},"
-		"{\"client\":\"oldmac (198.18.0.13)\",\"protocol\":\"smb\",\"unit\":\"MB/s\",\"median\":500},"
-		"{\"client\":\"lin (198.18.0.12)\",\"protocol\":\"nfs\",\"unit\":\"MB/s\",\"median\":800},"
-		"{\"client\":\"lin (198.18.0.12)\",\"protocol\":\"nfs\",\"unit\":\"MB/s\",\"median\":200},"
-		"{\"client\":\"lin (198.18.0.12)\",\"protocol\":\"smb\",\"unit\":\"MB/s\",\"median\":450},"
-		"{\"client\":\"lin (198.18.0.12)\",\"protocol\":\"smb\",\"unit\":\"us\",\"median\":9}]",
+	json_t *res =
+		json_loads("["
+			   "{\"client\":\"mac "
+			   "(198.18.0.11)\",\"protocol\":\"afp\",\"unit\":\"MB/s\",\"median\":900},"
+			   "{\"client\":\"mac "
+			   "(198.18.0.11)\",\"protocol\":\"smb\",\"unit\":\"MB/s\",\"median\":500},"
+			   "{\"client\":\"oldmac "
+			   "(198.18.0.13)\",\"protocol\":\"afp\",\"unit\":\"MB/s\",\"median\":900},"
+			   "{\"client\":\"oldmac "
+			   "(198.18.0.13)\",\"protocol\":\"smb\",\"unit\":\"MB/s\",\"median\":500},"
+			   "{\"client\":\"lin "
+			   "(198.18.0.12)\",\"protocol\":\"nfs\",\"unit\":\"MB/s\",\"median\":800},"
+			   "{\"client\":\"lin "
+			   "(198.18.0.12)\",\"protocol\":\"nfs\",\"unit\":\"MB/s\",\"median\":200},"
+			   "{\"client\":\"lin "
+			   "(198.18.0.12)\",\"protocol\":\"smb\",\"unit\":\"MB/s\",\"median\":450},"
+			   "{\"client\":\"lin "
+			   "(198.18.0.12)\",\"protocol\":\"smb\",\"unit\":\"us\",\"median\":9}]",
+			   0, NULL);
+	json_t *agents =
+		json_loads("[{\"hostname\":\"mac\",\"os\":\"Darwin\",\"os_version\":\"26.0.0\"},"
+			   "{\"hostname\":\"oldmac\",\"os\":\"Darwin\",\"os_version\":\"24.1\"},"
+			   "{\"hostname\":\"lin\",\"os\":\"Linux\",\"os_version\":\"6.1\"}]",
+			   0, NULL);
+	json_t *shares = json_loads(
+		"[{\"name\":\"TM\",\"protocols\":[\"smb\",\"afp\"],\"time_machine\":true},"
+		"{\"name\":\"Media\",\"protocols\":[\"smb\",\"nfs\",\"afp\"],\"time_machine\":"
+		"false},"
+		"{\"name\":\"Old\",\"protocols\":[\"afp\"],\"time_machine\":false},"
+		"{\"name\":\"Exp\",\"protocols\":[\"nfs\"],\"time_machine\":false}]",
 		0, NULL);
-	json_t *agents = json_loads("[{\"hostname\":\"mac\",\"os\":\"Darwin\",\"os_version\":\"26.0.0\"},"
-				    "{\"hostname\":\"oldmac\",\"os\":\"Darwin\",\"os_version\":\"24.1\"},"
-				    "{\"hostname\":\"lin\",\"os\":\"Linux\",\"os_version\":\"6.1\"}]",
-				    0, NULL);
-	json_t *shares = json_loads("[{\"name\":\"TM\",\"protocols\":[\"smb\",\"afp\"],\"time_machine\":true},"
-				    "{\"name\":\"Media\",\"protocols\":[\"smb\",\"nfs\",\"afp\"],\"time_machine\":false},"
-				    "{\"name\":\"Old\",\"protocols\":[\"afp\"],\"time_machine\":false},"
-				    "{\"name\":\"Exp\",\"protocols\":[\"nfs\"],\"time_machine\":false}]", 0, NULL);
 	json_t *c = tune_protocol_choice(res, agents, shares), *x;
 	json_t *macsh = NULL, *oldsh = NULL, *linsh = NULL;
 	const char *mclass = NULL;
@@ -131,7 +144,8 @@ test_protocol_choice(void **state)
 	size_t i;
 
 	(void)state;
-	json_array_foreach(c, i, x) {
+	json_array_foreach(c, i, x)
+	{
 		const char *cl = json_string_value(json_object_get(x, "client"));
 		const char *p = json_string_value(json_object_get(x, "protocol"));
 
@@ -148,27 +162,27 @@ test_protocol_choice(void **state)
 			linsh = json_object_get(x, "shares");
 		}
 	}
-	assert_string_equal(mac, "smb");	/* AFP faster, but macOS 27 has no AFP client */
+	assert_string_equal(mac, "smb"); /* AFP faster, but macOS 27 has no AFP client */
 	assert_non_null(strstr(why, "no AFP client"));
-	assert_string_equal(oldmac, "afp");	/* measured fastest and still possible there */
-	assert_string_equal(lin, "smb");	/* geometric mean of nfs is 400 < 450 */
+	assert_string_equal(oldmac, "afp"); /* measured fastest and still possible there */
+	assert_string_equal(lin, "smb");    /* geometric mean of nfs is 400 < 450 */
 	assert_string_equal(mclass, "macOS 27+");
 	assert_non_null(strstr(why, "Time Machine shares use SMB"));
 	/* Per share: Time Machine is SMB on macOS even where AFP measured faster. */
 #define SH(a, i, field) json_string_value(json_object_get(json_array_get(a, i), field))
-	assert_int_equal(json_array_size(macsh), 3);	/* "Old" is AFP only: nothing for it */
+	assert_int_equal(json_array_size(macsh), 3); /* "Old" is AFP only: nothing for it */
 	assert_string_equal(SH(macsh, 0, "share"), "TM");
 	assert_string_equal(SH(macsh, 0, "protocol"), "smb");
-	assert_string_equal(SH(macsh, 1, "protocol"), "smb");	/* AFP gone on macOS 27 */
-	assert_string_equal(SH(macsh, 2, "share"), "Exp");	/* NFS, not measured from there */
+	assert_string_equal(SH(macsh, 1, "protocol"), "smb"); /* AFP gone on macOS 27 */
+	assert_string_equal(SH(macsh, 2, "share"), "Exp");    /* NFS, not measured from there */
 	assert_string_equal(SH(macsh, 2, "protocol"), "nfs");
 	assert_non_null(strstr(SH(macsh, 2, "why"), "not measured"));
-	assert_string_equal(SH(oldsh, 0, "protocol"), "smb");	/* Time Machine */
-	assert_string_equal(SH(oldsh, 1, "protocol"), "afp");	/* fastest it offers */
+	assert_string_equal(SH(oldsh, 0, "protocol"), "smb"); /* Time Machine */
+	assert_string_equal(SH(oldsh, 1, "protocol"), "afp"); /* fastest it offers */
 	assert_string_equal(SH(oldsh, 2, "protocol"), "afp");
-	assert_string_equal(SH(linsh, 0, "protocol"), "smb");	/* no AFP on Linux, no TM */
+	assert_string_equal(SH(linsh, 0, "protocol"), "smb"); /* no AFP on Linux, no TM */
 	assert_string_equal(SH(linsh, 1, "protocol"), "smb");
-	assert_string_equal(SH(linsh, 2, "share"), "Exp");	/* "Old" skipped: AFP only */
+	assert_string_equal(SH(linsh, 2, "share"), "Exp"); /* "Old" skipped: AFP only */
 	assert_string_equal(SH(linsh, 2, "protocol"), "nfs");
 	assert_non_null(strstr(SH(linsh, 2, "why"), "fastest"));
 #undef SH
@@ -181,13 +195,17 @@ test_protocol_choice(void **state)
 static void
 test_reports(void **state)
 {
-	json_t *doc = json_loads("{\"tune\":3,\"goal\":\"throughput\",\"status\":\"done\","
+	json_t *doc = json_loads(
+		"{\"tune\":3,\"goal\":\"throughput\",\"status\":\"done\","
 		"\"budget_s\":60,\"elapsed_s\":12.5,\"targets\":[\"smb://127.0.0.1/M\"],"
 		"\"before\":{\"median\":100,\"ci95_low\":90,\"ci95_high\":110},"
 		"\"after\":{\"median\":150,\"ci95_low\":140,\"ci95_high\":160},\"improvement\":0.5,"
-		"\"knobs\":[{\"name\":\"smb.smb_encrypt\",\"safety\":\"safe\",\"before\":\"required\","
-		"\"after\":\"default\",\"applied\":true,\"reason\":\"better: <50%>\",\"effect\":0.5}],"
-		"\"results\":[],\"advice\":[]}", 0, NULL);
+		"\"knobs\":[{\"name\":\"smb.smb_encrypt\",\"safety\":\"safe\",\"before\":"
+		"\"required\","
+		"\"after\":\"default\",\"applied\":true,\"reason\":\"better: "
+		"<50%>\",\"effect\":0.5}],"
+		"\"results\":[],\"advice\":[]}",
+		0, NULL);
 	char err[128], *t, *h;
 
 	(void)state;
@@ -198,7 +216,7 @@ test_reports(void **state)
 	h = tune_report_html(doc, err, sizeof(err));
 	assert_non_null(h);
 	assert_non_null(strstr(h, "<svg"));
-	assert_non_null(strstr(h, "better: &lt;50%&gt;"));	/* escaped */
+	assert_non_null(strstr(h, "better: &lt;50%&gt;")); /* escaped */
 	assert_null(strstr(h, "<script"));
 	free(t);
 	free(h);
@@ -213,10 +231,8 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_scores),
-		cmocka_unit_test(test_compare),
-		cmocka_unit_test(test_goal),
-		cmocka_unit_test(test_protocol_choice),
+		cmocka_unit_test(test_scores),	cmocka_unit_test(test_compare),
+		cmocka_unit_test(test_goal),	cmocka_unit_test(test_protocol_choice),
 		cmocka_unit_test(test_reports),
 	};
 

@@ -18,7 +18,7 @@
 #include "profile.h"
 #include "tune.h"
 
-static const char *const dirs[] = { "profiles" };
+static const char *const dirs[] = {"profiles"};
 
 /* protocols: the protocols group's body; clients: the Media share's NFS clients list. */
 static struct model *
@@ -32,30 +32,34 @@ model_for(const char *protocols, const char *clients, const char *extra)
 		 "protocols = { %s };\n"
 		 "shares = ( { name = \"Media\"; path = \"/srv/media\";\n"
 		 "  protocols = [\"smb\", \"nfs\", \"afp\"]; nfs = { clients = [%s]; }; },\n"
-		 "  { name = \"Docs\"; path = \"/srv/docs\"; protocols = [\"smb\"]; guest = true; } );\n"
+		 "  { name = \"Docs\"; path = \"/srv/docs\"; protocols = [\"smb\"]; guest = true; "
+		 "} );\n"
 		 "%s",
 		 protocols, clients, extra ? extra : "");
 	diag_init(&d);
 	m = profile_load_string("t.conf", text, dirs, 1, &d);
 	diag_print(&d, stderr);
 	assert_non_null(m);
-	diag_free(&d);
+	diag_clear(&d);
 	return m;
 }
 
-#define ALL_ON "smb = { enabled = true; }; afp = { enabled = true; }; " \
+#define ALL_ON                                                                                     \
+	"smb = { enabled = true; }; afp = { enabled = true; }; "                                   \
 	"nfs = { enabled = true; server = \"ganesha\"; versions = [3, 4]; };"
 
 static json_t *
 agents(void)
 {
-	json_t *a = json_loads("["
-		"{\"hostname\":\"lin\",\"os\":\"Linux\",\"os_version\":\"6.1.0\","
-		" \"nic\":{\"address\":\"198.18.0.12\",\"mtu\":1500}},"
-		"{\"hostname\":\"mac\",\"os\":\"Darwin\",\"os_version\":\"26.0.0\","
-		" \"nic\":{\"address\":\"198.18.0.11\",\"mtu\":1500}},"
-		"{\"hostname\":\"oldmac\",\"os\":\"Darwin\",\"os_version\":\"24.1.0\","
-		" \"nic\":{\"address\":\"198.18.0.13\",\"mtu\":1500}}]", 0, NULL);
+	json_t *a =
+		json_loads("["
+			   "{\"hostname\":\"lin\",\"os\":\"Linux\",\"os_version\":\"6.1.0\","
+			   " \"nic\":{\"address\":\"198.18.0.12\",\"mtu\":1500}},"
+			   "{\"hostname\":\"mac\",\"os\":\"Darwin\",\"os_version\":\"26.0.0\","
+			   " \"nic\":{\"address\":\"198.18.0.11\",\"mtu\":1500}},"
+			   "{\"hostname\":\"oldmac\",\"os\":\"Darwin\",\"os_version\":\"24.1.0\","
+			   " \"nic\":{\"address\":\"198.18.0.13\",\"mtu\":1500}}]",
+			   0, NULL);
 
 	assert_non_null(a);
 	return a;
@@ -65,10 +69,11 @@ static json_t *
 choice(void)
 {
 	json_t *c = json_loads("["
-		"{\"client\":\"lin (198.18.0.12)\",\"protocol\":\"nfs\","
-		" \"scores\":{\"nfs\":612.5,\"smb\":450.25}},"
-		"{\"client\":\"oldmac (198.18.0.13)\",\"protocol\":\"afp\","
-		" \"scores\":{\"afp\":300,\"smb\":280}}]", 0, NULL);
+			       "{\"client\":\"lin (198.18.0.12)\",\"protocol\":\"nfs\","
+			       " \"scores\":{\"nfs\":612.5,\"smb\":450.25}},"
+			       "{\"client\":\"oldmac (198.18.0.13)\",\"protocol\":\"afp\","
+			       " \"scores\":{\"afp\":300,\"smb\":280}}]",
+			       0, NULL);
 
 	assert_non_null(c);
 	return c;
@@ -81,9 +86,8 @@ entry(const json_t *adv, const char *host)
 	const json_t *x;
 	size_t i;
 
-	json_array_foreach(adv, i, x)
-		if (strcmp(json_string_value(json_object_get(x, "client")), host) == 0)
-			return x;
+	json_array_foreach(adv, i, x) if (strcmp(json_string_value(json_object_get(x, "client")),
+						 host) == 0) return x;
 	fail_msg("no advice for %s", host);
 	return NULL;
 }
@@ -95,9 +99,9 @@ offered(const json_t *e, const char *p)
 	const json_t *x;
 	size_t i;
 
-	json_array_foreach(json_object_get(e, "protocols"), i, x)
-		if (strcmp(json_string_value(json_object_get(x, "protocol")), p) == 0)
-			return x;
+	json_array_foreach(json_object_get(e, "protocols"), i,
+			   x) if (strcmp(json_string_value(json_object_get(x, "protocol")), p) ==
+				  0) return x;
 	return NULL;
 }
 
@@ -108,9 +112,9 @@ refused(const json_t *e, const char *p)
 	const json_t *x;
 	size_t i;
 
-	json_array_foreach(json_object_get(e, "not_offered"), i, x)
-		if (strcmp(json_string_value(json_object_get(x, "protocol")), p) == 0)
-			return json_string_value(json_object_get(x, "why"));
+	json_array_foreach(json_object_get(e, "not_offered"), i,
+			   x) if (strcmp(json_string_value(json_object_get(x, "protocol")), p) ==
+				  0) return json_string_value(json_object_get(x, "why"));
 	return NULL;
 }
 
@@ -138,8 +142,10 @@ test_everything_served(void **state)
 
 	(void)state;
 	/* Linux: NFS first (both versions served), with the figures measured from it. */
-	assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(lin,
-		"protocols"), 0), "protocol")), "nfs");
+	assert_string_equal(
+		json_string_value(json_object_get(
+			json_array_get(json_object_get(lin, "protocols"), 0), "protocol")),
+		"nfs");
 	assert_string_equal(json_string_value(json_object_get(offered(lin, "nfs"), "versions")),
 			    "3, 4");
 	assert_non_null(strstr(how(lin, "nfs"), "vers=3,rsize=1048576,wsize=1048576,nconnect=4"));
@@ -153,12 +159,15 @@ test_everything_served(void **state)
 	assert_int_equal(json_array_size(json_object_get(offered(lin, "smb"), "shares")), 2);
 	/* An older Mac: SMB first, AFP still possible there. */
 	assert_non_null(offered(old, "afp"));
-	assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(old,
-		"protocols"), 0), "protocol")), "smb");
+	assert_string_equal(
+		json_string_value(json_object_get(
+			json_array_get(json_object_get(old, "protocols"), 0), "protocol")),
+		"smb");
 	assert_non_null(strstr(text(old), "AFP 3, measured 300.0 MB/s"));
 	/* Use: the fastest measured among what is offered. */
 	assert_string_equal(json_string_value(json_object_get(lin, "use")), "nfs");
-	assert_non_null(strstr(text(lin), "Linux: use NFS (the fastest measured from here); NFS 3, 4"));
+	assert_non_null(
+		strstr(text(lin), "Linux: use NFS (the fastest measured from here); NFS 3, 4"));
 	assert_string_equal(json_string_value(json_object_get(old, "use")), "afp");
 	json_decref(adv);
 	json_decref(a);
@@ -170,8 +179,8 @@ test_everything_served(void **state)
 static void
 test_nfs_off(void **state)
 {
-	struct model *m = model_for("smb = { enabled = true; }; nfs = { enabled = false; };",
-				    "\"*\"", NULL);
+	struct model *m =
+		model_for("smb = { enabled = true; }; nfs = { enabled = false; };", "\"*\"", NULL);
 	json_t *a = agents(), *adv = tune_advice(m, a, NULL);
 	const json_t *lin = entry(adv, "lin"), *mac = entry(adv, "mac");
 
@@ -196,7 +205,8 @@ static void
 test_v4_only(void **state)
 {
 	struct model *m = model_for("smb = { enabled = true; }; nfs = { enabled = true; "
-				    "server = \"ganesha\"; versions = [4]; };", "\"*\"", NULL);
+				    "server = \"ganesha\"; versions = [4]; };",
+				    "\"*\"", NULL);
 	json_t *a = agents(), *adv = tune_advice(m, a, NULL);
 	const json_t *lin = entry(adv, "lin"), *mac = entry(adv, "mac");
 
@@ -236,10 +246,10 @@ test_not_admitted(void **state)
 	json_decref(adv);
 	model_free(m);
 	/* Admitted by a network that holds it, by its own address, by its name. */
-	static const char *const yes[] = { "\"198.18.0.8/29\"", "\"198.18.0.12\"", "\"LIN\"",
-					   "\"l?n\"", "\"10.0.0.0/8\", \"198.18.0.0/15\"" };
-	static const char *const no[] = { "\"198.18.0.0/29\"", "\"198.18.0.13\"", "\"lin.lan\"",
-					  "\"2001:db8::/32\"" };
+	static const char *const yes[] = {"\"198.18.0.8/29\"", "\"198.18.0.12\"", "\"LIN\"",
+					  "\"l?n\"", "\"10.0.0.0/8\", \"198.18.0.0/15\""};
+	static const char *const no[] = {"\"198.18.0.0/29\"", "\"198.18.0.13\"", "\"lin.lan\"",
+					 "\"2001:db8::/32\""};
 	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
 		m = model_for(ALL_ON, yes[i], NULL);
 		adv = tune_advice(m, a, NULL);
@@ -259,7 +269,8 @@ test_not_admitted(void **state)
 	json_decref(a);
 	/* IPv6: by network and by address. */
 	a = json_loads("[{\"hostname\":\"lin6\",\"os\":\"Linux\","
-		       "\"nic\":{\"address\":\"fd00:198:18::c\"}}]", 0, NULL);
+		       "\"nic\":{\"address\":\"fd00:198:18::c\"}}]",
+		       0, NULL);
 	m = model_for(ALL_ON, "\"fd00:198:18::/64\"", NULL);
 	adv = tune_advice(m, a, NULL);
 	assert_non_null(offered(entry(adv, "lin6"), "nfs"));
@@ -287,7 +298,7 @@ test_macos27_no_afp(void **state)
 	assert_non_null(strstr(refused(mac, "afp"), "macOS 27"));
 	assert_non_null(strstr(text(mac), "macOS 27+: use SMB (not measured from here); SMB 2, 3"));
 	assert_string_equal(json_string_value(json_object_get(mac, "use")), "smb");
-	assert_non_null(offered(mac, "nfs"));	/* NFSv3 is served and admits everyone */
+	assert_non_null(offered(mac, "nfs")); /* NFSv3 is served and admits everyone */
 	assert_non_null(strstr(how(mac, "nfs"), "vers=3"));
 	json_decref(adv);
 	json_decref(a);
@@ -301,7 +312,8 @@ static void
 test_smb_knobs(void **state)
 {
 	struct model *m = model_for("smb = { enabled = true; signing = \"required\"; }; "
-				    "nfs = { enabled = false; };", "\"*\"",
+				    "nfs = { enabled = false; };",
+				    "\"*\"",
 				    "tuning = { knobs = { smb = { multichannel = \"no\"; "
 				    "smb_encrypt = \"required\"; }; }; };");
 	json_t *a = agents(), *adv = tune_advice(m, a, NULL);
@@ -315,12 +327,15 @@ test_smb_knobs(void **state)
 	assert_non_null(strstr(how(lin, "smb"), ",seal"));
 	assert_null(strstr(how(lin, "smb"), "multichannel,"));
 	k = json_object_get(lin, "knobs");
-	assert_string_equal(json_string_value(json_object_get(json_object_get(k,
-		"smb.multichannel"), "value")), "no");
-	assert_string_equal(json_string_value(json_object_get(json_object_get(k,
-		"smb.multichannel"), "from")), "pinned");
-	assert_string_equal(json_string_value(json_object_get(json_object_get(k,
-		"smb.server_signing"), "from")), "configured");
+	assert_string_equal(
+		json_string_value(json_object_get(json_object_get(k, "smb.multichannel"), "value")),
+		"no");
+	assert_string_equal(
+		json_string_value(json_object_get(json_object_get(k, "smb.multichannel"), "from")),
+		"pinned");
+	assert_string_equal(json_string_value(json_object_get(
+				    json_object_get(k, "smb.server_signing"), "from")),
+			    "configured");
 	json_decref(adv);
 	model_free(m);
 	/* Nothing set: Samba's defaults (multichannel on, signing and encryption default). */
@@ -333,8 +348,11 @@ test_smb_knobs(void **state)
 	assert_null(strstr(how(lin, "smb"), ",sign"));
 	assert_non_null(strstr(how(mac, "smb"), "mc_on=yes"));
 	assert_non_null(strstr(how(mac, "smb"), "signing_required=no"));
-	assert_string_equal(json_string_value(json_object_get(json_object_get(json_object_get(lin,
-		"knobs"), "smb.multichannel"), "from")), "Samba's default");
+	assert_string_equal(
+		json_string_value(json_object_get(
+			json_object_get(json_object_get(lin, "knobs"), "smb.multichannel"),
+			"from")),
+		"Samba's default");
 	json_decref(adv);
 	model_free(m);
 	/* SMB off: not advised. */
@@ -355,8 +373,8 @@ test_no_agents(void **state)
 
 	(void)state;
 	assert_int_equal(json_array_size(adv), 1);
-	assert_non_null(strstr(json_string_value(json_object_get(json_array_get(adv, 0),
-								 "advice")), "loopback only"));
+	assert_non_null(strstr(json_string_value(json_object_get(json_array_get(adv, 0), "advice")),
+			       "loopback only"));
 	json_decref(adv);
 	model_free(m);
 }
@@ -367,21 +385,23 @@ test_mtu_ceiling(void **state)
 	json_t *a = json_loads("[{\"hostname\":\"a\",\"nic\":{\"mtu\":9000,\"path_mtu\":7936}},"
 			       "{\"hostname\":\"b\",\"nic\":{\"mtu\":9000}},"
 			       "{\"hostname\":\"c\",\"nic\":{\"mtu\":0,\"path_mtu\":0}},"
-			       "{\"hostname\":\"d\"}]", 0, NULL);
+			       "{\"hostname\":\"d\"}]",
+			       0, NULL);
 	char from[64];
 
 	(void)state;
-	assert_int_equal(tune_mtu_ceiling(a, from, sizeof(from)), 7936);	/* a's route */
+	assert_int_equal(tune_mtu_ceiling(a, from, sizeof(from)), 7936); /* a's route */
 	assert_string_equal(from, "a");
 	json_array_append_new(a, json_loads("{\"hostname\":\"e\",\"nic\":{\"mtu\":1500,"
-					    "\"path_mtu\":1500}}", 0, NULL));
+					    "\"path_mtu\":1500}}",
+					    0, NULL));
 	assert_int_equal(tune_mtu_ceiling(a, from, sizeof(from)), 1500);
 	assert_string_equal(from, "e");
 	json_array_remove(a, 4);
 	json_array_remove(a, 0);
-	assert_int_equal(tune_mtu_ceiling(a, NULL, 0), 9000);	/* b: interface only */
+	assert_int_equal(tune_mtu_ceiling(a, NULL, 0), 9000); /* b: interface only */
 	json_array_remove(a, 0);
-	assert_int_equal(tune_mtu_ceiling(a, from, sizeof(from)), 0);	/* nothing reported */
+	assert_int_equal(tune_mtu_ceiling(a, from, sizeof(from)), 0); /* nothing reported */
 	assert_string_equal(from, "");
 	assert_int_equal(tune_mtu_ceiling(NULL, NULL, 0), 0);
 	json_decref(a);
@@ -392,9 +412,11 @@ test_mtu_ceiling(void **state)
 static void
 test_choice_like_for_like(void **state)
 {
-	json_t *res = json_loads("["
+	json_t *res = json_loads(
+		"["
 		"{\"client\":\"lin (198.18.0.12)\",\"protocol\":\"smb\",\"workload\":\"seq-write\","
-		" \"metric\":\"write\",\"unit\":\"MB/s\",\"median\":400,\"durability\":\"unflushed\"},"
+		" \"metric\":\"write\",\"unit\":\"MB/"
+		"s\",\"median\":400,\"durability\":\"unflushed\"},"
 		"{\"client\":\"lin (198.18.0.12)\",\"protocol\":\"nfs\",\"workload\":\"seq-write\","
 		" \"metric\":\"write\",\"unit\":\"MB/s\",\"median\":300,\"durability\":\"flushed\","
 		" \"unflushed_median\":500},"
@@ -407,7 +429,8 @@ test_choice_like_for_like(void **state)
 		" \"unflushed_median\":500},"
 		"{\"client\":\"old (198.18.0.13)\",\"protocol\":\"afp\",\"workload\":\"seq-write\","
 		" \"metric\":\"write\",\"unit\":\"MB/s\",\"median\":350,\"durability\":\"flushed\","
-		" \"unflushed_median\":360}]", 0, NULL);
+		" \"unflushed_median\":360}]",
+		0, NULL);
 	json_t *ag = json_loads("[{\"hostname\":\"lin\",\"os\":\"Linux\"},"
 				"{\"hostname\":\"old\",\"os\":\"Darwin\",\"os_version\":\"24.1\"}]",
 				0, NULL);
@@ -425,8 +448,9 @@ test_choice_like_for_like(void **state)
 	assert_string_equal(json_string_value(json_object_get(lin, "writes")), "unflushed");
 	assert_true(fabs(json_real_value(json_object_get(json_object_get(lin, "scores"), "nfs")) -
 			 sqrt(500.0 * 600)) < 0.01);
-	assert_true(fabs(json_real_value(json_object_get(json_object_get(lin, "scores_flushed"),
-							 "nfs")) - sqrt(300.0 * 600)) < 0.01);
+	assert_true(fabs(json_real_value(
+				 json_object_get(json_object_get(lin, "scores_flushed"), "nfs")) -
+			 sqrt(300.0 * 600)) < 0.01);
 	assert_null(json_object_get(json_object_get(lin, "scores_flushed"), "smb"));
 	assert_non_null(strstr(json_string_value(json_object_get(lin, "why")),
 			       "writes compared unflushed"));

@@ -22,23 +22,23 @@
 #include "tune.h"
 #include "tuner.h"
 
-static const char *const dirs[] = { "profiles" };
+static const char *const dirs[] = {"profiles"};
 
 /* The simulated machine: every score is base x drift x step x the installed knobs' effect x
  * log-normal noise; every run and every install advances the clock. */
 struct sim {
 	uint64_t rng;
-	double t;		/* simulated seconds */
-	double noise;		/* sigma of log(score) per run */
-	double drift;		/* relative change over drift_span seconds (linear) */
+	double t;     /* simulated seconds */
+	double noise; /* sigma of log(score) per run */
+	double drift; /* relative change over drift_span seconds (linear) */
 	double drift_span;
-	double step_at, step;	/* from step_at on, scores are multiplied by step */
+	double step_at, step; /* from step_at on, scores are multiplied by step */
 	double run_s, install_s, clients_s, mtu_s;
-	enum knob_id real;	/* the knob with a real effect (KNOB_COUNT: none) */
+	enum knob_id real; /* the knob with a real effect (KNOB_COUNT: none) */
 	const char *real_value;
 	double real_effect;
-	double installed;	/* effect of the configuration installed */
-	double (*effect)(const struct model *m);	/* or NULL: real/real_value/real_effect */
+	double installed;			 /* effect of the configuration installed */
+	double (*effect)(const struct model *m); /* or NULL: real/real_value/real_effect */
 	unsigned installs, measures;
 };
 
@@ -64,7 +64,8 @@ sim_install(void *arg, const struct model *m, char *err, size_t errlen)
 	s->installed = 1;
 	if (s->effect)
 		s->installed = s->effect(m);
-	else if (s->real < KNOB_COUNT && (v = knob_value(m, s->real)) && strcmp(v, s->real_value) == 0)
+	else if (s->real < KNOB_COUNT && (v = knob_value(m, s->real)) &&
+		 strcmp(v, s->real_value) == 0)
 		s->installed = 1 + s->real_effect;
 	return 0;
 }
@@ -93,11 +94,17 @@ sim_measure(void *arg, unsigned protos, unsigned runs, double *scores, struct be
 		s->t += s->run_s * np;
 		scores[i] = 100 * sim_level(s) * s->installed * exp(s->noise * gauss(&s->rng));
 	}
-	if (keep) {	/* one result per protocol measured, as the bench engine gives */
-		struct bench_result r = { .target = "smb://sim/Media", .protocol = "smb",
-					  .workload = "seq-read", .metric = "read", .unit = "MB/s",
-					  .client = "loopback", .cache = "hot", .runs = scores,
-					  .nruns = runs, .pass = -1 };
+	if (keep) { /* one result per protocol measured, as the bench engine gives */
+		struct bench_result r = {.target = "smb://sim/Media",
+					 .protocol = "smb",
+					 .workload = "seq-read",
+					 .metric = "read",
+					 .unit = "MB/s",
+					 .client = "loopback",
+					 .cache = "hot",
+					 .runs = scores,
+					 .nruns = runs,
+					 .pass = -1};
 
 		bench_results_add(keep, &r);
 	}
@@ -139,7 +146,8 @@ smb_model(void)
 	static const char text[] =
 		"protocols = { smb = { enabled = true; }; nfs = { enabled = false; };\n"
 		"  afp = { enabled = false; }; };\n"
-		"shares = ( { name = \"Media\"; path = \"/srv/media\"; protocols = [\"smb\"]; } );\n"
+		"shares = ( { name = \"Media\"; path = \"/srv/media\"; protocols = [\"smb\"]; } "
+		");\n"
 		"tuning = { goal = \"throughput\"; allow_unsafe = false; };\n";
 	struct diag d;
 	struct model *m;
@@ -147,7 +155,7 @@ smb_model(void)
 	diag_init(&d);
 	m = profile_load_string("t.conf", text, dirs, 1, &d);
 	diag_print(&d, stderr);
-	diag_free(&d);
+	diag_clear(&d);
 	assert_non_null(m);
 	return m;
 }
@@ -167,9 +175,9 @@ sim_init(struct sim *s, uint64_t seed)
 }
 
 struct outcome {
-	size_t applied;		/* knobs applied */
-	bool real_applied;	/* the knob with the real effect, at its value */
-	size_t unsteady;	/* windows named unsteady */
+	size_t applied;	   /* knobs applied */
+	bool real_applied; /* the knob with the real effect, at its value */
+	size_t unsteady;   /* windows named unsteady */
 	size_t tried, budget_named;
 	double elapsed;
 	int rc;
@@ -180,10 +188,10 @@ tune_once(struct sim *s, double budget, struct outcome *out)
 {
 	struct model *m = smb_model();
 	bool wl[BENCH_NWORKLOADS];
-	struct tuner_opts o = { .protos = PROTO_SMB, .goal = "throughput", .pairs = 10,
-				.budget_s = budget };
-	struct tuner_ops ops = { .arg = s, .install = sim_install, .measure = sim_measure,
-				 .clock = sim_clock };
+	struct tuner_opts o = {
+		.protos = PROTO_SMB, .goal = "throughput", .pairs = 10, .budget_s = budget};
+	struct tuner_ops ops = {
+		.arg = s, .install = sim_install, .measure = sim_measure, .clock = sim_clock};
 	struct tuner_result r;
 	json_t *doc = json_object();
 	char err[256];
@@ -201,7 +209,7 @@ tune_once(struct sim *s, double budget, struct outcome *out)
 	memset(out, 0, sizeof(*out));
 	out->rc = tuner_run(m, &o, &ops, &r, doc, err, sizeof(err));
 	if (out->rc == 0 && r.clients_after)
-		sim_clients(s);	/* what cmd_tune does after applying, when the core says it fits */
+		sim_clients(s); /* what cmd_tune does after applying, when the core says it fits */
 	for (size_t i = 0; i < KNOB_COUNT; i++) {
 		out->applied += r.dec[i].applied;
 		if (getenv("TUNER_DEBUG") && r.dec[i].applied)
@@ -235,14 +243,15 @@ test_placebo_drift(void **state)
 
 		sim_init(&s, seed);
 		s.drift = 0.30;
-		s.drift_span = 1500;	/* about the length of one tune here */
+		s.drift_span = 1500; /* about the length of one tune here */
 		tune_once(&s, 1e6, &out);
 		assert_int_equal(out.rc, 0);
 		accepted += out.applied > 0;
 		tried += out.tried;
 	}
 	printf("# placebo under +30%% drift: a change accepted in %zu of 200 tunes (%zu knobs "
-	       "tried)\n", accepted, tried);
+	       "tried)\n",
+	       accepted, tried);
 	assert_true(tried >= 200 * 4);
 	assert_true(accepted <= 10);
 }
@@ -290,7 +299,8 @@ test_step_unsteady(void **state)
 		named += out.unsteady > 0;
 		accepted += out.applied > 0;
 		if (getenv("TUNER_DEBUG") && !out.unsteady)
-			fprintf(stderr, "# not named: step at %.0f of %.0f s\n", s.step_at, out.elapsed);
+			fprintf(stderr, "# not named: step at %.0f of %.0f s\n", s.step_at,
+				out.elapsed);
 	}
 	printf("# step change: named unsteady in %zu of 100 tunes; a change accepted in %zu\n",
 	       named, accepted);
@@ -320,7 +330,7 @@ test_step_unsteady(void **state)
 static void
 test_budget(void **state)
 {
-	static const double budgets[] = { 60, 120, 300, 600 }, clients[] = { 6, 25 };
+	static const double budgets[] = {60, 120, 300, 600}, clients[] = {6, 25};
 
 	(void)state;
 	for (size_t b = 0; b < sizeof(budgets) / sizeof(budgets[0]); b++)
@@ -331,7 +341,7 @@ test_budget(void **state)
 			sim_init(&s, 9000 + seed);
 			s.run_s = 0.8;
 			s.install_s = 0.7;
-			s.clients_s = clients[seed % 2];	/* the demo's agent costs ~25 s */
+			s.clients_s = clients[seed % 2]; /* the demo's agent costs ~25 s */
 			s.mtu_s = s.clients_s + 3;
 			s.real = KNOB_SMB_USE_SENDFILE;
 			s.real_value = "yes";
@@ -339,7 +349,8 @@ test_budget(void **state)
 			tune_once(&s, budgets[b], &out);
 			assert_int_equal(out.rc, 0);
 			if (out.elapsed > 1.05 * budgets[b])
-				fail_msg("budget %.0fs: the tune took %.1fs", budgets[b], out.elapsed);
+				fail_msg("budget %.0fs: the tune took %.1fs", budgets[b],
+					 out.elapsed);
 			if (budgets[b] >= 120)
 				assert_true(out.tried >= 1);
 			if (budgets[b] <= 120)
@@ -356,10 +367,10 @@ test_after_score(void **state)
 	struct sim s;
 	struct model *m = smb_model();
 	bool wl[BENCH_NWORKLOADS];
-	struct tuner_opts o = { .protos = PROTO_SMB, .goal = "throughput", .pairs = 8,
-				.budget_s = 1e6 };
-	struct tuner_ops ops = { .arg = &s, .install = sim_install, .measure = sim_measure,
-				 .clock = sim_clock };
+	struct tuner_opts o = {
+		.protos = PROTO_SMB, .goal = "throughput", .pairs = 8, .budget_s = 1e6};
+	struct tuner_ops ops = {
+		.arg = &s, .install = sim_install, .measure = sim_measure, .clock = sim_clock};
 	struct tuner_result r;
 	json_t *doc = json_object();
 	char err[256];
@@ -423,10 +434,10 @@ test_later_pass(void **state)
 	struct sim s;
 	struct model *m = smb_model();
 	bool wl[BENCH_NWORKLOADS];
-	struct tuner_opts o = { .protos = PROTO_SMB, .goal = "throughput", .pairs = 8,
-				.budget_s = 1e6 };
-	struct tuner_ops ops = { .arg = &s, .install = sim_install, .measure = sim_measure,
-				 .clock = sim_clock };
+	struct tuner_opts o = {
+		.protos = PROTO_SMB, .goal = "throughput", .pairs = 8, .budget_s = 1e6};
+	struct tuner_ops ops = {
+		.arg = &s, .install = sim_install, .measure = sim_measure, .clock = sim_clock};
 	struct tuner_result r;
 	json_t *doc = json_object();
 	char err[256];
@@ -469,10 +480,10 @@ test_control_old_rule(void **state)
 		s.drift = 0.30;
 		s.drift_span = 1500;
 		sim_measure(&s, PROTO_SMB, 5, base, NULL, NULL, 0);
-		for (int c = 0; c < 12; c++) {	/* the SMB candidates of the throughput goal */
+		for (int c = 0; c < 12; c++) { /* the SMB candidates of the throughput goal */
 			struct tune_cmp cmp;
 
-			s.t += 60;	/* the knobs before it */
+			s.t += 60; /* the knobs before it */
 			sim_measure(&s, PROTO_SMB, 5, cand, NULL, NULL, 0);
 			tune_compare(base, 5, cand, 5, &cmp);
 			any |= cmp.verdict == TUNE_BETTER;
@@ -488,19 +499,19 @@ test_control_old_rule(void **state)
 static void
 test_signed_rank(void **state)
 {
-	static const double pos[] = { 1, 2, 3, 4, 5 }, mixed[] = { 1, -2, 3, 4, 5 };
-	static const double ties[] = { 1, 1, 1, 1 }, zeros[] = { 0, 0 };
+	static const double pos[] = {1, 2, 3, 4, 5}, mixed[] = {1, -2, 3, 4, 5};
+	static const double ties[] = {1, 1, 1, 1}, zeros[] = {0, 0};
 
 	(void)state;
 	assert_true(fabs(tune_signed_rank_p(pos, 5) - 1.0 / 32) < 1e-12);
-	assert_true(fabs(tune_signed_rank_p(mixed, 5) - 3.0 / 32) < 1e-12);	/* W+ = 13 */
+	assert_true(fabs(tune_signed_rank_p(mixed, 5) - 3.0 / 32) < 1e-12); /* W+ = 13 */
 	assert_true(fabs(tune_signed_rank_p(ties, 4) - 1.0 / 16) < 1e-12);
 	assert_true(tune_signed_rank_p(zeros, 2) == 1);
 	{
 		struct tune_steady st;
-		static const double a[] = { 100, 101, 99, 100, 102, 98 };
-		static const double b[] = { 50, 51, 49, 50, 52, 48 };
-		static const double in[] = { 100, 101, 99, 50, 51, 49 };
+		static const double a[] = {100, 101, 99, 100, 102, 98};
+		static const double b[] = {50, 51, 49, 50, 52, 48};
+		static const double in[] = {100, 101, 99, 50, 51, 49};
 
 		assert_true(tune_steady(a, 6, a, 6, &st));
 		assert_false(tune_steady(a, 6, b, 6, &st));
@@ -514,14 +525,10 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_signed_rank),
-		cmocka_unit_test(test_placebo_drift),
-		cmocka_unit_test(test_real_effect),
-		cmocka_unit_test(test_step_unsteady),
-		cmocka_unit_test(test_budget),
-		cmocka_unit_test(test_after_score),
-		cmocka_unit_test(test_later_pass),
-		cmocka_unit_test(test_control_old_rule),
+		cmocka_unit_test(test_signed_rank), cmocka_unit_test(test_placebo_drift),
+		cmocka_unit_test(test_real_effect), cmocka_unit_test(test_step_unsteady),
+		cmocka_unit_test(test_budget),	    cmocka_unit_test(test_after_score),
+		cmocka_unit_test(test_later_pass),  cmocka_unit_test(test_control_old_rule),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

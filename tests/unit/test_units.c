@@ -29,9 +29,9 @@ test_fractions(void **state)
 	assert_int_equal(units_parse_size("1.999999T", &b), 0);
 	assert_true(b < (2ull << 40) && b > (1ull << 40) * 19 / 10);
 	assert_int_equal(units_parse_size("1.3K", &b), 0);
-	assert_true(b == 1331);	/* rounded down to a whole byte */
-	assert_int_equal(units_parse_size("1.9999999P", &b), -EINVAL);	/* 7 decimals */
-	assert_int_equal(units_parse_size("1.5", &b), -EINVAL);	/* fractions of a byte */
+	assert_true(b == 1331); /* rounded down to a whole byte */
+	assert_int_equal(units_parse_size("1.9999999P", &b), -EINVAL); /* 7 decimals */
+	assert_int_equal(units_parse_size("1.5", &b), -EINVAL);	       /* fractions of a byte */
 	assert_int_equal(units_parse_size("1.", &b), -EINVAL);
 	assert_int_equal(units_parse_size("1.5Q", &b), -EINVAL);
 	assert_int_equal(units_parse_size("", &b), -EINVAL);
@@ -53,7 +53,7 @@ test_edges(void **state)
 	assert_int_equal(units_parse_size("16383.999999P", &b), 0);
 	assert_true(b > (16383ull << 50));
 	assert_int_equal(units_parse_size("16384P", &b), -ERANGE);
-	assert_int_equal(units_parse_size("17179869184G", &b), -ERANGE);	/* 2^64 */
+	assert_int_equal(units_parse_size("17179869184G", &b), -ERANGE); /* 2^64 */
 	assert_int_equal(units_parse_size("17179869183.999999G", &b), 0);
 	assert_int_equal(units_parse_size("99999999999999999999999P", &b), -ERANGE);
 	assert_true(units_add_sat(UINT64_MAX - 1, 2) == UINT64_MAX);
@@ -65,7 +65,7 @@ test_edges(void **state)
 static void
 test_bench_bounds(void **state)
 {
-	struct bench_opts o = { 0 };
+	struct bench_opts o = {0};
 	char err[256];
 	int w;
 
@@ -84,10 +84,13 @@ test_bench_bounds(void **state)
 	o.video_seconds = 1e300;
 	assert_int_equal(bench_opts_check(&o, err, sizeof(err)), -EINVAL);
 	/* Footprints never wrap: at the limits they fit; beyond, they saturate. */
-	o = (struct bench_opts){ .size = BENCH_MAX_SIZE, .small_files = BENCH_MAX_FILES,
-				 .meta_entries = BENCH_MAX_ENTRIES, .video_fps = 240,
-				 .video_seconds = 3600, .small_io_read = BENCH_MAX_SIZE,
-				 .small_io_write = BENCH_MAX_SIZE };
+	o = (struct bench_opts){.size = BENCH_MAX_SIZE,
+				.small_files = BENCH_MAX_FILES,
+				.meta_entries = BENCH_MAX_ENTRIES,
+				.video_fps = 240,
+				.video_seconds = 3600,
+				.small_io_read = BENCH_MAX_SIZE,
+				.small_io_write = BENCH_MAX_SIZE};
 	for (w = 0; w < BENCH_NWORKLOADS; w++)
 		assert_true(bench_footprint((enum bench_workload)w, &o) < (UINT64_MAX >> 2));
 	o.size = UINT64_MAX;
