@@ -3,7 +3,7 @@
  * target: baselines, every workload through the engine, each result attributed to its
  * bottleneck) and the record (one JSON document stored in the state database with the
  * generation in force and the hardware fingerprint). The command parses options, shows
- * progress through the engine's callback, adds the agents' results (cli_bench_clients) and
+ * progress through the engine's callback, adds the agents' results (agentctl_bench) and
  * prints; a unit test drives the same calls with the null driver.
  * The run's record (when, generation, hardware) is runrec.h's. */
 #ifndef NASTUNE_BENCHRUN_H

@@ -42,14 +42,6 @@ void cli_show_diff(const char *installed, const char *label, const char *data, s
 struct bench_opts;
 struct bench_results;
 struct json_t;
-/* bench --client: runs the selected workloads (video excepted) for every share of m on every
- * agent (HOST[:PORT] or "auto" through mDNS), appending results labelled with the agent to
- * all, failures to errors and each agent's facts to agents. Returns 0, or -errno when any
- * agent or job failed (the rest still ran). */
-int cli_bench_clients(const struct ctx *ctx, const struct model *m, char *const *clients,
-		      size_t nclients, const char *token_file, const char *protos, const bool *wl,
-		      const struct bench_opts *o, struct bench_results *all, struct json_t *errors,
-		      struct json_t *agents);
 
 /* agent_client_spec_ok, saying why not on stderr (for --client and --clients). */
 bool cli_client_spec_ok(const char *spec);

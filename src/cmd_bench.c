@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "agentctl.h"
 #include "bench.h"
 #include "benchrun.h"
 #include "buf.h"
@@ -370,8 +371,8 @@ run(const struct ctx *ctx, struct benchrun *b, const struct bench_args *a, const
 		status = EXIT_FAIL;
 	/* Client-assisted: the same workloads from the agents' machines. */
 	if (a->nclients && !sigstop_caught && benchrun_any_workload(b) &&
-	    cli_bench_clients(ctx, m, a->clients, a->nclients, a->token, a->protos, b->wl, &b->o,
-			      &b->all, b->errors, b->agents) < 0)
+	    agentctl_bench(ctx->root, m, a->clients, a->nclients, a->token, a->protos, b->wl, &b->o,
+			   &b->all, b->errors, b->agents) < 0)
 		status = EXIT_FAIL;
 	sigstop_restore(old);
 	if (sigstop_caught) {

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agentctl.h"
 #include "apply.h"
 #include "buf.h"
 #include "bench.h"
@@ -264,8 +265,8 @@ cb_clients(void *arg)
 	struct bench_opts cbo = t->bo;
 
 	cbo.stop = &sigstop_caught;
-	if (cli_bench_clients(t->ctx, t->m, t->clients, t->nclients, t->token, NULL, t->wl, &cbo,
-			      &t->cl_before, t->errors, t->agents) < 0)
+	if (agentctl_bench(t->ctx->root, t->m, t->clients, t->nclients, t->token, NULL, t->wl, &cbo,
+			   &t->cl_before, t->errors, t->agents) < 0)
 		log_warnx("tune: some client measurements failed (see errors)");
 }
 
@@ -390,8 +391,8 @@ run_tune(struct tuner *t, struct tuner_opts *o, struct tuner_result *res,
 		struct bench_opts cbo = t->bo;
 		json_t *scratch = json_array();
 
-		cli_bench_clients(t->ctx, t->m, t->clients, t->nclients, t->token, NULL, t->wl,
-				  &cbo, cl_after, t->errors, scratch);
+		agentctl_bench(t->ctx->root, t->m, t->clients, t->nclients, t->token, NULL, t->wl,
+			       &cbo, cl_after, t->errors, scratch);
 		json_decref(scratch);
 	}
 	return 0;
@@ -439,8 +440,8 @@ tune_mtu_window(struct tuner *t, int mtu, char **clients, size_t nclients, const
 		log_warnx("tune: MTU %d: %s", mtu, err);
 		goto out;
 	}
-	(void)cli_bench_clients(t->ctx, t->m, clients, nclients, token, NULL, t->wl, &t->bo, &cl,
-				errors, scratch);
+	(void)agentctl_bench(t->ctx->root, t->m, clients, nclients, token, NULL, t->wl, &t->bo, &cl,
+			     errors, scratch);
 	rc = tune_scores(&cl, 0, sc, n);
 out:
 	bench_results_clear(&cl);
@@ -876,7 +877,7 @@ cmd_tune(struct ctx *ctx, int argc, char **argv)
 	struct tuner_result res = {0};
 	struct bench_results cl_after = {0};
 	struct hwinfo hw = {0};
-	struct sigaction sa = {.sa_handler = sigstop_handler}, old_int, old_term;
+	struct sigaction old_sig[2];
 	const char *goal_arg = NULL, *creds = NULL, *token = NULL, *knob_list = NULL;
 	char **clients = NULL, err[1024], hwhash[65];
 	bool sel[KNOB_COUNT] = {false}, exhaustive = false, dry_run = false, if_changed = false;
@@ -935,20 +936,15 @@ cmd_tune(struct ctx *ctx, int argc, char **argv)
 			"host can log in to (give --credentials FILE for shares with valid users)");
 		goto out;
 	}
-	t.bo = (struct bench_opts){.size = size,
-				   .repeats = repeats,
-				   .warmup = 1,
-				   .cache = BENCH_CACHE_HOT,
-				   .small_files = 200,
-				   .video_seconds = 3,
-				   .stop = &sigstop_caught};
+	/* clang-format off */
+	t.bo = (struct bench_opts){ .size = size, .repeats = repeats, .warmup = 1,
+				    .cache = BENCH_CACHE_HOT, .small_files = 200,
+				    .video_seconds = 3, .stop = &sigstop_caught };
+	/* clang-format on */
 	t.ao = (struct apply_opts){.root = ctx->root, .trial = true, .lock_timeout_s = 60};
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, &old_int);
-	sigaction(SIGTERM, &sa, &old_term);
+	sigstop_catch(old_sig);
 	handlers = true;
 	signal(SIGPIPE, SIG_IGN);
-	sigstop_caught = 0;
 	t0 = timeutil_mono();
 
 	start_doc(&t, goal, dry_run, exhaustive, budget, hwhash);
@@ -956,11 +952,8 @@ cmd_tune(struct ctx *ctx, int argc, char **argv)
 	/* Whatever an interrupted tune left installed goes first. */
 	if (apply_end_trials(t.m, &t.ao) != EXIT_OK)
 		goto restore;
-	t.clients = clients;
-	t.nclients = nclients;
-	t.token = token;
-	t.agents = agents;
-	t.errors = errors;
+	t.clients = clients, t.nclients = nclients, t.token = token;
+	t.agents = agents, t.errors = errors;
 	{
 		struct tuner_opts o = {.wlmask = t.wlmask,
 				       .goal = goal_name(goal),
@@ -995,10 +988,8 @@ record:
 usage:
 	status = EXIT_USAGE;
 out:
-	if (handlers) {
-		sigaction(SIGINT, &old_int, NULL);
-		sigaction(SIGTERM, &old_term, NULL);
-	}
+	if (handlers)
+		sigstop_restore(old_sig);
 	for (i = 0; i < t.ntg; i++)
 		bench_target_clear(&t.tg[i].t);
 	free(t.tg);

@@ -1,0 +1,22 @@
+/* agentctl.h - the controller's side of client-assisted benchmarks. */
+#ifndef NASTUNE_AGENTCTL_H
+#define NASTUNE_AGENTCTL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "bench.h"
+#include "model.h"
+
+struct json_t;
+/* Runs the selected workloads (video excepted) for every share of m on every agent
+ * (HOST[:PORT] or "auto" through mDNS) with the agents' key (token_file, or
+ * <root>/var/lib/nastune/agent.key), appending results labelled with the agent to all,
+ * failures to errors and each agent's facts to agents. Returns 0, or -errno when any agent
+ * or job failed (the rest still ran). */
+int agentctl_bench(const char *root, const struct model *m, char *const *clients, size_t nclients,
+		   const char *token_file, const char *protos, const bool *wl,
+		   const struct bench_opts *o, struct bench_results *all, struct json_t *errors,
+		   struct json_t *agents);
+
+#endif

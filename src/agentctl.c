@@ -1,0 +1,277 @@
+/* agentctl.c - the controller's side of client-assisted benchmarks: find agents (mDNS or
+ * named), authenticate, hand them jobs against this NAS's shares, merge their results. */
+#include <errno.h>
+#include <pwd.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "agent.h"
+#include "agentctl.h"
+#include "bench.h"
+#include "fsutil.h"
+#include "log.h"
+#include "mdns.h"
+#include "model.h"
+#include "units.h"
+#include "xmalloc.h"
+
+struct peer {
+	char *host;
+	int port;
+	char *label; /* how it was found */
+};
+
+static void
+add_peer(struct peer **v, size_t *n, const char *host, int port, const char *label)
+{
+	size_t i;
+
+	for (i = 0; i < *n; i++)
+		if (strcmp((*v)[i].host, host) == 0 && (*v)[i].port == port)
+			return;
+	*v = xreallocarray(*v, *n + 1, sizeof(**v));
+	(*v)[*n].host = xstrdup(host);
+	(*v)[*n].port = port;
+	(*v)[*n].label = xstrdup(label);
+	(*n)++;
+}
+
+/* "auto": every _nastune._tcp with role=agent on the network (IPv4). */
+static int
+discover(struct peer **v, size_t *n)
+{
+	static const char *const types[] = {"_nastune._tcp", NULL};
+	struct mdns_service *s = NULL;
+	size_t ns = 0, i, k;
+	char err[512];
+	int found = 0;
+
+	if (mdns_browse(types, 4, true, 3000, &s, &ns, err, sizeof(err)) < 0) {
+		log_warnx("bench: cannot look for agents: %s", err);
+		return -ENOENT;
+	}
+	for (i = 0; i < ns; i++) {
+		bool agent = false;
+
+		for (k = 0; k < s[i].ntxt; k++)
+			agent |= strcmp(s[i].txt[k], "role=agent") == 0;
+		if (!agent || !s[i].address || s[i].local)
+			continue;
+		add_peer(v, n, s[i].address, s[i].port, s[i].name);
+		found++;
+	}
+	mdns_services_free(s, ns);
+	log_info("bench: %d agent(s) found over mDNS", found);
+	return found;
+}
+
+static void
+job_progress(json_t *msg, void *arg)
+{
+	const char *who = arg;
+
+	log_debug("bench: %s: %s run %lld/%lld%s", who,
+		  json_string_value(json_object_get(msg, "workload")),
+		  (long long)json_integer_value(json_object_get(msg, "run")),
+		  (long long)json_integer_value(json_object_get(msg, "runs")),
+		  json_is_true(json_object_get(msg, "warmup")) ? " (warm-up)" : "");
+}
+
+static const struct {
+	const char *name;
+	unsigned bit;
+} ctl_protos[] = {{"smb", PROTO_SMB}, {"nfs", PROTO_NFS}, {"afp", PROTO_AFP}};
+
+/* The URL of share sh over protocol k (ctl_protos) as the agent of c reaches this NAS: our
+ * address as the agent reached it (the one it can mount from; IPv6 in brackets, or its
+ * colons read as a port). NFS jobs go as one of the share's users (or its owner): the client
+ * does not know our users by name, and exports squash root. Caller frees. */
+static char *
+ctl_job_url(const char *root, const struct share *sh, size_t k, struct agent_conn *c)
+{
+	const char *la = agent_conn_local_addr(c);
+	bool v6 = strchr(la, ':') != NULL;
+	char *part = bench_url_escape(k == 1 ? sh->path : sh->name), *url, *local, *u2;
+	struct passwd *pw;
+	struct stat sb;
+	bool st;
+
+	url = xasprintf("%s://%s%s%s%s%s", ctl_protos[k].name, v6 ? "[" : "", la, v6 ? "]" : "",
+			k == 1 ? "" : "/", part);
+	free(part);
+	if (k != 1)
+		return url;
+	local = fs_rooted(root, sh->path);
+	pw = sh->valid_users.n ? getpwnam(sh->valid_users.v[0]) : NULL;
+	st = stat(local, &sb) == 0;
+	/* The share's group: AUTH_SYS carries one gid here. */
+	if (pw)
+		u2 = xasprintf("%s?version=3&uid=%u&gid=%u", url, (unsigned)pw->pw_uid,
+			       (unsigned)(st ? sb.st_gid : pw->pw_gid));
+	else if (st && sb.st_uid != 0)
+		u2 = xasprintf("%s?version=3&uid=%u&gid=%u", url, (unsigned)sb.st_uid,
+			       (unsigned)sb.st_gid);
+	else
+		u2 = xasprintf("%s?version=3", url);
+	free(local);
+	free(url);
+	return u2;
+}
+
+/* Every selected workload (video excepted) of one share over one protocol on the agent of c;
+ * results labelled with the agent into all. Sets *gone when the agent takes no more jobs.
+ * Returns the number of failed jobs. */
+static int
+ctl_run_jobs(struct agent_conn *c, const char *url, const char *proto, const bool *wl,
+	     const struct bench_opts *o, struct bench_results *all, json_t *errors, bool *gone)
+{
+	char err[1024];
+	int w, rc, failures = 0;
+
+	for (w = 0; w < BENCH_NWORKLOADS && !*gone; w++) {
+		json_t *job;
+		size_t before = all->n;
+
+		if (!wl[w] || w == BENCH_VIDEO)
+			continue;
+		/* No "force": agents refuse it from the network. */
+		job = json_pack("{s:s, s:s, s:s, s:{s:I, s:i, s:i, s:i}}", "workload",
+				bench_workload_name(w), "protocol", proto, "target", url, "options",
+				"size", (json_int_t)(o->size ? o->size : BENCH_DEFAULT_SIZE),
+				"repeats", o->repeats ? (int)o->repeats : 5, "warmup",
+				(int)o->warmup, "small_files", (int)o->small_files);
+		log_info("bench: %s: %s over %s on %s", agent_conn_peer(c), bench_workload_name(w),
+			 proto, url);
+		rc = agent_conn_job(c, job, 30 * 60 * 1000, job_progress,
+				    (void *)agent_conn_peer(c), all, err, sizeof(err));
+		json_decref(job);
+		if (rc < 0) {
+			log_warnx("bench: %s", err);
+			json_array_append_new(errors,
+					      json_pack("{s:s, s:s, s:s, s:s, s:s}", "client",
+							agent_conn_peer(c), "target", url,
+							"protocol", proto, "workload",
+							bench_workload_name(w), "message", err));
+			failures++;
+			/* A vanished agent, or a connection with a frame that failed its check,
+			 * takes no more jobs; the others go on. */
+			*gone = rc == -ECONNRESET || rc == -ETIMEDOUT || rc == -EBADMSG;
+			continue;
+		}
+		for (; before < all->n; before++) {
+			free(all->v[before].client);
+			all->v[before].client = xstrdup(agent_conn_peer(c));
+		}
+	}
+	return failures;
+}
+
+/* One agent: connect, authenticate, its facts into agents, then every share's jobs. Returns
+ * the number of failures. */
+static int
+ctl_bench_peer(const char *root, const struct model *m, const struct peer *p, const uint8_t *key,
+	       const char *protos, const bool *wl, const struct bench_opts *o,
+	       struct bench_results *all, json_t *errors, json_t *agents)
+{
+	struct agent_conn *c = NULL;
+	json_t *facts = NULL, *nic;
+	char err[1024];
+	bool gone = false;
+	size_t s, k;
+	int rc, failures = 0;
+
+	rc = agent_connect(p->host, p->port, key, 5000, &c, err, sizeof(err));
+	if (rc == 0)
+		rc = agent_conn_facts(c, &facts, err, sizeof(err));
+	if (rc < 0) {
+		log_warnx("bench: %s", err);
+		json_array_append_new(errors,
+				      json_pack("{s:s, s:s}", "client", p->host, "message", err));
+		agent_close(c);
+		return 1;
+	}
+	json_array_append_new(agents, json_deep_copy(facts));
+	nic = json_object_get(facts, "nic");
+	log_info("bench: agent %s: %s %s, NIC %s MTU %lld at %lld Mb/s", agent_conn_peer(c),
+		 json_string_value(json_object_get(facts, "os")),
+		 json_string_value(json_object_get(facts, "os_version")),
+		 json_string_value(json_object_get(nic, "name")),
+		 (long long)json_integer_value(json_object_get(nic, "mtu")),
+		 (long long)json_integer_value(json_object_get(nic, "speed_mbps")));
+	for (s = 0; s < m->n_shares && !gone; s++) {
+		const struct share *sh = &m->shares[s];
+
+		if (sh->tm_enabled || sh->read_only)
+			continue;
+		for (k = 0; k < 3 && !gone; k++) {
+			bool enabled = k == 0	? m->smb.enabled
+				       : k == 1 ? m->nfs.enabled
+						: m->afp.enabled;
+			char *url;
+
+			if (!(sh->protocols & ctl_protos[k].bit) || !enabled ||
+			    !units_in_list(protos, ctl_protos[k].name))
+				continue;
+			url = ctl_job_url(root, sh, k, c);
+			failures +=
+				ctl_run_jobs(c, url, ctl_protos[k].name, wl, o, all, errors, &gone);
+			free(url);
+		}
+	}
+	agent_close(c);
+	return failures;
+}
+
+int
+agentctl_bench(const char *root, const struct model *m, char *const *clients, size_t nclients,
+	       const char *token_file, const char *protos, const bool *wl,
+	       const struct bench_opts *o, struct bench_results *all, json_t *errors,
+	       json_t *agents)
+{
+	uint8_t key[AGENT_KEY_LEN];
+	struct peer *peers = NULL;
+	char err[1024], *keyfile;
+	size_t npeers = 0, i;
+	int rc, failures = 0;
+
+	keyfile = token_file ? xstrdup(token_file) : agent_key_path(root);
+	if ((rc = agent_key_load(keyfile, key, err, sizeof(err))) < 0) {
+		log_warnx("bench: %s", err);
+		free(keyfile);
+		return rc;
+	}
+	free(keyfile);
+	for (i = 0; i < nclients; i++) {
+		if (strcmp(clients[i], "auto") == 0) {
+			discover(&peers, &npeers);
+		} else {
+			char host[256];
+			int port = AGENT_DEFAULT_PORT;
+
+			if (agent_parse_listen(clients[i], host, sizeof(host), &port) < 0) {
+				log_warnx("bench: --client '%s' is not HOST[:PORT]", clients[i]);
+				failures++;
+				continue;
+			}
+			add_peer(&peers, &npeers, host, port, clients[i]);
+		}
+	}
+	if (!npeers)
+		log_warnx("bench: no agent to run client jobs on");
+	if (o->force && npeers)
+		log_warnx("bench: --force applies to this host's runs only: agents never take it "
+			  "from the network");
+	for (i = 0; i < npeers; i++)
+		failures +=
+			ctl_bench_peer(root, m, &peers[i], key, protos, wl, o, all, errors, agents);
+	for (i = 0; i < npeers; i++) {
+		free(peers[i].host);
+		free(peers[i].label);
+	}
+	free(peers);
+	memset(key, 0, sizeof(key));
+	return failures ? -EIO : 0;
+}
