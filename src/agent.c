@@ -106,7 +106,7 @@ nic_path_mtu(int fd, int family)
 static json_t *
 nic_facts(int fd)
 {
-	struct sockaddr_storage ss = {0};
+	struct sockaddr_storage ss = { 0 };
 	socklen_t sl = sizeof(ss);
 	struct ifaddrs *ifa = NULL, *i;
 	char addr[INET6_ADDRSTRLEN] = "", name[IF_NAMESIZE] = "";
@@ -241,8 +241,8 @@ facts(struct agent *a, int fd)
 			json_array_append_new(drivers, json_string((*d)->name));
 	pthread_mutex_lock(&a->state);
 	if (!a->disk) {
-		struct bench_baseline b = {0};
-		struct bench_opts bo = {.size = 64ull << 20};
+		struct bench_baseline b = { 0 };
+		struct bench_opts bo = { .size = 64ull << 20 };
 		const char *dir = a->o->scratch_dir ? a->o->scratch_dir : "/var/tmp";
 		char berr[512];
 
@@ -396,10 +396,10 @@ agent_job_parse(const struct agent_opts *ao, const char *nas, json_t *msg, struc
 static json_t *
 run_job(struct agent *a, struct agent_session *ss, const char *nas, json_t *msg)
 {
-	struct job_ctx jc = {.ss = ss, .global_stop = a->o->stop};
-	struct bench_opts o = {.progress = job_progress, .progress_arg = &jc, .stop = &jc.stop};
-	struct bench_results rs = {0};
-	struct bench_target mt = {0}, *t;
+	struct job_ctx jc = { .ss = ss, .global_stop = a->o->stop };
+	struct bench_opts o = { .progress = job_progress, .progress_arg = &jc, .stop = &jc.stop };
+	struct bench_results rs = { 0 };
+	struct bench_target mt = { 0 }, *t;
 	const struct bench_driver *d = NULL;
 	struct agent_job j;
 	char err[512] = "", *mount_url = NULL;
@@ -689,9 +689,9 @@ accept_one(struct agent *a, int lfd)
 int
 agent_serve(const struct agent_opts *o, char *err, size_t errlen)
 {
-	struct agent a = {.o = o};
-	struct addrinfo hints = {.ai_socktype = SOCK_STREAM,
-				 .ai_flags = AI_PASSIVE | AI_NUMERICHOST};
+	struct agent a = { .o = o };
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
+				  .ai_flags = AI_PASSIVE | AI_NUMERICHOST };
 	struct addrinfo *ai = NULL;
 	char addr[128], portstr[8], kid[17], osver[300];
 	void *adv = NULL;
@@ -731,7 +731,7 @@ agent_serve(const struct agent_opts *o, char *err, size_t errlen)
 	log_info("agent: listening on %s:%d (key id %s)", addr, port, kid);
 	if (o->advertise) {
 		char t_os[80], t_ver[320], t_agent[64], t_kid[32];
-		const char *txt[] = {"role=agent", t_os, t_ver, t_agent, t_kid};
+		const char *txt[] = { "role=agent", t_os, t_ver, t_agent, t_kid };
 
 		snprintf(osver, sizeof(osver), "%s", u.release);
 		snprintf(t_os, sizeof(t_os), "os=%s", u.sysname);
@@ -741,7 +741,7 @@ agent_serve(const struct agent_opts *o, char *err, size_t errlen)
 		adv = o->advertise(a.hostname, port, txt, 5);
 	}
 	while (!(o->stop && *o->stop)) {
-		struct pollfd pfd = {.fd = lfd, .events = POLLIN};
+		struct pollfd pfd = { .fd = lfd, .events = POLLIN };
 
 		/* Drain the backlog each time: a peer reconnecting in a loop must not keep
 		 * the NAS's connection waiting behind its own. */
@@ -783,7 +783,7 @@ int
 agent_connect(const char *host, int port, const uint8_t key[AGENT_KEY_LEN], int timeout_ms,
 	      struct agent_conn **out, char *err, size_t errlen)
 {
-	struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *ai = NULL, *i;
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *ai = NULL, *i;
 	struct agent_conn *c;
 	struct sockaddr_storage ss;
 	socklen_t sl = sizeof(ss);
@@ -812,7 +812,7 @@ agent_connect(const char *host, int port, const uint8_t key[AGENT_KEY_LEN], int 
 			fd = -1;
 			continue;
 		}
-		p = (struct pollfd){.fd = fd, .events = POLLOUT};
+		p = (struct pollfd){ .fd = fd, .events = POLLOUT };
 		if (poll(&p, 1, timeout_ms) <= 0) {
 			rc = -ETIMEDOUT;
 			close(fd);

@@ -43,7 +43,7 @@ read_full(int fd, void *buf, size_t len, long deadline)
 	size_t got = 0;
 
 	while (got < len) {
-		struct pollfd p = {.fd = fd, .events = POLLIN};
+		struct pollfd p = { .fd = fd, .events = POLLIN };
 		long left = deadline - mono_ms();
 		ssize_t n;
 		int r;
@@ -439,7 +439,7 @@ agent_addr_equal(const char *a, const char *b)
 void
 agent_addr_bucket(const char *addr, char *out, size_t len)
 {
-	static const uint8_t mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+	static const uint8_t mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
 	char text[INET6_ADDRSTRLEN];
 	uint8_t b[16];
 

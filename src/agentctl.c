@@ -43,7 +43,7 @@ add_peer(struct peer **v, size_t *n, const char *host, int port, const char *lab
 static int
 discover(struct peer **v, size_t *n)
 {
-	static const char *const types[] = {"_nastune._tcp", NULL};
+	static const char *const types[] = { "_nastune._tcp", NULL };
 	struct mdns_service *s = NULL;
 	size_t ns = 0, i, k;
 	char err[512];
@@ -83,7 +83,7 @@ job_progress(json_t *msg, void *arg)
 static const struct {
 	const char *name;
 	unsigned bit;
-} ctl_protos[] = {{"smb", PROTO_SMB}, {"nfs", PROTO_NFS}, {"afp", PROTO_AFP}};
+} ctl_protos[] = { { "smb", PROTO_SMB }, { "nfs", PROTO_NFS }, { "afp", PROTO_AFP } };
 
 /* The URL of share sh over protocol k (ctl_protos) as the agent of c reaches this NAS: our
  * address as the agent reached it (the one it can mount from; IPv6 in brackets, or its

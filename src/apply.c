@@ -280,7 +280,7 @@ static int
 record_generation(struct job *j, long id, const char *reason, const char *inputs_hash,
 		  const struct hwinfo *hw, char **paths, size_t npaths, long *out_id)
 {
-	struct generation g = {.id = id};
+	struct generation g = { .id = id };
 	char created[32], *text;
 	size_t i;
 	int rc = 0;
@@ -353,7 +353,7 @@ extend_originals(struct job *j)
 	if (nk)
 		qsort(known, nk, sizeof(*known), cmp_str);
 	for (i = 0; i < j->nch && rc == 0; i++) {
-		struct gen_file gf = {0};
+		struct gen_file gf = { 0 };
 		const char *key = j->ch[i].path;
 
 		if (!j->ch[i].f || (nk && bsearch(&key, known, nk, sizeof(*known), cmp_str)))
@@ -373,7 +373,7 @@ extend_originals(struct job *j)
 static void
 rm_tree(const char *path)
 {
-	char *argv[] = {"rm", "-rf", "--", (char *)path, NULL};
+	char *argv[] = { "rm", "-rf", "--", (char *)path, NULL };
 	pid_t pid;
 	int st;
 
@@ -634,7 +634,7 @@ static int
 validate_smb(struct job *j, const struct rfile *f, char *err, size_t errlen)
 {
 	char *cand = state_path(j, "candidate-smb.conf"), *out = state_path(j, "testparm.out");
-	char *argv[] = {"testparm", "-s", "--suppress-prompt", cand, NULL};
+	char *argv[] = { "testparm", "-s", "--suppress-prompt", cand, NULL };
 	posix_spawn_file_actions_t fa;
 	char *text = NULL;
 	pid_t pid;
@@ -1118,7 +1118,8 @@ precheck(struct job *j, const struct rendered *r)
 }
 
 static const unsigned svc_proto[SVC_COUNT] = {
-	[SVC_SMB] = PROTO_SMB, [SVC_NFS] = PROTO_NFS, [SVC_AFP] = PROTO_AFP};
+	[SVC_SMB] = PROTO_SMB, [SVC_NFS] = PROTO_NFS, [SVC_AFP] = PROTO_AFP
+};
 
 /* Asks for every share over each protocol whose daemon this apply reloaded and that listens
  * on its port: only those serve the new files here (under --root with no daemons, or with
@@ -1275,7 +1276,7 @@ install_all(struct job *j, long prev)
 static int
 dry_run(struct job *j, const struct rendered *r)
 {
-	struct generation last = {0};
+	struct generation last = { 0 };
 	bool have_last = false;
 	char serr[512], *db = state_path(j, "state.db");
 	struct stat st;
@@ -1444,9 +1445,9 @@ apply_run(const struct model *m, const struct rendered *r, const struct apply_op
 	  struct apply_result *res)
 {
 	struct apply_result own;
-	struct job j = {.m = m, .o = o, .lockfd = -1, .res = res ? res : &own};
-	struct generation last = {0};
-	struct hwinfo hw = {0};
+	struct job j = { .m = m, .o = o, .lockfd = -1, .res = res ? res : &own };
+	struct generation last = { 0 };
+	struct hwinfo hw = { 0 };
 	char ihash[65], hwhash[65], serr[512];
 	int rc;
 
@@ -1510,9 +1511,9 @@ out:
 int
 apply_rollback(const struct model *m, long id, const struct apply_opts *o)
 {
-	struct job j = {.m = m, .o = o, .lockfd = -1};
-	struct generation target = {0}, last = {0};
-	struct hwinfo hw = {0};
+	struct job j = { .m = m, .o = o, .lockfd = -1 };
+	struct generation target = { 0 }, last = { 0 };
+	struct hwinfo hw = { 0 };
 	char serr[512], err[512], reason[64], **paths = NULL;
 	size_t i, k, npaths = 0;
 	long newid;
@@ -1590,7 +1591,7 @@ out:
 int
 apply_end_trials(const struct model *m, const struct apply_opts *o)
 {
-	struct job j = {.m = m, .o = o, .lockfd = -1};
+	struct job j = { .m = m, .o = o, .lockfd = -1 };
 	char serr[512], err[1024] = "";
 	int status;
 

@@ -89,7 +89,7 @@ int
 benchrun_add_url(struct benchrun *b, const struct model *m, const char *root, const char *url,
 		 const char *protos, char *err, size_t errlen)
 {
-	struct benchrun_target t = {0};
+	struct benchrun_target t = { 0 };
 	const struct share *tm;
 
 	if (bench_target_parse(url, &t.t, err, errlen) < 0)
@@ -128,7 +128,7 @@ static void
 add_derived(struct benchrun *b, const char *url, const char *shown, const struct bench_driver *d,
 	    const char *local)
 {
-	struct benchrun_target t = {.d = d};
+	struct benchrun_target t = { .d = d };
 	char err[512];
 
 	if (bench_target_parse(url, &t.t, err, sizeof(err)) < 0) {
@@ -150,8 +150,8 @@ benchrun_derive_targets(struct benchrun *b, const struct model *m, const char *r
 	static const struct {
 		const char *name;
 		unsigned bit;
-	} ps[] = {{"smb", PROTO_SMB}, {"nfs", PROTO_NFS}, {"afp", PROTO_AFP}};
-	bool warned[3] = {false, false, false};
+	} ps[] = { { "smb", PROTO_SMB }, { "nfs", PROTO_NFS }, { "afp", PROTO_AFP } };
+	bool warned[3] = { false, false, false };
 	size_t i, k;
 
 	for (i = 0; i < m->n_shares; i++) {
@@ -306,7 +306,7 @@ stopped(const struct benchrun *b)
 static int
 run_target(struct benchrun *b, const struct benchrun_target *t)
 {
-	static const struct benchrun_video dflt = {NULL, 0};
+	static const struct benchrun_video dflt = { NULL, 0 };
 	char err[1024];
 	size_t k;
 	int w, rc, status = 0;
@@ -346,7 +346,7 @@ benchrun_run(struct benchrun *b)
 
 	for (i = 0; i < b->ntg && !stopped(b) && benchrun_any_workload(b); i++) {
 		const struct benchrun_target *t = &b->tg[i];
-		struct bench_baseline bl = {0};
+		struct bench_baseline bl = { 0 };
 		bool network = strcmp(t->t.scheme, "file") != 0 && strcmp(t->t.scheme, "null") != 0;
 		size_t first = b->all.n;
 

@@ -154,7 +154,7 @@ cli_load_model_recovered(const struct ctx *ctx, int *status)
 {
 	struct model *m = cli_load_model(ctx, status);
 	char *pending = fs_rooted(ctx->root, "/var/lib/nastune/pending");
-	struct apply_opts o = {.root = ctx->root, .lock_timeout_s = 60};
+	struct apply_opts o = { .root = ctx->root, .lock_timeout_s = 60 };
 	struct stat sb;
 
 	if (m && stat(pending, &sb) == 0) {

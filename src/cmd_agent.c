@@ -23,7 +23,9 @@
 static void *
 advertise(const char *name, int port, const char *const *txt, size_t ntxt)
 {
-	struct mdns_record rec = {.type = "_nastune._tcp", .port = port, .txt = txt, .ntxt = ntxt};
+	struct mdns_record rec = {
+		.type = "_nastune._tcp", .port = port, .txt = txt, .ntxt = ntxt
+	};
 	struct mdns_publisher *p = NULL;
 	char err[512];
 
@@ -46,17 +48,18 @@ int
 cmd_agent(struct ctx *ctx, int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"listen", required_argument, NULL, 'l'},
-		{"token-file", required_argument, NULL, 't'},
-		{"mount", required_argument, NULL, 'm'},
-		{"credentials", required_argument, NULL, 'C'},
-		{"scratch", required_argument, NULL, 's'},
-		{"no-advertise", no_argument, NULL, 'A'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+		{ "listen", required_argument, NULL, 'l' },
+		{ "token-file", required_argument, NULL, 't' },
+		{ "mount", required_argument, NULL, 'm' },
+		{ "credentials", required_argument, NULL, 'C' },
+		{ "scratch", required_argument, NULL, 's' },
+		{ "no-advertise", no_argument, NULL, 'A' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
 	};
-	struct agent_opts o = {
-		.stop = &sigstop_caught, .advertise = advertise, .unadvertise = unadvertise};
+	struct agent_opts o = { .stop = &sigstop_caught,
+				.advertise = advertise,
+				.unadvertise = unadvertise };
 	struct agent_mount *mounts = NULL;
 	char *token = NULL, err[512], addr[128];
 	size_t nmounts = 0, i;
@@ -149,10 +152,10 @@ int
 cmd_pair(struct ctx *ctx, int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"force", no_argument, NULL, 'f'},
-		{"token-file", required_argument, NULL, 't'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+		{ "force", no_argument, NULL, 'f' },
+		{ "token-file", required_argument, NULL, 't' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
 	};
 	uint8_t key[AGENT_KEY_LEN];
 	char *path = NULL, err[512], kid[17], hex[2 * AGENT_KEY_LEN + 1];

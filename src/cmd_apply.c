@@ -186,7 +186,7 @@ out:
 static void
 print_proofs(const struct apply_result *res)
 {
-	static const char *const protos[] = {"smb", "nfs", "afp"};
+	static const char *const protos[] = { "smb", "nfs", "afp" };
 	size_t i, k, p;
 
 	for (i = 0; i < res->nproofs; i++)
@@ -264,14 +264,14 @@ int
 cmd_apply(struct ctx *ctx, int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"dry-run", no_argument, NULL, 'n'},
-		{"no-reload", no_argument, NULL, 'R'},
-		{"if-changed", no_argument, NULL, 'i'},
-		{"lock-timeout", required_argument, NULL, 't'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+		{ "dry-run", no_argument, NULL, 'n' },
+		{ "no-reload", no_argument, NULL, 'R' },
+		{ "if-changed", no_argument, NULL, 'i' },
+		{ "lock-timeout", required_argument, NULL, 't' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
 	};
-	struct apply_opts o = {.root = ctx->root, .lock_timeout_s = 60};
+	struct apply_opts o = { .root = ctx->root, .lock_timeout_s = 60 };
 	struct apply_result res;
 	struct rendered r;
 	struct model *m;
@@ -341,7 +341,7 @@ cmd_apply(struct ctx *ctx, int argc, char **argv)
 int
 cmd_rollback(struct ctx *ctx, int argc, char **argv)
 {
-	struct apply_opts o = {.root = ctx->root, .lock_timeout_s = 60};
+	struct apply_opts o = { .root = ctx->root, .lock_timeout_s = 60 };
 	struct model *m;
 	long id = -1;
 	int status = EXIT_OK;
@@ -376,9 +376,9 @@ cmd_rollback(struct ctx *ctx, int argc, char **argv)
 int
 cmd_status(struct ctx *ctx, int argc, char **argv)
 {
-	struct generation g = {0};
+	struct generation g = { 0 };
 	struct state *st = NULL;
-	struct hwinfo hw = {0};
+	struct hwinfo hw = { 0 };
 	struct model *m;
 	char err[512], hash[65], *text = NULL, *changes = NULL, *db;
 	json_t *o = json_object(), *svcs = json_array(), *gens = json_array();

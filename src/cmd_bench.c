@@ -175,25 +175,25 @@ static int
 parse_args(struct benchrun *b, struct bench_args *a, int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"protocol", required_argument, NULL, 'p'},
-		{"workload", required_argument, NULL, 'w'},
-		{"target", required_argument, NULL, 't'},
-		{"repeat", required_argument, NULL, 'n'},
-		{"warmup", required_argument, NULL, 'W'},
-		{"size", required_argument, NULL, 's'},
-		{"credentials", required_argument, NULL, 'C'},
-		{"force", no_argument, NULL, 'f'},
-		{"cache", required_argument, NULL, 'k'},
-		{"files", required_argument, NULL, 'F'},
-		{"entries", required_argument, NULL, 'E'},
-		{"video", required_argument, NULL, 'V'},
-		{"video-seconds", required_argument, NULL, 'S'},
-		{"no-baseline", no_argument, NULL, 'B'},
-		{"client", required_argument, NULL, 'c'},
-		{"token-file", required_argument, NULL, 'T'},
-		{"clients-only", no_argument, NULL, 'O'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+		{ "protocol", required_argument, NULL, 'p' },
+		{ "workload", required_argument, NULL, 'w' },
+		{ "target", required_argument, NULL, 't' },
+		{ "repeat", required_argument, NULL, 'n' },
+		{ "warmup", required_argument, NULL, 'W' },
+		{ "size", required_argument, NULL, 's' },
+		{ "credentials", required_argument, NULL, 'C' },
+		{ "force", no_argument, NULL, 'f' },
+		{ "cache", required_argument, NULL, 'k' },
+		{ "files", required_argument, NULL, 'F' },
+		{ "entries", required_argument, NULL, 'E' },
+		{ "video", required_argument, NULL, 'V' },
+		{ "video-seconds", required_argument, NULL, 'S' },
+		{ "no-baseline", no_argument, NULL, 'B' },
+		{ "client", required_argument, NULL, 'c' },
+		{ "token-file", required_argument, NULL, 'T' },
+		{ "clients-only", no_argument, NULL, 'O' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
 	};
 	struct bench_opts *o = &b->o;
 	const char *wls = NULL, *video_arg = NULL;
@@ -348,7 +348,7 @@ plan(const struct ctx *ctx, struct benchrun *b, const struct bench_args *a, stru
 static int
 run(const struct ctx *ctx, struct benchrun *b, const struct bench_args *a, const struct model *m)
 {
-	struct progress pr = {0};
+	struct progress pr = { 0 };
 	struct sigaction old[2];
 	int status = EXIT_OK;
 
@@ -387,7 +387,7 @@ int
 cmd_bench(struct ctx *ctx, int argc, char **argv)
 {
 	struct benchrun b;
-	struct bench_args a = {0};
+	struct bench_args a = { 0 };
 	struct model *m = NULL;
 	json_t *doc = NULL;
 	char err[1024];
@@ -453,13 +453,13 @@ int
 cmd_report(struct ctx *ctx, int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"html", required_argument, NULL, 'H'},
-		{"run", required_argument, NULL, 'r'},
-		{"tune", no_argument, NULL, 't'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+		{ "html", required_argument, NULL, 'H' },
+		{ "run", required_argument, NULL, 'r' },
+		{ "tune", no_argument, NULL, 't' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
 	};
-	struct state_bench_run run = {0};
+	struct state_bench_run run = { 0 };
 	bool tune = false;
 	const char *html = NULL;
 	struct state *st = NULL;

@@ -49,7 +49,7 @@ cmd_check(struct ctx *ctx, int argc, char **argv)
 	struct model *m;
 	int status = EXIT_OK, rc;
 	size_t i;
-	unsigned counts[3] = {0, 0, 0};
+	unsigned counts[3] = { 0, 0, 0 };
 
 	if ((rc = no_args("check", argc, argv)) >= 0)
 		return rc == 100 ? EXIT_OK : rc;
@@ -101,10 +101,10 @@ int
 cmd_render(struct ctx *ctx, int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"output", required_argument, NULL, 'o'},
-		{"only", required_argument, NULL, 'O'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+		{ "output", required_argument, NULL, 'o' },
+		{ "only", required_argument, NULL, 'O' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
 	};
 	const char *outdir = NULL;
 	struct rendered r;
@@ -189,9 +189,9 @@ cmd_render(struct ctx *ctx, int argc, char **argv)
 void
 cli_show_diff(const char *installed, const char *label, const char *data, size_t len)
 {
-	char *argv[] = {"diff",	   "-u",	"--label",	   (char *)label,
-			"--label", "generated", (char *)installed, "-",
-			NULL};
+	char *argv[] = { "diff",    "-u",	 "--label",	    (char *)label,
+			 "--label", "generated", (char *)installed, "-",
+			 NULL };
 	posix_spawn_file_actions_t fa;
 	int pfd[2], st;
 	pid_t pid;

@@ -111,9 +111,9 @@ int
 cmd_knobs(struct ctx *ctx, int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"json", no_argument, NULL, 'j'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
 	};
 	const struct knob *k;
 	struct model *m;

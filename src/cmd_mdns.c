@@ -62,18 +62,18 @@ static int
 cmd_mdns_publish(struct ctx *ctx, int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"name", required_argument, NULL, 'n'},
-		{"type", required_argument, NULL, 't'},
-		{"port", required_argument, NULL, 'p'},
-		{"txt", required_argument, NULL, 'x'},
-		{"for", required_argument, NULL, 'f'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+		{ "name", required_argument, NULL, 'n' },
+		{ "type", required_argument, NULL, 't' },
+		{ "port", required_argument, NULL, 'p' },
+		{ "txt", required_argument, NULL, 'x' },
+		{ "for", required_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
 	};
 	const char *type = "_nastune._tcp", **txt = NULL;
 	struct mdns_publisher *pub = NULL;
 	struct mdns_record rec;
-	struct sigaction sa = {.sa_handler = sigstop_handler};
+	struct sigaction sa = { .sa_handler = sigstop_handler };
 	char *name = NULL, *pidfile = NULL, *end, err[512], cur[128], last[128], pidtxt[32];
 	char version_txt[64];
 	size_t ntxt = 0;
@@ -135,7 +135,7 @@ cmd_mdns_publish(struct ctx *ctx, int argc, char **argv)
 		txt[ntxt++] = "role=server";
 		txt[ntxt++] = version_txt;
 	}
-	rec = (struct mdns_record){.type = type, .port = (int)port, .txt = txt, .ntxt = ntxt};
+	rec = (struct mdns_record){ .type = type, .port = (int)port, .txt = txt, .ntxt = ntxt };
 
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
@@ -258,11 +258,11 @@ static int
 cmd_mdns_browse(struct ctx *ctx, int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"type", required_argument, NULL, 't'},
-		{"timeout", required_argument, NULL, 'T'},
-		{"no-resolve", no_argument, NULL, 'R'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+		{ "type", required_argument, NULL, 't' },
+		{ "timeout", required_argument, NULL, 'T' },
+		{ "no-resolve", no_argument, NULL, 'R' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
 	};
 	const char **types = NULL;
 	struct mdns_service *v = NULL;

@@ -222,8 +222,8 @@ static int
 mtu_set(struct ctx *ctx, int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"peer", required_argument, NULL, 'p'},
-		{NULL, 0, NULL, 0},
+		{ "peer", required_argument, NULL, 'p' },
+		{ NULL, 0, NULL, 0 },
 	};
 	struct netif_mtu_report rep;
 	const char **peers = NULL;
@@ -298,13 +298,13 @@ static int
 mtu_probe(struct ctx *ctx, int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"interface", required_argument, NULL, 'i'},
-		{"max", required_argument, NULL, 'm'},
-		{"timeout", required_argument, NULL, 't'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+		{ "interface", required_argument, NULL, 'i' },
+		{ "max", required_argument, NULL, 'm' },
+		{ "timeout", required_argument, NULL, 't' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
 	};
-	struct probe_opts o = {0};
+	struct probe_opts o = { 0 };
 	json_t *arr = NULL;
 	int c, i, r, status = EXIT_OK;
 	char msg[512];
@@ -447,9 +447,9 @@ static int
 mtu_auto(struct ctx *ctx, int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"peer", required_argument, NULL, 'p'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+		{ "peer", required_argument, NULL, 'p' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
 	};
 	struct netif_mtu_report rep;
 	const char **peers = NULL;

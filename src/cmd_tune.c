@@ -74,7 +74,7 @@ pick_targets(struct tuner *t, const char *creds)
 	static const struct {
 		const char *name;
 		unsigned bit;
-	} ps[] = {{"smb", PROTO_SMB}, {"nfs", PROTO_NFS}, {"afp", PROTO_AFP}};
+	} ps[] = { { "smb", PROTO_SMB }, { "nfs", PROTO_NFS }, { "afp", PROTO_AFP } };
 	const struct model *m = t->m;
 	size_t k, i;
 
@@ -90,7 +90,7 @@ pick_targets(struct tuner *t, const char *creds)
 			for (i = 0; i < m->n_shares && !found; i++) {
 				const struct share *s = &m->shares[i];
 				char err[512], *esc, *url;
-				struct ttarget tt = {.d = d};
+				struct ttarget tt = { .d = d };
 				bool guest_first = k == 1 || !creds;
 
 				if (!(s->protocols & ps[k].bit) || s->tm_enabled || s->read_only ||
@@ -152,7 +152,7 @@ static int
 measure(struct tuner *t, unsigned protos, double **scores, size_t *n, struct bench_results *out,
 	char *err, size_t errlen)
 {
-	struct bench_results rs = {0};
+	struct bench_results rs = { 0 };
 	size_t i;
 	int w, rc = 0;
 
@@ -209,7 +209,7 @@ static int
 cb_install(void *arg, const struct model *m, char *err, size_t errlen)
 {
 	struct tuner *t = arg;
-	struct rendered r = {0};
+	struct rendered r = { 0 };
 	int rc;
 
 	if (cli_render(t->ctx, m, 0, &r) != EXIT_OK) {
@@ -299,9 +299,9 @@ shares_json(const struct model *m)
 		const char *name;
 		bool on;
 	} protos[] = {
-		{PROTO_SMB, "smb", m->smb.enabled},
-		{PROTO_NFS, "nfs", m->nfs.enabled},
-		{PROTO_AFP, "afp", m->afp.enabled},
+		{ PROTO_SMB, "smb", m->smb.enabled },
+		{ PROTO_NFS, "nfs", m->nfs.enabled },
+		{ PROTO_AFP, "afp", m->afp.enabled },
 	};
 	json_t *a = json_array();
 
@@ -334,15 +334,15 @@ static int
 run_tune(struct tuner *t, struct tuner_opts *o, struct tuner_result *res,
 	 struct bench_results *cl_after, bool dry_run, uint64_t size)
 {
-	struct tuner_ops ops = {.arg = t,
-				.install = cb_install,
-				.measure = cb_measure,
-				.clock = cb_clock,
-				.progress = cb_progress,
-				.stopped = cb_stopped,
-				.save = cb_save,
-				.clients = t->nclients ? cb_clients : NULL,
-				.mtu = t->nclients ? cb_mtu : NULL};
+	struct tuner_ops ops = { .arg = t,
+				 .install = cb_install,
+				 .measure = cb_measure,
+				 .clock = cb_clock,
+				 .progress = cb_progress,
+				 .stopped = cb_stopped,
+				 .save = cb_save,
+				 .clients = t->nclients ? cb_clients : NULL,
+				 .mtu = t->nclients ? cb_mtu : NULL };
 	char err[1024];
 	int rc;
 
@@ -365,9 +365,10 @@ run_tune(struct tuner *t, struct tuner_opts *o, struct tuner_result *res,
 	/* The MTU needs no after-score over loopback (only clients cross the NIC), but its
 	 * generation records it. */
 	if ((res->changed || res->dec[KNOB_NET_MTU].applied) && !dry_run) {
-		struct rendered r = {0};
-		struct apply_opts ao = {
-			.root = t->ctx->root, .reason = "tune", .lock_timeout_s = 60};
+		struct rendered r = { 0 };
+		struct apply_opts ao = { .root = t->ctx->root,
+					 .reason = "tune",
+					 .lock_timeout_s = 60 };
 
 		if (cli_render(t->ctx, t->m, 0, &r) != EXIT_OK ||
 		    apply_run(t->m, &r, &ao, NULL) != 0) {
@@ -429,7 +430,7 @@ static int
 tune_mtu_window(struct tuner *t, int mtu, char **clients, size_t nclients, const char *token,
 		json_t *errors, double **sc, size_t *n)
 {
-	struct bench_results cl = {0};
+	struct bench_results cl = { 0 };
 	json_t *scratch = json_array();
 	char err[512];
 	int rc;
@@ -456,9 +457,9 @@ static int
 tune_mtu_pairs(struct tuner *t, int old_mtu, int new_mtu, char **clients, size_t nclients,
 	       const char *token, json_t *errors, struct tune_pairs *out)
 {
-	static const bool is_new[4] = {true, false, false, true};
-	double *w[4] = {NULL}, *inc = NULL, *cand = NULL;
-	size_t wn[4] = {0}, n1, n2, i;
+	static const bool is_new[4] = { true, false, false, true };
+	double *w[4] = { NULL }, *inc = NULL, *cand = NULL;
+	size_t wn[4] = { 0 }, n1, n2, i;
 	char err[512];
 	int rc = 0;
 
@@ -496,11 +497,11 @@ tune_mtu(struct tuner *t, char **clients, size_t nclients, const char *token,
 	 struct tuner_decision *d)
 {
 	struct model *m = t->m;
-	struct netif_mtu_report rep = {0};
+	struct netif_mtu_report rep = { 0 };
 	const char **peers = NULL;
 	double *b = NULL;
 	size_t nb = 0, np = 0, i;
-	struct tune_pairs pr = {0};
+	struct tune_pairs pr = { 0 };
 	json_int_t fam;
 	json_t *f;
 	char err[768], from[256];
@@ -617,8 +618,8 @@ out:
 static void
 attribute(struct tuner *t, struct bench_results *rs, uint64_t size)
 {
-	struct bench_baseline bl = {0};
-	struct bench_opts bo = {.size = size};
+	struct bench_baseline bl = { 0 };
+	struct bench_opts bo = { .size = size };
 	char *local = NULL, berr[512];
 	size_t i;
 
@@ -686,10 +687,10 @@ parse_goal(const char *arg, enum tune_goal *goal)
 		const char *name;
 		enum tune_goal g;
 	} goals[] = {
-		{"throughput", GOAL_THROUGHPUT},
-		{"small-files", GOAL_SMALL_FILES},
-		{"video", GOAL_VIDEO},
-		{"balanced", GOAL_BALANCED},
+		{ "throughput", GOAL_THROUGHPUT },
+		{ "small-files", GOAL_SMALL_FILES },
+		{ "video", GOAL_VIDEO },
+		{ "balanced", GOAL_BALANCED },
 	};
 
 	for (size_t i = 0; i < sizeof(goals) / sizeof(goals[0]); i++)
@@ -859,28 +860,28 @@ int
 cmd_tune(struct ctx *ctx, int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"budget", required_argument, NULL, 'b'},
-		{"goal", required_argument, NULL, 'g'},
-		{"clients", required_argument, NULL, 'c'},
-		{"token-file", required_argument, NULL, 'T'},
-		{"credentials", required_argument, NULL, 'C'},
-		{"knobs", required_argument, NULL, 'k'},
-		{"exhaustive", no_argument, NULL, 'x'},
-		{"dry-run", no_argument, NULL, 'n'},
-		{"if-changed", no_argument, NULL, 'i'},
-		{"size", required_argument, NULL, 's'},
-		{"repeat", required_argument, NULL, 'r'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+		{ "budget", required_argument, NULL, 'b' },
+		{ "goal", required_argument, NULL, 'g' },
+		{ "clients", required_argument, NULL, 'c' },
+		{ "token-file", required_argument, NULL, 'T' },
+		{ "credentials", required_argument, NULL, 'C' },
+		{ "knobs", required_argument, NULL, 'k' },
+		{ "exhaustive", no_argument, NULL, 'x' },
+		{ "dry-run", no_argument, NULL, 'n' },
+		{ "if-changed", no_argument, NULL, 'i' },
+		{ "size", required_argument, NULL, 's' },
+		{ "repeat", required_argument, NULL, 'r' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
 	};
-	struct tuner t = {.ctx = ctx, .id = -1};
-	struct tuner_result res = {0};
-	struct bench_results cl_after = {0};
-	struct hwinfo hw = {0};
+	struct tuner t = { .ctx = ctx, .id = -1 };
+	struct tuner_result res = { 0 };
+	struct bench_results cl_after = { 0 };
+	struct hwinfo hw = { 0 };
 	struct sigaction old_sig[2];
 	const char *goal_arg = NULL, *creds = NULL, *token = NULL, *knob_list = NULL;
 	char **clients = NULL, err[1024], hwhash[65];
-	bool sel[KNOB_COUNT] = {false}, exhaustive = false, dry_run = false, if_changed = false;
+	bool sel[KNOB_COUNT] = { false }, exhaustive = false, dry_run = false, if_changed = false;
 	bool handlers = false;
 	double t0;
 	size_t nclients = 0, i;
@@ -892,9 +893,10 @@ cmd_tune(struct ctx *ctx, int argc, char **argv)
 
 	optind = 0;
 	while ((c = getopt_long(argc, argv, "b:g:c:T:C:k:xnis:r:h", opts, NULL)) != -1) {
-		struct targs ta = {&budget,  &goal_arg,	  &clients,   &nclients,
-				   &token,   &creds,	  &knob_list, &exhaustive,
-				   &dry_run, &if_changed, &size,      &repeats};
+		struct targs ta = {
+			&budget,    &goal_arg,	 &clients, &nclients,	&token, &creds,
+			&knob_list, &exhaustive, &dry_run, &if_changed, &size,	&repeats
+		};
 
 		if (c == 'h') {
 			fputs(TUNE_USAGE, stdout);
@@ -941,7 +943,7 @@ cmd_tune(struct ctx *ctx, int argc, char **argv)
 				    .cache = BENCH_CACHE_HOT, .small_files = 200,
 				    .video_seconds = 3, .stop = &sigstop_caught };
 	/* clang-format on */
-	t.ao = (struct apply_opts){.root = ctx->root, .trial = true, .lock_timeout_s = 60};
+	t.ao = (struct apply_opts){ .root = ctx->root, .trial = true, .lock_timeout_s = 60 };
 	sigstop_catch(old_sig);
 	handlers = true;
 	signal(SIGPIPE, SIG_IGN);
@@ -955,14 +957,14 @@ cmd_tune(struct ctx *ctx, int argc, char **argv)
 	t.clients = clients, t.nclients = nclients, t.token = token;
 	t.agents = agents, t.errors = errors;
 	{
-		struct tuner_opts o = {.wlmask = t.wlmask,
-				       .goal = goal_name(goal),
-				       .pairs = repeats,
-				       .budget_s = budget,
-				       .sel = knob_list ? sel : NULL,
-				       .exhaustive = exhaustive,
-				       .clients_after = nclients && !dry_run,
-				       .resume = resume};
+		struct tuner_opts o = { .wlmask = t.wlmask,
+					.goal = goal_name(goal),
+					.pairs = repeats,
+					.budget_s = budget,
+					.sel = knob_list ? sel : NULL,
+					.exhaustive = exhaustive,
+					.clients_after = nclients && !dry_run,
+					.resume = resume };
 
 		rc = run_tune(&t, &o, &res, &cl_after, dry_run, size);
 	}

@@ -208,7 +208,7 @@ out:
 static int
 hwinfo_skip_disk(const char *name)
 {
-	static const char *const skip[] = {"loop", "ram", "zram", "dm-"};
+	static const char *const skip[] = { "loop", "ram", "zram", "dm-" };
 	size_t i;
 
 	if (name[0] == '.')
@@ -419,7 +419,7 @@ hwinfo_item_cmp(const void *a, const void *b)
 int
 hwinfo_read(const char *sysroot, struct hwinfo *hw)
 {
-	struct hwinfo_builder hb = {.hw = hw};
+	struct hwinfo_builder hb = { .hw = hw };
 	int real, err;
 
 	hw->items = NULL;

@@ -14,7 +14,7 @@
 #include "model.h"
 #include "units.h"
 
-#define L(...) ((const char *const[]){__VA_ARGS__, NULL})
+#define L(...) ((const char *const[]){ __VA_ARGS__, NULL })
 
 static const struct knob table[KNOB_COUNT] = {
 	[KNOB_SMB_SERVER_SIGNING] =
@@ -609,7 +609,7 @@ parse_sockopts(const struct knob *k, const char *value, char *out, size_t outlen
 		"TCP_NODELAY",	    "TCP_QUICKACK", "SO_KEEPALIVE", "IPTOS_LOWDELAY",
 		"IPTOS_THROUGHPUT", "SO_RCVBUF",    "SO_SNDBUF",    NULL,
 	};
-	char copy[256], *tok, *save = NULL, seen[8] = {0};
+	char copy[256], *tok, *save = NULL, seen[8] = { 0 };
 	size_t used = 0, i;
 
 	if (strlen(value) >= sizeof(copy) || !*value) {

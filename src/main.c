@@ -15,32 +15,35 @@ static const struct {
 	const char *args;
 	const char *help;
 } commands[] = {
-	{"check", cmd_check, "", "validate the configuration; exit 0, or 2 with file:line errors"},
-	{"render", cmd_render, "[-o DIR] [--only smb|nfs|afp|mdns]",
-	 "print the generated files, or write them under DIR"},
-	{"diff", cmd_diff, "", "generated vs installed files; exit 0 same, 1 differs"},
-	{"apply", cmd_apply, "[--dry-run] [--no-reload] [--if-changed]",
-	 "validate, install atomically, reload, record a generation"},
-	{"rollback", cmd_rollback, "[GENERATION]", "restore a kept generation (0: the originals)"},
-	{"status", cmd_status, "", "generation, services, hardware fingerprint and its changes"},
-	{"mtu", cmd_mtu, "show [IFACE] | set IFACE N | probe PEER... | auto IFACE --peer PEER...",
-	 "show, set, probe or prove-and-set the MTU (commit-confirm)"},
-	{"mdns", cmd_mdns, "publish [--name N] [--type T] [--port P] | withdraw | browse",
-	 "live Bonjour records, and what the network advertises"},
-	{"bench", cmd_bench, "[--protocol L] [--workload L] [--target URL] [--repeat N] [--size S]",
-	 "benchmark the shares (or URLs); results stored, see report"},
-	{"report", cmd_report, "[--html FILE] [--run ID]",
-	 "a stored benchmark run as text or HTML"},
-	{"history", cmd_history, "", "list the stored benchmark runs"},
-	{"pair", cmd_pair, "[--force] [--token-file FILE]",
-	 "new key for the agents; prints the command to start one"},
-	{"agent", cmd_agent, "[--listen ADDR:PORT] [--token-file F] [--mount PROTO=PATH]",
-	 "run on a client: benchmark jobs for the NAS, over mDNS"},
-	{"tune", cmd_tune,
-	 "[--budget T] [--goal G] [--clients auto|HOST] [--dry-run] [--if-changed]",
-	 "measure the knobs, apply the fastest safe settings, explain"},
-	{"knobs", cmd_knobs, "[--json] [NAME...]",
-	 "every tunable: value and source, candidates, safety, what tune may try"},
+	{ "check", cmd_check, "",
+	  "validate the configuration; exit 0, or 2 with file:line errors" },
+	{ "render", cmd_render, "[-o DIR] [--only smb|nfs|afp|mdns]",
+	  "print the generated files, or write them under DIR" },
+	{ "diff", cmd_diff, "", "generated vs installed files; exit 0 same, 1 differs" },
+	{ "apply", cmd_apply, "[--dry-run] [--no-reload] [--if-changed]",
+	  "validate, install atomically, reload, record a generation" },
+	{ "rollback", cmd_rollback, "[GENERATION]",
+	  "restore a kept generation (0: the originals)" },
+	{ "status", cmd_status, "", "generation, services, hardware fingerprint and its changes" },
+	{ "mtu", cmd_mtu, "show [IFACE] | set IFACE N | probe PEER... | auto IFACE --peer PEER...",
+	  "show, set, probe or prove-and-set the MTU (commit-confirm)" },
+	{ "mdns", cmd_mdns, "publish [--name N] [--type T] [--port P] | withdraw | browse",
+	  "live Bonjour records, and what the network advertises" },
+	{ "bench", cmd_bench,
+	  "[--protocol L] [--workload L] [--target URL] [--repeat N] [--size S]",
+	  "benchmark the shares (or URLs); results stored, see report" },
+	{ "report", cmd_report, "[--html FILE] [--run ID]",
+	  "a stored benchmark run as text or HTML" },
+	{ "history", cmd_history, "", "list the stored benchmark runs" },
+	{ "pair", cmd_pair, "[--force] [--token-file FILE]",
+	  "new key for the agents; prints the command to start one" },
+	{ "agent", cmd_agent, "[--listen ADDR:PORT] [--token-file F] [--mount PROTO=PATH]",
+	  "run on a client: benchmark jobs for the NAS, over mDNS" },
+	{ "tune", cmd_tune,
+	  "[--budget T] [--goal G] [--clients auto|HOST] [--dry-run] [--if-changed]",
+	  "measure the knobs, apply the fastest safe settings, explain" },
+	{ "knobs", cmd_knobs, "[--json] [NAME...]",
+	  "every tunable: value and source, candidates, safety, what tune may try" },
 };
 
 /* Short options a command defines itself, which after its name are its own, not the global
@@ -87,9 +90,9 @@ global_opt(const char *arg, const char *own, const char **val)
 		int kind;
 		bool has_arg;
 	} g[] = {
-		{"--config", 'c', true},  {"-c", 'c', true},	     {"--root", 'r', true},
-		{"--datadir", 'd', true}, {"--json", 'j', false},    {"--quiet", 'q', false},
-		{"-q", 'q', false},	  {"--verbose", 'v', false}, {"-v", 'v', false},
+		{ "--config", 'c', true },  { "-c", 'c', true },	 { "--root", 'r', true },
+		{ "--datadir", 'd', true }, { "--json", 'j', false },	 { "--quiet", 'q', false },
+		{ "-q", 'q', false },	    { "--verbose", 'v', false }, { "-v", 'v', false },
 	};
 	size_t i, len;
 
@@ -171,17 +174,17 @@ int
 main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"config", required_argument, NULL, 'c'},
-		{"root", required_argument, NULL, 'r'},
-		{"datadir", required_argument, NULL, 'd'},
-		{"json", no_argument, NULL, 'j'},
-		{"quiet", no_argument, NULL, 'q'},
-		{"verbose", no_argument, NULL, 'v'},
-		{"help", no_argument, NULL, 'h'},
-		{"version", no_argument, NULL, 'V'},
-		{NULL, 0, NULL, 0},
+		{ "config", required_argument, NULL, 'c' },
+		{ "root", required_argument, NULL, 'r' },
+		{ "datadir", required_argument, NULL, 'd' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
 	};
-	struct ctx ctx = {.root = ""};
+	struct ctx ctx = { .root = "" };
 	size_t i;
 	int c;
 

@@ -210,7 +210,7 @@ int
 mdns_browse(const char *const *types, int family, bool resolve, int timeout_ms,
 	    struct mdns_service **out, size_t *nout, char *err, size_t errlen)
 {
-	struct browse b = {.resolve = resolve};
+	struct browse b = { .resolve = resolve };
 	AvahiServiceBrowser **sbs = NULL;
 	AvahiProtocol proto = family == 4   ? AVAHI_PROTO_INET
 			      : family == 6 ? AVAHI_PROTO_INET6

@@ -145,7 +145,9 @@ goal_name(enum tune_goal g)
 const char *
 svc_name(enum svc s)
 {
-	static const char *const names[SVC_COUNT] = {"smb", "nfs", "afp", "mdns", "sys", "nastune"};
+	static const char *const names[SVC_COUNT] = {
+		"smb", "nfs", "afp", "mdns", "sys", "nastune"
+	};
 
 	return (unsigned)s < SVC_COUNT ? names[s] : "?";
 }

@@ -91,7 +91,7 @@ struct netif_ack {
 static int
 netif_open(struct nl_sock **skp)
 {
-	struct timeval tv = {.tv_sec = NETIF_NL_TIMEOUT_S};
+	struct timeval tv = { .tv_sec = NETIF_NL_TIMEOUT_S };
 	struct nl_sock *sk;
 	int one = 1, r, fd;
 
@@ -148,8 +148,8 @@ struct netif_dump {
 static const char *
 netif_operstate(unsigned s)
 {
-	static const char *const names[] = {"unknown", "notpresent", "down", "lowerlayerdown",
-					    "testing", "dormant",    "up"};
+	static const char *const names[] = { "unknown", "notpresent", "down", "lowerlayerdown",
+					     "testing", "dormant",    "up" };
 
 	return s < sizeof(names) / sizeof(names[0]) ? names[s] : "unknown";
 }
@@ -270,8 +270,8 @@ netif_ethtool(struct netif_info *in)
 int
 netif_list(struct netif_info **out, size_t *n)
 {
-	struct netif_dump d = {0};
-	struct ifinfomsg ifi = {.ifi_family = AF_UNSPEC};
+	struct netif_dump d = { 0 };
+	struct ifinfomsg ifi = { .ifi_family = AF_UNSPEC };
 	struct nl_sock *sk = NULL;
 	struct nl_msg *msg = NULL;
 	size_t i;
@@ -364,7 +364,7 @@ netif_get_mtu(const char *ifname, int *mtu)
 static bool
 netif_is_stacked(const char *kind)
 {
-	static const char *const kinds[] = {"vlan", "macvlan", "macvtap", "ipvlan", "ipvtap"};
+	static const char *const kinds[] = { "vlan", "macvlan", "macvtap", "ipvlan", "ipvtap" };
 	size_t i;
 
 	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
@@ -410,7 +410,7 @@ netif_mtu_allowed(const struct netif_info *in, int mtu, char *err, size_t errlen
 static int
 netif_change_mtu(const char *ifname, int mtu, char *err, size_t errlen)
 {
-	struct netif_ack ack = {0};
+	struct netif_ack ack = { 0 };
 	struct rtnl_link *orig = NULL, *change = NULL;
 	struct nl_sock *sk = NULL;
 	struct nl_cb *cb;
@@ -521,7 +521,7 @@ static void __attribute__((noreturn)) netif_watchdog_main(int fd, const char *if
 			close(r);
 	}
 	for (;;) {
-		struct pollfd pfd = {.fd = fd, .events = POLLIN};
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
 		long long left = deadline - timeutil_mono_ms();
 
 		if (left <= 0)
@@ -590,7 +590,7 @@ netif_watchdog_reap(struct netif_watchdog *w, int ms)
 static int
 netif_watchdog_disarm(struct netif_watchdog *w)
 {
-	struct pollfd pfd = {.fd = w->fd, .events = POLLIN};
+	struct pollfd pfd = { .fd = w->fd, .events = POLLIN };
 	char c = 0;
 	int r = -EIO;
 
@@ -678,7 +678,7 @@ static int
 netif_probe_all(const char *ifname, const char *const *peers, size_t npeers, int max,
 		struct netif_mtu_peer *out, int *best, size_t *worst, char *err, size_t errlen)
 {
-	struct probe_opts o = {.ifname = ifname, .max = max};
+	struct probe_opts o = { .ifname = ifname, .max = max };
 	struct probe_result r;
 	size_t i;
 	int rc;
@@ -751,7 +751,7 @@ static int
 peers_answer(const char *ifname, int cur, const char *const *peers, size_t npeers,
 	     struct netif_mtu_report *rep, char *err, size_t errlen)
 {
-	struct probe_opts o = {.ifname = ifname};
+	struct probe_opts o = { .ifname = ifname };
 	struct probe_result pr;
 	bool passed;
 	size_t i;
@@ -792,7 +792,7 @@ settle(const char *ifname, int best, const char *const *peers, size_t npeers,
 	rep->final_mtu = best;
 	netif_wait_oper_up(ifname);
 	for (i = 0; i < npeers; i++) {
-		struct probe_opts vo = {.ifname = ifname, .max = best, .tries = 3};
+		struct probe_opts vo = { .ifname = ifname, .max = best, .tries = 3 };
 
 		r = probe_size(peers[i], &vo, best, &passed, &pr);
 		if (r == 0 && !passed) {
@@ -813,7 +813,7 @@ netif_mtu_ensure(const char *ifname, enum netif_mtu_mode mode, int mtu, const ch
 		 size_t npeers, struct netif_mtu_report *rep, char *err, size_t errlen)
 {
 	struct netif_mtu_report local;
-	struct netif_watchdog w = {0};
+	struct netif_watchdog w = { 0 };
 	struct netif_info in;
 	long long t0 = timeutil_mono_ms();
 	char why[512];

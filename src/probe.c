@@ -282,11 +282,11 @@ probe_errqueue(struct prober *p)
 	bool ours = false;
 
 	for (;;) {
-		struct iovec iov = {.iov_base = data, .iov_len = sizeof(data)};
-		struct msghdr mh = {.msg_iov = &iov,
-				    .msg_iovlen = 1,
-				    .msg_control = control,
-				    .msg_controllen = sizeof(control)};
+		struct iovec iov = { .iov_base = data, .iov_len = sizeof(data) };
+		struct msghdr mh = { .msg_iov = &iov,
+				     .msg_iovlen = 1,
+				     .msg_control = control,
+				     .msg_controllen = sizeof(control) };
 		struct cmsghdr *c;
 		ssize_t n = recvmsg(p->fd, &mh, MSG_ERRQUEUE | MSG_DONTWAIT);
 
@@ -340,11 +340,11 @@ static ssize_t
 probe_recv(struct prober *p)
 {
 	char control[256];
-	struct iovec iov = {.iov_base = p->buf, .iov_len = PROBE_BUFSZ};
-	struct msghdr mh = {.msg_iov = &iov,
-			    .msg_iovlen = 1,
-			    .msg_control = control,
-			    .msg_controllen = sizeof(control)};
+	struct iovec iov = { .iov_base = p->buf, .iov_len = PROBE_BUFSZ };
+	struct msghdr mh = { .msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = control,
+			     .msg_controllen = sizeof(control) };
 	struct cmsghdr *c;
 	ssize_t n = recvmsg(p->fd, &mh, MSG_DONTWAIT);
 
@@ -424,7 +424,7 @@ probe_echo(struct prober *p, int size)
 	wait_ms = p->answered ? p->timeout_ms : p->first_timeout_ms;
 	deadline = start + (long long)wait_ms * 1000;
 	for (;;) {
-		struct pollfd pfd = {.fd = p->fd, .events = POLLIN};
+		struct pollfd pfd = { .fd = p->fd, .events = POLLIN };
 		int left;
 
 		now = probe_now_us();
@@ -547,7 +547,7 @@ probe_try_note(void *arg, int size)
 int
 probe_search_peer(int lo, int hi, probe_try_fn try, void *arg, int *best, int *own)
 {
-	struct peer_search ps = {.try = try, .arg = arg};
+	struct peer_search ps = { .try = try, .arg = arg };
 	int good, bad, mid, r;
 
 	*own = 0;

@@ -57,7 +57,7 @@ intern_file(struct model *m, const char *f)
 static struct loc
 loc_of(struct ld *ld, const config_setting_t *s)
 {
-	struct loc l = {intern_file(ld->m, sfile(ld, s)), sline(s)};
+	struct loc l = { intern_file(ld->m, sfile(ld, s)), sline(s) };
 
 	return l;
 }
@@ -576,7 +576,7 @@ load_server(struct ld *ld, const config_setting_t *g)
 static void
 load_network(struct ld *ld, const config_setting_t *g)
 {
-	static const char *const keys[] = {"interface", "mtu", "peers", NULL};
+	static const char *const keys[] = { "interface", "mtu", "peers", NULL };
 	struct model *m = ld->m;
 	config_setting_t *s;
 
@@ -621,12 +621,12 @@ load_network(struct ld *ld, const config_setting_t *g)
 static void
 load_protocols(struct ld *ld, const config_setting_t *g)
 {
-	static const char *const keys[] = {"smb", "nfs", "afp", NULL};
+	static const char *const keys[] = { "smb", "nfs", "afp", NULL };
 	static const char *const smb_keys[] = {
 		"enabled", "min_protocol", "signing", "encryption", "apple", NULL,
 	};
-	static const char *const nfs_keys[] = {"enabled", "server", "versions", NULL};
-	static const char *const afp_keys[] = {"enabled", "cnid_scheme", NULL};
+	static const char *const nfs_keys[] = { "enabled", "server", "versions", NULL };
+	static const char *const afp_keys[] = { "enabled", "cnid_scheme", NULL };
 	static const char *const min_protocols[] = {
 		"SMB2", "SMB2_02", "SMB2_10", "SMB3", "SMB3_00", "SMB3_02", "SMB3_11", "NT1", NULL,
 	};
@@ -636,8 +636,8 @@ load_protocols(struct ld *ld, const config_setting_t *g)
 	static const char *const encryption[] = {
 		"default", "off", "if_required", "desired", "required", NULL,
 	};
-	static const char *const nfs_servers[] = {"kernel", "ganesha", NULL};
-	static const char *const cnid[] = {"dbd", "last", "sqlite", "mysql", NULL};
+	static const char *const nfs_servers[] = { "kernel", "ganesha", NULL };
+	static const char *const cnid[] = { "dbd", "last", "sqlite", "mysql", NULL };
 	struct model *m = ld->m;
 	config_setting_t *p, *s;
 	char *tmp = NULL;
@@ -706,7 +706,7 @@ load_protocols(struct ld *ld, const config_setting_t *g)
 static void
 load_users(struct ld *ld, const config_setting_t *l)
 {
-	static const char *const keys[] = {"name", NULL};
+	static const char *const keys[] = { "name", NULL };
 	struct model *m = ld->m;
 	char where[32];
 	int i, n = config_setting_length(l);
@@ -765,10 +765,10 @@ load_share(struct ld *ld, config_setting_t *g, int idx, struct share *sh)
 		"name",	       "path",	  "protocols",	  "read_only", "guest",
 		"valid_users", "comment", "time_machine", "nfs",       NULL,
 	};
-	static const char *const tm_keys[] = {"enabled", "max_size", NULL};
-	static const char *const nfs_keys[] = {"clients", "async", NULL};
-	static const char *const reserved[] = {"global", "homes", "printers",
-					       "print$", "ipc$",  NULL};
+	static const char *const tm_keys[] = { "enabled", "max_size", NULL };
+	static const char *const nfs_keys[] = { "clients", "async", NULL };
+	static const char *const reserved[] = { "global", "homes", "printers",
+						"print$", "ipc$",  NULL };
 	char where[32], what[64];
 	config_setting_t *s, *p;
 	size_t k;
@@ -945,7 +945,7 @@ load_shares(struct ld *ld, config_setting_t *l)
 static void
 load_knobs(struct ld *ld, const config_setting_t *g, const char *where, enum knob_src src)
 {
-	static const char *const groups[] = {"smb", "nfs", "afp", "sys", "net", NULL};
+	static const char *const groups[] = { "smb", "nfs", "afp", "sys", "net", NULL };
 	const char *keys[KNOB_COUNT + 1];
 	const struct knob *k;
 	char gwhere[64], what[96], canon[256], why[512], num[32];
@@ -1037,7 +1037,7 @@ load_knobs(struct ld *ld, const config_setting_t *g, const char *where, enum kno
 static void
 load_tuning(struct ld *ld, const config_setting_t *g)
 {
-	static const char *const keys[] = {"goal", "allow_unsafe", "budget", "knobs", NULL};
+	static const char *const keys[] = { "goal", "allow_unsafe", "budget", "knobs", NULL };
 	static const char *const goals[] = {
 		"throughput", "small-files", "video", "balanced", NULL,
 	};
@@ -1075,9 +1075,9 @@ load_tuning(struct ld *ld, const config_setting_t *g)
 static void
 load_services(struct ld *ld, const config_setting_t *g)
 {
-	static const char *const keys[] = {"backend", "smb", "nfs", "afp", "mdns", NULL};
-	static const char *const svc_keys[] = {"backend", "pidfile", "start", NULL};
-	static const char *const backends[] = {"auto", "systemd", "pidfile", "none", NULL};
+	static const char *const keys[] = { "backend", "smb", "nfs", "afp", "mdns", NULL };
+	static const char *const svc_keys[] = { "backend", "pidfile", "start", NULL };
+	static const char *const backends[] = { "auto", "systemd", "pidfile", "none", NULL };
 	struct model *m = ld->m;
 	char where[32];
 	int i;
@@ -1337,7 +1337,7 @@ read_cfg(struct ld *ld, config_t *cfg, const char *name, const char *text)
 static struct model *
 load(const char *name, const char *text, const char *const *dirs, size_t ndirs, struct diag *d)
 {
-	struct ld ld = {.d = d, .fallback = name};
+	struct ld ld = { .d = d, .fallback = name };
 	config_t user, preset;
 	config_setting_t *ps = NULL;
 	const char *profile = "default";
@@ -1420,8 +1420,8 @@ profile_load_string(const char *name, const char *text, const char *const *dirs,
 static int
 load_tuned(struct model *m, const char *name, const char *text, struct diag *d)
 {
-	static const char *const keys[] = {"knobs", NULL};
-	struct ld ld = {.m = m, .d = d, .fallback = name};
+	static const char *const keys[] = { "knobs", NULL };
+	struct ld ld = { .m = m, .d = d, .fallback = name };
 	config_setting_t *s;
 	config_t cfg;
 	size_t before = d->errors;

@@ -103,7 +103,7 @@ knob_list(struct view *obj, const char *key, const struct model *m, enum knob_pl
 static void
 tuned_view(struct view *v, const struct model *m)
 {
-	static const char *const groups[] = {"smb", "nfs", "afp", "sys", "net", NULL};
+	static const char *const groups[] = { "smb", "nfs", "afp", "sys", "net", NULL };
 	struct view *l = view_add_list(v, "tuned"), *g, *items, *it;
 	const struct knob *k;
 	size_t i, glen;
@@ -389,8 +389,8 @@ adisk_uuid(const char *path)
 
 	hash_sha256_hex(in, strlen(in), hex);
 	free(in);
-	hex[12] = '5';						      /* version */
-	hex[16] = "89ab"[strtol((char[]){hex[16], 0}, NULL, 16) & 3]; /* variant */
+	hex[12] = '5';							/* version */
+	hex[16] = "89ab"[strtol((char[]){ hex[16], 0 }, NULL, 16) & 3]; /* variant */
 	for (char *c = hex; *c; c++)
 		*c = (char)toupper((unsigned char)*c);
 	return xasprintf("%.8s-%.4s-%.4s-%.4s-%.12s", hex, hex + 8, hex + 12, hex + 16, hex + 20);
@@ -439,13 +439,14 @@ render_all(const struct model *m, const struct render_templates *t, unsigned onl
 		enum svc svc;
 		enum tmpl_escape esc;
 	} files[] = {
-		{"smb.conf", "/etc/samba/smb.conf", SVC_SMB, TMPL_ESC_CONF},
-		{"exports", "/etc/exports.d/nastune.exports", SVC_NFS, TMPL_ESC_CONF},
-		{"ganesha.conf", "/etc/ganesha/ganesha.conf", SVC_NFS, TMPL_ESC_CONF},
-		{"afp.conf", "/etc/netatalk/afp.conf", SVC_AFP, TMPL_ESC_CONF},
-		{"nastune.service", "/etc/avahi/services/nastune.service", SVC_MDNS, TMPL_ESC_XML},
-		{"sysctl.conf", RENDER_SYSCTL_PATH, SVC_SYS, TMPL_ESC_CONF},
-		{"tuned.conf", RENDER_TUNED_PATH, SVC_SELF, TMPL_ESC_CONF},
+		{ "smb.conf", "/etc/samba/smb.conf", SVC_SMB, TMPL_ESC_CONF },
+		{ "exports", "/etc/exports.d/nastune.exports", SVC_NFS, TMPL_ESC_CONF },
+		{ "ganesha.conf", "/etc/ganesha/ganesha.conf", SVC_NFS, TMPL_ESC_CONF },
+		{ "afp.conf", "/etc/netatalk/afp.conf", SVC_AFP, TMPL_ESC_CONF },
+		{ "nastune.service", "/etc/avahi/services/nastune.service", SVC_MDNS,
+		  TMPL_ESC_XML },
+		{ "sysctl.conf", RENDER_SYSCTL_PATH, SVC_SYS, TMPL_ESC_CONF },
+		{ "tuned.conf", RENDER_TUNED_PATH, SVC_SELF, TMPL_ESC_CONF },
 	};
 	bool any_sys = false, any_tuned = false;
 	const struct knob *k;

@@ -34,8 +34,8 @@ runrec_read_hw(struct hwinfo *hw)
 int
 runrec_read(struct runrec *r, struct state *st)
 {
-	struct generation g = {0};
-	struct hwinfo hw = {0};
+	struct generation g = { 0 };
+	struct hwinfo hw = { 0 };
 	int rc = 0;
 
 	memset(r, 0, sizeof(*r));

@@ -118,7 +118,7 @@ static int
 ask(const struct bench_driver *d, const char *scheme, const char *host, const char *share,
     int nfs_version, char *err, size_t errlen)
 {
-	struct bench_target t = {0};
+	struct bench_target t = { 0 };
 	struct bench_conn *c = NULL;
 	int rc;
 
@@ -182,7 +182,7 @@ static bool
 nfs_host(const struct share *s, char *host, size_t len)
 {
 	struct ifaddrs *ifs = NULL, *a;
-	struct in_addr lo = {htonl(INADDR_LOOPBACK)};
+	struct in_addr lo = { htonl(INADDR_LOOPBACK) };
 	size_t i;
 	bool found = false;
 

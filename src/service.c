@@ -23,14 +23,14 @@
 extern char **environ;
 
 static const struct service_desc rows[] = {
-	{SVC_SMB, "smbd", "smbd.service", "/run/samba/smbd.pid", 445, "reload"},
-	{SVC_NFS, "ganesha.nfsd", "nfs-ganesha.service", "/run/ganesha/ganesha.pid", 2049,
-	 "reload"},
-	{SVC_NFS, "exportfs", "nfs-server.service", NULL, 2049, "exportfs"},
-	{SVC_AFP, "afpd", "netatalk.service", "/run/netatalk/afpd.pid", 548, "reload"},
-	{SVC_MDNS, "avahi-daemon", "avahi-daemon.service", "/run/avahi-daemon/pid", 0, "reload"},
-	{SVC_SYS, "sysctl", "systemd-sysctl.service", NULL, 0, "sysctl"},
-	{SVC_SELF, "nastune", NULL, NULL, 0, "none"},
+	{ SVC_SMB, "smbd", "smbd.service", "/run/samba/smbd.pid", 445, "reload" },
+	{ SVC_NFS, "ganesha.nfsd", "nfs-ganesha.service", "/run/ganesha/ganesha.pid", 2049,
+	  "reload" },
+	{ SVC_NFS, "exportfs", "nfs-server.service", NULL, 2049, "exportfs" },
+	{ SVC_AFP, "afpd", "netatalk.service", "/run/netatalk/afpd.pid", 548, "reload" },
+	{ SVC_MDNS, "avahi-daemon", "avahi-daemon.service", "/run/avahi-daemon/pid", 0, "reload" },
+	{ SVC_SYS, "sysctl", "systemd-sysctl.service", NULL, 0, "sysctl" },
+	{ SVC_SELF, "nastune", NULL, NULL, 0, "none" },
 };
 
 const struct service_desc *
@@ -69,7 +69,7 @@ service_start(const struct model *m, enum svc svc)
 bool
 service_port_listening(int port)
 {
-	static const char *const files[] = {"/proc/net/tcp", "/proc/net/tcp6"};
+	static const char *const files[] = { "/proc/net/tcp", "/proc/net/tcp6" };
 	char line[512];
 	size_t i;
 
@@ -299,8 +299,8 @@ static int
 systemd_reload(const char *root, const struct service_desc *d, const char *pidfile, char *err,
 	       size_t errlen)
 {
-	char *argv_sd[] = {"systemctl", "reload-or-restart", (char *)d->unit, NULL};
-	char *argv_ex[] = {"exportfs", "-ra", NULL};
+	char *argv_sd[] = { "systemctl", "reload-or-restart", (char *)d->unit, NULL };
+	char *argv_ex[] = { "exportfs", "-ra", NULL };
 	int rc;
 
 	(void)pidfile;
@@ -324,7 +324,7 @@ static int
 systemd_restart(const char *root, const struct service_desc *d, const char *pidfile,
 		const char *start, bool force, char *err, size_t errlen)
 {
-	char *argv[] = {"systemctl", "restart", (char *)d->unit, NULL};
+	char *argv[] = { "systemctl", "restart", (char *)d->unit, NULL };
 	int rc;
 
 	(void)start;
@@ -344,7 +344,7 @@ static int
 systemd_check(const char *root, const struct service_desc *d, const char *pidfile,
 	      bool was_listening, bool restarted, char *err, size_t errlen)
 {
-	char *argv[] = {"systemctl", "is-active", "--quiet", (char *)d->unit, NULL};
+	char *argv[] = { "systemctl", "is-active", "--quiet", (char *)d->unit, NULL };
 
 	(void)root;
 	(void)pidfile;
@@ -390,7 +390,7 @@ pidfile_reload(const char *root, const struct service_desc *d, const char *pidfi
 	if (strcmp(d->action, "sysctl") == 0)
 		return sysctl_apply(root, err, errlen);
 	if (strcmp(d->action, "exportfs") == 0) {
-		char *argv[] = {"exportfs", "-ra", NULL};
+		char *argv[] = { "exportfs", "-ra", NULL };
 
 		if (root && *root)
 			return 1; /* the kernel's exports are the host's, never a staging root's */
@@ -522,7 +522,7 @@ static int
 run_start(const struct service_desc *d, const char *start, char *err, size_t errlen)
 {
 	char tmpl[] = "/tmp/nastune-start.XXXXXX", out[2048], *line, *nl;
-	char *argv[] = {"sh", "-c", (char *)start, NULL};
+	char *argv[] = { "sh", "-c", (char *)start, NULL };
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t at;
 	sigset_t all, none;
@@ -704,9 +704,9 @@ none_check(const char *root, const struct service_desc *d, const char *pidfile, 
 }
 
 static const struct service_backend backends[] = {
-	{"systemd", systemd_reload, systemd_restart, systemd_check, false},
-	{"pidfile", pidfile_reload, pidfile_restart, pidfile_check, true},
-	{"none", none_reload, none_restart, none_check, false},
+	{ "systemd", systemd_reload, systemd_restart, systemd_check, false },
+	{ "pidfile", pidfile_reload, pidfile_restart, pidfile_check, true },
+	{ "none", none_reload, none_restart, none_check, false },
 };
 
 const struct service_backend *

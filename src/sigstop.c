@@ -14,7 +14,7 @@ sigstop_handler(int sig)
 void
 sigstop_catch(struct sigaction old[2])
 {
-	struct sigaction sa = {.sa_handler = sigstop_handler};
+	struct sigaction sa = { .sa_handler = sigstop_handler };
 
 	sigemptyset(&sa.sa_mask);
 	sigstop_caught = 0;

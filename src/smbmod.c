@@ -27,7 +27,7 @@ extern char **environ;
 static char *
 smbd_build_info(int *rc)
 {
-	static const char *const cands[] = {"smbd", "/usr/sbin/smbd"};
+	static const char *const cands[] = { "smbd", "/usr/sbin/smbd" };
 	posix_spawn_file_actions_t fa;
 	char *out = NULL;
 	size_t len = 0, cap = 0;
@@ -44,7 +44,7 @@ smbd_build_info(int *rc)
 	posix_spawn_file_actions_adddup2(&fa, pfd[1], 1);
 	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
 	for (i = 0; i < 2 && e == ENOENT; i++) {
-		char *argv[] = {(char *)cands[i], "-b", NULL};
+		char *argv[] = { (char *)cands[i], "-b", NULL };
 
 		e = posix_spawnp(&pid, cands[i], &fa, NULL, argv, environ);
 	}

@@ -522,7 +522,7 @@ int
 tmpl_render(const struct tmpl *t, const struct view *v, enum tmpl_escape esc, struct buf *out,
 	    char *err, size_t errlen)
 {
-	struct rctx r = {.t = t, .esc = esc, .out = out, .err = err, .errlen = errlen};
+	struct rctx r = { .t = t, .esc = esc, .out = out, .err = err, .errlen = errlen };
 
 	r.stack[0] = v;
 	return render_kids(&r, &t->root);

@@ -91,7 +91,7 @@ median(const double *v, size_t n)
 void
 tune_compare(const double *base, size_t nb, const double *cand, size_t nc, struct tune_cmp *out)
 {
-	struct bench_mwu u = {.p = 1};
+	struct bench_mwu u = { .p = 1 };
 	double mb, mc;
 
 	memset(out, 0, sizeof(*out));

@@ -363,9 +363,9 @@ static json_t *
 advise_client(const struct model *m, const json_t *f, const json_t *choice)
 {
 	/* Each OS's own protocol first: NFS on Linux, SMB elsewhere. */
-	static const advise_fn linux_order[] = {advise_nfs_k, advise_smb, advise_afp_k};
-	static const advise_fn other_order[] = {advise_smb, advise_nfs_k, advise_afp_k};
-	struct client c = {0};
+	static const advise_fn linux_order[] = { advise_nfs_k, advise_smb, advise_afp_k };
+	static const advise_fn other_order[] = { advise_smb, advise_nfs_k, advise_afp_k };
+	struct client c = { 0 };
 	const char *ver = fstr(f, "os_version");
 	json_t *all = json_array(), *offered = json_array(), *refused = json_array();
 	json_t *knobs = json_object(), *x, *out;

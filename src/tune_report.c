@@ -102,8 +102,8 @@ tune_report_text(const json_t *doc, char *err, size_t errlen)
 static void
 chart(struct buf *b, const json_t *before, const json_t *after)
 {
-	const json_t *v[2] = {before, after};
-	const char *label[2] = {"before", "after"};
+	const json_t *v[2] = { before, after };
+	const char *label[2] = { "before", "after" };
 	double max = 0;
 	int i;
 

@@ -357,7 +357,7 @@ steady_window(struct tstate *s, const struct knob *k, const char *v, unsigned kp
 	      double *cand, size_t *done, bool *early, char *why, size_t whylen)
 {
 	char what[256];
-	struct tune_steady st = {.steady = true};
+	struct tune_steady st = { .steady = true };
 	int rc;
 
 	snprintf(what, sizeof(what), "%s = %s", k->name, v);
@@ -405,7 +405,7 @@ try_value(struct tstate *s, const struct knob *k, const char *v, unsigned kp,
 	double *inc = xcalloc(n, sizeof(*inc)), *cand = xcalloc(n, sizeof(*cand));
 	double fam = (double)(s->family ? s->family : 1), bar = TUNE_ALPHA / (2 * fam);
 	double *first_inc = xcalloc(n, sizeof(*inc)), *first_cand = xcalloc(n, sizeof(*cand));
-	struct tune_pairs first, both = {.p_better = 1, .p_worse = 1};
+	struct tune_pairs first, both = { .p_better = 1, .p_worse = 1 };
 	bool early;
 	int rc;
 
@@ -606,7 +606,7 @@ plan(struct tstate *s)
 	t = now(s) - s->t0 + reserve(s);
 
 	for (const struct knob *k = knob_first(); k; k = knob_next(k)) {
-		struct tuner_decision d = {0};
+		struct tuner_decision d = { 0 };
 		size_t n;
 
 		if (!eligible(s, k, &d))
@@ -771,7 +771,7 @@ decide_knob(struct tstate *s, const struct knob *k, struct tuner_decision *d)
 					sizeof(d->reason) - strlen(d->reason) - 1);
 			say(s, "tune: %s = %s: %s", k->name, vals[i], d->reason);
 		} else {
-			struct tuner_decision one = {.k = k};
+			struct tuner_decision one = { .k = k };
 
 			reason_for(&one, (enum outcome)rc, vals[i], &p, why);
 			if (s->pass > 0)
@@ -872,7 +872,7 @@ final_pairing(struct tstate *s, const struct snap *start, const struct snap *cho
 {
 	size_t n = s->o->pairs, j = 0, e;
 	double *a = xcalloc(n, sizeof(*a)), *b = xcalloc(n, sizeof(*b)), *tmp;
-	struct tune_pairs p = {.p_better = 1, .p_worse = 1};
+	struct tune_pairs p = { .p_better = 1, .p_worse = 1 };
 	struct tune_steady st;
 	int rc = 0;
 
@@ -894,7 +894,7 @@ final_pairing(struct tstate *s, const struct snap *start, const struct snap *cho
 	while (j < 2 * n && rc == 0) {
 		bool cb, ce;
 		size_t pi;
-		struct bench_results got = {0};
+		struct bench_results got = { 0 };
 
 		slot(j, n, &cb, &pi);
 		for (e = j + 1; e < 2 * n && (slot(e, n, &ce, &pi), ce == cb); e++)
@@ -959,7 +959,7 @@ grid_assign(struct tstate *s, struct grid *g, size_t c, json_t *assign)
 static int
 grid_run(struct tstate *s, char *err, size_t errlen)
 {
-	struct grid g = {.total = 1};
+	struct grid g = { .total = 1 };
 	size_t best = (size_t)-1, c, n = s->o->pairs;
 	double bestmed = -1, *sc = xmalloc(n * sizeof(*sc));
 	json_t *gj = json_array();
@@ -1117,14 +1117,10 @@ int
 tuner_run(struct model *m, const struct tuner_opts *o, const struct tuner_ops *ops,
 	  struct tuner_result *r, json_t *doc, char *err, size_t errlen)
 {
-	struct tstate s = {.m = m,
-			   .o = o,
-			   .ops = ops,
-			   .r = r,
-			   .doc = doc,
-			   .gen = 1,
-			   .scale = 1.25}; /* windows warm up more often than the start */
-	struct snap start = {0}, chosen = {0};
+	struct tstate s = {
+		.m = m, .o = o, .ops = ops, .r = r, .doc = doc, .gen = 1, .scale = 1.25
+	}; /* windows warm up more often than the start */
+	struct snap start = { 0 }, chosen = { 0 };
 	int rc;
 
 	memset(r, 0, sizeof(*r));

@@ -113,9 +113,10 @@ bench_baseline_disk(const char *dir, const struct bench_opts *o, struct bench_ba
 {
 	const struct bench_driver *d = &bench_drv_posix;
 	struct bench_target t = {
-		.url = (char *)dir, .scheme = "file", .share = (char *)dir, .subdir = ""};
+		.url = (char *)dir, .scheme = "file", .share = (char *)dir, .subdir = ""
+	};
 	uint64_t size = o->size ? o->size : BENCH_DEFAULT_SIZE;
-	double w[3] = {0}, r[3] = {0};
+	double w[3] = { 0 }, r[3] = { 0 };
 	struct bench_conn *c = NULL;
 	bool direct = true, made = false;
 	char name[192];
@@ -200,9 +201,9 @@ tcp_receive(void *arg)
 int
 bench_baseline_tcp_loopback(uint64_t bytes, struct bench_baseline *b)
 {
-	struct sockaddr_in sa = {.sin_family = AF_INET};
+	struct sockaddr_in sa = { .sin_family = AF_INET };
 	socklen_t len = sizeof(sa);
-	struct tcp_rx rx = {.fd = -1};
+	struct tcp_rx rx = { .fd = -1 };
 	pthread_t th;
 	uint64_t sent = 0;
 	char *buf;

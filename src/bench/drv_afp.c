@@ -121,33 +121,33 @@ static const struct {
 	int err;
 	const char *what;
 } afp_errors[] = {
-	{-5000, EACCES, "access denied"},
-	{-5002, EPROTONOSUPPORT, "the login method is not offered"},
-	{-5003, EPROTONOSUPPORT, "AFP version not supported"},
-	{-5004, EINVAL, "bitmap error"},
-	{-5005, EINVAL, "cannot move a directory into itself"},
-	{-5006, EBUSY, "open-mode conflict (deny conflict)"},
-	{-5007, ENOTEMPTY, "directory not empty"},
-	{-5008, ENOSPC, "disk full"},
-	{-5009, 0, "end of file"},
-	{-5010, EBUSY, "file busy"},
-	{-5012, ENOENT, "item not found"},
-	{-5014, EIO, "miscellaneous server error"},
-	{-5017, EEXIST, "object exists"},
-	{-5018, ENOENT, "object not found"},
-	{-5019, EINVAL, "parameter error"},
-	{-5022, ECONNRESET, "session closed"},
-	{-5023, EPERM, "user not authorized"},
-	{-5024, EOPNOTSUPP, "call not supported"},
-	{-5025, EISDIR, "object type error"},
-	{-5026, EMFILE, "too many files open"},
-	{-5027, ESHUTDOWN, "server going down"},
-	{-5028, EINVAL, "cannot rename"},
-	{-5029, ENOENT, "directory not found"},
-	{-5031, EROFS, "volume is read-only"},
-	{-5032, EBUSY, "object locked"},
-	{-5038, EINVAL, "same object"},
-	{-5047, EDQUOT, "disk quota exceeded"},
+	{ -5000, EACCES, "access denied" },
+	{ -5002, EPROTONOSUPPORT, "the login method is not offered" },
+	{ -5003, EPROTONOSUPPORT, "AFP version not supported" },
+	{ -5004, EINVAL, "bitmap error" },
+	{ -5005, EINVAL, "cannot move a directory into itself" },
+	{ -5006, EBUSY, "open-mode conflict (deny conflict)" },
+	{ -5007, ENOTEMPTY, "directory not empty" },
+	{ -5008, ENOSPC, "disk full" },
+	{ -5009, 0, "end of file" },
+	{ -5010, EBUSY, "file busy" },
+	{ -5012, ENOENT, "item not found" },
+	{ -5014, EIO, "miscellaneous server error" },
+	{ -5017, EEXIST, "object exists" },
+	{ -5018, ENOENT, "object not found" },
+	{ -5019, EINVAL, "parameter error" },
+	{ -5022, ECONNRESET, "session closed" },
+	{ -5023, EPERM, "user not authorized" },
+	{ -5024, EOPNOTSUPP, "call not supported" },
+	{ -5025, EISDIR, "object type error" },
+	{ -5026, EMFILE, "too many files open" },
+	{ -5027, ESHUTDOWN, "server going down" },
+	{ -5028, EINVAL, "cannot rename" },
+	{ -5029, ENOENT, "directory not found" },
+	{ -5031, EROFS, "volume is read-only" },
+	{ -5032, EBUSY, "object locked" },
+	{ -5038, EINVAL, "same object" },
+	{ -5047, EDQUOT, "disk quota exceeded" },
 };
 
 static int
@@ -247,7 +247,7 @@ static int
 dsi_send_iov(struct bench_conn *c, struct iovec *iov, int iovcnt)
 {
 	while (iovcnt > 0) {
-		struct msghdr m = {.msg_iov = iov, .msg_iovlen = (size_t)iovcnt};
+		struct msghdr m = { .msg_iov = iov, .msg_iovlen = (size_t)iovcnt };
 		ssize_t n = sendmsg(c->fd, &m, MSG_NOSIGNAL);
 
 		if (n < 0) {
@@ -313,7 +313,7 @@ static int
 dsi_send(struct bench_conn *c, uint8_t cmd, const void *a, size_t alen, const void *b, size_t blen,
 	 uint32_t write_off)
 {
-	uint8_t h[16] = {0};
+	uint8_t h[16] = { 0 };
 	struct iovec iov[3];
 	uint16_t id = ++c->reqid;
 	int rc;
@@ -322,9 +322,9 @@ dsi_send(struct bench_conn *c, uint8_t cmd, const void *a, size_t alen, const vo
 	put16(h + 2, id);
 	put32(h + 4, write_off);
 	put32(h + 8, (uint32_t)(alen + blen));
-	iov[0] = (struct iovec){h, 16};
-	iov[1] = (struct iovec){(void *)(uintptr_t)a, alen};
-	iov[2] = (struct iovec){(void *)(uintptr_t)b, blen};
+	iov[0] = (struct iovec){ h, 16 };
+	iov[1] = (struct iovec){ (void *)(uintptr_t)a, alen };
+	iov[2] = (struct iovec){ (void *)(uintptr_t)b, blen };
 	rc = dsi_send_iov(c, iov, blen ? 3 : alen ? 2 : 1);
 	return rc < 0 ? rc : id;
 }
@@ -351,8 +351,8 @@ dsi_next_reply(struct bench_conn *c, struct pending *pend, int npend, uint16_t *
 			if (n && (rc = dsi_recv_all(c, junk, n)) < 0)
 				return rc;
 			if (h[1] == DSI_TICKLE) {
-				uint8_t r[16] = {0, DSI_TICKLE};
-				struct iovec iov = {r, sizeof(r)};
+				uint8_t r[16] = { 0, DSI_TICKLE };
+				struct iovec iov = { r, sizeof(r) };
 				memcpy(r + 2, h + 2, 2);
 				if ((rc = dsi_send_iov(c, &iov, 1)) < 0)
 					return rc;
@@ -393,7 +393,7 @@ static int32_t
 dsi_call(struct bench_conn *c, uint8_t cmd, const void *a, size_t alen, const void *b, size_t blen,
 	 uint32_t write_off, const char *op)
 {
-	struct pending p = {.used = true};
+	struct pending p = { .used = true };
 	uint16_t id;
 	int32_t code;
 	uint32_t len;
@@ -402,8 +402,8 @@ dsi_call(struct bench_conn *c, uint8_t cmd, const void *a, size_t alen, const vo
 	if (c->dead)
 		return DSI_BROKEN;
 	if (cmd != DSI_TICKLE && time(NULL) - c->last_send > AFP_TICKLE_S) {
-		uint8_t r[16] = {0, DSI_TICKLE};
-		struct iovec iov = {r, sizeof(r)};
+		uint8_t r[16] = { 0, DSI_TICKLE };
+		struct iovec iov = { r, sizeof(r) };
 		put16(r + 2, ++c->reqid);
 		if ((rc = dsi_send_iov(c, &iov, 1)) < 0)
 			goto broken;
@@ -777,7 +777,7 @@ afp_login(struct bench_conn *c, const char *ver, const char *uams)
 	if (has_item(uams, "DHX2"))
 		return login_dhx2(c, ver);
 	if (has_item(uams, "Cleartxt Passwrd")) {
-		char pw[8] = {0};
+		char pw[8] = { 0 };
 		const char *s = t->password ? t->password : "";
 		memcpy(pw, s, strlen(s) > 8 ? 8 : strlen(s));
 		login_start(&m, ver, "Cleartxt Passwrd", t->user);
@@ -799,8 +799,8 @@ static int
 tcp_connect(struct bench_conn *c)
 {
 	const struct bench_target *t = c->t;
-	struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *res, *ai;
-	struct timeval tv = {.tv_sec = AFP_TIMEOUT_S};
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res, *ai;
+	struct timeval tv = { .tv_sec = AFP_TIMEOUT_S };
 	char port[8];
 	int rc, e = ECONNREFUSED, one = 1;
 
@@ -836,7 +836,7 @@ tcp_connect(struct bench_conn *c)
 static int
 open_session(struct bench_conn *c)
 {
-	uint8_t opt[6] = {0x01, 4}; /* attention quantum: 1024 */
+	uint8_t opt[6] = { 0x01, 4 }; /* attention quantum: 1024 */
 	int32_t code;
 	uint32_t p = 0;
 
@@ -901,8 +901,8 @@ afp_disconnect(struct bench_conn *c)
 		}
 		if (!c->dead) {
 			/* DSICloseSession has no reply. */
-			uint8_t h[16] = {0, DSI_CLOSE};
-			struct iovec iov = {h, sizeof(h)};
+			uint8_t h[16] = { 0, DSI_CLOSE };
+			struct iovec iov = { h, sizeof(h) };
 			put16(h + 2, ++c->reqid);
 			dsi_send_iov(c, &iov, 1);
 		}
@@ -917,7 +917,7 @@ static int
 afp_connect(const struct bench_target *t, struct bench_conn **out, char *err, size_t errlen)
 {
 	struct bench_conn *c = xcalloc(1, sizeof(*c));
-	static const char *const versions[] = {"AFP3.4", "AFP3.3", "AFP3.2", "AFP3.1"};
+	static const char *const versions[] = { "AFP3.4", "AFP3.3", "AFP3.2", "AFP3.1" };
 	char vers[256], uams[512];
 	const char *ver = NULL;
 	struct msg m;
@@ -1309,7 +1309,7 @@ static ssize_t
 transfer(struct bench_conn *c, struct bench_file *f, uint8_t *buf, size_t len, uint64_t off,
 	 bool write)
 {
-	struct pending pend[AFP_DEPTH] = {0};
+	struct pending pend[AFP_DEPTH] = { 0 };
 	const char *op = write ? "write" : "read";
 	size_t chunk = c->quantum, next = 0, done_to = len;
 	int inflight = 0, i, rc;
@@ -1337,11 +1337,11 @@ transfer(struct bench_conn *c, struct bench_file *f, uint8_t *buf, size_t len, u
 				   : dsi_send(c, DSI_COMMAND, h, 20, NULL, 0, 0);
 			if (rc < 0)
 				return dsi_fail(c, -rc, op);
-			pend[i] = (struct pending){.used = true,
-						   .id = (uint16_t)rc,
-						   .dst = write ? NULL : buf + next,
-						   .want = n,
-						   .off = next};
+			pend[i] = (struct pending){ .used = true,
+						    .id = (uint16_t)rc,
+						    .dst = write ? NULL : buf + next,
+						    .want = n,
+						    .off = next };
 			inflight++;
 			next += n;
 		}

@@ -450,7 +450,8 @@ transfer(struct bench_conn *c, struct bench_file *f, char *buf, size_t len, uint
 		if (b->inflight == 0)
 			break;
 
-		struct pollfd pfd = {.fd = nfs_get_fd(c->nfs), .events = nfs_which_events(c->nfs)};
+		struct pollfd pfd = { .fd = nfs_get_fd(c->nfs),
+				      .events = nfs_which_events(c->nfs) };
 		int inflight = b->inflight, n = poll(&pfd, 1, 200);
 
 		if (n < 0 && errno != EINTR) {

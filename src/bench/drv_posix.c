@@ -250,7 +250,7 @@ px_mkdir(struct bench_conn *c, const char *path)
 		return -EPERM;
 	}
 	c->dirs = xreallocarray(c->dirs, c->ndirs + 1, sizeof(*c->dirs));
-	c->dirs[c->ndirs++] = (struct px_dir){xstrdup(path), fd, sb.st_dev, sb.st_ino};
+	c->dirs[c->ndirs++] = (struct px_dir){ xstrdup(path), fd, sb.st_dev, sb.st_ino };
 	return 0;
 }
 
@@ -392,7 +392,7 @@ px_list(struct bench_conn *c, const char *path,
 	}
 	errno = 0;
 	while (rc == 0 && (de = readdir(d))) {
-		struct bench_stat bs = {0};
+		struct bench_stat bs = { 0 };
 		struct stat sb;
 
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)

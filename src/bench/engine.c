@@ -547,7 +547,7 @@ rw_job_fork(struct rw_job *wr, pid_t *pid, int *fd)
 		return -errno;
 	}
 	if (*pid == 0) {
-		struct rw_report rep = {0};
+		struct rw_report rep = { 0 };
 		ssize_t n;
 
 		close(p[0]);
@@ -597,7 +597,7 @@ rw_job_reap(struct rw_job *wr, pid_t pid, int fd)
 static int
 mixed_run(struct run *r)
 {
-	struct rw_job rd = {.r = r, .c = r->c}, wr = {.r = r, .write = true};
+	struct rw_job rd = { .r = r, .c = r->c }, wr = { .r = r, .write = true };
 	pthread_t th;
 	double t0 = timeutil_mono(), total;
 	int rc;
@@ -849,9 +849,9 @@ static const struct {
 	size_t rec;
 	const char *rd, *wr;
 } records[] = {
-	{4096, "read-4k", "write-4k"},
-	{512u << 10, "read-512k", "write-512k"},
-	{16u << 20, "read-16m", "write-16m"},
+	{ 4096, "read-4k", "write-4k" },
+	{ 512u << 10, "read-512k", "write-512k" },
+	{ 16u << 20, "read-16m", "write-16m" },
 };
 
 static uint64_t
@@ -961,8 +961,8 @@ static int
 meta_pass(struct run *r, struct bench_conn *c, bool cold)
 {
 	static const char *const names[2][3] = {
-		{"stat-hit-hot", "stat-miss-hot", "list-hot"},
-		{"stat-hit-cold", "stat-miss-cold", "list-cold"},
+		{ "stat-hit-hot", "stat-miss-hot", "list-hot" },
+		{ "stat-hit-cold", "stat-miss-cold", "list-cold" },
 	};
 	struct bench_stat st;
 	unsigned n = r->o.meta_entries, i, seen = 0;
@@ -1032,7 +1032,7 @@ sleep_until(const struct run *r, double t)
 	double d;
 
 	while (!stopped(r) && (d = t - timeutil_mono()) > 0) {
-		struct timespec ts = {(time_t)d, (long)((d - floor(d)) * 1e9)};
+		struct timespec ts = { (time_t)d, (long)((d - floor(d)) * 1e9) };
 
 		nanosleep(&ts, NULL);
 	}
@@ -1141,15 +1141,15 @@ static const struct {
 	int (*setup)(struct run *r);
 	int (*run)(struct run *r);
 } workloads[BENCH_NWORKLOADS] = {
-	[BENCH_SEQ_WRITE] = {NULL, seq_write},
-	[BENCH_SEQ_READ] = {seq_read_setup, seq_read},
-	[BENCH_COPY] = {copy_setup, copy_run},
-	[BENCH_MIXED_RW] = {mixed_setup, mixed_run},
-	[BENCH_SMALL_FILES] = {small_files_setup, small_files_run},
-	[BENCH_SMALL_IO] = {small_io_setup, small_io_run},
-	[BENCH_RANDOM_IO] = {random_setup, random_run},
-	[BENCH_METADATA] = {meta_setup, meta_run},
-	[BENCH_VIDEO] = {NULL, video_run},
+	[BENCH_SEQ_WRITE] = { NULL, seq_write },
+	[BENCH_SEQ_READ] = { seq_read_setup, seq_read },
+	[BENCH_COPY] = { copy_setup, copy_run },
+	[BENCH_MIXED_RW] = { mixed_setup, mixed_run },
+	[BENCH_SMALL_FILES] = { small_files_setup, small_files_run },
+	[BENCH_SMALL_IO] = { small_io_setup, small_io_run },
+	[BENCH_RANDOM_IO] = { random_setup, random_run },
+	[BENCH_METADATA] = { meta_setup, meta_run },
+	[BENCH_VIDEO] = { NULL, video_run },
 };
 
 static void
@@ -1277,7 +1277,7 @@ names_clear(struct names *ns)
 static int
 rm_tree(const struct bench_driver *d, struct bench_conn *c, const char *path, int depth)
 {
-	struct names ns = {0};
+	struct names ns = { 0 };
 	size_t i;
 	int rc, first = 0;
 
@@ -1398,7 +1398,7 @@ rm_stale(const struct bench_driver *d, struct bench_conn *c, const char *name, b
 int
 bench_clean_stale(const struct bench_driver *d, struct bench_conn *c)
 {
-	struct names ns = {0};
+	struct names ns = { 0 };
 	size_t i;
 	int rc, removed = 0;
 
@@ -1443,7 +1443,7 @@ int
 bench_preflight(const struct bench_driver *d, struct bench_conn *c, const char *url,
 		const char *what, uint64_t footprint, bool force, char *err, size_t errlen)
 {
-	struct names ns = {0};
+	struct names ns = { 0 };
 	const char *marker;
 	uint64_t free_b = 0, need;
 	char a[32], b[32];
@@ -1592,8 +1592,8 @@ bench_run(const struct bench_driver *d, const struct bench_target *t, enum bench
 		if ((rc = check_stop(r, r->err)) < 0)
 			goto out;
 		if (r->o.progress) {
-			struct bench_progress p = {t->url, workload_names[w], i + 1, total,
-						   i < r->o.warmup};
+			struct bench_progress p = { t->url, workload_names[w], i + 1, total,
+						    i < r->o.warmup };
 
 			r->o.progress(&p, r->o.progress_arg);
 		}

@@ -70,7 +70,7 @@ header_text(struct buf *b, const json_t *doc)
 char *
 bench_report_text(const json_t *doc, char *err, size_t errlen)
 {
-	struct bench_results rs = {0};
+	struct bench_results rs = { 0 };
 	const char *last = NULL;
 	struct buf b;
 	size_t i;
@@ -327,7 +327,7 @@ chart_video(struct buf *b, const struct bench_results *rs)
 char *
 bench_report_html(const json_t *doc, char *err, size_t errlen)
 {
-	struct bench_results rs = {0};
+	struct bench_results rs = { 0 };
 	char *text;
 	struct buf b;
 

@@ -161,8 +161,8 @@ get_str(const json_t *j, const char *key, bool required, char **out, char *err, 
 int
 bench_result_from_json(const json_t *j, struct bench_result *r, char *err, size_t errlen)
 {
-	static const char *const req[] = {"target", "protocol", "workload", "metric", "unit"};
-	char **fields[] = {&r->target, &r->protocol, &r->workload, &r->metric, &r->unit};
+	static const char *const req[] = { "target", "protocol", "workload", "metric", "unit" };
+	char **fields[] = { &r->target, &r->protocol, &r->workload, &r->metric, &r->unit };
 	const json_t *runs, *v, *h;
 	size_t i;
 	int rc = 0;

@@ -152,9 +152,9 @@ bench_mann_whitney(const double *a, size_t na, const double *b, size_t nb, struc
 		return -EINVAL;
 	all = xcalloc(n, sizeof(*all));
 	for (i = 0; i < na; i++)
-		all[i] = (struct item){a[i], 1};
+		all[i] = (struct item){ a[i], 1 };
 	for (i = 0; i < nb; i++)
-		all[na + i] = (struct item){b[i], 0};
+		all[na + i] = (struct item){ b[i], 0 };
 	qsort(all, n, sizeof(*all), cmp_double); /* v is the first member */
 	for (i = 0; i < n; i = j) {
 		double rank, t;

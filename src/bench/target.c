@@ -15,7 +15,7 @@
 #include "bench_driver.h"
 #include "xmalloc.h"
 
-static const char *const schemes[] = {"smb", "nfs", "afp", "file", "null"};
+static const char *const schemes[] = { "smb", "nfs", "afp", "file", "null" };
 
 static const char *
 expected_form(const char *scheme)
@@ -44,7 +44,7 @@ pct_decode(char *s)
 		}
 		if (!isxdigit((unsigned char)s[1]) || !isxdigit((unsigned char)s[2]))
 			return -1;
-		char hex[3] = {s[1], s[2], 0};
+		char hex[3] = { s[1], s[2], 0 };
 		*w++ = (char)strtol(hex, NULL, 16);
 		s += 2;
 	}
@@ -357,7 +357,7 @@ bench_target_credentials(struct bench_target *t, const char *file, char *err, si
 bool
 bench_target_on_this_host(const struct bench_target *t)
 {
-	struct addrinfo hints = {.ai_socktype = SOCK_DGRAM, .ai_flags = AI_NUMERICSERV};
+	struct addrinfo hints = { .ai_socktype = SOCK_DGRAM, .ai_flags = AI_NUMERICSERV };
 	struct addrinfo *ai = NULL, *a;
 	bool here = false;
 

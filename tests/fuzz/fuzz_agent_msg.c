@@ -37,8 +37,9 @@ sessions(struct agent_session *ctrl, struct agent_session *agent, int fd)
 static void
 check_job(json_t *msg)
 {
-	static const struct agent_mount mounts[] = {{"smb", "/mnt/media"}, {"afp", "/Volumes/Old"}};
-	struct agent_opts o = {.mounts = mounts, .nmounts = 2};
+	static const struct agent_mount mounts[] = { { "smb", "/mnt/media" },
+						     { "afp", "/Volumes/Old" } };
+	struct agent_opts o = { .mounts = mounts, .nmounts = 2 };
 	struct agent_job j;
 	char err[512];
 

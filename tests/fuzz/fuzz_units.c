@@ -74,7 +74,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint64_t a, b;
 	unsigned secs;
 	size_t n = size < sizeof(s) - 1 ? size : sizeof(s) - 1;
-	struct bench_opts o = {0};
+	struct bench_opts o = { 0 };
 	char err[256];
 	int w;
 

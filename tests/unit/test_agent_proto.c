@@ -132,7 +132,7 @@ test_keys(void **state)
 static void
 test_mac(void **state)
 {
-	uint8_t k[AGENT_KEY_LEN] = {1, 2, 3};
+	uint8_t k[AGENT_KEY_LEN] = { 1, 2, 3 };
 	char a[65], b[65], n1[65], n2[65];
 
 	(void)state;
@@ -176,7 +176,7 @@ srv_thread(void *p)
 static int
 handshake(const uint8_t *ckey, const uint8_t *skey, int *src, char *cerr, char *serr)
 {
-	struct srv_arg a = {0};
+	struct srv_arg a = { 0 };
 	struct agent_session cs;
 	pthread_t t;
 	json_t *hello = NULL;
@@ -223,7 +223,7 @@ static void
 test_handshake_bound(void **state)
 {
 	uint8_t k[AGENT_KEY_LEN];
-	struct srv_arg a = {0};
+	struct srv_arg a = { 0 };
 	struct agent_session cs;
 	uint32_t big = htonl(AGENT_HANDSHAKE_MAX + 1);
 	char cerr[256] = "";
@@ -256,7 +256,7 @@ test_handshake_bound(void **state)
 static void
 test_no_work_before_auth(void **state)
 {
-	struct srv_arg a = {0};
+	struct srv_arg a = { 0 };
 	char err[256];
 	json_t *m, *hello;
 	pthread_t t;

@@ -109,7 +109,7 @@ static void
 test_sequential(void **state)
 {
 	struct bench_opts o = small_opts();
-	struct bench_results rs = {0};
+	struct bench_results rs = { 0 };
 	struct bench_null_counts n;
 	const struct bench_result *r;
 	struct held h;
@@ -153,7 +153,7 @@ static void
 test_copy(void **state)
 {
 	struct bench_opts o = small_opts();
-	struct bench_results rs = {0};
+	struct bench_results rs = { 0 };
 	struct bench_null_counts n;
 	const struct bench_result *r;
 	struct held h;
@@ -190,7 +190,7 @@ static void
 test_mixed(void **state)
 {
 	struct bench_opts o = small_opts();
-	struct bench_results rs = {0};
+	struct bench_results rs = { 0 };
 	struct bench_null_counts n;
 	struct held h;
 	char err[512];
@@ -223,10 +223,10 @@ static void
 test_small(void **state)
 {
 	struct bench_opts o = small_opts();
-	struct bench_results rs = {0};
+	struct bench_results rs = { 0 };
 	struct bench_null_counts n;
 	const struct bench_result *r;
-	static const char *const sf[] = {"create", "copy-in", "copy-out", "rename", "delete"};
+	static const char *const sf[] = { "create", "copy-in", "copy-out", "rename", "delete" };
 	uint64_t tot = 0;
 	struct held h;
 	size_t i;
@@ -271,12 +271,12 @@ test_small(void **state)
 static void
 test_random_meta(void **state)
 {
-	static const char *const rm[] = {"read-4k",    "write-4k", "read-512k",
-					 "write-512k", "read-16m", "write-16m"};
-	static const char *const mm[] = {"stat-hit-cold", "stat-miss-cold", "list-cold",
-					 "stat-hit-hot",  "stat-miss-hot",  "list-hot"};
+	static const char *const rm[] = { "read-4k",	"write-4k", "read-512k",
+					  "write-512k", "read-16m", "write-16m" };
+	static const char *const mm[] = { "stat-hit-cold", "stat-miss-cold", "list-cold",
+					  "stat-hit-hot",  "stat-miss-hot",  "list-hot" };
 	struct bench_opts o = small_opts();
-	struct bench_results rs = {0};
+	struct bench_results rs = { 0 };
 	struct bench_null_counts n;
 	struct held h;
 	size_t i;
@@ -313,7 +313,7 @@ static void
 test_video(void **state)
 {
 	struct bench_opts o = small_opts();
-	struct bench_results rs = {0};
+	struct bench_results rs = { 0 };
 	const struct bench_result *r;
 	struct held h;
 
@@ -349,7 +349,7 @@ static void
 test_refusals(void **state)
 {
 	struct bench_opts o = small_opts();
-	struct bench_results rs = {0};
+	struct bench_results rs = { 0 };
 	struct bench_null_counts n;
 	struct held h;
 	char err[512] = "";
@@ -401,7 +401,7 @@ static void
 test_failure_mid_run(void **state)
 {
 	struct bench_opts o = small_opts();
-	struct bench_results rs = {0};
+	struct bench_results rs = { 0 };
 	struct held h;
 	char err[512] = "";
 	enum bench_workload w;
@@ -467,7 +467,7 @@ static void
 test_stop_and_cold(void **state)
 {
 	struct bench_opts o = small_opts();
-	struct bench_results rs = {0};
+	struct bench_results rs = { 0 };
 	struct held h;
 	char err[512] = "";
 
@@ -519,7 +519,7 @@ static void
 test_stale(void **state)
 {
 	struct bench_opts o = small_opts();
-	struct bench_results rs = {0};
+	struct bench_results rs = { 0 };
 	struct bench_stat st;
 	char host[128], stale[256], err[512];
 	struct held h;
@@ -560,7 +560,7 @@ static void
 test_json_and_reports(void **state)
 {
 	struct bench_opts o = small_opts();
-	struct bench_results rs = {0}, back = {0};
+	struct bench_results rs = { 0 }, back = { 0 };
 	struct held h;
 	json_t *a, *doc;
 	char err[512], *text, *html;
@@ -662,7 +662,7 @@ static void
 test_durability(void **state)
 {
 	struct bench_driver slow = bench_drv_null, noop = bench_drv_null;
-	struct bench_results rs = {0}, back = {0};
+	struct bench_results rs = { 0 }, back = { 0 };
 	const struct bench_result *r;
 	json_t *j;
 	char err[256];
@@ -720,8 +720,8 @@ test_durability(void **state)
 static void
 test_attribute(void **state)
 {
-	struct bench_baseline b = {.disk_write = 500, .disk_read = 600, .tcp = 118};
-	struct bench_result r = {.metric = "read", .unit = "MB/s"};
+	struct bench_baseline b = { .disk_write = 500, .disk_read = 600, .tcp = 118 };
+	struct bench_result r = { .metric = "read", .unit = "MB/s" };
 
 	(void)state;
 	r.st.median = 114.5;

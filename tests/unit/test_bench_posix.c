@@ -279,13 +279,13 @@ static void
 test_engine_swap(void **state)
 {
 	struct fx *f = *state;
-	struct swap s = {f, 0};
-	struct bench_opts o = {.size = 1u << 20,
-			       .repeats = 2,
-			       .small_files = 5,
-			       .progress = swap_on_progress,
-			       .progress_arg = &s};
-	struct bench_results rs = {0};
+	struct swap s = { f, 0 };
+	struct bench_opts o = { .size = 1u << 20,
+				.repeats = 2,
+				.small_files = 5,
+				.progress = swap_on_progress,
+				.progress_arg = &s };
+	struct bench_results rs = { 0 };
 	char err[512], *before;
 	int w;
 
@@ -315,8 +315,8 @@ static void
 test_baseline_planted(void **state)
 {
 	struct fx *f = *state;
-	struct bench_baseline b = {0};
-	struct bench_opts o = {.size = 4u << 20};
+	struct bench_baseline b = { 0 };
+	struct bench_opts o = { .size = 4u << 20 };
 	char host[128], p[512], err[512], *before, *in_share;
 
 	put(f->outside, "victim", "precious");
@@ -340,8 +340,8 @@ static void
 test_baseline_refusals(void **state)
 {
 	struct fx *f = *state;
-	struct bench_baseline b = {0};
-	struct bench_opts o = {.size = 4u << 20};
+	struct bench_baseline b = { 0 };
+	struct bench_opts o = { .size = 4u << 20 };
 	char p[256], err[512], *before;
 
 	snprintf(p, sizeof(p), "%s/Mac.sparsebundle", f->share);

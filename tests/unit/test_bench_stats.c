@@ -17,8 +17,8 @@
 static void
 test_quantiles(void **state)
 {
-	const double even[] = {4, 1, 3, 2}, odd[] = {3, 1, 2};
-	const double sd_set[] = {2, 4, 4, 4, 5, 5, 7, 9};
+	const double even[] = { 4, 1, 3, 2 }, odd[] = { 3, 1, 2 };
+	const double sd_set[] = { 2, 4, 4, 4, 5, 5, 7, 9 };
 	struct bench_stats s;
 
 	(void)state;
@@ -44,8 +44,8 @@ test_quantiles(void **state)
 static void
 test_bootstrap(void **state)
 {
-	const double v[] = {1, 2, 3, 4, 5}, c[] = {7, 7, 7, 7}, one[] = {42};
-	const double skew[] = {10, 11, 12, 13, 14, 15, 100};
+	const double v[] = { 1, 2, 3, 4, 5 }, c[] = { 7, 7, 7, 7 }, one[] = { 42 };
+	const double skew[] = { 10, 11, 12, 13, 14, 15, 100 };
 	struct bench_stats a, b;
 	double lo, hi;
 
@@ -84,10 +84,10 @@ test_rand(void **state)
 static void
 test_mwu_exact(void **state)
 {
-	const double x[] = {0.80, 0.83, 1.89, 1.04, 1.45, 1.38, 1.91, 1.64, 0.73, 1.46};
-	const double y[] = {1.15, 0.88, 0.90, 0.74, 1.21};
-	const double a[] = {1, 2, 3}, b[] = {4, 5, 6};
-	const double m1[] = {1.1, 2.5, 3.3, 4.7}, m2[] = {2.0, 3.9, 5.1, 6.2, 7.0};
+	const double x[] = { 0.80, 0.83, 1.89, 1.04, 1.45, 1.38, 1.91, 1.64, 0.73, 1.46 };
+	const double y[] = { 1.15, 0.88, 0.90, 0.74, 1.21 };
+	const double a[] = { 1, 2, 3 }, b[] = { 4, 5, 6 };
+	const double m1[] = { 1.1, 2.5, 3.3, 4.7 }, m2[] = { 2.0, 3.9, 5.1, 6.2, 7.0 };
 	struct bench_mwu t;
 
 	(void)state;
@@ -109,9 +109,9 @@ test_mwu_exact(void **state)
 static void
 test_mwu_normal(void **state)
 {
-	const double a[] = {1, 2, 2, 3, 4, 5, 5, 6, 7, 8};
-	const double b[] = {3, 4, 4, 5, 6, 7, 8, 9, 9, 10, 11};
-	const double same[] = {5, 5, 5};
+	const double a[] = { 1, 2, 2, 3, 4, 5, 5, 6, 7, 8 };
+	const double b[] = { 3, 4, 4, 5, 6, 7, 8, 9, 9, 10, 11 };
+	const double same[] = { 5, 5, 5 };
 	double big_a[30], big_b[30];
 	struct bench_mwu t;
 	int i;
@@ -136,7 +136,7 @@ test_mwu_normal(void **state)
 	assert_float_equal(t.p, 1, 0);
 	assert_int_equal(bench_mann_whitney(same, 0, same, 3, &t), -EINVAL);
 	{
-		const double l[] = {1, 2, 3}, h[] = {4, 5, 6};
+		const double l[] = { 1, 2, 3 }, h[] = { 4, 5, 6 };
 
 		assert_false(bench_differs(l, 3, h, 3, 0.05, 0.03)); /* p = 0.1 */
 	}

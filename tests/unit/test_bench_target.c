@@ -82,20 +82,20 @@ test_errors(void **state)
 	static const struct {
 		const char *url, *needle;
 	} bad[] = {
-		{"smb://alice:secret@h/s", "password in the URL"},
-		{"ftp://h/s", "unknown scheme"},
-		{"h/s", "no scheme"},
-		{"smb://h", "no share"},
-		{"smb://h/", "no share or volume"},
-		{"smb://h:99999/s", "bad host or port"},
-		{"smb://[::1/s", "bad host or port"},
-		{"smb://h/s/../../etc", "\"..\""},
-		{"nfs://h/x?version=5", "unknown option"},
-		{"nfs://h/x?uid=alice", "unknown option"},
-		{"nfs://h/x?uid=-1", "unknown option"},
-		{"smb://h/x?uid=1", "unknown option"},
-		{"file://relative", "absolute"},
-		{"smb://h/s%zz", "escape"},
+		{ "smb://alice:secret@h/s", "password in the URL" },
+		{ "ftp://h/s", "unknown scheme" },
+		{ "h/s", "no scheme" },
+		{ "smb://h", "no share" },
+		{ "smb://h/", "no share or volume" },
+		{ "smb://h:99999/s", "bad host or port" },
+		{ "smb://[::1/s", "bad host or port" },
+		{ "smb://h/s/../../etc", "\"..\"" },
+		{ "nfs://h/x?version=5", "unknown option" },
+		{ "nfs://h/x?uid=alice", "unknown option" },
+		{ "nfs://h/x?uid=-1", "unknown option" },
+		{ "smb://h/x?uid=1", "unknown option" },
+		{ "file://relative", "absolute" },
+		{ "smb://h/s%zz", "escape" },
 	};
 	struct bench_target t;
 	char err[256];

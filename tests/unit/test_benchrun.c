@@ -25,11 +25,11 @@ static void
 quick(struct benchrun *b)
 {
 	benchrun_init(b);
-	b->o = (struct bench_opts){.size = 1u << 20,
-				   .repeats = 2,
-				   .warmup = 0,
-				   .cache = BENCH_CACHE_HOT,
-				   .small_files = 5};
+	b->o = (struct bench_opts){ .size = 1u << 20,
+				    .repeats = 2,
+				    .warmup = 0,
+				    .cache = BENCH_CACHE_HOT,
+				    .small_files = 5 };
 	b->wl[BENCH_SEQ_WRITE] = true;
 	b->no_baseline = true;
 }
@@ -113,11 +113,13 @@ model_of(struct model *m, struct share sh[3])
 {
 	memset(m, 0, sizeof(*m));
 	memset(sh, 0, 3 * sizeof(*sh));
-	sh[0] = (struct share){.name = "Data", .path = "/srv/data", .protocols = PROTO_SMB};
+	sh[0] = (struct share){ .name = "Data", .path = "/srv/data", .protocols = PROTO_SMB };
 	sh[1] = (struct share){
-		.name = "TM", .path = "/srv/tm", .protocols = PROTO_SMB, .tm_enabled = true};
+		.name = "TM", .path = "/srv/tm", .protocols = PROTO_SMB, .tm_enabled = true
+	};
 	sh[2] = (struct share){
-		.name = "RO", .path = "/srv/ro", .protocols = PROTO_SMB, .read_only = true};
+		.name = "RO", .path = "/srv/ro", .protocols = PROTO_SMB, .read_only = true
+	};
 	m->shares = sh;
 	m->n_shares = 3;
 }
@@ -157,7 +159,7 @@ static void
 test_baselines_and_store(void **state)
 {
 	char root[] = "/tmp/test_benchrun.XXXXXX", err[512], *dir, *cmd;
-	struct state_bench_run r = {0};
+	struct state_bench_run r = { 0 };
 	struct benchrun b;
 	struct state *st;
 	json_t *doc = NULL, *stored;

@@ -328,7 +328,7 @@ static void
 test_missing_trees(void **state)
 {
 	char *root = *state, *path;
-	struct hwinfo hw = {(struct hwinfo_item *)&hw, 99}; /* must be reset */
+	struct hwinfo hw = { (struct hwinfo_item *)&hw, 99 }; /* must be reset */
 
 	drop(root, "proc/meminfo");
 	assert_int_equal(hwinfo_read(root, &hw), -ENOENT);

@@ -17,7 +17,7 @@
 #include "render.h"
 #include "templates.h"
 
-static const char *const dirs[] = {"profiles"};
+static const char *const dirs[] = { "profiles" };
 
 /* Every protocol on, one share over all of them; server is "kernel" or "ganesha". */
 static struct model *
@@ -240,7 +240,7 @@ render_ok(const struct model *m, const struct render_templates *t, struct render
 static void
 test_every_candidate_renders(void **state)
 {
-	static const char *const tdirs[] = {"templates"};
+	static const char *const tdirs[] = { "templates" };
 	struct render_templates t;
 	const struct knob *k;
 	char err[512], line[512];
@@ -283,8 +283,8 @@ test_every_candidate_renders(void **state)
 static void
 test_unset_renders_nothing(void **state)
 {
-	static const char *const tdirs[] = {"templates"};
-	static const char *const servers[] = {"kernel", "ganesha"};
+	static const char *const tdirs[] = { "templates" };
+	static const char *const servers[] = { "kernel", "ganesha" };
 	struct render_templates t;
 	const struct knob *k;
 	char err[512], pat[256];
@@ -432,19 +432,19 @@ test_restart_changes(void **state)
 static void
 test_restart_rendered(void **state)
 {
-	static const char *const tdirs[] = {"templates"};
+	static const char *const tdirs[] = { "templates" };
 	static const struct {
 		enum knob_id id;
 		const char *value, *path, *want;
 	} cases[] = {
-		{KNOB_NFS_THREADS, "16", "/etc/ganesha/ganesha.conf", "RPC_Ioq_ThrdMax"},
-		{KNOB_NFS_GANESHA_MAX_READ, "1M", "/etc/ganesha/ganesha.conf", "MaxRead"},
-		{KNOB_NFS_VERSIONS, "3", "/etc/ganesha/ganesha.conf", "Protocols"},
-		{KNOB_AFP_SERVER_QUANTUM, "4M", "/etc/netatalk/afp.conf", "server quantum"},
-		{KNOB_AFP_TCPSNDBUF, "512K", "/etc/netatalk/afp.conf", "tcpsndbuf"},
-		{KNOB_SMB_USE_SENDFILE, "yes", "/etc/samba/smb.conf", ""},
-		{KNOB_SMB_SOCKET_OPTIONS, "TCP_NODELAY IPTOS_THROUGHPUT", "/etc/samba/smb.conf",
-		 ""},
+		{ KNOB_NFS_THREADS, "16", "/etc/ganesha/ganesha.conf", "RPC_Ioq_ThrdMax" },
+		{ KNOB_NFS_GANESHA_MAX_READ, "1M", "/etc/ganesha/ganesha.conf", "MaxRead" },
+		{ KNOB_NFS_VERSIONS, "3", "/etc/ganesha/ganesha.conf", "Protocols" },
+		{ KNOB_AFP_SERVER_QUANTUM, "4M", "/etc/netatalk/afp.conf", "server quantum" },
+		{ KNOB_AFP_TCPSNDBUF, "512K", "/etc/netatalk/afp.conf", "tcpsndbuf" },
+		{ KNOB_SMB_USE_SENDFILE, "yes", "/etc/samba/smb.conf", "" },
+		{ KNOB_SMB_SOCKET_OPTIONS, "TCP_NODELAY IPTOS_THROUGHPUT", "/etc/samba/smb.conf",
+		  "" },
 	};
 	struct render_templates t;
 	char err[512], changed[256];
@@ -492,7 +492,7 @@ test_restart_rendered(void **state)
 static void
 test_tuned_conf_round_trip(void **state)
 {
-	static const char *const tdirs[] = {"templates"};
+	static const char *const tdirs[] = { "templates" };
 	struct render_templates t;
 	struct model *m = model_for("ganesha", NULL), *back;
 	const struct rfile *f;

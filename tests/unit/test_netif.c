@@ -41,7 +41,7 @@ fake_try(void *arg, int size)
 static void
 search_finds(int lo, int hi, int limit, int want)
 {
-	struct fake_path f = {.limit = limit};
+	struct fake_path f = { .limit = limit };
 	int best = -1;
 
 	assert_int_equal(probe_search(lo, hi, fake_try, &f, &best), 0);
@@ -80,7 +80,7 @@ test_search_every_limit(void **state)
 static void
 test_search_fast_when_all_pass(void **state)
 {
-	struct fake_path f = {.limit = 9000};
+	struct fake_path f = { .limit = 9000 };
 	int best;
 
 	(void)state;
@@ -91,7 +91,7 @@ test_search_fast_when_all_pass(void **state)
 static void
 test_search_unreachable(void **state)
 {
-	struct fake_path f = {.limit = 0};
+	struct fake_path f = { .limit = 0 };
 	int best = 1234;
 
 	(void)state;
@@ -103,13 +103,13 @@ test_search_unreachable(void **state)
 static void
 test_search_error_aborts(void **state)
 {
-	struct fake_path f = {.limit = 7936, .fail_at_call = 4};
+	struct fake_path f = { .limit = 7936, .fail_at_call = 4 };
 	int best = 0;
 
 	(void)state;
 	assert_int_equal(probe_search(68, 9216, fake_try, &f, &best), -EIO);
 	assert_int_equal(f.calls, 4);
-	f = (struct fake_path){.limit = 7936, .fail_at_call = 1};
+	f = (struct fake_path){ .limit = 7936, .fail_at_call = 1 };
 	assert_int_equal(probe_search(68, 9216, fake_try, &f, &best), -EIO);
 }
 
@@ -134,7 +134,7 @@ peer_try(void *arg, int size)
 static void
 peer_finds(int lo, int hi, int own, int slack, int want_best, int want_own)
 {
-	struct fake_peer f = {.own = own, .slack = slack};
+	struct fake_peer f = { .own = own, .slack = slack };
 	int best = -1, got = -1;
 
 	assert_int_equal(probe_search_peer(lo, hi, peer_try, &f, &best, &got), 0);
@@ -148,7 +148,7 @@ peer_finds(int lo, int hi, int own, int slack, int want_best, int want_own)
 static void
 test_search_peer_own_mtu(void **state)
 {
-	struct fake_peer blind = {.own = 1500, .slack = 4, .blind = true};
+	struct fake_peer blind = { .own = 1500, .slack = 4, .blind = true };
 	int best, own;
 
 	(void)state;

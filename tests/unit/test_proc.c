@@ -29,8 +29,8 @@ on_alarm(int sig)
 static void
 test_wait_across_signals(void **state)
 {
-	struct sigaction sa = {.sa_handler = on_alarm}, old;
-	struct itimerval it = {{0, 50000}, {0, 50000}}, off = {{0, 0}, {0, 0}};
+	struct sigaction sa = { .sa_handler = on_alarm }, old;
+	struct itimerval it = { { 0, 50000 }, { 0, 50000 } }, off = { { 0, 0 }, { 0, 0 } };
 	pid_t pid;
 	int st = 0;
 
@@ -63,8 +63,8 @@ test_wait_no_child(void **state)
 static void
 test_run_status(void **state)
 {
-	char *f[] = {"false", NULL}, *t[] = {"true", NULL};
-	char *none[] = {"/nonexistent/nastune-no-such-program", NULL};
+	char *f[] = { "false", NULL }, *t[] = { "true", NULL };
+	char *none[] = { "/nonexistent/nastune-no-such-program", NULL };
 
 	(void)state;
 	assert_int_equal(proc_run(t), 0);

@@ -15,7 +15,7 @@
 #include "model.h"
 #include "profile.h"
 
-static const char *const dirs[] = {"profiles"};
+static const char *const dirs[] = { "profiles" };
 
 static struct model *
 load(const char *text, struct diag *d)

@@ -75,9 +75,9 @@ test_afp(void **state)
 static void
 test_smb_no_address(void **state)
 {
-	char *ifs[] = {"nastune-none0"};
-	struct share sh = {.name = "Data", .path = "/srv/data", .protocols = PROTO_SMB};
-	struct model m = {0};
+	char *ifs[] = { "nastune-none0" };
+	struct share sh = { .name = "Data", .path = "/srv/data", .protocols = PROTO_SMB };
+	struct model m = { 0 };
 	struct served_proof *v = NULL;
 	size_t n = 0;
 

@@ -17,7 +17,7 @@
 static void
 add(struct bench_results *rs, const char *unit, const double *runs, size_t n)
 {
-	struct bench_result r = {0};
+	struct bench_result r = { 0 };
 
 	r.target = "t";
 	r.protocol = "smb";
@@ -35,8 +35,9 @@ add(struct bench_results *rs, const char *unit, const double *runs, size_t n)
 static void
 test_scores(void **state)
 {
-	static const double a[] = {100, 400, 100}, b[] = {400, 100, 100, 7}, lat[] = {5, 5, 5};
-	struct bench_results rs = {0};
+	static const double a[] = { 100, 400, 100 }, b[] = { 400, 100, 100, 7 },
+			    lat[] = { 5, 5, 5 };
+	struct bench_results rs = { 0 };
 	double *s;
 	size_t n;
 
@@ -62,11 +63,11 @@ test_scores(void **state)
 static void
 test_compare(void **state)
 {
-	static const double base[] = {100, 101, 99, 98, 102}; /* no ties: exact */
-	static const double better[] = {110, 111, 109, 112, 113};
-	static const double tiny[] = {102.1, 102.2, 102.3, 102.4, 102.5}; /* significant, < 3% */
-	static const double worse[] = {90, 89, 91, 90, 88};
-	static const double mixed[] = {95, 108, 99, 104, 100};
+	static const double base[] = { 100, 101, 99, 98, 102 }; /* no ties: exact */
+	static const double better[] = { 110, 111, 109, 112, 113 };
+	static const double tiny[] = { 102.1, 102.2, 102.3, 102.4, 102.5 }; /* significant, < 3% */
+	static const double worse[] = { 90, 89, 91, 90, 88 };
+	static const double mixed[] = { 95, 108, 99, 104, 100 };
 	struct tune_cmp c;
 
 	(void)state;

@@ -18,7 +18,7 @@
 #include "profile.h"
 #include "tune.h"
 
-static const char *const dirs[] = {"profiles"};
+static const char *const dirs[] = { "profiles" };
 
 /* protocols: the protocols group's body; clients: the Media share's NFS clients list. */
 static struct model *
@@ -246,10 +246,10 @@ test_not_admitted(void **state)
 	json_decref(adv);
 	model_free(m);
 	/* Admitted by a network that holds it, by its own address, by its name. */
-	static const char *const yes[] = {"\"198.18.0.8/29\"", "\"198.18.0.12\"", "\"LIN\"",
-					  "\"l?n\"", "\"10.0.0.0/8\", \"198.18.0.0/15\""};
-	static const char *const no[] = {"\"198.18.0.0/29\"", "\"198.18.0.13\"", "\"lin.lan\"",
-					 "\"2001:db8::/32\""};
+	static const char *const yes[] = { "\"198.18.0.8/29\"", "\"198.18.0.12\"", "\"LIN\"",
+					   "\"l?n\"", "\"10.0.0.0/8\", \"198.18.0.0/15\"" };
+	static const char *const no[] = { "\"198.18.0.0/29\"", "\"198.18.0.13\"", "\"lin.lan\"",
+					  "\"2001:db8::/32\"" };
 	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
 		m = model_for(ALL_ON, yes[i], NULL);
 		adv = tune_advice(m, a, NULL);

@@ -22,7 +22,7 @@
 #include "tune.h"
 #include "tuner.h"
 
-static const char *const dirs[] = {"profiles"};
+static const char *const dirs[] = { "profiles" };
 
 /* The simulated machine: every score is base x drift x step x the installed knobs' effect x
  * log-normal noise; every run and every install advances the clock. */
@@ -95,16 +95,16 @@ sim_measure(void *arg, unsigned protos, unsigned runs, double *scores, struct be
 		scores[i] = 100 * sim_level(s) * s->installed * exp(s->noise * gauss(&s->rng));
 	}
 	if (keep) { /* one result per protocol measured, as the bench engine gives */
-		struct bench_result r = {.target = "smb://sim/Media",
-					 .protocol = "smb",
-					 .workload = "seq-read",
-					 .metric = "read",
-					 .unit = "MB/s",
-					 .client = "loopback",
-					 .cache = "hot",
-					 .runs = scores,
-					 .nruns = runs,
-					 .pass = -1};
+		struct bench_result r = { .target = "smb://sim/Media",
+					  .protocol = "smb",
+					  .workload = "seq-read",
+					  .metric = "read",
+					  .unit = "MB/s",
+					  .client = "loopback",
+					  .cache = "hot",
+					  .runs = scores,
+					  .nruns = runs,
+					  .pass = -1 };
 
 		bench_results_add(keep, &r);
 	}
@@ -189,9 +189,11 @@ tune_once(struct sim *s, double budget, struct outcome *out)
 	struct model *m = smb_model();
 	bool wl[BENCH_NWORKLOADS];
 	struct tuner_opts o = {
-		.protos = PROTO_SMB, .goal = "throughput", .pairs = 10, .budget_s = budget};
+		.protos = PROTO_SMB, .goal = "throughput", .pairs = 10, .budget_s = budget
+	};
 	struct tuner_ops ops = {
-		.arg = s, .install = sim_install, .measure = sim_measure, .clock = sim_clock};
+		.arg = s, .install = sim_install, .measure = sim_measure, .clock = sim_clock
+	};
 	struct tuner_result r;
 	json_t *doc = json_object();
 	char err[256];
@@ -330,7 +332,7 @@ test_step_unsteady(void **state)
 static void
 test_budget(void **state)
 {
-	static const double budgets[] = {60, 120, 300, 600}, clients[] = {6, 25};
+	static const double budgets[] = { 60, 120, 300, 600 }, clients[] = { 6, 25 };
 
 	(void)state;
 	for (size_t b = 0; b < sizeof(budgets) / sizeof(budgets[0]); b++)
@@ -368,9 +370,11 @@ test_after_score(void **state)
 	struct model *m = smb_model();
 	bool wl[BENCH_NWORKLOADS];
 	struct tuner_opts o = {
-		.protos = PROTO_SMB, .goal = "throughput", .pairs = 8, .budget_s = 1e6};
+		.protos = PROTO_SMB, .goal = "throughput", .pairs = 8, .budget_s = 1e6
+	};
 	struct tuner_ops ops = {
-		.arg = &s, .install = sim_install, .measure = sim_measure, .clock = sim_clock};
+		.arg = &s, .install = sim_install, .measure = sim_measure, .clock = sim_clock
+	};
 	struct tuner_result r;
 	json_t *doc = json_object();
 	char err[256];
@@ -435,9 +439,11 @@ test_later_pass(void **state)
 	struct model *m = smb_model();
 	bool wl[BENCH_NWORKLOADS];
 	struct tuner_opts o = {
-		.protos = PROTO_SMB, .goal = "throughput", .pairs = 8, .budget_s = 1e6};
+		.protos = PROTO_SMB, .goal = "throughput", .pairs = 8, .budget_s = 1e6
+	};
 	struct tuner_ops ops = {
-		.arg = &s, .install = sim_install, .measure = sim_measure, .clock = sim_clock};
+		.arg = &s, .install = sim_install, .measure = sim_measure, .clock = sim_clock
+	};
 	struct tuner_result r;
 	json_t *doc = json_object();
 	char err[256];
@@ -499,8 +505,8 @@ test_control_old_rule(void **state)
 static void
 test_signed_rank(void **state)
 {
-	static const double pos[] = {1, 2, 3, 4, 5}, mixed[] = {1, -2, 3, 4, 5};
-	static const double ties[] = {1, 1, 1, 1}, zeros[] = {0, 0};
+	static const double pos[] = { 1, 2, 3, 4, 5 }, mixed[] = { 1, -2, 3, 4, 5 };
+	static const double ties[] = { 1, 1, 1, 1 }, zeros[] = { 0, 0 };
 
 	(void)state;
 	assert_true(fabs(tune_signed_rank_p(pos, 5) - 1.0 / 32) < 1e-12);
@@ -509,9 +515,9 @@ test_signed_rank(void **state)
 	assert_true(tune_signed_rank_p(zeros, 2) == 1);
 	{
 		struct tune_steady st;
-		static const double a[] = {100, 101, 99, 100, 102, 98};
-		static const double b[] = {50, 51, 49, 50, 52, 48};
-		static const double in[] = {100, 101, 99, 50, 51, 49};
+		static const double a[] = { 100, 101, 99, 100, 102, 98 };
+		static const double b[] = { 50, 51, 49, 50, 52, 48 };
+		static const double in[] = { 100, 101, 99, 50, 51, 49 };
 
 		assert_true(tune_steady(a, 6, a, 6, &st));
 		assert_false(tune_steady(a, 6, b, 6, &st));

@@ -65,7 +65,7 @@ test_edges(void **state)
 static void
 test_bench_bounds(void **state)
 {
-	struct bench_opts o = {0};
+	struct bench_opts o = { 0 };
 	char err[256];
 	int w;
 
@@ -84,13 +84,13 @@ test_bench_bounds(void **state)
 	o.video_seconds = 1e300;
 	assert_int_equal(bench_opts_check(&o, err, sizeof(err)), -EINVAL);
 	/* Footprints never wrap: at the limits they fit; beyond, they saturate. */
-	o = (struct bench_opts){.size = BENCH_MAX_SIZE,
-				.small_files = BENCH_MAX_FILES,
-				.meta_entries = BENCH_MAX_ENTRIES,
-				.video_fps = 240,
-				.video_seconds = 3600,
-				.small_io_read = BENCH_MAX_SIZE,
-				.small_io_write = BENCH_MAX_SIZE};
+	o = (struct bench_opts){ .size = BENCH_MAX_SIZE,
+				 .small_files = BENCH_MAX_FILES,
+				 .meta_entries = BENCH_MAX_ENTRIES,
+				 .video_fps = 240,
+				 .video_seconds = 3600,
+				 .small_io_read = BENCH_MAX_SIZE,
+				 .small_io_write = BENCH_MAX_SIZE };
 	for (w = 0; w < BENCH_NWORKLOADS; w++)
 		assert_true(bench_footprint((enum bench_workload)w, &o) < (UINT64_MAX >> 2));
 	o.size = UINT64_MAX;

@@ -19,7 +19,7 @@ static void
 test_clocks(void **state)
 {
 	char iso[32];
-	struct tm tm = {0};
+	struct tm tm = { 0 };
 	double a = timeutil_mono(), b;
 	long long ms = timeutil_mono_ms();
 
@@ -45,7 +45,7 @@ previous(int sig)
 static void
 test_sigstop(void **state)
 {
-	struct sigaction old[2], pa = {.sa_handler = previous};
+	struct sigaction old[2], pa = { .sa_handler = previous };
 
 	(void)state;
 	sigemptyset(&pa.sa_mask);
