@@ -41,6 +41,8 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=../cli/lib.sh
 . "$here/../cli/lib.sh"
+# shellcheck source=lib.sh
+. "$here/lib.sh"
 VERSION=$(cat "$top/VERSION")
 BUILD=${BUILD:-build}
 [[ $BUILD = /* ]] || BUILD=$top/$BUILD
@@ -66,14 +68,7 @@ if [[ ${1:-} != --inside ]]; then
 	for c in systemd-nspawn nsenter ip debootstrap unshare dpkg-buildpackage; do
 		command -v "$c" >/dev/null || bail "$c is missing — run: make deps"
 	done
-	deb=$BUILD/deb/nastune_${VERSION}_$(dpkg --print-architecture).deb
-	# t_deb.sh builds it just before; build it here when this test runs alone.
-	if [[ ! -f $deb ]] || [[ -n $(find "$top/src" "$top/packaging" "$top/profiles" \
-		"$top/templates" "$top/Makefile" -newer "$deb" -print -quit) ]]; then
-		log=$(make -C "$top" B="$BUILD" deb 2>&1) || bail "make deb failed" "$(tail -n 20 <<<"$log")"
-	fi
-	mapfile -t deps < <(dpkg-deb -f "$deb" Depends Recommends | sed 's/^[A-Za-z]*: //' |
-		tr ',' '\n' | sed -E 's/\|.*//; s/\(.*\)//; s/ //g' | grep -v '^$' | sort -u)
+	pkg_deb_and_deps
 	# Held for the whole run: the cache is the overlay's lower layer, and t_root.sh or
 	# another run may want to extend it.
 	exec 9>"$ROOT.lock"
