@@ -113,7 +113,7 @@ for i in $(seq "$n"); do
 		--size "$SIZE" --repeat "$REPEAT" --budget 10m --goal throughput \
 		--credentials "$SROOT/etc/nastune/creds" >/tmp/tune-bench-placebo.$$ 2>/dev/null || true
 	wait
-	if python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if any(k["applied"] for k in d["knobs"]) else 1)' /tmp/tune-bench-placebo.$$; then
+	if python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); a=[k for k in d["knobs"] if k["applied"]]; [print("tune-placebo: tune %d accepted %s = %s: %s" % (int(sys.argv[2]), k["name"], k["after"], k["reason"])) for k in a]; sys.exit(0 if a else 1)' /tmp/tune-bench-placebo.$$ "$i"; then
 		fp=$((fp + 1))
 	fi
 done
