@@ -166,24 +166,33 @@ def hold(n, secs):
     for _ in range(n):
         open_one()
     while time.time() < end:
+        # Read everything ready first, then count: the agent closes a connection at its
+        # deadline before it greets the next one, and both can be ready in one batch, so
+        # closes are taken before hellos (or a batch could count both at once).
+        ready = []
         for k, _ in sel.select(timeout=0.2):
             s = k.fileobj
             try:
                 data = s.recv(4096)
             except (ConnectionResetError, BlockingIOError):
                 data = b""
+            ready.append((s, data))
+        for s, data in ready:
             if data:
-                if not opened[s][1]:
-                    opened[s][1] = True
-                    hellos += 1
-                    most = max(most, sum(1 for v in opened.values() if v[1]))
                 continue
             if opened[s][1]:
                 longest = max(longest, time.time() - opened[s][0])
             sel.unregister(s)
             s.close()
             del opened[s]
-            open_one()
+        for s, data in ready:
+            if data and s in opened and not opened[s][1]:
+                opened[s][1] = True
+                hellos += 1
+        most = max(most, sum(1 for v in opened.values() if v[1]))
+        for s, data in ready:
+            if not data:
+                open_one()
         while len(opened) < n and time.time() < end:
             before = len(opened)
             open_one()
