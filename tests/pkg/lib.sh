@@ -1,6 +1,11 @@
 # tests/pkg/lib.sh - sourced by t_root.sh and t_systemd.sh, which install the built package
-# into the cached bookworm root. Needs top, BUILD, VERSION and bail() from the caller.
-# shellcheck shell=bash disable=SC2034 # deb and deps are for the caller
+# into the cached bookworm root. Needs here, top (tests/cli/lib.sh) and bail() from the
+# caller; sets VERSION, BUILD (absolute) and ROOT (the cached root).
+# shellcheck shell=bash disable=SC2034 # deb, deps and these are for the caller
+VERSION=$(cat "$top/VERSION")
+BUILD=${BUILD:-build}
+[[ $BUILD = /* ]] || BUILD=$top/$BUILD
+ROOT=$("$here/bookworm-root" path)
 
 # pkg_deb_and_deps: sets deb to the built .deb (built here when the tree is newer, as when a
 # test runs alone: t_deb.sh builds it just before) and deps to the packages it depends on or

@@ -12,10 +12,6 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../cli/lib.sh"
 # shellcheck source=lib.sh
 . "$here/lib.sh"
-VERSION=$(cat "$top/VERSION")
-BUILD=${BUILD:-build}
-[[ $BUILD = /* ]] || BUILD=$top/$BUILD
-ROOT=$("$here/bookworm-root" path)
 PLAN=32
 
 bail() { echo "1..1"; echo "not ok 1 - $1"; shift; for l in "$@"; do echo "# $l"; done; exit 1; }

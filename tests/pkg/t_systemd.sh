@@ -43,10 +43,6 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../cli/lib.sh"
 # shellcheck source=lib.sh
 . "$here/lib.sh"
-VERSION=$(cat "$top/VERSION")
-BUILD=${BUILD:-build}
-[[ $BUILD = /* ]] || BUILD=$top/$BUILD
-ROOT=$("$here/bookworm-root" path)
 PLAN=40
 # What the container needs beyond the root tests/pkg/t_root.sh uses (samba-vfs-modules:
 # the Time Machine share's fruit stack).
