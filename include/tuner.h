@@ -29,10 +29,13 @@ struct tuner_ops {
 	void *arg;
 	/* Installs m's knob values as a trial. 0, or -errno with one sentence in err. */
 	int (*install)(void *arg, const struct model *m, char *err, size_t errlen);
-	/* Measures the configuration installed last: `runs` runs of the goal's workloads on the
-	 * targets of protos (PROTO_* mask), one score per run into scores[0..runs) (higher is
-	 * better); with keep, the results are appended to it. 0, or -errno (-EINTR: stopped). */
-	int (*measure)(void *arg, unsigned protos, unsigned runs, double *scores,
+	/* Measures the configuration installed last: `warmup` runs made and discarded, then
+	 * `runs` runs of the goal's workloads on the targets of protos (PROTO_* mask), one score
+	 * per run into scores[0..runs) (higher is better); with keep, the results are appended
+	 * to it. Each call is a fresh start (a new connection): with no warm-up its first run
+	 * may be colder than the rest, so side by side the tuner gives both sides of a pair the
+	 * same place in their calls. 0, or -errno (-EINTR: stopped). */
+	int (*measure)(void *arg, unsigned protos, unsigned runs, unsigned warmup, double *scores,
 		       struct bench_results *keep, char *err, size_t errlen);
 	/* Seconds on a monotonic clock. */
 	double (*clock)(void *arg);

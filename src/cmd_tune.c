@@ -178,8 +178,8 @@ measure(struct tuner *t, unsigned protos, double **scores, size_t *n, struct ben
 /* ---- the tuner's callbacks: the real machine ---- */
 
 static int
-cb_measure(void *arg, unsigned protos, unsigned runs, double *scores, struct bench_results *keep,
-	   char *err, size_t errlen)
+cb_measure(void *arg, unsigned protos, unsigned runs, unsigned warmup, double *scores,
+	   struct bench_results *keep, char *err, size_t errlen)
 {
 	struct tuner *t = arg;
 	unsigned full = t->bo.repeats;
@@ -187,11 +187,10 @@ cb_measure(void *arg, unsigned protos, unsigned runs, double *scores, struct ben
 	size_t n = 0;
 	int rc;
 
-	/* A window's blocks (one or two runs) skip the warm-up run: both sides of every pair
-	 * are measured alike, so what a warm-up would remove cancels in the pairs, and it
-	 * would cost a third of the window. */
+	/* The tuner says how many warm-up runs: none in a window's blocks, where both sides of
+	 * every pair hold the same place in their blocks (tuner.h). */
 	t->bo.repeats = runs;
-	t->bo.warmup = runs <= 2 ? 0 : 1;
+	t->bo.warmup = warmup;
 	rc = measure(t, protos, &sc, &n, keep, err, errlen);
 	t->bo.repeats = full;
 	t->bo.warmup = 1;

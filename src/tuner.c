@@ -143,7 +143,7 @@ ensure_installed(struct tstate *s)
 }
 
 static int
-measure(struct tstate *s, unsigned protos, unsigned runs, double *scores,
+measure(struct tstate *s, unsigned protos, unsigned runs, unsigned warmup, double *scores,
 	struct bench_results *keep)
 {
 	double t;
@@ -154,7 +154,8 @@ measure(struct tstate *s, unsigned protos, unsigned runs, double *scores,
 	if ((rc = ensure_installed(s)) < 0)
 		return rc;
 	t = now(s);
-	rc = s->ops->measure(s->ops->arg, protos, runs, scores, keep, s->err, sizeof(s->err));
+	rc = s->ops->measure(s->ops->arg, protos, runs, warmup, scores, keep, s->err,
+			     sizeof(s->err));
 	if (rc < 0)
 		return rc;
 	t = (now(s) - t) / runs;
@@ -261,6 +262,23 @@ slot(size_t j, size_t n, bool *cand, size_t *pair)
 	*cand = first == (g % 2 == 1);
 }
 
+/* The end of the block that starts at slot j: the slots of its group that run the same side,
+ * two at most (one in a last group of one pair), each block one measure call with no warm-up.
+ * Blocks never join across groups: A A | B B B B | A A would give the incumbent the cold first
+ * run of a call in pairs where the candidate has a warm one. Within a group both sides of a
+ * pair hold the same place in their blocks (first with first, second with second). */
+static size_t
+block_end(size_t j, size_t n)
+{
+	bool b, be;
+	size_t p, e;
+
+	slot(j, n, &b, &p);
+	for (e = j + 1; e < 2 * n && e / 4 == j / 4 && (slot(e, n, &be, &p), be == b); e++)
+		;
+	return e;
+}
+
 /* How many pairs have both runs among the slots before j. */
 static size_t
 pairs_done(size_t j, size_t n)
@@ -307,13 +325,12 @@ window(struct tstate *s, const struct knob *k, const char *v, unsigned kp, doubl
 		size_t p;
 
 		slot(j, n, &b, &p); /* slot j runs the candidate (b) */
-		for (e = j + 1; e < 2 * n && (slot(e, n, &be, &p), be == b); e++)
-			;
+		e = block_end(j, n);
 		if (b)
 			setk(s, k->id, v, KNOB_TUNED);
 		else
 			setk(s, k->id, old, osrc);
-		if ((rc = measure(s, kp, (unsigned)(e - j), tmp, NULL)) < 0)
+		if ((rc = measure(s, kp, (unsigned)(e - j), 0, tmp, NULL)) < 0)
 			break;
 		for (size_t i = j; i < e; i++) {
 			slot(i, n, &be, &p);
@@ -839,7 +856,7 @@ measure_start(struct tstate *s)
 	for (unsigned b = 1; b < NMASK && rc == 0; b <<= 1) {
 		if (!(s->o->protos & b))
 			continue;
-		if ((rc = measure(s, b, n, sc, &s->r->start)) == 0)
+		if ((rc = measure(s, b, n, 1, sc, &s->r->start)) == 0)
 			set_prev(s, b, sc, n);
 	}
 	free(sc);
@@ -897,10 +914,9 @@ final_pairing(struct tstate *s, const struct snap *start, const struct snap *cho
 		struct bench_results got = { 0 };
 
 		slot(j, n, &cb, &pi);
-		for (e = j + 1; e < 2 * n && (slot(e, n, &ce, &pi), ce == cb); e++)
-			;
+		e = block_end(j, n);
 		snap_put(s, cb ? chosen : start);
-		rc = measure(s, s->o->protos, (unsigned)(e - j), tmp, &got);
+		rc = measure(s, s->o->protos, (unsigned)(e - j), 0, tmp, &got);
 		if (rc == 0) {
 			merge_results(cb ? &s->r->after : &s->r->before, &got);
 			for (size_t i = j; i < e; i++) {
@@ -1004,7 +1020,7 @@ grid_run(struct tstate *s, char *err, size_t errlen)
 		json_t *assign = json_object(), *e;
 
 		grid_assign(s, &g, c, assign);
-		if ((rc = measure(s, protos & s->o->protos, (unsigned)n, sc, NULL)) < 0) {
+		if ((rc = measure(s, protos & s->o->protos, (unsigned)n, 1, sc, NULL)) < 0) {
 			json_decref(assign);
 			snprintf(err, errlen, "%s", s->err);
 			break;
@@ -1201,12 +1217,12 @@ tuner_decisions_json(const struct tuner_result *r)
 
 		if (!d->k)
 			continue;
-		json_array_append_new(arr,
-				      json_pack("{s:s, s:s, s:s?, s:s?, s:b, s:s, s:f, s:f}",
-						"name", d->k->name, "safety",
-						knob_safety_name(d->k->safety), "before", d->before,
-						"after", d->after, "applied", d->applied, "reason",
-						d->reason, "effect", d->effect, "p", d->p));
+		json_array_append_new(
+			arr,
+			json_pack("{s:s, s:s, s:s?, s:s?, s:b, s:b, s:s, s:f, s:f}", "name",
+				  d->k->name, "safety", knob_safety_name(d->k->safety), "before",
+				  d->before, "after", d->after, "applied", d->applied, "tried",
+				  d->tried, "reason", d->reason, "effect", d->effect, "p", d->p));
 	}
 	return arr;
 }
