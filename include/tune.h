@@ -58,6 +58,9 @@ struct tune_pairs {
 /* Compares n pairs (inc[i], cand[i]) measured side by side. */
 void tune_compare_pairs(const double *inc, const double *cand, size_t n, struct tune_pairs *out);
 
+/* The median of v[0..n) (n > 0). */
+double tune_median(const double *v, size_t n);
+
 /* A window is not steady when the incumbent's median moved (log scale) by more than
  * TUNE_STEADY_K times its own robust spread, and by at least TUNE_STEADY_FLOOR: between its
  * first and second half, or against the window before. */

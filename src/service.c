@@ -453,6 +453,28 @@ pid_alive(pid_t pid)
 	return !zombie;
 }
 
+/* Whether pid has taken the SIGHUP sent to it: not pending for the thread group or its main
+ * thread (/proc/PID/status ShdPnd and SigPnd). When that cannot be read: true. */
+static bool
+hup_taken(pid_t pid)
+{
+	char path[64], line[256];
+	unsigned long long bit = 1ull << (SIGHUP - 1), mask;
+	bool pending = false;
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if (!(fp = fopen(path, "re")))
+		return true;
+	while (fgets(line, sizeof(line), fp))
+		if ((sscanf(line, "ShdPnd: %llx", &mask) == 1 ||
+		     sscanf(line, "SigPnd: %llx", &mask) == 1) &&
+		    (mask & bit))
+			pending = true;
+	fclose(fp);
+	return !pending;
+}
+
 #define STOP_TERM_TENTHS 100 /* SIGTERM, then up to 10 s for it to exit */
 #define STOP_KILL_TENTHS 50  /* SIGKILL, then up to 5 s */
 #define START_PID_TENTHS 300 /* the start command returned: up to 30 s for the pidfile */
@@ -641,7 +663,7 @@ pidfile_check(const char *root, const struct service_desc *d, const char *pidfil
 	const char *what = restarted ? "restart" : "reload";
 	char *path = NULL;
 	pid_t pid;
-	int i, rc;
+	int i, rc, grace;
 
 	if (strcmp(d->action, "exportfs") == 0 || strcmp(d->action, "sysctl") == 0 || !pidfile)
 		return 0;
@@ -652,8 +674,14 @@ pidfile_check(const char *root, const struct service_desc *d, const char *pidfil
 		free(path);
 		return -ESRCH;
 	}
-	/* Give the daemon a moment to act on the signal (or die of it). */
-	for (i = 0; i < 5; i++) {
+	/* After a reload, first until the daemon has taken its SIGHUP (no longer pending; at
+	 * most 250 ms), then a moment to act on it (or die of it): 100 ms. A restart's new
+	 * process gets 250 ms. A tune's trials reload at every switch, so this is most of
+	 * what a switch costs. */
+	for (i = 0; !restarted && i < 25 && !hup_taken(pid); i++)
+		usleep(10000);
+	grace = restarted || i == 25 ? 5 : 2;
+	for (i = 0; i < grace; i++) {
 		usleep(50000);
 		if (!pid_alive(pid)) {
 			snprintf(err, errlen, "%s (pid %d) died after the %s", d->daemon, (int)pid,

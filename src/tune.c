@@ -69,8 +69,8 @@ tune_scores(const struct bench_results *rs, size_t from, double **scores, size_t
 	return 0;
 }
 
-static double
-median(const double *v, size_t n)
+double
+tune_median(const double *v, size_t n)
 {
 	double *c = xmalloc(n * sizeof(*c)), m;
 	size_t i, j;
@@ -99,8 +99,8 @@ tune_compare(const double *base, size_t nb, const double *cand, size_t nc, struc
 	out->verdict = TUNE_NO_EFFECT;
 	if (!nb || !nc)
 		return;
-	mb = median(base, nb);
-	mc = median(cand, nc);
+	mb = tune_median(base, nb);
+	mc = tune_median(cand, nc);
 	out->effect = mb > 0 ? mc / mb - 1 : 0;
 	if (bench_mann_whitney(cand, nc, base, nb, &u) == 0)
 		out->p = u.p;
@@ -176,7 +176,7 @@ tune_compare_pairs(const double *inc, const double *cand, size_t n, struct tune_
 		neg[i] = -lr[i];
 	}
 	if (n) {
-		out->effect = expm1(median(lr, n));
+		out->effect = expm1(tune_median(lr, n));
 		out->p_better = tune_signed_rank_p(lr, n);
 		out->p_worse = tune_signed_rank_p(neg, n);
 	}
@@ -191,7 +191,7 @@ log_median(const double *v, size_t n)
 
 	for (size_t i = 0; i < n; i++)
 		l[i] = log(v[i] > 1e-9 ? v[i] : 1e-9);
-	m = median(l, n);
+	m = tune_median(l, n);
 	free(l);
 	return m;
 }
@@ -213,7 +213,7 @@ log_spread2(const double *a, size_t na, const double *b, size_t nb)
 			d[n++] = fabs(log(v[i] > 1e-9 ? v[i] : 1e-9) -
 				      log(v[i - 1] > 1e-9 ? v[i - 1] : 1e-9));
 	}
-	s = n ? 1.4826 * median(d, n) / sqrt(2) : 0;
+	s = n ? 1.4826 * tune_median(d, n) / sqrt(2) : 0;
 	free(d);
 	return s;
 }

@@ -176,12 +176,18 @@ run_cost(const struct tstate *s, unsigned protos)
 	return c > 0 ? c : 1;
 }
 
-/* One window: 2 x pairs runs and an install at every switch (about pairs / 2 + 1). */
+/* A window of n pairs: 2 x n runs and an install at every switch (about n / 2 + 1). */
+static double
+pairs_cost(const struct tstate *s, unsigned protos, size_t n)
+{
+	return s->scale *
+	       (2.0 * (double)n * run_cost(s, protos) + (double)(n / 2 + 1) * s->install_cost);
+}
+
 static double
 window_cost(const struct tstate *s, unsigned protos)
 {
-	return s->scale *
-	       (2.0 * s->o->pairs * run_cost(s, protos) + (s->o->pairs / 2 + 1) * s->install_cost);
+	return pairs_cost(s, protos, s->o->pairs);
 }
 
 /* The MTU step: a probe and the clients measured at the new and the old MTU side by side
@@ -303,17 +309,18 @@ pairs_done(size_t j, size_t n)
 }
 
 /* Measures the incumbent (the model as it is) and the candidate (k = v) in alternation in
- * one window, in the order slot() gives. inc and cand get one score per completed pair; *done
- * is how many. Halfway, a candidate whose median log-ratio is not positive stops (*early):
- * the rest could hardly make it significant. The model is left at the incumbent. */
+ * one window of n pairs, in the order slot() gives. inc and cand get one score per completed
+ * pair; *done is how many. With may_stop, halfway, a candidate whose median log-ratio is not
+ * positive stops (*early): the rest could hardly make it significant. The model is left at
+ * the incumbent. */
 static int
-window(struct tstate *s, const struct knob *k, const char *v, unsigned kp, double *inc,
-       double *cand, size_t *done, bool *early)
+window(struct tstate *s, const struct knob *k, const char *v, unsigned kp, size_t n, bool may_stop,
+       double *inc, double *cand, size_t *done, bool *early)
 {
 	const char *cur = knob_value(s->m, k->id);
 	char *old = cur ? xstrdup(cur) : NULL;
 	enum knob_src osrc = knob_source(s->m, k->id);
-	size_t n = s->o->pairs, half = (n + 1) / 2, j = 0, e;
+	size_t half = (n + 1) / 2, j = 0, e;
 	double *tmp = xmalloc(2 * n * sizeof(*tmp));
 	bool checked = false;
 	int rc = 0;
@@ -338,7 +345,7 @@ window(struct tstate *s, const struct knob *k, const char *v, unsigned kp, doubl
 		}
 		j = e;
 		*done = pairs_done(j, n);
-		if (!checked && *done >= half && *done < n) {
+		if (may_stop && !checked && *done >= half && *done < n) {
 			checked = true;
 			if (median_log_ratio(inc, cand, *done) <= 0) {
 				*early = true;
@@ -394,7 +401,7 @@ steady_window(struct tstate *s, const struct knob *k, const char *v, unsigned kp
 		say(s, "tune: %s %s = %s (%u pairs side by side with the incumbent)",
 		    attempt ? "again, in a new window:" : "trying", k->name, v, s->o->pairs);
 
-		if ((rc = window(s, k, v, kp, inc, cand, done, early)) < 0)
+		if ((rc = window(s, k, v, kp, s->o->pairs, true, inc, cand, done, early)) < 0)
 			return rc;
 		/* What windows really take here, for the budget (an early stop took less). */
 		if (!*early && est > 0 && (now(s) - t0) / est > s->scale)
@@ -413,6 +420,135 @@ steady_window(struct tstate *s, const struct knob *k, const char *v, unsigned kp
 	return OUT_UNSTEADY;
 }
 
+/* The standard normal quantile: z with P(Z > z) = p (bisection on erfc). */
+static double
+z_of(double p)
+{
+	double lo = -40, hi = 40;
+
+	if (p <= 0)
+		return 40;
+	if (p >= 1)
+		return -40;
+	for (int i = 0; i < 200 && hi - lo > 1e-12; i++) {
+		double mid = (lo + hi) / 2;
+
+		if (0.5 * erfc(mid / M_SQRT2) > p)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return (lo + hi) / 2;
+}
+
+/* How many confirming pairs after a window: enough that the block's own z, at the per-pair
+ * effect the window showed (the mean log-ratio over its standard deviation, at most 3, and
+ * halved: a window chosen for looking good overstates its effect), passes what the combined
+ * test needs with room; and enough that a block this size can reach that at all. From half a
+ * window to twice a window. */
+static size_t
+confirm_pairs(const double *inc, const double *cand, size_t n, double p1, double bar)
+{
+	double need = M_SQRT2 * z_of(bar) - z_of(p1) + 0.5, sum = 0, sq = 0, mean, sd, delta;
+	size_t e = (n + 1) / 2;
+
+	for (size_t i = 0; i < n; i++) {
+		double lr =
+			log(cand[i] > 1e-9 ? cand[i] : 1e-9) - log(inc[i] > 1e-9 ? inc[i] : 1e-9);
+
+		sum += lr;
+		sq += lr * lr;
+	}
+	mean = sum / (double)n;
+	sd = n > 1 ? sqrt(fmax(0, (sq - (double)n * mean * mean) / (double)(n - 1))) : 0;
+	delta = sd > 1e-9 ? mean / sd : 3;
+	delta = 0.95 * 0.5 * (delta > 3 ? 3 : delta);
+	if (delta > 0 && need > 0 && need / delta < 2 * (double)n) {
+		size_t want = (size_t)ceil((need / delta) * (need / delta));
+
+		if (want > e)
+			e = want;
+	} else if (need > 0) {
+		e = 2 * n;
+	}
+	while (e < 2 * n && z_of(ldexp(1.0, -(int)e)) < need)
+		e++;
+	return e > 2 * n ? 2 * n : e;
+}
+
+/* The first window said better (p1 below alpha) but not below the correction's bar: a fresh
+ * block of pairs, measured right after it, must confirm. Its size comes from the window's
+ * evidence, so the two are combined as an adaptive two-stage test does (Stouffer's
+ * z = (z1 + z2) / sqrt 2 with z2 from the block's own pairs): whatever size the first stage
+ * chose, the block's p is a fresh one, and the combined test holds the error rate at bar.
+ * The block must also lean the same way by itself, the incumbent must not have moved since
+ * the window, and all pairs together must show at least the minimum gain. On return
+ * inc/cand/done hold every pair measured and res their comparison. */
+static int
+confirm(struct tstate *s, const struct knob *k, const char *v, unsigned kp, double bar,
+	double **inc, double **cand, size_t *done, struct tune_pairs *res, char *why, size_t whylen)
+{
+	size_t n = *done, e = confirm_pairs(*inc, *cand, n, res->p_better, bar), got;
+	double *xi = xcalloc(e, sizeof(*xi)), *xc = xcalloc(e, sizeof(*xc)), pc;
+	struct tune_pairs first = *res, blk;
+	struct tune_steady st;
+	bool early;
+	int rc;
+
+	if (!fits(s, pairs_cost(s, kp, e))) {
+		snprintf(why, whylen,
+			 "not confirmed: %+.1f%% (p=%.4f) needed %zu more pairs and the budget "
+			 "had no time left for them",
+			 100 * first.effect, first.p_better, e);
+		rc = OUT_KEPT;
+		goto out;
+	}
+	say(s,
+	    "tune: %s = %s: %+.1f%% (p=%.4f, above %.4f after the correction): measuring %zu "
+	    "more pairs to confirm",
+	    k->name, v, 100 * first.effect, first.p_better, bar, e);
+	if ((rc = window(s, k, v, kp, e, false, xi, xc, &got, &early)) < 0)
+		goto out;
+	*inc = xreallocarray(*inc, n + got, sizeof(**inc));
+	*cand = xreallocarray(*cand, n + got, sizeof(**cand));
+	memcpy(*inc + n, xi, got * sizeof(*xi));
+	memcpy(*cand + n, xc, got * sizeof(*xc));
+	*done = n + got;
+	tune_compare_pairs(xi, xc, got, &blk);
+	tune_compare_pairs(*inc, *cand, *done, res);
+	pc = 0.5 * erfc((z_of(first.p_better) + z_of(blk.p_better)) / M_SQRT2 / M_SQRT2);
+	res->p_better = pc; /* the deciding p: the combined test's */
+	if (!tune_steady(*inc, n, xi, got, &st)) {
+		char what[256];
+
+		snprintf(what, sizeof(what), "%s = %s (confirming)", k->name, v);
+		note_unsteady(s, what, &st);
+		snprintf(why, whylen,
+			 "undecided: %+.1f%% (p=%.4f) in its window, but the incumbent moved "
+			 "%+.0f%% before the confirming pairs, beyond its spread of +/-%.0f%%",
+			 100 * first.effect, first.p_better, 100 * st.shift, 100 * st.spread);
+		rc = OUT_UNSTEADY;
+	} else if (blk.effect > 0 && res->effect >= TUNE_MIN_GAIN && pc < bar) {
+		snprintf(why, whylen,
+			 "confirmed by %zu more pairs (%+.1f%%, p=%.4f there; p=%.4f combined with "
+			 "the window's %.4f, below %.4f, the correction for %zu candidate(s))",
+			 got, 100 * blk.effect, blk.p_better, pc, first.p_better, bar, s->family);
+		rc = OUT_BETTER;
+	} else {
+		snprintf(why, whylen,
+			 "not confirmed: %+.1f%% (p=%.4f) in its window, %+.1f%% (p=%.4f) in %zu "
+			 "more pairs (combined p=%.4f, not below %.4f)",
+			 100 * first.effect, first.p_better, 100 * blk.effect, blk.p_better, got,
+			 pc, bar);
+		rc = OUT_KEPT;
+	}
+	set_prev(s, kp, *inc, *done);
+out:
+	free(xi);
+	free(xc);
+	return rc;
+}
+
 /* Measures k = v against the incumbent and decides. res gets the deciding comparison. */
 static int
 try_value(struct tstate *s, const struct knob *k, const char *v, unsigned kp,
@@ -420,9 +556,7 @@ try_value(struct tstate *s, const struct knob *k, const char *v, unsigned kp,
 {
 	size_t n = s->o->pairs, done;
 	double *inc = xcalloc(n, sizeof(*inc)), *cand = xcalloc(n, sizeof(*cand));
-	double fam = (double)(s->family ? s->family : 1), bar = TUNE_ALPHA / (2 * fam);
-	double *first_inc = xcalloc(n, sizeof(*inc)), *first_cand = xcalloc(n, sizeof(*cand));
-	struct tune_pairs first, both = { .p_better = 1, .p_worse = 1 };
+	double bar;
 	bool early;
 	int rc;
 
@@ -430,8 +564,7 @@ try_value(struct tstate *s, const struct knob *k, const char *v, unsigned kp,
 	res->p_better = res->p_worse = 1;
 	if (++s->measured > s->family)
 		s->family = s->measured; /* later ones are held to the larger family */
-	fam = (double)s->family;
-	bar = TUNE_ALPHA / (2 * fam);
+	bar = TUNE_ALPHA / (2 * (double)s->family);
 	if ((rc = steady_window(s, k, v, kp, inc, cand, &done, &early, why, whylen)) != 0)
 		goto out;
 	tune_compare_pairs(inc, cand, done, res);
@@ -439,70 +572,19 @@ try_value(struct tstate *s, const struct knob *k, const char *v, unsigned kp,
 		snprintf(why, whylen, "stopped after %zu of %zu pairs: not better so far (%+.1f%%)",
 			 done, n, 100 * res->effect);
 		rc = OUT_KEPT;
-		goto out;
-	}
-	if (res->effect <= -TUNE_MIN_GAIN && res->p_worse < TUNE_ALPHA) {
+	} else if (res->effect <= -TUNE_MIN_GAIN && res->p_worse < TUNE_ALPHA) {
 		rc = OUT_WORSE;
-		goto out;
-	}
-	if (res->effect < TUNE_MIN_GAIN || res->p_better >= TUNE_ALPHA) {
+	} else if (res->effect < TUNE_MIN_GAIN || res->p_better >= TUNE_ALPHA) {
 		rc = OUT_KEPT;
-		goto out;
-	}
-	if (res->p_better < bar) {
+	} else if (res->p_better < bar) {
 		snprintf(why, whylen,
 			 "p=%.4f survives the correction for %zu candidate(s) "
 			 "(Bonferroni: below %.4f)",
 			 res->p_better, s->family, bar);
 		rc = OUT_BETTER;
-		goto out;
-	}
-	/* Significant alone but not after the correction: a fresh window must confirm it. */
-	first = *res;
-	memcpy(first_inc, inc, n * sizeof(*inc));
-	memcpy(first_cand, cand, n * sizeof(*cand));
-	say(s,
-	    "tune: %s = %s: %+.1f%% (p=%.4f, above %.4f after the correction): measuring a "
-	    "fresh confirming window",
-	    k->name, v, 100 * first.effect, first.p_better, bar);
-	if ((rc = steady_window(s, k, v, kp, inc, cand, &done, &early, why, whylen)) != 0) {
-		if (rc == OUT_NOTIME) {
-			snprintf(why, whylen,
-				 "not confirmed: %+.1f%% (p=%.4f) needed a fresh "
-				 "confirming window and the budget had no time left for it",
-				 100 * first.effect, first.p_better);
-			rc = OUT_KEPT;
-		}
-		goto out;
-	}
-	tune_compare_pairs(inc, cand, done, res);
-	if (!early) {
-		/* Both windows together, at the corrected level: the optional second window
-		 * cannot raise the error rate above the correction's. */
-		double *ai = xmalloc((n + done) * sizeof(*ai)),
-		       *ac = xmalloc((n + done) * sizeof(*ac));
-
-		memcpy(ai, first_inc, n * sizeof(*ai));
-		memcpy(ac, first_cand, n * sizeof(*ac));
-		memcpy(ai + n, inc, done * sizeof(*ai));
-		memcpy(ac + n, cand, done * sizeof(*ac));
-		tune_compare_pairs(ai, ac, n + done, &both);
-		free(ai);
-		free(ac);
-	}
-	if (!early && res->effect >= TUNE_MIN_GAIN && res->p_better < TUNE_ALPHA &&
-	    both.p_better < bar) {
-		snprintf(why, whylen,
-			 "confirmed by a fresh window (p=%.4f there; p=%.4f over both "
-			 "windows, below %.4f, the correction for %zu candidate(s))",
-			 res->p_better, both.p_better, bar, s->family);
-		rc = OUT_BETTER;
 	} else {
-		snprintf(why, whylen,
-			 "not confirmed: %+.1f%% (p=%.4f) in the first window, "
-			 "%+.1f%% (p=%.4f) in a fresh one",
-			 100 * first.effect, first.p_better, 100 * res->effect, res->p_better);
-		rc = OUT_KEPT;
+		/* Significant alone but not after the correction: more pairs must confirm it. */
+		rc = confirm(s, k, v, kp, bar, &inc, &cand, &done, res, why, whylen);
 	}
 out:
 	if (rc == OUT_BETTER) {
@@ -515,8 +597,6 @@ out:
 	}
 	free(inc);
 	free(cand);
-	free(first_inc);
-	free(first_cand);
 	return rc;
 }
 
@@ -856,7 +936,16 @@ measure_start(struct tstate *s)
 	for (unsigned b = 1; b < NMASK && rc == 0; b <<= 1) {
 		if (!(s->o->protos & b))
 			continue;
-		if ((rc = measure(s, b, n, 1, sc, &s->r->start)) == 0)
+		/* In blocks of two runs without a warm-up, as the windows measure the incumbent:
+		 * the first window's steadiness is judged against runs of the same kind. */
+		for (unsigned i = 0; i < n && rc == 0; i += 2) {
+			struct bench_results got = { 0 };
+
+			rc = measure(s, b, n - i < 2 ? n - i : 2, 0, sc + i, &got);
+			merge_results(&s->r->start, &got);
+			bench_results_clear(&got);
+		}
+		if (rc == 0)
 			set_prev(s, b, sc, n);
 	}
 	free(sc);
@@ -1069,12 +1158,38 @@ worth_again(const struct tstate *s, const struct knob *k)
 	return false;
 }
 
-/* Every knob in table order; then up to two more passes over the knobs tried and kept whose
+/* Knobs decided before the table's order: while SMB3 encryption is required every message
+ * is sealed and none is signed on its own, so signing's windows would measure nothing and
+ * need a later pass; with encryption decided first, signing is measured for what it costs. */
+static const enum knob_id leaders[] = { KNOB_SMB_SMB_ENCRYPT };
+
+/* The knobs in the order the tune decides them: the leaders, then the table's order. */
+static size_t
+decide_order(const struct knob **out)
+{
+	size_t n = 0, nl = sizeof(leaders) / sizeof(leaders[0]);
+
+	for (size_t i = 0; i < nl; i++)
+		out[n++] = knob_get(leaders[i]);
+	for (const struct knob *k = knob_first(); k; k = knob_next(k)) {
+		bool lead = false;
+
+		for (size_t i = 0; i < nl; i++)
+			lead |= k->id == leaders[i];
+		if (!lead)
+			out[n++] = k;
+	}
+	return n;
+}
+
+/* Every knob in decide_order(); then up to two more passes over the knobs tried and kept whose
  * protocol changed since (a knob whose effect an earlier one hid: signing behind required
  * encryption), each corrected for every candidate planned so far. */
 static int
 knobs_all(struct tstate *s)
 {
+	const struct knob *order[KNOB_COUNT];
+	size_t nk = decide_order(order);
 	int rc = 0;
 
 	for (s->pass = 0; s->pass < 3 && rc == 0; s->pass++) {
@@ -1094,7 +1209,8 @@ knobs_all(struct tstate *s)
 			    "since (correction now for %zu)",
 			    s->pass + 1, again, s->family);
 		}
-		for (const struct knob *k = knob_first(); k && rc == 0; k = knob_next(k)) {
+		for (size_t i = 0; i < nk && rc == 0; i++) {
+			const struct knob *k = order[i];
 			struct tuner_decision *d = &s->r->dec[k->id];
 
 			if (stopped(s))
@@ -1135,7 +1251,7 @@ tuner_run(struct model *m, const struct tuner_opts *o, const struct tuner_ops *o
 {
 	struct tstate s = {
 		.m = m, .o = o, .ops = ops, .r = r, .doc = doc, .gen = 1, .scale = 1.25
-	}; /* windows warm up more often than the start */
+	}; /* the plan is made before any install: what one costs is not known yet */
 	struct snap start = { 0 }, chosen = { 0 };
 	int rc;
 

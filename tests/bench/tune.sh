@@ -93,6 +93,11 @@ t0, t1, t2 = map(float, sys.argv[3:6])
 ds = [float(x) for x in sys.argv[6].split()]
 gs = [float(x) for x in sys.argv[7].split()]
 print("tune-quality: descent chose %s; exhaustive best of %d: %s" % (open(sys.argv[8]).read().strip(), len(grid["grid"]), open(sys.argv[9]).read().strip()))
+for k in desc["knobs"]:
+    if k.get("tried"):
+        print("tune-quality:   %s: %s" % (k["name"], k["reason"]))
+for u in desc.get("unsteady", []):
+    print("tune-quality:   unsteady: %s %+.0f%% %s" % (u["window"], 100 * u["shift"], u["where"]))
 print("tune-quality: re-measured side by side (%d alternating rounds): tuned %.1f, exhaustive best %.1f; ratio %.2f (target >= 0.95)" % (len(ds), statistics.median(ds), statistics.median(gs), statistics.median(ds) / statistics.median(gs)))
 print("tune-time: descent %.0fs, exhaustive %.0fs; ratio %.2f (target <= 0.30)" % (t1 - t0, t2 - t1, (t1 - t0) / (t2 - t1)))
 PY
