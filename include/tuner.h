@@ -49,6 +49,10 @@ struct tuner_ops {
 	void (*clients)(void *arg);
 	/* The MTU step (tune_mtu), filling d; NULL: none. */
 	void (*mtu)(void *arg, struct tuner_decision *d);
+	/* Whether the MTU step could raise the MTU at all (false: it is known now that it
+	 * cannot, e.g. the peers use the MTU in force: the step is then a probe, and no time
+	 * is kept for measuring the clients at two MTUs); NULL: it may. */
+	bool (*mtu_may_grow)(void *arg);
 };
 
 struct tuner_opts {

@@ -545,6 +545,32 @@ journal_note_restart(struct job *j, int i)
 	close(fd);
 }
 
+/* The restart of service i came back: its note has done its work. Left in the journal, every
+ * later trial's recovery would restart the service again (and note it again), though its
+ * files say nothing new: a tune's windows restarted Ganesha and afpd at every switch once one
+ * trial had restarted them. A failure here only costs one needless restart. */
+static void
+journal_forget_restart(struct job *j, int i)
+{
+	char *p = state_path(j, "pending"), *text = NULL, *line, *save = NULL, want[32];
+	struct buf b;
+
+	if (fs_read_file(p, 1 << 20, &text, NULL) < 0) {
+		free(p);
+		return;
+	}
+	snprintf(want, sizeof(want), "restart %d", i);
+	buf_init(&b);
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		if (strcmp(line, want) != 0)
+			buf_printf(&b, "%s\n", line);
+	if (fs_write_atomic(p, b.data, b.len, 0600, 0) < 0)
+		log_warnx("apply: cannot update the journal after restarting a service: %s", p);
+	buf_clear(&b);
+	free(text);
+	free(p);
+}
+
 static void
 journal_drop(struct job *j)
 {
@@ -795,6 +821,8 @@ reload_or_restart(struct job *j, int i, bool force, bool warn, bool *restarted, 
 	if (rc != 1)
 		j->touched_mask |= 1u << i;
 	*restarted = rc == 0;
+	if (rc == 0)
+		journal_forget_restart(j, i);
 	return rc;
 }
 

@@ -32,8 +32,12 @@ struct tstate {
 	json_t *doc, *unsteady, *decided, *untried;
 	double t0;
 	double run_cost[NMASK]; /* seconds per measured run, by protocol mask; 0: not known */
-	double install_cost, client_cost;
-	double scale;		 /* real window time / estimated (>= 1): reloads, warm-ups */
+	double install_cost[2]; /* seconds per install: [0] reloads, [1] with a restart */
+	double client_cost;
+	bool restart_pending;	 /* a restart-class knob changed since the last install */
+	bool restart_changed;	 /* one was accepted: the after-score's installs restart */
+	double scale[NMASK];	 /* real window time / estimated (>= 1), by protocol mask; 0: none
+				  * measured yet (restarts, reloads the estimate does not know) */
 	unsigned gen, installed; /* the model's generation, and the one installed */
 	double *prev[NMASK];	 /* the incumbent's runs in its last window, by protocol mask */
 	size_t nprev[NMASK];
@@ -43,6 +47,7 @@ struct tstate {
 	int pass;
 	bool mtu_done;			/* the MTU step ran or was given up */
 	bool mtu_reserved;		/* time for it is kept from the knobs */
+	bool mtu_stays;			/* ops->mtu_may_grow said no: the step is a probe only */
 	unsigned accepted[MAX_ACCEPTS]; /* protocol mask of each change accepted, in order */
 	size_t naccepted;
 	size_t decided_at[KNOB_COUNT]; /* naccepted when the knob was last decided */
@@ -96,6 +101,8 @@ setk(struct tstate *s, enum knob_id id, const char *v, enum knob_src src)
 		return;
 	tuner_set_knob(s->m, id, v, src);
 	s->gen++;
+	if (knob_get(id)->effect == KNOB_RESTART)
+		s->restart_pending = true;
 }
 
 static void
@@ -137,7 +144,12 @@ ensure_installed(struct tstate *s)
 	if ((rc = s->ops->install(s->ops->arg, s->m, s->err, sizeof(s->err))) < 0)
 		return rc;
 	t = now(s) - t;
-	s->install_cost = s->install_cost > 0 ? 0.7 * s->install_cost + 0.3 * t : t;
+	{
+		double *c = &s->install_cost[s->restart_pending];
+
+		*c = *c > 0 ? 0.7 * *c + 0.3 * t : t;
+	}
+	s->restart_pending = false;
 	s->installed = s->gen;
 	return 0;
 }
@@ -176,18 +188,68 @@ run_cost(const struct tstate *s, unsigned protos)
 	return c > 0 ? c : 1;
 }
 
-/* A window of n pairs: 2 x n runs and an install at every switch (about n / 2 + 1). */
+/* How much longer than estimated windows on protos really take: what their own windows
+ * showed, else the largest of what their protocols' windows showed, else 1.25 (the plan is
+ * made before any install: what one costs is not known yet). */
 static double
-pairs_cost(const struct tstate *s, unsigned protos, size_t n)
+scale_of(const struct tstate *s, unsigned protos)
 {
-	return s->scale *
-	       (2.0 * (double)n * run_cost(s, protos) + (double)(n / 2 + 1) * s->install_cost);
+	double m = 0;
+
+	if (s->scale[protos] > 0)
+		return s->scale[protos];
+	for (unsigned b = 1; b < NMASK; b <<= 1)
+		if ((protos & b) && s->scale[b] > m)
+			m = s->scale[b];
+	return m > 0 ? m : 1.25;
+}
+
+/* After a window on protos that took `ratio` times its estimate: a slower one counts at
+ * once (the budget must hold), a faster one halfway; never below 1. One slow window of NFS
+ * restarts no longer inflates what every other window is expected to cost. */
+static void
+scale_learn(struct tstate *s, unsigned protos, double ratio)
+{
+	double old = s->scale[protos];
+
+	if (!(ratio > 0))
+		return;
+	s->scale[protos] = old <= 0 || ratio >= old ? ratio : (old + ratio) / 2;
+	if (s->scale[protos] < 1)
+		s->scale[protos] = 1;
+}
+
+/* What an install costs: a reload, or one that restarts a daemon (not measured yet: twice a
+ * reload, at least a second). */
+static double
+install_of(const struct tstate *s, bool restart)
+{
+	if (s->install_cost[restart] > 0)
+		return s->install_cost[restart];
+	if (!restart)
+		return s->install_cost[1] > 0 ? s->install_cost[1] : 0;
+	return 2 * s->install_cost[0] > 1 ? 2 * s->install_cost[0] : 1;
+}
+
+/* A window of n pairs: 2 x n runs and an install at every switch (about n / 2 + 1), each a
+ * restart when the knob needs one. */
+static double
+pairs_cost(const struct tstate *s, unsigned protos, size_t n, bool restart)
+{
+	return scale_of(s, protos) * (2.0 * (double)n * run_cost(s, protos) +
+				      (double)(n / 2 + 1) * install_of(s, restart));
 }
 
 static double
-window_cost(const struct tstate *s, unsigned protos)
+window_cost(const struct tstate *s, unsigned protos, bool restart)
 {
-	return pairs_cost(s, protos, s->o->pairs);
+	return pairs_cost(s, protos, s->o->pairs, restart);
+}
+
+static bool
+restarts(const struct knob *k)
+{
+	return k->effect == KNOB_RESTART;
 }
 
 /* The MTU step: a probe and the clients measured at the new and the old MTU side by side
@@ -195,7 +257,9 @@ window_cost(const struct tstate *s, unsigned protos)
 static double
 mtu_cost(const struct tstate *s)
 {
-	return 4 * s->client_cost + 2 * s->install_cost + 5;
+	if (s->mtu_stays)
+		return 5;
+	return 4 * s->client_cost + 2 * install_of(s, false) + 5;
 }
 
 static bool
@@ -209,13 +273,22 @@ mtu_wanted(const struct tstate *s)
 static double
 reserve(const struct tstate *s)
 {
-	double r = window_cost(s, s->o->protos);
+	double r = window_cost(s, s->o->protos, s->restart_changed);
 
 	if (s->mtu_reserved && mtu_wanted(s))
 		r += mtu_cost(s);
 	if (s->o->clients_after)
 		r += s->client_cost;
 	return 1.05 * r;
+}
+
+/* What the budget still has beyond what the rest of the tune needs (reserve()). */
+static double
+left_for_knobs(struct tstate *s)
+{
+	double left = s->o->budget_s - (now(s) - s->t0) - reserve(s);
+
+	return left > 0 ? left : 0;
 }
 
 static bool
@@ -386,7 +459,7 @@ steady_window(struct tstate *s, const struct knob *k, const char *v, unsigned kp
 
 	snprintf(what, sizeof(what), "%s = %s", k->name, v);
 	for (int attempt = 0; attempt < 2; attempt++) {
-		if (!fits(s, window_cost(s, kp))) {
+		if (!fits(s, window_cost(s, kp, restarts(k)))) {
 			if (attempt)
 				snprintf(why, whylen,
 					 "undecided: the machine was not steady (the "
@@ -396,7 +469,7 @@ steady_window(struct tstate *s, const struct knob *k, const char *v, unsigned kp
 					 100 * st.shift, 100 * st.spread);
 			return attempt ? OUT_UNSTEADY : OUT_NOTIME;
 		}
-		double est = window_cost(s, kp) / s->scale, t0 = now(s);
+		double est = window_cost(s, kp, restarts(k)) / scale_of(s, kp), t0 = now(s);
 
 		say(s, "tune: %s %s = %s (%u pairs side by side with the incumbent)",
 		    attempt ? "again, in a new window:" : "trying", k->name, v, s->o->pairs);
@@ -404,8 +477,8 @@ steady_window(struct tstate *s, const struct knob *k, const char *v, unsigned kp
 		if ((rc = window(s, k, v, kp, s->o->pairs, true, inc, cand, done, early)) < 0)
 			return rc;
 		/* What windows really take here, for the budget (an early stop took less). */
-		if (!*early && est > 0 && (now(s) - t0) / est > s->scale)
-			s->scale = (now(s) - t0) / est;
+		if (!*early && est > 0)
+			scale_learn(s, kp, (now(s) - t0) / est);
 		if (tune_steady(s->prev[kp], s->nprev[kp], inc, *done, &st)) {
 			set_prev(s, kp, inc, *done);
 			return 0;
@@ -495,7 +568,7 @@ confirm(struct tstate *s, const struct knob *k, const char *v, unsigned kp, doub
 	bool early;
 	int rc;
 
-	if (!fits(s, pairs_cost(s, kp, e))) {
+	if (!fits(s, pairs_cost(s, kp, e, restarts(k)))) {
 		snprintf(why, whylen,
 			 "not confirmed: %+.1f%% (p=%.4f) needed %zu more pairs and the budget "
 			 "had no time left for them",
@@ -698,6 +771,7 @@ plan(struct tstate *s)
 
 	/* The MTU step is kept time for when it takes at most a third of what is left for
 	 * knobs; otherwise the knobs come first and it runs only if time remains. */
+	s->mtu_stays = mtu_wanted(s) && s->ops->mtu_may_grow && !s->ops->mtu_may_grow(s->ops->arg);
 	s->mtu_reserved =
 		mtu_wanted(s) && s->o->budget_s - (now(s) - s->t0) - reserve(s) >= 3 * mtu_cost(s);
 	t = now(s) - s->t0 + reserve(s);
@@ -711,13 +785,14 @@ plan(struct tstate *s)
 		n = candidates(s->m, k, vals);
 		total += n;
 		for (size_t i = 0; i < n; i++) {
-			t += window_cost(s, knob_protos(s, k));
+			t += window_cost(s, knob_protos(s, k), restarts(k));
 			if (t <= s->o->budget_s)
 				fit++;
 		}
 		if (n)
-			json_object_set_new(per, k->name,
-					    json_real(window_cost(s, knob_protos(s, k))));
+			json_object_set_new(
+				per, k->name,
+				json_real(window_cost(s, knob_protos(s, k), restarts(k))));
 	}
 	s->family = fit ? fit : 1;
 	json_object_set_new(s->doc, "plan",
@@ -765,6 +840,7 @@ resumed(struct tstate *s, const struct knob *k, struct tuner_decision *d)
 	if (d->applied) {
 		d->after = xstrdup(after);
 		setk(s, k->id, after, KNOB_TUNED);
+		s->restart_changed |= restarts(k);
 	}
 	return true;
 }
@@ -840,11 +916,10 @@ decide_knob(struct tstate *s, const struct knob *k, struct tuner_decision *d)
 		if (rc == OUT_NOTIME) {
 			if (!d->tried) {
 				snprintf(d->reason, sizeof(d->reason),
-					 "not tried: budget exhausted "
-					 "(%.0fs; a candidate needs about %.0fs for %u pairs side "
-					 "by "
-					 "side)",
-					 s->o->budget_s, window_cost(s, kp), s->o->pairs);
+					 "not tried: budget exhausted (%.0fs left for knobs; a "
+					 "candidate needs about %.0fs for %u pairs side by side)",
+					 left_for_knobs(s), window_cost(s, kp, restarts(k)),
+					 s->o->pairs);
 				json_array_append_new(s->untried, json_string(k->name));
 			}
 			break;
@@ -856,6 +931,7 @@ decide_knob(struct tstate *s, const struct knob *k, struct tuner_decision *d)
 			if (s->naccepted < MAX_ACCEPTS)
 				s->accepted[s->naccepted] = kp;
 			s->naccepted++;
+			s->restart_changed |= restarts(k);
 			setk(s, k->id, vals[i], KNOB_TUNED);
 			free(d->after);
 			d->after = xstrdup(vals[i]);
@@ -1249,9 +1325,7 @@ int
 tuner_run(struct model *m, const struct tuner_opts *o, const struct tuner_ops *ops,
 	  struct tuner_result *r, json_t *doc, char *err, size_t errlen)
 {
-	struct tstate s = {
-		.m = m, .o = o, .ops = ops, .r = r, .doc = doc, .gen = 1, .scale = 1.25
-	}; /* the plan is made before any install: what one costs is not known yet */
+	struct tstate s = { .m = m, .o = o, .ops = ops, .r = r, .doc = doc, .gen = 1 };
 	struct snap start = { 0 }, chosen = { 0 };
 	int rc;
 
@@ -1289,10 +1363,9 @@ tuner_run(struct model *m, const struct tuner_opts *o, const struct tuner_ops *o
 			ops->mtu(ops->arg, &r->dec[KNOB_NET_MTU]);
 		else
 			snprintf(r->dec[KNOB_NET_MTU].reason, sizeof(r->dec[KNOB_NET_MTU].reason),
-				 "not tried: budget exhausted (%.0fs; the MTU step needs about "
-				 "%.0fs: "
-				 "the clients at both MTUs, side by side)",
-				 o->budget_s, mtu_cost(&s));
+				 "not tried: budget exhausted (%.0fs left; the MTU step needs "
+				 "about %.0fs: the clients at both MTUs, side by side)",
+				 left_for_knobs(&s), mtu_cost(&s));
 	}
 	for (size_t i = 0; i < KNOB_COUNT; i++) {
 		const char *v = knob_value(m, (enum knob_id)i);

@@ -7,7 +7,7 @@
 # shellcheck source=tests/lab/lib.sh
 . "$(dirname "$0")/lib.sh"
 lab_ready
-plan 33
+plan 34
 
 cleanup() { rm -f "$SROOT/etc/nastune/tuned.conf"; "$LAB" apply "$DEMO" >/dev/null 2>&1; rm -rf "$WORK"; }
 trap cleanup EXIT
@@ -172,5 +172,17 @@ ok $? "tuned three times, the same choice: ${choices[*]}" "$(both)"
 [[ ${choices[0]} = smb.smb_encrypt=* ]]
 ok $? "... and it is the planted bad value's fix (encryption required -> not required)" "${choices[*]}"
 rm -f "$SROOT/etc/nastune/tuned.conf"
-[[ $TAP_N = 33 ]] || echo "# ran $TAP_N tests, planned 33"
+cp "$DEMO" "$CONF"	# SMB, NFS (Ganesha) and AFP again
+nts apply
+
+# --- a trial that restarted a daemon does not make every later trial restart it: the
+# journal forgets a restart once it came back (it once restarted Ganesha at every AFP switch)
+nts --json tune --dry-run --goal throughput --knobs nfs.ganesha_max_write,nfs.versions,afp.server_quantum "${quick[@]}" --budget 5m
+afp_part=$(sed -n '/trying afp.server_quantum/,$p' <<<"$err")
+g_before=$(sed '/trying afp.server_quantum/,$d' <<<"$err" | grep -c 'ganesha.nfsd: restarted')
+g_after=$(grep -c 'ganesha.nfsd: restarted' <<<"$afp_part")
+a_after=$(grep -c 'afpd: restarted' <<<"$afp_part")
+[[ $rc = 0 && $g_before -ge 2 && $a_after -ge 2 && $g_after -le 1 ]]
+ok $? "a restart-class trial (Ganesha) is not restarted again at every later switch (Ganesha restarts: $g_before in its windows, $g_after in AFP's; afpd: $a_after)" "$(both)"
+[[ $TAP_N = 34 ]] || echo "# ran $TAP_N tests, planned 34"
 done_testing
