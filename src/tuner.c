@@ -321,41 +321,60 @@ median_log_ratio(const double *a, const double *b, size_t n)
 	return log1p(p.effect);
 }
 
-/* The order of a window of n pairs: slots 0..2n-1 in groups of two pairs, A A B B then
- * B B A A, ... (each pair's runs two slots apart, the lag's sign alternating so a linear
- * drift cancels; half as many installs as A B B A). Slot j runs the candidate (*cand) for
- * pair *pair. An odd last pair is A B or B A as its group's turn says. */
+/* The group of a window of n pairs that holds slot j: *g its index, *slot0 its first slot,
+ * *pair0 its first pair, *size its pairs (2 or 1). Groups of two pairs come in couples, the
+ * second mirroring the first, while four or more pairs remain; the rest are groups of one
+ * pair, also alternating. */
+static void
+group_of(size_t j, size_t n, size_t *g, size_t *slot0, size_t *pair0, size_t *size)
+{
+	size_t left = n, s0 = 0, p0 = 0, gi = 0, gs = 1;
+	bool mirror = false;
+
+	while (left) {
+		gs = mirror || left >= 4 ? 2 : 1;
+		mirror = gs == 2 && !mirror;
+		if (j < s0 + 2 * gs)
+			break;
+		s0 += 2 * gs;
+		p0 += gs;
+		left -= gs;
+		gi++;
+	}
+	*g = gi;
+	*slot0 = s0;
+	*pair0 = p0;
+	*size = gs;
+}
+
+/* The order of a window of n pairs: slots 0..2n-1 in groups, A A B B then B B A A, ...;
+ * what is left after the couples of those goes A B, B A, ... Each pair's runs are a group's
+ * half apart, in the same place of their halves, and the lag's sign alternates from group to
+ * group, so a linear drift cancels (up to one pair's lag when n is odd; an even n that is not
+ * a multiple of four once left A A B B unmirrored, four lags to one side). Slot j runs the
+ * candidate (*cand) for pair *pair. */
 static void
 slot(size_t j, size_t n, bool *cand, size_t *pair)
 {
-	size_t g = j / 4, pos = j % 4;
-	bool first;
+	size_t g, s0, p0, gs, pos;
 
-	if (g * 4 + 4 > 2 * n) { /* the last group holds one pair */
-		first = pos == 0;
-		*pair = g * 2;
-	} else {
-		first = pos < 2;
-		*pair = g * 2 + pos % 2;
-	}
-	*cand = first == (g % 2 == 1);
+	group_of(j, n, &g, &s0, &p0, &gs);
+	pos = j - s0;
+	*pair = p0 + pos % gs;
+	*cand = (pos < gs) == (g % 2 == 1);
 }
 
-/* The end of the block that starts at slot j: the slots of its group that run the same side,
- * two at most (one in a last group of one pair), each block one measure call with no warm-up.
- * Blocks never join across groups: A A | B B B B | A A would give the incumbent the cold first
- * run of a call in pairs where the candidate has a warm one. Within a group both sides of a
- * pair hold the same place in their blocks (first with first, second with second). */
+/* The end of the block that starts at slot j: the rest of its half-group, one measure call
+ * with no warm-up. Blocks never join across groups: A A | B B B B | A A would give the
+ * incumbent the cold first run of a call in pairs where the candidate has a warm one. Within
+ * a group both sides of a pair hold the same place in their blocks. */
 static size_t
 block_end(size_t j, size_t n)
 {
-	bool b, be;
-	size_t p, e;
+	size_t g, s0, p0, gs;
 
-	slot(j, n, &b, &p);
-	for (e = j + 1; e < 2 * n && e / 4 == j / 4 && (slot(e, n, &be, &p), be == b); e++)
-		;
-	return e;
+	group_of(j, n, &g, &s0, &p0, &gs);
+	return j < s0 + gs ? s0 + gs : s0 + 2 * gs;
 }
 
 /* How many pairs have both runs among the slots before j. */
