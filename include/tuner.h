@@ -53,6 +53,10 @@ struct tuner_ops {
 	 * cannot, e.g. the peers use the MTU in force: the step is then a probe, and no time
 	 * is kept for measuring the clients at two MTUs); NULL: it may. */
 	bool (*mtu_may_grow)(void *arg);
+	/* Whether k = v can be measured with the targets at hand (false: why in why, e.g. a
+	 * version the loopback target does not mount); NULL: always. */
+	bool (*measurable)(void *arg, const struct knob *k, const char *v, char *why,
+			   size_t whylen);
 };
 
 struct tuner_opts {

@@ -303,6 +303,27 @@ cb_mtu_may_grow(void *arg)
 	return ceiling <= 0 || netif_get_mtu(m->network.interface, &cur) < 0 || ceiling > cur;
 }
 
+/* The loopback NFS target mounts NFSv3 (libnfs, one version per target): a versions value
+ * without 3 cannot be measured with it. */
+static bool
+cb_measurable(void *arg, const struct knob *k, const char *v, char *why, size_t whylen)
+{
+	struct tuner *t = arg;
+
+	if (k->id != KNOB_NFS_VERSIONS || (v && strchr(v, '3')))
+		return true;
+	for (size_t i = 0; i < t->ntg; i++)
+		if (target_proto(&t->tg[i]) == PROTO_NFS) {
+			snprintf(why, whylen,
+				 "the tune's loopback NFS target mounts NFSv3, which "
+				 "nfs.versions = %s does not serve (set it in nastune.conf to "
+				 "use it)",
+				 v ? v : "(default)");
+			return false;
+		}
+	return true;
+}
+
 static void
 save(struct tuner *t)
 {
@@ -364,7 +385,8 @@ run_tune(struct tuner *t, struct tuner_opts *o, struct tuner_result *res,
 				 .save = cb_save,
 				 .clients = t->nclients ? cb_clients : NULL,
 				 .mtu = t->nclients ? cb_mtu : NULL,
-				 .mtu_may_grow = cb_mtu_may_grow };
+				 .mtu_may_grow = cb_mtu_may_grow,
+				 .measurable = cb_measurable };
 	char err[1024];
 	int rc;
 

@@ -925,6 +925,14 @@ decide_knob(struct tstate *s, const struct knob *k, struct tuner_decision *d)
 			    vals[i], twin, sw);
 			continue;
 		}
+		if (s->ops->measurable &&
+		    !s->ops->measurable(s->ops->arg, k, vals[i], sw, sizeof(sw))) {
+			say(s, "tune: %s = %s: not measured: %s", k->name, vals[i], sw);
+			if (!d->tried && !d->reason[0])
+				snprintf(d->reason, sizeof(d->reason), "%s not measured: %.300s",
+					 vals[i], sw);
+			continue;
+		}
 		why[0] = 0;
 		rc = try_value(s, k, vals[i], kp, &p, why, sizeof(why));
 		if (rc < 0) {
