@@ -536,8 +536,8 @@ z_of(double p)
 /* How many confirming pairs after a window: enough that the block's own z, at the per-pair
  * effect the window showed (the mean log-ratio over its standard deviation, at most 3, and
  * halved: a window chosen for looking good overstates its effect), passes what the combined
- * test needs with room; and enough that a block this size can reach that at all. From half a
- * window to twice a window. */
+ * test needs with room; and enough that a block this size reaches that with two pairs
+ * against. From half a window to twice a window. */
 static size_t
 confirm_pairs(const double *inc, const double *cand, size_t n, double p1, double bar)
 {
@@ -563,7 +563,10 @@ confirm_pairs(const double *inc, const double *cand, size_t n, double p1, double
 	} else if (need > 0) {
 		e = 2 * n;
 	}
-	while (e < 2 * n && z_of(ldexp(1.0, -(int)e)) < need)
+	/* A block that can pass even with its two smallest pairs against the candidate: then
+	 * its p is 5 / 2^e (the rank sums T, T-1, T-2 and twice T-3 lie at or above its own). One
+	 * noisy pair must not undo a clear effect. */
+	while (e < 2 * n && z_of(5 * ldexp(1.0, -(int)e)) < need)
 		e++;
 	return e > 2 * n ? 2 * n : e;
 }

@@ -162,13 +162,14 @@ ok $? "a load that stops partway: no placebo knob wins ($(python3 -c 'import jso
 # --- the same lab tuned repeatedly gives the same choice
 printf 'knobs = { smb = { smb_encrypt = "required"; }; };\n' >"$SROOT/etc/nastune/tuned.conf"
 nts apply
-choices=()
+choices=() whys=()
 for r in 1 2 3; do
 	nts --json tune --dry-run --goal throughput --knobs smb.smb_encrypt,sys.rmem_max "${quick[@]}" --repeat 8 --budget 5m
 	choices+=("$(python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(",".join("%s=%s" % (k["name"], k["after"]) for k in d["knobs"] if k["applied"]) or "unchanged")' "$out" 2>/dev/null || echo "rc=$rc")")
+	whys+=("tune $r: rc=$rc $(grep 'tune: ' <<<"$err" | grep -v 'debug' | tail -n 12)")
 done
 [[ ${choices[0]} = "${choices[1]}" && ${choices[1]} = "${choices[2]}" && ${choices[0]} != rc=* ]]
-ok $? "tuned three times, the same choice: ${choices[*]}" "$(both)"
+ok $? "tuned three times, the same choice: ${choices[*]}" "$(printf '%s\n' "${whys[@]}")"
 [[ ${choices[0]} = smb.smb_encrypt=* ]]
 ok $? "... and it is the planted bad value's fix (encryption required -> not required)" "${choices[*]}"
 rm -f "$SROOT/etc/nastune/tuned.conf"
