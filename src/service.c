@@ -379,6 +379,8 @@ read_pid(const char *root, const char *pidfile, pid_t *pid, char **path)
 	return 0;
 }
 
+static bool pid_alive(pid_t pid);
+
 static int
 pidfile_reload(const char *root, const struct service_desc *d, const char *pidfile, char *err,
 	       size_t errlen)
@@ -414,10 +416,15 @@ pidfile_reload(const char *root, const struct service_desc *d, const char *pidfi
 		free(path);
 		return rc;
 	}
+	/* A stale pidfile: the daemon is not running (it may have exited when its file was
+	 * removed, e.g. by a rollback to the distro's originals). Exited but not yet reaped
+	 * counts too: kill() succeeds on a zombie, which then "dies after the reload". */
+	if (!pid_alive(pid)) {
+		free(path);
+		return 1;
+	}
 	if (kill(pid, SIGHUP) < 0) {
 		if (errno == ESRCH) {
-			/* A stale pidfile: the daemon is not running (it may have exited when its
-			 * file was removed, e.g. by a rollback to the distro's originals). */
 			free(path);
 			return 1;
 		}

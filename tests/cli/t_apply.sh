@@ -14,7 +14,7 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
-plan 86
+plan 87
 conf="$top/profiles/demo.conf"
 
 # A config whose services use pidfiles we control.
@@ -117,6 +117,13 @@ ok $? "apply --json lists the changes, the reloaded and restarted daemons and th
 sleep 0.1 & wait $!; echo $! > "$r/run/fake-smbd.pid"
 nt --root "$r" -c "$tmp/svc.conf" apply
 [ "$rc" = 0 ] && echo "$err" | grep -q "smbd: not running"; ok $? "a stale pidfile: the service counts as not running, the apply succeeds"
+# A daemon that exited but is not yet reaped (a zombie: kill(pid, 0) still succeeds on it) is
+# not running either: signalling it and then finding it "died" failed lab applies at random.
+bash -c 'sleep 0 & echo $! >"$1"; exec sleep 300' _ "$tmp/zpid" & pids+=($!)
+for i in $(seq 50); do [ -s "$tmp/zpid" ] && grep -q '^State:.*Z' "/proc/$(cat "$tmp/zpid")/status" 2>/dev/null && break; sleep 0.1; done
+cp "$tmp/zpid" "$r/run/fake-smbd.pid"
+nt --root "$r" -c "$tmp/svc2.conf" apply
+[ "$rc" = 0 ] && echo "$err" | grep -q "smbd: not running"; ok $? "a zombie's pidfile: not running, the apply succeeds" "$err"
 
 # --- SIGKILL at every step: previous files intact or restored, next apply works
 steps="locked backup validate journal install reloaded record"
