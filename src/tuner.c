@@ -780,6 +780,26 @@ candidates(const struct model *m, const struct knob *k, const char **out)
 	return n;
 }
 
+/* The candidates of k that behave differently from each other, the first of each kind: what
+ * decide_knob() can measure (it skips a value documented as behaving like one it measured),
+ * so what the correction counts. Returns how many went into out. */
+static size_t
+distinct_candidates(const struct model *m, const struct knob *k, const char **out)
+{
+	const char *all[16];
+	size_t n = candidates(m, k, all), d = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		size_t j = 0;
+
+		while (j < d && !knob_same(m, k, out[j], all[i], NULL, 0))
+			j++;
+		if (j == d)
+			out[d++] = all[i];
+	}
+	return d;
+}
+
 /* The plan: the candidates of every eligible knob, what a window of each costs, and how many
  * fit in the budget: those are the family the correction is over (a candidate the budget
  * never measures cannot produce a false positive). */
@@ -804,7 +824,7 @@ plan(struct tstate *s)
 
 		if (!eligible(s, k, &d))
 			continue;
-		n = candidates(s->m, k, vals);
+		n = distinct_candidates(s->m, k, vals);
 		total += n;
 		for (size_t i = 0; i < n; i++) {
 			t += window_cost(s, knob_protos(s, k), restarts(k));
@@ -1306,7 +1326,7 @@ knobs_all(struct tstate *s)
 			for (const struct knob *k = knob_first(); k; k = knob_next(k))
 				if (s->r->dec[k->id].tried && !s->r->dec[k->id].applied &&
 				    worth_again(s, k))
-					again += candidates(s->m, k, vals);
+					again += distinct_candidates(s->m, k, vals);
 			if (!again)
 				break;
 			s->family = (s->measured > s->family ? s->measured : s->family) + again;
