@@ -24,6 +24,19 @@ num(const json_t *o, const char *k)
 	return json_number_value(json_object_get(o, k));
 }
 
+/* The strings of a JSON array joined with ", " ("" for none). */
+static char *
+join_strings(const json_t *a)
+{
+	struct buf b;
+	const json_t *x;
+	size_t i;
+
+	buf_init(&b);
+	json_array_foreach(a, i, x) buf_printf(&b, "%s%s", i ? ", " : "", json_string_value(x));
+	return buf_steal(&b, NULL);
+}
+
 static bool
 is_tune_doc(const json_t *doc, char *err, size_t errlen)
 {
@@ -61,9 +74,20 @@ tune_report_text(const json_t *doc, char *err, size_t errlen)
 		buf_printf(&out, "  after  %.1f [%.1f, %.1f]  (%+.1f%%, p=%.3f)\n",
 			   num(a, "median"), num(a, "ci95_low"), num(a, "ci95_high"),
 			   100 * num(doc, "improvement"), num(doc, "improvement_p"));
-	if (json_integer_value(json_object_get(doc, "after_pairs")) > 0)
-		buf_printf(&out, "  (before and after measured afresh, side by side: %lld pairs)\n",
-			   (long long)json_integer_value(json_object_get(doc, "after_pairs")));
+	if (json_integer_value(json_object_get(doc, "after_pairs")) > 0) {
+		char *fresh = join_strings(json_object_get(doc, "after_protocols"));
+		char *same = join_strings(json_object_get(doc, "unchanged_protocols"));
+
+		buf_printf(&out, "  (before and after measured afresh, side by side: %lld pairs%s%s)\n",
+			   (long long)json_integer_value(json_object_get(doc, "after_pairs")),
+			   *fresh ? " over " : "", fresh);
+		if (*same)
+			buf_printf(&out,
+				   "  (%s: no change applied touches it, so not measured again)\n",
+				   same);
+		free(fresh);
+		free(same);
+	}
 	json_array_foreach(json_object_get(doc, "unsteady"), i, x) buf_printf(
 		&out,
 		"unsteady machine: %s: the incumbent moved %+.0f%% %s (%.1f -> %.1f), "

@@ -50,6 +50,7 @@ struct tstate {
 	bool mtu_stays;			/* ops->mtu_may_grow said no: the step is a probe only */
 	unsigned accepted[MAX_ACCEPTS]; /* protocol mask of each change accepted, in order */
 	size_t naccepted;
+	unsigned start_protos; /* the protocols the start measured (tuned_protos) */
 	size_t decided_at[KNOB_COUNT]; /* naccepted when the knob was last decided */
 	char err[512];
 };
@@ -1046,6 +1047,51 @@ merge_results(struct bench_results *dst, const struct bench_results *src)
 	}
 }
 
+/* The protocol bit of a result (0 for none of ours). */
+static unsigned
+result_proto(const struct bench_result *r)
+{
+	static const char *const names[] = { "smb", "nfs", "afp" };
+
+	for (unsigned i = 0; i < 3; i++)
+		if (strcmp(r->protocol, names[i]) == 0)
+			return 1u << i;
+	return 0;
+}
+
+/* Appends to dst the results of src whose protocol is in protos. */
+static void
+merge_protos(struct bench_results *dst, const struct bench_results *src, unsigned protos)
+{
+	struct bench_results sub = { 0 };
+
+	for (size_t i = 0; i < src->n; i++)
+		if (result_proto(&src->v[i]) & protos)
+			bench_results_add(&sub, &src->v[i]);
+	merge_results(dst, &sub);
+	bench_results_clear(&sub);
+}
+
+/* The protocols this tune's knobs can change: those the eligible knobs with a candidate
+ * measure (a host knob: every one). The rest keep their configuration whatever the tune
+ * decides, so neither the start nor the after-score measures them. --exhaustive: all. */
+static unsigned
+tuned_protos(struct tstate *s)
+{
+	unsigned mask = 0;
+	const char *vals[16];
+
+	if (s->o->exhaustive)
+		return s->o->protos;
+	for (const struct knob *k = knob_first(); k; k = knob_next(k)) {
+		struct tuner_decision d = { 0 };
+
+		if (eligible(s, k, &d) && candidates(s->m, k, vals))
+			mask |= knob_protos(s, k);
+	}
+	return mask ? mask : s->o->protos;
+}
+
 /* The starting configuration, each protocol on its own (what a run of each costs), and the
  * clients. Its runs are each protocol's reference for the first window. */
 static int
@@ -1059,8 +1105,9 @@ measure_start(struct tstate *s)
 
 	say(s, "tune: measuring the starting configuration (%s goal)",
 	    s->o->goal ? s->o->goal : "the");
+	s->start_protos = tuned_protos(s);
 	for (unsigned b = 1; b < NMASK && rc == 0; b <<= 1) {
-		if (!(s->o->protos & b))
+		if (!(s->start_protos & b))
 			continue;
 		/* In blocks of two runs without a warm-up, as the windows measure the incumbent:
 		 * the first window's steadiness is judged against runs of the same kind. */
@@ -1081,6 +1128,18 @@ measure_start(struct tstate *s)
 	s->ops->clients(s->ops->arg);
 	s->client_cost = now(s) - t;
 	return stopped(s) ? -EINTR : 0;
+}
+
+static json_t *
+protos_json(unsigned mask)
+{
+	static const char *const names[] = { "smb", "nfs", "afp" };
+	json_t *a = json_array();
+
+	for (unsigned i = 0; i < 3; i++)
+		if (mask & (1u << i))
+			json_array_append_new(a, json_string(names[i]));
+	return a;
 }
 
 static json_t *
@@ -1106,8 +1165,20 @@ final_pairing(struct tstate *s, const struct snap *start, const struct snap *cho
 	double *a = xcalloc(n, sizeof(*a)), *b = xcalloc(n, sizeof(*b)), *tmp;
 	struct tune_pairs p = { .p_better = 1, .p_worse = 1 };
 	struct tune_steady st;
+	unsigned tp = 0;
 	int rc = 0;
 
+	/* Only the protocols a change applied can touch are measured again: the others run
+	 * the same files before and after, so pairing them would only add noise and time. */
+	for (size_t i = 0; i < KNOB_COUNT; i++)
+		if (s->r->dec[i].applied && i != KNOB_NET_MTU && s->r->dec[i].k)
+			tp |= knob_protos(s, s->r->dec[i].k);
+	if (!tp)
+		tp = s->o->protos;
+	json_object_set_new(s->doc, "after_protocols",
+			    protos_json(s->r->changed ? tp & s->o->protos : 0));
+	json_object_set_new(s->doc, "unchanged_protocols",
+			    protos_json(s->r->changed ? s->o->protos & ~tp : s->o->protos));
 	if (!s->r->changed) {
 		merge_results(&s->r->before, &s->r->start);
 		merge_results(&s->r->after, &s->r->start);
@@ -1131,7 +1202,7 @@ final_pairing(struct tstate *s, const struct snap *start, const struct snap *cho
 		slot(j, n, &cb, &pi);
 		e = block_end(j, n);
 		snap_put(s, cb ? chosen : start);
-		rc = measure(s, s->o->protos, (unsigned)(e - j), 0, tmp, &got);
+		rc = measure(s, tp, (unsigned)(e - j), 0, tmp, &got);
 		if (rc == 0) {
 			merge_results(cb ? &s->r->after : &s->r->before, &got);
 			for (size_t i = j; i < e; i++) {
@@ -1144,6 +1215,9 @@ final_pairing(struct tstate *s, const struct snap *start, const struct snap *cho
 	}
 	snap_put(s, chosen);
 	if (rc == 0) {
+		/* The unchanged protocols' results are the start's, in both. */
+		merge_protos(&s->r->before, &s->r->start, s->o->protos & ~tp);
+		merge_protos(&s->r->after, &s->r->start, s->o->protos & ~tp);
 		tune_compare_pairs(a, b, n, &p);
 		json_object_set_new(s->doc, "before", score_json(a, n));
 		json_object_set_new(s->doc, "after", score_json(b, n));
