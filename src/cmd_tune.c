@@ -189,11 +189,6 @@ cb_measure(void *arg, unsigned protos, unsigned runs, unsigned warmup, double *s
 
 	/* The tuner says how many warm-up runs: none in a window's blocks, where both sides of
 	 * every pair hold the same place in their blocks (tuner.h). */
-	/* Every call starts from the same state whatever came before it: an install that slept
-	 * in I/O (fsync) earned the next runs more CPU against a busy machine (+12.5% for the
-	 * candidate's first run after its install, +5% for the incumbent's, in loaded traces).
-	 * The same pause before every call, on both sides, gives every block that credit. */
-	usleep(50000);
 	t->bo.repeats = runs;
 	t->bo.warmup = warmup;
 	rc = measure(t, protos, &sc, &n, keep, err, errlen);
@@ -224,6 +219,12 @@ cb_install(void *arg, const struct model *m, char *err, size_t errlen)
 	render_clear(&r);
 	if (rc < 0)
 		snprintf(err, errlen, "the trial configuration could not be installed (see above)");
+	/* Every switch ends with the same pause, whatever it wrote: an install that slept in
+	 * I/O (fsync) earned the next runs more CPU against a busy machine (+12.5% for the
+	 * candidate's first run after its install, +5% for the incumbent's, in loaded traces);
+	 * after the pause both sides start from the same state. */
+	else
+		usleep(50000);
 	return rc;
 }
 

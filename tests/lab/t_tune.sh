@@ -7,7 +7,7 @@
 # shellcheck source=tests/lab/lib.sh
 . "$(dirname "$0")/lib.sh"
 lab_ready
-plan 35
+plan 36
 
 cleanup() { rm -f "$SROOT/etc/nastune/tuned.conf"; "$LAB" apply "$DEMO" >/dev/null 2>&1; rm -rf "$WORK"; }
 trap cleanup EXIT
@@ -66,6 +66,8 @@ j 'len(d["knobs"])==23 and all(x["reason"] for x in d["knobs"]) and all(set(x)>=
 ok $? "every knob of the table has a decision with name, safety, before, after, applied, reason, effect" "$(both)"
 j 'd["before"]["median"]>0 and d["after"]["median"]>d["before"]["median"] and d["before"]["ci95_low"]<=d["before"]["median"]<=d["before"]["ci95_high"] and d["results"]'
 ok $? "before/after scores with intervals, after better, with the results" "$(both)"
+j 'd["after_protocols"]==["smb"] and d["unchanged_protocols"]==["nfs","afp"] and all(r["protocol"]=="smb" for r in d["results"]+d["results_before"])'
+ok $? "SMB knobs on a NAS serving SMB, NFS and AFP: only SMB is measured at the start and in the after-score; NFS and AFP are named unchanged" "$(both)"
 j 'any("client results are missing" in a["advice"] for a in d["advice"])'
 ok $? "a loopback-only tune says that client results are missing" "$(both)"
 ! grep -q "server smb encrypt = required" <<<"$(smbconf)" && grep -q "smb_encrypt" "$SROOT/etc/nastune/tuned.conf" && [[ $(gens) -gt $g0 ]]
@@ -189,5 +191,5 @@ ok $? "a restart-class trial (Ganesha) is not restarted again at every later swi
 	grep -q 'nfs.versions = 4: not measured: the tune.s loopback NFS target mounts NFSv3' <<<"$err" &&
 	! grep -q 'nfs.versions.*failed' <<<"$err$out"
 ok $? "nfs.versions = 4 is not measured over the NFSv3 loopback target (it once failed the window: cannot mount)" "$(grep -i 'nfs.versions' <<<"$err$out")"
-[[ $TAP_N = 35 ]] || echo "# ran $TAP_N tests, planned 35"
+[[ $TAP_N = 36 ]] || echo "# ran $TAP_N tests, planned 36"
 done_testing
