@@ -1016,6 +1016,21 @@ bool
 knob_same(const struct model *m, const struct knob *k, const char *a, const char *b, char *why,
 	  size_t whylen)
 {
+	if (k->id == KNOB_NFS_VERSIONS) {
+		/* Unset serves what protocols.nfs.versions lists: the same file as the knob set
+		 * to exactly those versions. */
+		const char *cfg = m->nfs.v3 && m->nfs.v4 ? "3,4" : m->nfs.v3 ? "3" : "4";
+		bool same, unset = !a || !b;
+
+		a = a ? a : cfg;
+		b = b ? b : cfg;
+		same = !strchr(a, '3') == !strchr(b, '3') && !strchr(a, '4') == !strchr(b, '4');
+		if (same && unset && why)
+			snprintf(why, whylen,
+				 "unset, nfs.versions serves what protocols.nfs.versions lists (%s)",
+				 cfg);
+		return same;
+	}
 	if (!a)
 		a = k->dflt;
 	if (!b)

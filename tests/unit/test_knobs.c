@@ -703,6 +703,19 @@ test_same(void **state)
 	assert_true(knob_same(m, sf, "yes", "yes", NULL, 0));
 	assert_false(knob_same(m, sf, "no", "yes", NULL, 0));
 	model_free(m);
+	/* nfs.versions unset serves protocols.nfs.versions: "3,4" is a no-op there, "3" not. */
+	m = model_text("protocols = { nfs = { enabled = true; server = \"ganesha\"; "
+		       "versions = [3, 4]; }; };\n");
+	why[0] = 0;
+	assert_true(knob_same(m, knob_get(KNOB_NFS_VERSIONS), NULL, "3,4", why, sizeof(why)));
+	assert_non_null(strstr(why, "protocols.nfs.versions"));
+	assert_false(knob_same(m, knob_get(KNOB_NFS_VERSIONS), NULL, "3", NULL, 0));
+	assert_false(knob_same(m, knob_get(KNOB_NFS_VERSIONS), "4", "3,4", NULL, 0));
+	model_free(m);
+	m = model_text("protocols = { nfs = { enabled = true; server = \"ganesha\"; "
+		       "versions = [4]; }; };\n");
+	assert_true(knob_same(m, knob_get(KNOB_NFS_VERSIONS), NULL, "4", NULL, 0));
+	model_free(m);
 	/* With SMB1 allowed, signing values differ for SMB1 clients. */
 	m = model_text("protocols = { smb = { min_protocol = \"NT1\"; }; };\n");
 	assert_false(knob_same(m, sig, "default", "disabled", NULL, 0));
