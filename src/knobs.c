@@ -1026,9 +1026,10 @@ knob_same(const struct model *m, const struct knob *k, const char *a, const char
 		b = b ? b : cfg;
 		same = !strchr(a, '3') == !strchr(b, '3') && !strchr(a, '4') == !strchr(b, '4');
 		if (same && unset && why)
-			snprintf(why, whylen,
-				 "unset, nfs.versions serves what protocols.nfs.versions lists (%s)",
-				 cfg);
+			snprintf(
+				why, whylen,
+				"unset, nfs.versions serves what protocols.nfs.versions lists (%s)",
+				cfg);
 		return same;
 	}
 	if (!a)

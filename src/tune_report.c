@@ -78,7 +78,8 @@ tune_report_text(const json_t *doc, char *err, size_t errlen)
 		char *fresh = join_strings(json_object_get(doc, "after_protocols"));
 		char *same = join_strings(json_object_get(doc, "unchanged_protocols"));
 
-		buf_printf(&out, "  (before and after measured afresh, side by side: %lld pairs%s%s)\n",
+		buf_printf(&out,
+			   "  (before and after measured afresh, side by side: %lld pairs%s%s)\n",
 			   (long long)json_integer_value(json_object_get(doc, "after_pairs")),
 			   *fresh ? " over " : "", fresh);
 		if (*same)

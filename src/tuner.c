@@ -50,7 +50,7 @@ struct tstate {
 	bool mtu_stays;			/* ops->mtu_may_grow said no: the step is a probe only */
 	unsigned accepted[MAX_ACCEPTS]; /* protocol mask of each change accepted, in order */
 	size_t naccepted;
-	unsigned start_protos; /* the protocols the start measured (tuned_protos) */
+	unsigned start_protos;	       /* the protocols the start measured (tuned_protos) */
 	size_t decided_at[KNOB_COUNT]; /* naccepted when the knob was last decided */
 	char err[512];
 };

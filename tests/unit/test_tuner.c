@@ -564,6 +564,30 @@ test_later_pass(void **state)
 	model_free(m);
 }
 
+/* A tune of only the knobs sel names (KNOB_COUNT ends the list), on a model whose speed is
+ * effect(), measuring protos, 8 pairs, no budget limit. */
+static void
+tune_selected(struct sim *s, struct model *m, const enum knob_id *sel_ids, unsigned protos,
+	      uint64_t seed, double (*effect)(const struct model *), struct tuner_result *r,
+	      json_t *doc)
+{
+	bool sel[KNOB_COUNT] = { false }, wl[BENCH_NWORKLOADS];
+	struct tuner_opts o = {
+		.protos = protos, .goal = "throughput", .pairs = 8, .budget_s = 1e6, .sel = sel
+	};
+	struct tuner_ops ops = {
+		.arg = s, .install = sim_install, .measure = sim_measure, .clock = sim_clock
+	};
+	char err[256];
+
+	for (; *sel_ids != KNOB_COUNT; sel_ids++)
+		sel[*sel_ids] = true;
+	o.wlmask = tune_goal_workloads(GOAL_THROUGHPUT, wl);
+	sim_init(s, seed);
+	s->effect = effect;
+	assert_int_equal(tuner_run(m, &o, &ops, r, doc, err, sizeof(err)), 0);
+}
+
 /* The correction counts what can be measured: values documented as behaving alike (SMB2
  * signing is required or not; encryption "default" is "if_required") are one candidate, not
  * four. From encryption and signing required, 3 + 1 candidates: a window whose 8 pairs all
@@ -572,30 +596,18 @@ test_later_pass(void **state)
 static void
 test_family_distinct(void **state)
 {
+	static const enum knob_id ids[] = { KNOB_SMB_SMB_ENCRYPT, KNOB_SMB_SERVER_SIGNING,
+					    KNOB_COUNT };
 	struct sim s;
 	struct model *m = smb_model();
-	bool sel[KNOB_COUNT] = { false }, wl[BENCH_NWORKLOADS];
-	struct tuner_opts o = { .protos = PROTO_SMB,
-				.goal = "throughput",
-				.pairs = 8,
-				.budget_s = 1e6,
-				.sel = sel };
-	struct tuner_ops ops = {
-		.arg = &s, .install = sim_install, .measure = sim_measure, .clock = sim_clock
-	};
 	struct tuner_result r;
 	json_t *doc = json_object(), *plan;
 	const char *why;
-	char err[256];
 
 	(void)state;
-	sel[KNOB_SMB_SMB_ENCRYPT] = sel[KNOB_SMB_SERVER_SIGNING] = true;
 	tuner_set_knob(m, KNOB_SMB_SMB_ENCRYPT, "required", KNOB_TUNED);
 	tuner_set_knob(m, KNOB_SMB_SERVER_SIGNING, "required", KNOB_TUNED);
-	o.wlmask = tune_goal_workloads(GOAL_THROUGHPUT, wl);
-	sim_init(&s, 5);
-	s.effect = hidden_signing;
-	assert_int_equal(tuner_run(m, &o, &ops, &r, doc, err, sizeof(err)), 0);
+	tune_selected(&s, m, ids, PROTO_SMB, 5, hidden_signing, &r, doc);
 	plan = json_object_get(doc, "plan");
 	why = r.dec[KNOB_SMB_SMB_ENCRYPT].reason;
 	printf("# distinct: plan %lld candidates; encryption: %s\n",
@@ -614,28 +626,16 @@ test_family_distinct(void **state)
 static void
 test_after_tuned_protocols(void **state)
 {
+	static const enum knob_id ids[] = { KNOB_SMB_SMB_ENCRYPT, KNOB_COUNT };
 	struct sim s;
 	struct model *m = smb_model();
-	bool sel[KNOB_COUNT] = { false }, wl[BENCH_NWORKLOADS];
-	struct tuner_opts o = { .protos = PROTO_SMB | PROTO_NFS,
-				.goal = "throughput",
-				.pairs = 8,
-				.budget_s = 1e6,
-				.sel = sel };
-	struct tuner_ops ops = {
-		.arg = &s, .install = sim_install, .measure = sim_measure, .clock = sim_clock
-	};
 	struct tuner_result r;
 	json_t *doc = json_object();
-	char err[256], *fresh, *same;
+	char *fresh, *same;
 
 	(void)state;
-	sel[KNOB_SMB_SMB_ENCRYPT] = true;
 	tuner_set_knob(m, KNOB_SMB_SMB_ENCRYPT, "required", KNOB_TUNED);
-	o.wlmask = tune_goal_workloads(GOAL_THROUGHPUT, wl);
-	sim_init(&s, 9);
-	s.effect = hidden_signing;
-	assert_int_equal(tuner_run(m, &o, &ops, &r, doc, err, sizeof(err)), 0);
+	tune_selected(&s, m, ids, PROTO_SMB | PROTO_NFS, 9, hidden_signing, &r, doc);
 	fresh = json_dumps(json_object_get(doc, "after_protocols"), JSON_COMPACT);
 	same = json_dumps(json_object_get(doc, "unchanged_protocols"), JSON_COMPACT);
 	printf("# after-score over %s, unchanged %s, measure calls asked for 0x%x\n", fresh, same,
@@ -715,12 +715,18 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_signed_rank),	   cmocka_unit_test(test_placebo_drift),
-		cmocka_unit_test(test_placebo_cold_start), cmocka_unit_test(test_real_effect),
-		cmocka_unit_test(test_step_unsteady),	   cmocka_unit_test(test_budget),
-		cmocka_unit_test(test_after_score),	   cmocka_unit_test(test_encryption_first),
-		cmocka_unit_test(test_later_pass),	   cmocka_unit_test(test_control_old_rule),
-		cmocka_unit_test(test_family_distinct), cmocka_unit_test(test_after_tuned_protocols),
+		cmocka_unit_test(test_signed_rank),
+		cmocka_unit_test(test_placebo_drift),
+		cmocka_unit_test(test_placebo_cold_start),
+		cmocka_unit_test(test_real_effect),
+		cmocka_unit_test(test_step_unsteady),
+		cmocka_unit_test(test_budget),
+		cmocka_unit_test(test_after_score),
+		cmocka_unit_test(test_encryption_first),
+		cmocka_unit_test(test_later_pass),
+		cmocka_unit_test(test_control_old_rule),
+		cmocka_unit_test(test_family_distinct),
+		cmocka_unit_test(test_after_tuned_protocols),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
