@@ -50,7 +50,6 @@ struct tstate {
 	bool mtu_stays;			/* ops->mtu_may_grow said no: the step is a probe only */
 	unsigned accepted[MAX_ACCEPTS]; /* protocol mask of each change accepted, in order */
 	size_t naccepted;
-	unsigned start_protos;	       /* the protocols the start measured (tuned_protos) */
 	size_t decided_at[KNOB_COUNT]; /* naccepted when the knob was last decided */
 	char err[512];
 };
@@ -1074,15 +1073,13 @@ merge_protos(struct bench_results *dst, const struct bench_results *src, unsigne
 
 /* The protocols this tune's knobs can change: those the eligible knobs with a candidate
  * measure (a host knob: every one). The rest keep their configuration whatever the tune
- * decides, so neither the start nor the after-score measures them. --exhaustive: all. */
+ * decides, so neither the start nor the after-score measures them (nor does the grid). */
 static unsigned
 tuned_protos(struct tstate *s)
 {
 	unsigned mask = 0;
 	const char *vals[16];
 
-	if (s->o->exhaustive)
-		return s->o->protos;
 	for (const struct knob *k = knob_first(); k; k = knob_next(k)) {
 		struct tuner_decision d = { 0 };
 
@@ -1099,15 +1096,14 @@ measure_start(struct tstate *s)
 {
 	/* Enough runs to know what a run costs and where the incumbent stands; its decisions
 	 * come from the windows. */
-	unsigned n = s->o->pairs / 2 > 3 ? s->o->pairs / 2 : 3;
+	unsigned n = s->o->pairs / 2 > 3 ? s->o->pairs / 2 : 3, protos = tuned_protos(s);
 	double *sc = xmalloc(n * sizeof(*sc)), t;
 	int rc = 0;
 
 	say(s, "tune: measuring the starting configuration (%s goal)",
 	    s->o->goal ? s->o->goal : "the");
-	s->start_protos = tuned_protos(s);
 	for (unsigned b = 1; b < NMASK && rc == 0; b <<= 1) {
-		if (!(s->start_protos & b))
+		if (!(protos & b))
 			continue;
 		/* In blocks of two runs without a warm-up, as the windows measure the incumbent:
 		 * the first window's steadiness is judged against runs of the same kind. */
