@@ -118,6 +118,9 @@ struct model {
 struct model *model_new(void);
 void model_free(struct model *m);
 
+/* The name of one PROTO_* bit ("smb", "nfs", "afp"), or NULL; and the bit of a name, or 0. */
+const char *model_proto_name(unsigned proto);
+unsigned model_proto_bit(const char *name);
 /* true when any share uses proto (and the protocol is enabled). */
 bool model_uses(const struct model *m, unsigned proto);
 /* true when any share is a Time Machine target. */

@@ -9,15 +9,6 @@
 #include "knobs.h"
 #include "model.h"
 
-static const char *
-proto_name(unsigned proto)
-{
-	return proto == PROTO_SMB   ? "smb"
-	       : proto == PROTO_NFS ? "nfs"
-	       : proto == PROTO_AFP ? "afp"
-				    : NULL;
-}
-
 static json_t *
 cmd_knobs_json(const struct model *m, const struct knob *k)
 {
@@ -51,8 +42,8 @@ cmd_knobs_json(const struct model *m, const struct knob *k)
 	/* tune.reason: why tune leaves the knob alone, when it may try none of its values. */
 	return json_pack("{s:s, s:s?, s:s, s:s, s:s?, s:s?, s:s, s:s?, s:s?, s:o, s:s, s:o, "
 			 "s:s, s:o, s:s, s:{s:b, s:s?, s:o}}",
-			 "name", k->name, "protocol", proto_name(k->proto), "parameter", k->param,
-			 "where", k->where, "file", knob_place_file(k->place), "value",
+			 "name", k->name, "protocol", model_proto_name(k->proto), "parameter",
+			 k->param, "where", k->where, "file", knob_place_file(k->place), "value",
 			 knob_value(m, k->id), "source", knob_src_name(src), "set_at",
 			 at[0] ? at : NULL, "default", k->dflt, "candidates", vals, "safety",
 			 knob_safety_name(k->safety), "unsafe_values", unsafe, "effect",
@@ -70,8 +61,9 @@ cmd_knobs_text(const struct model *m, const struct knob *k)
 	size_t i, nok = 0;
 	unsigned b;
 
-	printf("%s  [%s] %s: %s\n", k->name, proto_name(k->proto) ? proto_name(k->proto) : "host",
-	       k->where, k->param);
+	printf("%s  [%s] %s: %s\n", k->name,
+	       model_proto_name(k->proto) ? model_proto_name(k->proto) : "host", k->where,
+	       k->param);
 	if (src == KNOB_UNSET)
 		printf("  value:      unset (the daemon's default%s%s)\n", k->dflt ? ": " : "",
 		       k->dflt ? k->dflt : "");

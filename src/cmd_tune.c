@@ -141,9 +141,7 @@ pick_targets(struct tuner *t, const char *creds)
 static unsigned
 target_proto(const struct ttarget *tt)
 {
-	return strcmp(tt->d->name, "smb") == 0	 ? PROTO_SMB
-	       : strcmp(tt->d->name, "nfs") == 0 ? PROTO_NFS
-						 : PROTO_AFP;
+	return model_proto_bit(tt->d->name);
 }
 
 /* Measures the configuration in force: every goal workload on every target of protos. Returns

@@ -88,6 +88,26 @@ model_free(struct model *m)
 	free(m);
 }
 
+static const char *const proto_names[] = { "smb", "nfs", "afp" };
+
+const char *
+model_proto_name(unsigned proto)
+{
+	for (unsigned i = 0; i < 3; i++)
+		if (proto == 1u << i)
+			return proto_names[i];
+	return NULL;
+}
+
+unsigned
+model_proto_bit(const char *name)
+{
+	for (unsigned i = 0; i < 3; i++)
+		if (name && strcmp(name, proto_names[i]) == 0)
+			return 1u << i;
+	return 0;
+}
+
 static bool
 proto_enabled(const struct model *m, unsigned proto)
 {

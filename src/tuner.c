@@ -1046,18 +1046,6 @@ merge_results(struct bench_results *dst, const struct bench_results *src)
 	}
 }
 
-/* The protocol bit of a result (0 for none of ours). */
-static unsigned
-result_proto(const struct bench_result *r)
-{
-	static const char *const names[] = { "smb", "nfs", "afp" };
-
-	for (unsigned i = 0; i < 3; i++)
-		if (strcmp(r->protocol, names[i]) == 0)
-			return 1u << i;
-	return 0;
-}
-
 /* Appends to dst the results of src whose protocol is in protos. */
 static void
 merge_protos(struct bench_results *dst, const struct bench_results *src, unsigned protos)
@@ -1065,7 +1053,7 @@ merge_protos(struct bench_results *dst, const struct bench_results *src, unsigne
 	struct bench_results sub = { 0 };
 
 	for (size_t i = 0; i < src->n; i++)
-		if (result_proto(&src->v[i]) & protos)
+		if (model_proto_bit(src->v[i].protocol) & protos)
 			bench_results_add(&sub, &src->v[i]);
 	merge_results(dst, &sub);
 	bench_results_clear(&sub);
@@ -1129,12 +1117,11 @@ measure_start(struct tstate *s)
 static json_t *
 protos_json(unsigned mask)
 {
-	static const char *const names[] = { "smb", "nfs", "afp" };
 	json_t *a = json_array();
 
-	for (unsigned i = 0; i < 3; i++)
-		if (mask & (1u << i))
-			json_array_append_new(a, json_string(names[i]));
+	for (unsigned b = 1; b < NMASK; b <<= 1)
+		if (mask & b)
+			json_array_append_new(a, json_string(model_proto_name(b)));
 	return a;
 }
 
