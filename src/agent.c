@@ -581,11 +581,17 @@ conn_thread(void *p)
 	/* The whole handshake within AGENT_HANDSHAKE_MS of the accept: it is one message. */
 	rc = agent_server_handshake(c->fd, a->o->key, AGENT_HANDSHAKE_MS, NASTUNE_VERSION, c->peer,
 				    &ss, nas, err, sizeof(err));
-	unauth_release(a, c);
 	if (rc < 0) {
+		/* Hang up before the slot is free: otherwise the accept loop can greet the
+		 * peer's next connection while this one is still open, and a peer would hold
+		 * more than AGENT_UNAUTH_PER_PEER greeted connections at once. */
+		close(c->fd);
+		c->fd = -1;
+		unauth_release(a, c);
 		log_warnx("agent: refused %s: %s", c->peer, err);
 		goto out;
 	}
+	unauth_release(a, c);
 	pthread_mutex_lock(&a->state);
 	full = a->authed >= (a->o->max_conns ? a->o->max_conns : 4);
 	if (!full)
@@ -604,7 +610,8 @@ conn_thread(void *p)
 	a->authed--;
 	pthread_mutex_unlock(&a->state);
 out:
-	close(c->fd);
+	if (c->fd >= 0)
+		close(c->fd);
 	pthread_mutex_lock(&a->state);
 	a->conns--;
 	pthread_mutex_unlock(&a->state);

@@ -3,10 +3,15 @@ top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 NASTUNE=${NASTUNE:-$top/build/nastune}
 _n=0
 plan() { echo "1..$1"; }
-# ok COND_EXIT_STATUS DESCRIPTION
+# ok COND_EXIT_STATUS DESCRIPTION [OUTPUT]: OUTPUT (its first 15 lines) is shown as TAP
+# diagnostics when the test fails.
 ok() {
 	_n=$((_n + 1))
-	if [ "$1" -eq 0 ]; then echo "ok $_n - $2"; else echo "not ok $_n - $2"; fi
+	if [ "$1" -eq 0 ]; then echo "ok $_n - $2"; else
+		echo "not ok $_n - $2"
+		[ -n "${3:-}" ] && printf '%s\n' "$3" | head -n 15 | sed 's/^/# /'
+	fi
+	return 0
 }
 # is GOT WANT DESCRIPTION
 is() {
