@@ -244,7 +244,9 @@ addrs_up() {
 }
 if [ -n "$nsp" ] && addrs_up; then
 	mkdir -p "$tmp/v6"
-	inns "$NASTUNE" agent --listen "[::]:$PW" --token-file "$tmp/key" --mount "smb=$tmp/v6" \
+	# nsenter execs the agent, so $! is the agent itself (through the inns function it would
+	# be a subshell, and the cleanup would leave the agent running).
+	nsenter --net="/proc/$nsp/ns/net" "$NASTUNE" agent --listen "[::]:$PW" --token-file "$tmp/key" --mount "smb=$tmp/v6" \
 		--no-advertise >"$tmp/v6.log" 2>&1 &
 	pids+=($!)
 	for _ in $(seq 50); do grep -q listening "$tmp/v6.log" && break; sleep 0.1; done
