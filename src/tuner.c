@@ -144,7 +144,9 @@ ensure_installed(struct tstate *s)
 	if ((rc = s->ops->install(s->ops->arg, s->m, s->err, sizeof(s->err))) < 0)
 		return rc;
 	t = now(s) - t;
-	{
+	/* The first install is the starting configuration, the one in force: it switches
+	 * nothing, so what it cost says nothing about a switch. */
+	if (s->installed) {
 		double *c = &s->install_cost[s->restart_pending];
 
 		*c = *c > 0 ? 0.7 * *c + 0.3 * t : t;
@@ -231,13 +233,32 @@ install_of(const struct tstate *s, bool restart)
 	return 2 * s->install_cost[0] > 1 ? 2 * s->install_cost[0] : 1;
 }
 
-/* A window of n pairs: 2 x n runs and an install at every switch (about n / 2 + 1), each a
- * restart when the knob needs one. */
+/* How many runs the blocks of a window of n pairs hold (the pairs of its groups): 4 when the
+ * window has 16 pairs or more and a switch (an install) costs at least one run, or no switch
+ * was timed yet; else 2. Blocks of two keep a pair's runs close in time; where a switch costs
+ * more than a run, the time between a pair's runs is mostly the install, so blocks of four
+ * lengthen it by at most two thirds (4R + S against 2R + S with S >= R) and halve the
+ * switches and the measure calls. Not below 16 pairs: each half of the incumbent's runs must
+ * span two measure calls at least, or the steadiness check within the window compares one
+ * call with another, and calls differ more than the runs within one (a fresh connection each:
+ * +/-10-20% between calls against +/-2% within, in the lab; 8-pair windows in blocks of four
+ * named a quiet machine unsteady in 4 of 7 tunes). */
+static size_t
+block_pairs(const struct tstate *s, unsigned protos, bool restart, size_t n)
+{
+	double inst = install_of(s, restart);
+
+	return n >= 16 && (inst <= 0 || inst >= run_cost(s, protos)) ? 4 : 2;
+}
+
+/* A window of n pairs: 2 x n runs and an install at every switch (about n / g + 1, g the
+ * block size), each a restart when the knob needs one. */
 static double
 pairs_cost(const struct tstate *s, unsigned protos, size_t n, bool restart)
 {
-	return scale_of(s, protos) * (2.0 * (double)n * run_cost(s, protos) +
-				      (double)(n / 2 + 1) * install_of(s, restart));
+	return scale_of(s, protos) *
+	       (2.0 * (double)n * run_cost(s, protos) +
+		(double)(n / block_pairs(s, protos, restart, n) + 1) * install_of(s, restart));
 }
 
 static double
@@ -322,18 +343,24 @@ median_log_ratio(const double *a, const double *b, size_t n)
 }
 
 /* The group of a window of n pairs that holds slot j: *g its index, *slot0 its first slot,
- * *pair0 its first pair, *size its pairs (2 or 1). Groups of two pairs come in couples, the
- * second mirroring the first, while four or more pairs remain; the rest are groups of one
- * pair, also alternating. */
+ * *pair0 its first pair, *size its pairs (gmax, 2 or 1). Groups of gmax pairs (2 or 4) come
+ * in couples, the second mirroring the first, while 2 x gmax or more pairs remain; then
+ * couples of groups of two while four or more remain; the rest are groups of one pair, also
+ * alternating. */
 static void
-group_of(size_t j, size_t n, size_t *g, size_t *slot0, size_t *pair0, size_t *size)
+group_of(size_t j, size_t n, size_t gmax, size_t *g, size_t *slot0, size_t *pair0, size_t *size)
 {
 	size_t left = n, s0 = 0, p0 = 0, gi = 0, gs = 1;
 	bool mirror = false;
 
 	while (left) {
-		gs = mirror || left >= 4 ? 2 : 1;
-		mirror = gs == 2 && !mirror;
+		if (mirror) {
+			mirror = false; /* the second of a couple: the first's size */
+		} else {
+			for (gs = gmax; gs > 1 && left<2 * gs; gs = gs> 2 ? 2 : 1)
+				;
+			mirror = gs > 1;
+		}
 		if (j < s0 + 2 * gs)
 			break;
 		s0 += 2 * gs;
@@ -347,18 +374,17 @@ group_of(size_t j, size_t n, size_t *g, size_t *slot0, size_t *pair0, size_t *si
 	*size = gs;
 }
 
-/* The order of a window of n pairs: slots 0..2n-1 in groups, A A B B then B B A A, ...;
- * what is left after the couples of those goes A B, B A, ... Each pair's runs are a group's
- * half apart, in the same place of their halves, and the lag's sign alternates from group to
- * group, so a linear drift cancels (up to one pair's lag when n is odd; an even n that is not
- * a multiple of four once left A A B B unmirrored, four lags to one side). Slot j runs the
- * candidate (*cand) for pair *pair. */
+/* The order of a window of n pairs: slots 0..2n-1 in groups, A A B B then B B A A, ... (with
+ * gmax 4: A A A A B B B B then B B B B A A A A); what is left after the couples of those goes
+ * A B, B A, ... Each pair's runs are a group's half apart, in the same place of their halves,
+ * and the lag's sign alternates from group to group, so a linear drift cancels (up to one
+ * pair's lag when n is odd). Slot j runs the candidate (*cand) for pair *pair. */
 static void
-slot(size_t j, size_t n, bool *cand, size_t *pair)
+slot(size_t j, size_t n, size_t gmax, bool *cand, size_t *pair)
 {
 	size_t g, s0, p0, gs, pos;
 
-	group_of(j, n, &g, &s0, &p0, &gs);
+	group_of(j, n, gmax, &g, &s0, &p0, &gs);
 	pos = j - s0;
 	*pair = p0 + pos % gs;
 	*cand = (pos < gs) == (g % 2 == 1);
@@ -369,17 +395,17 @@ slot(size_t j, size_t n, bool *cand, size_t *pair)
  * incumbent the cold first run of a call in pairs where the candidate has a warm one. Within
  * a group both sides of a pair hold the same place in their blocks. */
 static size_t
-block_end(size_t j, size_t n)
+block_end(size_t j, size_t n, size_t gmax)
 {
 	size_t g, s0, p0, gs;
 
-	group_of(j, n, &g, &s0, &p0, &gs);
+	group_of(j, n, gmax, &g, &s0, &p0, &gs);
 	return j < s0 + gs ? s0 + gs : s0 + 2 * gs;
 }
 
 /* How many pairs have both runs among the slots before j. */
 static size_t
-pairs_done(size_t j, size_t n)
+pairs_done(size_t j, size_t n, size_t gmax)
 {
 	size_t done = 0;
 
@@ -390,7 +416,7 @@ pairs_done(size_t j, size_t n)
 			bool c;
 			size_t q;
 
-			slot(i, n, &c, &q);
+			slot(i, n, gmax, &c, &q);
 			if (q == p)
 				last = i;
 		}
@@ -412,7 +438,7 @@ window(struct tstate *s, const struct knob *k, const char *v, unsigned kp, size_
 	const char *cur = knob_value(s->m, k->id);
 	char *old = cur ? xstrdup(cur) : NULL;
 	enum knob_src osrc = knob_source(s->m, k->id);
-	size_t half = (n + 1) / 2, j = 0, e;
+	size_t half = (n + 1) / 2, j = 0, e, gmax = block_pairs(s, kp, restarts(k), n);
 	double *tmp = xmalloc(2 * n * sizeof(*tmp));
 	bool checked = false;
 	int rc = 0;
@@ -423,8 +449,8 @@ window(struct tstate *s, const struct knob *k, const char *v, unsigned kp, size_
 		bool b, be;
 		size_t p;
 
-		slot(j, n, &b, &p); /* slot j runs the candidate (b) */
-		e = block_end(j, n);
+		slot(j, n, gmax, &b, &p); /* slot j runs the candidate (b) */
+		e = block_end(j, n, gmax);
 		if (b)
 			setk(s, k->id, v, KNOB_TUNED);
 		else
@@ -432,11 +458,11 @@ window(struct tstate *s, const struct knob *k, const char *v, unsigned kp, size_
 		if ((rc = measure(s, kp, (unsigned)(e - j), 0, tmp, NULL)) < 0)
 			break;
 		for (size_t i = j; i < e; i++) {
-			slot(i, n, &be, &p);
+			slot(i, n, gmax, &be, &p);
 			(b ? cand : inc)[p] = tmp[i - j];
 		}
 		j = e;
-		*done = pairs_done(j, n);
+		*done = pairs_done(j, n, gmax);
 		if (may_stop && !checked && *done >= half && *done < n) {
 			checked = true;
 			if (median_log_ratio(inc, cand, *done) <= 0) {
@@ -602,7 +628,10 @@ confirm(struct tstate *s, const struct knob *k, const char *v, unsigned kp, doub
 	    "tune: %s = %s: %+.1f%% (p=%.4f, above %.4f after the correction): measuring %zu "
 	    "more pairs to confirm",
 	    k->name, v, 100 * first.effect, first.p_better, bar, e);
-	if ((rc = window(s, k, v, kp, e, false, xi, xc, &got, &early)) < 0)
+	/* Like a window, the block stops at its half when it is not better so far: it must
+	 * lean the candidate's way by itself to confirm, and half a block against it can
+	 * hardly turn. That only ever keeps a value, so the error rate cannot grow. */
+	if ((rc = window(s, k, v, kp, e, true, xi, xc, &got, &early)) < 0)
 		goto out;
 	*inc = xreallocarray(*inc, n + got, sizeof(**inc));
 	*cand = xreallocarray(*cand, n + got, sizeof(**cand));
@@ -623,6 +652,12 @@ confirm(struct tstate *s, const struct knob *k, const char *v, unsigned kp, doub
 			 "%+.0f%% before the confirming pairs, beyond its spread of +/-%.0f%%",
 			 100 * first.effect, first.p_better, 100 * st.shift, 100 * st.spread);
 		rc = OUT_UNSTEADY;
+	} else if (early) {
+		snprintf(why, whylen,
+			 "not confirmed: %+.1f%% (p=%.4f) in its window; the confirming block "
+			 "stopped after %zu of its %zu pairs, not better so far (%+.1f%%)",
+			 100 * first.effect, first.p_better, got, e, 100 * blk.effect);
+		rc = OUT_KEPT;
 	} else if (blk.effect > 0 && res->effect >= TUNE_MIN_GAIN && pc < bar) {
 		snprintf(why, whylen,
 			 "confirmed by %zu more pairs (%+.1f%%, p=%.4f there; p=%.4f combined with "
@@ -1144,7 +1179,7 @@ score_json(const double *v, size_t n)
 static int
 final_pairing(struct tstate *s, const struct snap *start, const struct snap *chosen)
 {
-	size_t n = s->o->pairs, j = 0, e;
+	size_t n = s->o->pairs, j = 0, e, gmax;
 	double *a = xcalloc(n, sizeof(*a)), *b = xcalloc(n, sizeof(*b)), *tmp;
 	struct tune_pairs p = { .p_better = 1, .p_worse = 1 };
 	struct tune_steady st;
@@ -1177,19 +1212,21 @@ final_pairing(struct tstate *s, const struct snap *start, const struct snap *cho
 	    "by side",
 	    n);
 	tmp = xmalloc(2 * n * sizeof(*tmp));
+	gmax = block_pairs(s, tp, s->restart_changed, n);
+	json_object_set_new(s->doc, "after_block_runs", json_integer((json_int_t)gmax));
 	while (j < 2 * n && rc == 0) {
 		bool cb, ce;
 		size_t pi;
 		struct bench_results got = { 0 };
 
-		slot(j, n, &cb, &pi);
-		e = block_end(j, n);
+		slot(j, n, gmax, &cb, &pi);
+		e = block_end(j, n, gmax);
 		snap_put(s, cb ? chosen : start);
 		rc = measure(s, tp, (unsigned)(e - j), 0, tmp, &got);
 		if (rc == 0) {
 			merge_results(cb ? &s->r->after : &s->r->before, &got);
 			for (size_t i = j; i < e; i++) {
-				slot(i, n, &ce, &pi);
+				slot(i, n, gmax, &ce, &pi);
 				(cb ? b : a)[pi] = tmp[i - j];
 			}
 		}
