@@ -233,32 +233,13 @@ install_of(const struct tstate *s, bool restart)
 	return 2 * s->install_cost[0] > 1 ? 2 * s->install_cost[0] : 1;
 }
 
-/* How many runs the blocks of a window of n pairs hold (the pairs of its groups): 4 when the
- * window has 16 pairs or more and a switch (an install) costs at least one run, or no switch
- * was timed yet; else 2. Blocks of two keep a pair's runs close in time; where a switch costs
- * more than a run, the time between a pair's runs is mostly the install, so blocks of four
- * lengthen it by at most two thirds (4R + S against 2R + S with S >= R) and halve the
- * switches and the measure calls. Not below 16 pairs: each half of the incumbent's runs must
- * span two measure calls at least, or the steadiness check within the window compares one
- * call with another, and calls differ more than the runs within one (a fresh connection each:
- * +/-10-20% between calls against +/-2% within, in the lab; 8-pair windows in blocks of four
- * named a quiet machine unsteady in 4 of 7 tunes). */
-static size_t
-block_pairs(const struct tstate *s, unsigned protos, bool restart, size_t n)
-{
-	double inst = install_of(s, restart);
-
-	return n >= 16 && (inst <= 0 || inst >= run_cost(s, protos)) ? 4 : 2;
-}
-
-/* A window of n pairs: 2 x n runs and an install at every switch (about n / g + 1, g the
- * block size), each a restart when the knob needs one. */
+/* A window of n pairs: 2 x n runs and an install at every switch (about n / 2 + 1), each a
+ * restart when the knob needs one. */
 static double
 pairs_cost(const struct tstate *s, unsigned protos, size_t n, bool restart)
 {
-	return scale_of(s, protos) *
-	       (2.0 * (double)n * run_cost(s, protos) +
-		(double)(n / block_pairs(s, protos, restart, n) + 1) * install_of(s, restart));
+	return scale_of(s, protos) * (2.0 * (double)n * run_cost(s, protos) +
+				      (double)(n / 2 + 1) * install_of(s, restart));
 }
 
 static double
@@ -343,24 +324,18 @@ median_log_ratio(const double *a, const double *b, size_t n)
 }
 
 /* The group of a window of n pairs that holds slot j: *g its index, *slot0 its first slot,
- * *pair0 its first pair, *size its pairs (gmax, 2 or 1). Groups of gmax pairs (2 or 4) come
- * in couples, the second mirroring the first, while 2 x gmax or more pairs remain; then
- * couples of groups of two while four or more remain; the rest are groups of one pair, also
- * alternating. */
+ * *pair0 its first pair, *size its pairs (2 or 1). Groups of two pairs come in couples, the
+ * second mirroring the first, while four or more pairs remain; the rest are groups of one
+ * pair, also alternating. */
 static void
-group_of(size_t j, size_t n, size_t gmax, size_t *g, size_t *slot0, size_t *pair0, size_t *size)
+group_of(size_t j, size_t n, size_t *g, size_t *slot0, size_t *pair0, size_t *size)
 {
 	size_t left = n, s0 = 0, p0 = 0, gi = 0, gs = 1;
 	bool mirror = false;
 
 	while (left) {
-		if (mirror) {
-			mirror = false; /* the second of a couple: the first's size */
-		} else {
-			for (gs = gmax; gs > 1 && left<2 * gs; gs = gs> 2 ? 2 : 1)
-				;
-			mirror = gs > 1;
-		}
+		gs = mirror || left >= 4 ? 2 : 1;
+		mirror = gs == 2 && !mirror;
 		if (j < s0 + 2 * gs)
 			break;
 		s0 += 2 * gs;
@@ -374,17 +349,18 @@ group_of(size_t j, size_t n, size_t gmax, size_t *g, size_t *slot0, size_t *pair
 	*size = gs;
 }
 
-/* The order of a window of n pairs: slots 0..2n-1 in groups, A A B B then B B A A, ... (with
- * gmax 4: A A A A B B B B then B B B B A A A A); what is left after the couples of those goes
- * A B, B A, ... Each pair's runs are a group's half apart, in the same place of their halves,
- * and the lag's sign alternates from group to group, so a linear drift cancels (up to one
- * pair's lag when n is odd). Slot j runs the candidate (*cand) for pair *pair. */
+/* The order of a window of n pairs: slots 0..2n-1 in groups, A A B B then B B A A, ...;
+ * what is left after the couples of those goes A B, B A, ... Each pair's runs are a group's
+ * half apart, in the same place of their halves, and the lag's sign alternates from group to
+ * group, so a linear drift cancels (up to one pair's lag when n is odd; an even n that is not
+ * a multiple of four once left A A B B unmirrored, four lags to one side). Slot j runs the
+ * candidate (*cand) for pair *pair. */
 static void
-slot(size_t j, size_t n, size_t gmax, bool *cand, size_t *pair)
+slot(size_t j, size_t n, bool *cand, size_t *pair)
 {
 	size_t g, s0, p0, gs, pos;
 
-	group_of(j, n, gmax, &g, &s0, &p0, &gs);
+	group_of(j, n, &g, &s0, &p0, &gs);
 	pos = j - s0;
 	*pair = p0 + pos % gs;
 	*cand = (pos < gs) == (g % 2 == 1);
@@ -395,17 +371,17 @@ slot(size_t j, size_t n, size_t gmax, bool *cand, size_t *pair)
  * incumbent the cold first run of a call in pairs where the candidate has a warm one. Within
  * a group both sides of a pair hold the same place in their blocks. */
 static size_t
-block_end(size_t j, size_t n, size_t gmax)
+block_end(size_t j, size_t n)
 {
 	size_t g, s0, p0, gs;
 
-	group_of(j, n, gmax, &g, &s0, &p0, &gs);
+	group_of(j, n, &g, &s0, &p0, &gs);
 	return j < s0 + gs ? s0 + gs : s0 + 2 * gs;
 }
 
 /* How many pairs have both runs among the slots before j. */
 static size_t
-pairs_done(size_t j, size_t n, size_t gmax)
+pairs_done(size_t j, size_t n)
 {
 	size_t done = 0;
 
@@ -416,7 +392,7 @@ pairs_done(size_t j, size_t n, size_t gmax)
 			bool c;
 			size_t q;
 
-			slot(i, n, gmax, &c, &q);
+			slot(i, n, &c, &q);
 			if (q == p)
 				last = i;
 		}
@@ -438,7 +414,7 @@ window(struct tstate *s, const struct knob *k, const char *v, unsigned kp, size_
 	const char *cur = knob_value(s->m, k->id);
 	char *old = cur ? xstrdup(cur) : NULL;
 	enum knob_src osrc = knob_source(s->m, k->id);
-	size_t half = (n + 1) / 2, j = 0, e, gmax = block_pairs(s, kp, restarts(k), n);
+	size_t half = (n + 1) / 2, j = 0, e;
 	double *tmp = xmalloc(2 * n * sizeof(*tmp));
 	bool checked = false;
 	int rc = 0;
@@ -449,8 +425,8 @@ window(struct tstate *s, const struct knob *k, const char *v, unsigned kp, size_
 		bool b, be;
 		size_t p;
 
-		slot(j, n, gmax, &b, &p); /* slot j runs the candidate (b) */
-		e = block_end(j, n, gmax);
+		slot(j, n, &b, &p); /* slot j runs the candidate (b) */
+		e = block_end(j, n);
 		if (b)
 			setk(s, k->id, v, KNOB_TUNED);
 		else
@@ -458,11 +434,11 @@ window(struct tstate *s, const struct knob *k, const char *v, unsigned kp, size_
 		if ((rc = measure(s, kp, (unsigned)(e - j), 0, tmp, NULL)) < 0)
 			break;
 		for (size_t i = j; i < e; i++) {
-			slot(i, n, gmax, &be, &p);
+			slot(i, n, &be, &p);
 			(b ? cand : inc)[p] = tmp[i - j];
 		}
 		j = e;
-		*done = pairs_done(j, n, gmax);
+		*done = pairs_done(j, n);
 		if (may_stop && !checked && *done >= half && *done < n) {
 			checked = true;
 			if (median_log_ratio(inc, cand, *done) <= 0) {
@@ -1179,7 +1155,7 @@ score_json(const double *v, size_t n)
 static int
 final_pairing(struct tstate *s, const struct snap *start, const struct snap *chosen)
 {
-	size_t n = s->o->pairs, j = 0, e, gmax;
+	size_t n = s->o->pairs, j = 0, e;
 	double *a = xcalloc(n, sizeof(*a)), *b = xcalloc(n, sizeof(*b)), *tmp;
 	struct tune_pairs p = { .p_better = 1, .p_worse = 1 };
 	struct tune_steady st;
@@ -1212,21 +1188,19 @@ final_pairing(struct tstate *s, const struct snap *start, const struct snap *cho
 	    "by side",
 	    n);
 	tmp = xmalloc(2 * n * sizeof(*tmp));
-	gmax = block_pairs(s, tp, s->restart_changed, n);
-	json_object_set_new(s->doc, "after_block_runs", json_integer((json_int_t)gmax));
 	while (j < 2 * n && rc == 0) {
 		bool cb, ce;
 		size_t pi;
 		struct bench_results got = { 0 };
 
-		slot(j, n, gmax, &cb, &pi);
-		e = block_end(j, n, gmax);
+		slot(j, n, &cb, &pi);
+		e = block_end(j, n);
 		snap_put(s, cb ? chosen : start);
 		rc = measure(s, tp, (unsigned)(e - j), 0, tmp, &got);
 		if (rc == 0) {
 			merge_results(cb ? &s->r->after : &s->r->before, &got);
 			for (size_t i = j; i < e; i++) {
-				slot(i, n, gmax, &ce, &pi);
+				slot(i, n, &ce, &pi);
 				(cb ? b : a)[pi] = tmp[i - j];
 			}
 		}

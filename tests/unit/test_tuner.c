@@ -169,8 +169,8 @@ smb_model(void)
 
 /* What runs and switches cost: regime 0, a run costs twice an install (large files, a quick
  * reload); regime 1, an install costs 2.5 runs, as in the lab (32 MiB runs of ~85 ms against
- * a reload and its check of ~200 ms): the tuner's windows of 16 pairs or more (confirming
- * blocks) then use blocks of four runs. The tests of the search's error rates run in both. */
+ * a reload and its check of ~200 ms): a drift moves further during a switch than during a
+ * run. The tests of the search's error rates run in both. */
 static int regime;
 static const char *const regime_name[] = { "runs cost more than switches",
 					   "switches cost more than runs" };
@@ -737,101 +737,6 @@ test_signed_rank(void **state)
 	}
 }
 
-/* The window's blocks: in a window of 16 pairs or more where a switch costs more than a run
- * (or before a switch was timed), blocks of four runs (A A A A B B B B | B B B B A A A A ...:
- * half the measure calls and installs); else blocks of two, and always in windows of fewer
- * than 16 pairs (each half of the incumbent's runs must span two calls). Either way a linear
- * drift cancels: with no noise and a drift of +30% over 100 s, a placebo reads as (almost) no
- * effect, where a block's lag alone is +2% or more. */
-static double
-sendfile_gain(const struct model *m)
-{
-	const char *v = knob_value(m, KNOB_SMB_USE_SENDFILE);
-
-	return v && strcmp(v, "yes") == 0 ? 1.2 : 1;
-}
-
-static void
-tune_pairs_sel(struct sim *s, struct model *m, unsigned pairs,
-	       double (*effect)(const struct model *), struct tuner_result *r, json_t *doc)
-{
-	bool sel[KNOB_COUNT] = { false }, wl[BENCH_NWORKLOADS];
-	struct tuner_opts o = { .protos = PROTO_SMB,
-				.goal = "throughput",
-				.pairs = pairs,
-				.budget_s = 1e6,
-				.sel = sel };
-	struct tuner_ops ops = {
-		.arg = s, .install = sim_install, .measure = sim_measure, .clock = sim_clock
-	};
-	char err[256];
-
-	sel[KNOB_SMB_USE_SENDFILE] = true;
-	o.wlmask = tune_goal_workloads(GOAL_THROUGHPUT, wl);
-	s->effect = effect;
-	assert_int_equal(tuner_run(m, &o, &ops, r, doc, err, sizeof(err)), 0);
-}
-
-static void
-test_block_order(void **state)
-{
-	unsigned calls[2];
-
-	(void)state;
-	for (regime = 0; regime < 2; regime++) {
-		struct sim s;
-		struct model *m = smb_model();
-		struct tuner_result r;
-		json_t *doc = json_object();
-		double eff;
-
-		/* no noise, a linear drift; a placebo */
-		sim_init(&s, 3);
-		s.noise = 0;
-		s.drift = 0.30;
-		s.drift_span = 100;
-		tune_pairs_sel(&s, m, 16, NULL, &r, doc);
-		eff = r.dec[KNOB_SMB_USE_SENDFILE].effect;
-		printf("# %s: a placebo under a linear drift (no noise), 16 pairs, reads %+.2f%%: "
-		       "%s\n",
-		       regime_name[regime], 100 * eff, r.dec[KNOB_SMB_USE_SENDFILE].reason);
-		assert_true(fabs(eff) < 0.005);
-		assert_false(r.dec[KNOB_SMB_USE_SENDFILE].applied);
-		tuner_result_release(&r);
-		json_decref(doc);
-		model_free(m);
-		/* a real +20%, 16 pairs: accepted; the after-score in blocks of 4 (or 2) */
-		m = smb_model();
-		doc = json_object();
-		sim_init(&s, 3);
-		tune_pairs_sel(&s, m, 16, sendfile_gain, &r, doc);
-		assert_true(r.dec[KNOB_SMB_USE_SENDFILE].applied);
-		assert_int_equal(json_integer_value(json_object_get(doc, "after_block_runs")),
-				 regime ? 4 : 2);
-		calls[regime] = s.measures;
-		tuner_result_release(&r);
-		json_decref(doc);
-		model_free(m);
-		/* 8 pairs: blocks of 2 whatever a switch costs */
-		m = smb_model();
-		doc = json_object();
-		sim_init(&s, 3);
-		tune_pairs_sel(&s, m, 8, sendfile_gain, &r, doc);
-		assert_true(r.dec[KNOB_SMB_USE_SENDFILE].applied);
-		assert_int_equal(json_integer_value(json_object_get(doc, "after_block_runs")), 2);
-		tuner_result_release(&r);
-		json_decref(doc);
-		model_free(m);
-	}
-	regime = 0;
-	printf("# a +20%% knob accepted in 16 pairs: %u measure calls where runs cost more, %u "
-	       "where switches do\n",
-	       calls[0], calls[1]);
-	/* The window, before any switch was timed, is in blocks of 4 in both (8 calls for 16
-	 * pairs); the after-score's 16 pairs take 16 calls in blocks of 2, 8 in blocks of 4. */
-	assert_int_equal(calls[0] - calls[1], 8);
-}
-
 /* A confirming block stops at its half when it is not better so far: a candidate that looked
  * +6% in its window (the first installs) and is -6% afterwards is, when its window was
  * significant only before the correction, sent to confirm; the block stops after half its
@@ -898,7 +803,6 @@ main(void)
 		cmocka_unit_test(test_control_old_rule),
 		cmocka_unit_test(test_family_distinct),
 		cmocka_unit_test(test_after_tuned_protocols),
-		cmocka_unit_test(test_block_order),
 		cmocka_unit_test(test_confirm_stops),
 	};
 
