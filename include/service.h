@@ -22,6 +22,10 @@ struct service_desc {
 			      * "none" (a file only nastune reads: tuned.conf) */
 };
 
+/* What a check follows: a reload, a tune trial's reload (whose next step measures the
+ * daemon, so a shorter wait for it to survive suffices), or a restart. */
+enum svc_check { SVC_CHECK_RELOAD, SVC_CHECK_TRIAL, SVC_CHECK_RESTART };
+
 struct service_backend {
 	const char *name;
 	/* Changes the running service so it reads its new files. Returns 0; 1 when the service
@@ -36,10 +40,10 @@ struct service_backend {
 	 * message in err (nothing was stopped when the start command cannot run). */
 	int (*restart)(const char *root, const struct service_desc *d, const char *pidfile,
 		       const char *start, bool force, char *err, size_t errlen);
-	/* After a reload or restart (restarted): 0 when it came back (alive; listening if it
+	/* After a reload or restart (kind): 0 when it came back (alive; listening if it
 	 * listened before), else -errno with a message. */
 	int (*check)(const char *root, const struct service_desc *d, const char *pidfile,
-		     bool was_listening, bool restarted, char *err, size_t errlen);
+		     bool was_listening, enum svc_check kind, char *err, size_t errlen);
 	bool needs_start; /* restart needs services.<svc>.start */
 };
 

@@ -905,8 +905,11 @@ reload_and_check(struct job *j, char *err, size_t errlen)
 		}
 		if (rc < 0)
 			return -1;
-		if ((rc = be->check(j->o->root, d, pidfile, j->listening[i], restarted, err,
-				    errlen)) < 0)
+		if ((rc = be->check(j->o->root, d, pidfile, j->listening[i],
+				    restarted	  ? SVC_CHECK_RESTART
+				    : j->o->trial ? SVC_CHECK_TRIAL
+						  : SVC_CHECK_RELOAD,
+				    err, errlen)) < 0)
 			return -1;
 		j->reloaded_mask |= 1u << i;
 		if (restarted) {

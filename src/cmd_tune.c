@@ -207,22 +207,26 @@ cb_install(void *arg, const struct model *m, char *err, size_t errlen)
 {
 	struct tuner *t = arg;
 	struct rendered r = { 0 };
+	struct apply_result res = { 0 };
+	unsigned daemons = (1u << SVC_SMB) | (1u << SVC_NFS) | (1u << SVC_AFP) | (1u << SVC_MDNS);
 	int rc;
 
 	if (cli_render(t->ctx, m, 0, &r) != EXIT_OK) {
 		snprintf(err, errlen, "cannot render the trial configuration");
 		return -EINVAL;
 	}
-	rc = apply_run(m, &r, &t->ao, NULL) == 0 ? 0 : -EIO;
+	rc = apply_run(m, &r, &t->ao, &res) == 0 ? 0 : -EIO;
 	render_clear(&r);
 	if (rc < 0)
 		snprintf(err, errlen, "the trial configuration could not be installed (see above)");
 	/* Every switch ends with the same pause, whatever it wrote: an install that slept in
 	 * I/O (fsync) earned the next runs more CPU against a busy machine (+12.5% for the
 	 * candidate's first run after its install, +5% for the incumbent's, in loaded traces);
-	 * after the pause both sides start from the same state. */
-	else
+	 * after the pause both sides start from the same state. A switch that reloaded a
+	 * daemon has had it already: both sides waited for the daemon in its check. */
+	else if (!((res.reloaded | res.restarted) & daemons))
 		usleep(50000);
+	apply_result_clear(&res);
 	return rc;
 }
 

@@ -342,9 +342,10 @@ systemd_restart(const char *root, const struct service_desc *d, const char *pidf
 
 static int
 systemd_check(const char *root, const struct service_desc *d, const char *pidfile,
-	      bool was_listening, bool restarted, char *err, size_t errlen)
+	      bool was_listening, enum svc_check kind, char *err, size_t errlen)
 {
 	char *argv[] = { "systemctl", "is-active", "--quiet", (char *)d->unit, NULL };
+	bool restarted = kind == SVC_CHECK_RESTART;
 
 	(void)root;
 	(void)pidfile;
@@ -665,8 +666,9 @@ pidfile_restart(const char *root, const struct service_desc *d, const char *pidf
 
 static int
 pidfile_check(const char *root, const struct service_desc *d, const char *pidfile,
-	      bool was_listening, bool restarted, char *err, size_t errlen)
+	      bool was_listening, enum svc_check kind, char *err, size_t errlen)
 {
+	bool restarted = kind == SVC_CHECK_RESTART;
 	const char *what = restarted ? "restart" : "reload";
 	char *path = NULL;
 	pid_t pid;
@@ -682,12 +684,13 @@ pidfile_check(const char *root, const struct service_desc *d, const char *pidfil
 		return -ESRCH;
 	}
 	/* After a reload, first until the daemon has taken its SIGHUP (no longer pending; at
-	 * most 250 ms), then a moment to act on it (or die of it): 100 ms. A restart's new
-	 * process gets 250 ms. A tune's trials reload at every switch, so this is most of
-	 * what a switch costs. */
+	 * most 250 ms), then a moment to act on it (or die of it): 100 ms; 50 ms after a tune
+	 * trial's, whose next step measures the daemon anyway (a daemon dead by then fails
+	 * that measurement). A restart's new process gets 250 ms. A tune's trials reload at
+	 * every switch, so this is most of what a switch costs. */
 	for (i = 0; !restarted && i < 25 && !hup_taken(pid); i++)
 		usleep(10000);
-	grace = restarted || i == 25 ? 5 : 2;
+	grace = restarted || i == 25 ? 5 : kind == SVC_CHECK_TRIAL ? 1 : 2;
 	for (i = 0; i < grace; i++) {
 		usleep(50000);
 		if (!pid_alive(pid)) {
@@ -726,13 +729,13 @@ none_restart(const char *root, const struct service_desc *d, const char *pidfile
 
 static int
 none_check(const char *root, const struct service_desc *d, const char *pidfile, bool was_listening,
-	   bool restarted, char *err, size_t errlen)
+	   enum svc_check kind, char *err, size_t errlen)
 {
 	(void)root;
 	(void)d;
 	(void)pidfile;
 	(void)was_listening;
-	(void)restarted;
+	(void)kind;
 	(void)err;
 	(void)errlen;
 	return 0;
