@@ -90,6 +90,13 @@ struct bench_opts {
 	void *progress_arg;
 	/* Set (by a signal handler) to stop: the run ends with -EINTR, scratch removed. */
 	const volatile sig_atomic_t *stop;
+	/* A scratch directory (a bench_scratch_name) the caller keeps across runs on one target,
+	 * or NULL: each run then works in a new one and removes it. Kept, it is made when
+	 * missing and left in place after the run with seq-read's file in it, which the next
+	 * runs of the same size read again instead of writing it anew (a tune measures one
+	 * target in dozens of short calls); whatever else a run made in it is removed at its
+	 * end. The caller removes it with bench_scratch_remove(). */
+	const char *keep_scratch;
 };
 
 #define BENCH_DEFAULT_SIZE (1ull << 30)
@@ -211,6 +218,12 @@ int bench_preflight(const struct bench_driver *d, struct bench_conn *c, const ch
  * into buf (random: a share user cannot plant it in advance). The next start removes it
  * (directory or file) once this process is gone. */
 void bench_scratch_name(char *buf, size_t len, const char *tag);
+
+/* Removes the kept scratch directory name (bench_opts.keep_scratch) from target t with
+ * driver d: connects, removes the tree, disconnects. A missing one is not an error. Returns 0
+ * or -errno with err. */
+int bench_scratch_remove(const struct bench_driver *d, const struct bench_target *t,
+			 const char *name, char *err, size_t errlen);
 
 /* Removes this host's stale scratch directories and files (of processes no longer alive) at
  * the root of the target behind c. Returns how many were removed, or -errno. */

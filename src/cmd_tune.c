@@ -44,6 +44,10 @@
 struct ttarget {
 	struct bench_target t;
 	const struct bench_driver *d;
+	/* The scratch directory the tune's loopback runs keep on this target (seq-read's file
+	 * is written once, not in every short call); removed when the tune ends. */
+	char keep[192];
+	bool used; /* a run was started on it: keep may exist */
 };
 
 struct tuner {
@@ -129,6 +133,7 @@ pick_targets(struct tuner *t, const char *creds)
 					bench_target_clear(&tt.t);
 					continue;
 				}
+				bench_scratch_name(tt.keep, sizeof(tt.keep), "tune");
 				t->tg = xreallocarray(t->tg, t->ntg + 1, sizeof(*t->tg));
 				t->tg[t->ntg++] = tt;
 				found = 1;
@@ -156,13 +161,17 @@ measure(struct tuner *t, unsigned protos, double **scores, size_t *n, struct ben
 
 	for (i = 0; i < t->ntg && rc == 0; i++)
 		for (w = 0; w < BENCH_NWORKLOADS && rc == 0; w++) {
+			struct bench_opts bo = t->bo;
+
 			if (!t->wl[w] || !(target_proto(&t->tg[i]) & protos))
 				continue;
+			bo.keep_scratch = t->tg[i].keep;
+			t->tg[i].used = true;
 			if (sigstop_caught)
 				rc = -EINTR;
 			else
-				rc = bench_run(t->tg[i].d, &t->tg[i].t, (enum bench_workload)w,
-					       &t->bo, &rs, err, errlen);
+				rc = bench_run(t->tg[i].d, &t->tg[i].t, (enum bench_workload)w, &bo,
+					       &rs, err, errlen);
 		}
 	if (rc == 0 && (rc = tune_scores(&rs, 0, scores, n)) < 0)
 		snprintf(err, errlen, "no throughput result to score");
@@ -1046,6 +1055,13 @@ record:
 usage:
 	status = EXIT_USAGE;
 out:
+	for (i = 0; i < t.ntg; i++) {
+		char e[512];
+
+		if (t.tg[i].used &&
+		    bench_scratch_remove(t.tg[i].d, &t.tg[i].t, t.tg[i].keep, e, sizeof(e)) < 0)
+			log_warnx("tune: %s", e);
+	}
 	if (handlers)
 		sigstop_restore(old_sig);
 	for (i = 0; i < t.ntg; i++)

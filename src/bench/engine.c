@@ -338,12 +338,26 @@ seq_write(struct run *r)
 	return 0;
 }
 
+/* seq-read's file: in a kept scratch directory its own name, which a run keeps at its end
+ * (keep_entry), and written only when a file of that size is not there yet. */
+#define KEPT_SEQ_READ "kept-seq-read.dat"
+
 static int
 seq_read_setup(struct run *r)
 {
+	struct bench_stat st;
 	char p[256];
 
-	spath(r, p, sizeof(p), "seq.dat");
+	spath(r, p, sizeof(p), r->o.keep_scratch ? KEPT_SEQ_READ : "seq.dat");
+	if (r->o.keep_scratch && r->d->stat(r->c, p, &st) == 0) {
+		int rc;
+
+		if (!st.is_dir && st.size == r->o.size)
+			return 0;
+		/* Another size (files are created exclusively): written anew. */
+		if ((rc = st.is_dir ? -EISDIR : r->d->unlink(r->c, p)) < 0)
+			return drv_fail(r, r->c, rc, "unlink", p, r->err);
+	}
 	return write_file(r, r->c, p, r->o.size, BLOCK, true, NULL, r->err);
 }
 
@@ -355,7 +369,7 @@ seq_read(struct run *r)
 	double t0;
 	int rc;
 
-	spath(r, p, sizeof(p), "seq.dat");
+	spath(r, p, sizeof(p), r->o.keep_scratch ? KEPT_SEQ_READ : "seq.dat");
 	t0 = timeutil_mono();
 	if ((rc = read_file(r, r->c, p, BLOCK, &got, r->err)) < 0)
 		return rc;
@@ -1300,6 +1314,60 @@ rm_tree(const struct bench_driver *d, struct bench_conn *c, const char *path, in
 	return first ? first : rc;
 }
 
+/* Removes everything in the scratch directory path but the file keep (a kept scratch
+ * directory at the end of a run). */
+static int
+rm_except(const struct bench_driver *d, struct bench_conn *c, const char *path, const char *keep)
+{
+	struct names ns = { 0 };
+	size_t i;
+	int rc, first = 0;
+
+	if (strncmp(path, BENCH_SCRATCH_PREFIX, strlen(BENCH_SCRATCH_PREFIX)) != 0)
+		return -EINVAL;
+	if ((rc = d->list(c, path, collect, &ns)) < 0) {
+		names_clear(&ns);
+		return rc;
+	}
+	for (i = 0; i < ns.n; i++) {
+		char *p;
+
+		if (!ns.dir[i] && strcmp(ns.v[i], keep) == 0)
+			continue;
+		p = xasprintf("%s/%s", path, ns.v[i]);
+		rc = ns.dir[i] ? rm_tree(d, c, p, 1) : d->unlink(c, p);
+		if (rc < 0 && !first)
+			first = rc;
+		free(p);
+	}
+	names_clear(&ns);
+	return first;
+}
+
+int
+bench_scratch_remove(const struct bench_driver *d, const struct bench_target *t, const char *name,
+		     char *err, size_t errlen)
+{
+	struct bench_conn *c = NULL;
+	struct bench_stat st;
+	int rc;
+
+	if ((rc = d->connect(t, &c, err, errlen)) < 0)
+		return rc;
+	rc = d->stat(c, name, &st);
+	if (rc == -ENOENT)
+		rc = 0;
+	else if (rc == 0 && !st.is_dir)
+		rc = -ENOTDIR;
+	else if (rc == 0)
+		rc = rm_tree(d, c, name, 0);
+	if (rc < 0)
+		snprintf(err, errlen, "cannot remove the scratch directory %s in %s: %s", name,
+			 t->url, rc == -ENOTDIR ? "not a directory" : d->error(c));
+	d->disconnect(c);
+	return rc;
+}
+
 static void
 host_name(char *buf, size_t len)
 {
@@ -1499,8 +1567,31 @@ prepare(struct run *r)
 				  bench_footprint(r->w, &r->o), r->o.force, r->err,
 				  sizeof(r->err))) < 0)
 		return rc;
-	snprintf(tag, sizeof(tag), "%u", __atomic_add_fetch(&seq, 1, __ATOMIC_SEQ_CST));
-	bench_scratch_name(r->scratch, sizeof(r->scratch), tag);
+	if (r->o.keep_scratch) {
+		struct bench_stat st;
+
+		if (strncmp(r->o.keep_scratch, BENCH_SCRATCH_PREFIX,
+			    strlen(BENCH_SCRATCH_PREFIX)) ||
+		    strchr(r->o.keep_scratch, '/') ||
+		    strlen(r->o.keep_scratch) >= sizeof(r->scratch)) {
+			snprintf(r->err, sizeof(r->err), "bad kept scratch directory name \"%s\"",
+				 r->o.keep_scratch);
+			return -EINVAL;
+		}
+		snprintf(r->scratch, sizeof(r->scratch), "%s", r->o.keep_scratch);
+		rc = r->d->stat(r->c, r->scratch, &st);
+		if (rc == 0 && st.is_dir)
+			return 0;
+		if (rc == 0) {
+			snprintf(r->err, sizeof(r->err), "%s in %s is not a directory", r->scratch,
+				 r->t->url);
+			r->scratch[0] = '\0';
+			return -ENOTDIR;
+		}
+	} else {
+		snprintf(tag, sizeof(tag), "%u", __atomic_add_fetch(&seq, 1, __ATOMIC_SEQ_CST));
+		bench_scratch_name(r->scratch, sizeof(r->scratch), tag);
+	}
 	if ((rc = r->d->mkdir(r->c, r->scratch)) < 0) {
 		snprintf(r->err, sizeof(r->err), "cannot create the scratch directory in %s: %s",
 			 r->t->url, r->d->error(r->c));
@@ -1607,7 +1698,10 @@ bench_run(const struct bench_driver *d, const struct bench_target *t, enum bench
 out:
 	if (r->c2)
 		d->disconnect(r->c2);
-	if (r->c && r->scratch[0] && (rc2 = rm_tree(d, r->c, r->scratch, 0)) < 0 && rc == 0) {
+	if (r->c && r->scratch[0] &&
+	    (rc2 = r->o.keep_scratch ? rm_except(d, r->c, r->scratch, KEPT_SEQ_READ)
+				     : rm_tree(d, r->c, r->scratch, 0)) < 0 &&
+	    rc == 0) {
 		snprintf(r->err, sizeof(r->err), "cannot remove the scratch directory %s in %s: %s",
 			 r->scratch, t->url, d->error(r->c));
 		rc = rc2;

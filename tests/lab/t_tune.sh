@@ -7,7 +7,7 @@
 # shellcheck source=tests/lab/lib.sh
 . "$(dirname "$0")/lib.sh"
 lab_ready
-plan 36
+plan 37
 
 cleanup() { rm -f "$SROOT/etc/nastune/tuned.conf"; "$LAB" apply "$DEMO" >/dev/null 2>&1; rm -rf "$WORK"; }
 trap cleanup EXIT
@@ -118,6 +118,8 @@ ok $? "the next apply restores the configuration the killed tune started from (j
 nts --json tune --knobs smb.use_sendfile --size 16M --repeat 5 --credentials "$CR" --dry-run
 [[ $rc = 0 ]]
 ok $? "a tune after the kill runs (and resumes what it can)" "$(both)"
+[[ -z $(find "$SROOT/srv" -maxdepth 2 -name '.nastune-bench-server-*') ]]
+ok $? "... and no scratch directory is left on the shares: its own kept one is removed at its end, the killed tune's by its start" "$(find "$SROOT/srv" -maxdepth 2 -name '.nastune-bench-*')"
 [[ $(smbconf) = "$pre" ]]
 ok $? "... dry run: configuration unchanged" "$(diff <(echo "$pre") <(smbconf))"
 nts --json tune --dry-run --budget 25s --size 16M --repeat 5 --credentials "$CR"
@@ -191,5 +193,5 @@ ok $? "a restart-class trial (Ganesha) is not restarted again at every later swi
 	grep -q 'nfs.versions = 4: not measured: the tune.s loopback NFS target mounts NFSv3' <<<"$err" &&
 	! grep -q 'nfs.versions.*failed' <<<"$err$out"
 ok $? "nfs.versions = 4 is not measured over the NFSv3 loopback target (it once failed the window: cannot mount)" "$(grep -i 'nfs.versions' <<<"$err$out")"
-[[ $TAP_N = 36 ]] || echo "# ran $TAP_N tests, planned 36"
+[[ $TAP_N = 37 ]] || echo "# ran $TAP_N tests, planned 37"
 done_testing

@@ -556,6 +556,81 @@ test_stale(void **state)
 	release(&h);
 }
 
+/* A kept scratch directory (a tune's): seq-read's file is written by the first run only and
+ * read again by the next ones; the directory stays with only that file in it; a run of
+ * another size writes it anew; what another workload made in it is gone at its end;
+ * bench_scratch_remove takes it away (and a missing one is no error); a name that is not a
+ * scratch name, or a file where the directory should be, is refused. */
+static void
+test_kept_scratch(void **state)
+{
+	struct bench_opts o = small_opts();
+	struct bench_results rs = { 0 };
+	struct bench_null_counts n;
+	struct bench_stat st;
+	char keep[192], err[512], p[256];
+	struct held h;
+
+	(void)state;
+	hold(&h, "null://eng");
+	bench_scratch_name(keep, sizeof(keep), "tune");
+	o.keep_scratch = keep;
+	bench_null_reset();
+	assert_int_equal(
+		bench_run(&bench_drv_null, &h.t, BENCH_SEQ_READ, &o, &rs, err, sizeof(err)), 0);
+	bench_null_counts(&n);
+	assert_int_equal(n.bytes_written, 4u << 20); /* the file, once */
+	assert_int_equal(n.ops[BNULL_MKDIR], 1);
+	assert_int_equal(bench_drv_null.stat(h.c, keep, &st), 0);
+	assert_true(st.is_dir);
+	assert_int_equal(bench_null_entries("eng"), 2); /* the directory and its file */
+	bench_null_reset();
+	assert_int_equal(
+		bench_run(&bench_drv_null, &h.t, BENCH_SEQ_READ, &o, &rs, err, sizeof(err)), 0);
+	bench_null_counts(&n);
+	assert_int_equal(n.bytes_written, 0); /* read again, not written */
+	assert_int_equal(n.ops[BNULL_MKDIR], 0);
+	assert_int_equal(n.bytes_read, 16u << 20);
+	/* another size: written anew */
+	o.size = 2u << 20;
+	bench_null_reset();
+	assert_int_equal(
+		bench_run(&bench_drv_null, &h.t, BENCH_SEQ_READ, &o, &rs, err, sizeof(err)), 0);
+	bench_null_counts(&n);
+	assert_int_equal(n.bytes_written, 2u << 20);
+	/* another workload's files go at its end; seq-read's stays */
+	assert_int_equal(
+		bench_run(&bench_drv_null, &h.t, BENCH_SMALL_FILES, &o, &rs, err, sizeof(err)), 0);
+	assert_int_equal(bench_null_entries("eng"), 2);
+	assert_int_equal(bench_scratch_remove(&bench_drv_null, &h.t, keep, err, sizeof(err)), 0);
+	assert_int_equal(bench_drv_null.stat(h.c, keep, &st), -ENOENT);
+	assert_int_equal(bench_null_entries("eng"), 0);
+	assert_int_equal(bench_scratch_remove(&bench_drv_null, &h.t, keep, err, sizeof(err)), 0);
+	/* refusals */
+	o.keep_scratch = "user-data";
+	assert_int_equal(
+		bench_run(&bench_drv_null, &h.t, BENCH_SEQ_READ, &o, &rs, err, sizeof(err)),
+		-EINVAL);
+	assert_non_null(strstr(err, "bad kept scratch directory name"));
+	{
+		struct bench_file *f;
+
+		assert_int_equal(bench_drv_null.open(h.c, keep, BENCH_WR | BENCH_CREATE, &f), 0);
+		bench_drv_null.close(h.c, f);
+	}
+	o.keep_scratch = keep;
+	assert_int_equal(
+		bench_run(&bench_drv_null, &h.t, BENCH_SEQ_READ, &o, &rs, err, sizeof(err)),
+		-ENOTDIR);
+	assert_int_equal(bench_scratch_remove(&bench_drv_null, &h.t, keep, err, sizeof(err)),
+			 -ENOTDIR);
+	snprintf(p, sizeof(p), "%s", keep);
+	assert_int_equal(bench_drv_null.unlink(h.c, p), 0);
+	assert_int_equal(bench_null_entries("eng"), 0);
+	bench_results_clear(&rs);
+	release(&h);
+}
+
 static void
 test_json_and_reports(void **state)
 {
@@ -762,6 +837,7 @@ main(void)
 		cmocka_unit_test(test_failure_mid_run),
 		cmocka_unit_test(test_stop_and_cold),
 		cmocka_unit_test(test_stale),
+		cmocka_unit_test(test_kept_scratch),
 		cmocka_unit_test(test_json_and_reports),
 		cmocka_unit_test(test_attribute),
 		cmocka_unit_test(test_durability),
