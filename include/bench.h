@@ -95,7 +95,8 @@ struct bench_opts {
 	 * missing and left in place after the run with seq-read's file in it, which the next
 	 * runs of the same size read again instead of writing it anew (a tune measures one
 	 * target in dozens of short calls); whatever else a run made in it is removed at its
-	 * end. The caller removes it with bench_scratch_remove(). */
+	 * end. The caller removes it with bench_scratch_remove(). Ignored by the posix driver:
+	 * locally each run makes its own. */
 	const char *keep_scratch;
 };
 

@@ -309,6 +309,25 @@ test_engine_swap(void **state)
 	free(before);
 }
 
+/* The local driver never keeps a scratch directory (bench_opts.keep_scratch is a tune's, for
+ * network shares): each run makes its own and removes it, so nothing is left at the root. */
+static void
+test_never_keeps(void **state)
+{
+	struct fx *f = *state;
+	struct bench_opts o = { .size = 1u << 20, .repeats = 2 };
+	struct bench_results rs = { 0 };
+	char keep[192], err[512], *before;
+
+	before = listing(f->share);
+	bench_scratch_name(keep, sizeof(keep), "tune");
+	o.keep_scratch = keep;
+	assert_int_equal(bench_run(D, &f->t, BENCH_SEQ_READ, &o, &rs, err, sizeof(err)), 0);
+	assert_listing(f->share, before);
+	bench_results_clear(&rs);
+	free(before);
+}
+
 /* The baseline's name was <prefix><host>-<pid>-disk at the share root, opened O_CREAT|O_TRUNC:
  * a symlink planted there for our pid made root truncate and overwrite its target. */
 static void
@@ -432,6 +451,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_baseline_refusals, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_preflight_huge, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stale, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_never_keeps, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
