@@ -86,6 +86,9 @@ tune_report_text(const json_t *doc, char *err, size_t errlen)
 			buf_printf(&out,
 				   "  (%s: no change applied touches it, so not measured again)\n",
 				   same);
+		if (json_is_false(json_object_get(doc, "after_confirmed")))
+			buf_printf(&out, "  (the after-score does not confirm the changes its "
+					 "windows accepted: none is applied)\n");
 		free(fresh);
 		free(same);
 	}

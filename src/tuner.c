@@ -51,6 +51,7 @@ struct tstate {
 	unsigned accepted[MAX_ACCEPTS]; /* protocol mask of each change accepted, in order */
 	size_t naccepted;
 	size_t decided_at[KNOB_COUNT]; /* naccepted when the knob was last decided */
+	double after_effect, after_p;  /* the after-score's comparison */
 	char err[512];
 };
 
@@ -1213,6 +1214,8 @@ final_pairing(struct tstate *s, const struct snap *start, const struct snap *cho
 		merge_protos(&s->r->before, &s->r->start, s->o->protos & ~tp);
 		merge_protos(&s->r->after, &s->r->start, s->o->protos & ~tp);
 		tune_compare_pairs(a, b, n, &p);
+		s->after_effect = p.effect;
+		s->after_p = p.p_better;
 		json_object_set_new(s->doc, "before", score_json(a, n));
 		json_object_set_new(s->doc, "after", score_json(b, n));
 		json_object_set_new(s->doc, "improvement", json_real(p.effect));
@@ -1226,6 +1229,43 @@ final_pairing(struct tstate *s, const struct snap *start, const struct snap *cho
 	free(a);
 	free(b);
 	return rc;
+}
+
+/* The changes are applied only when the after-score, fresh pairs of the chosen and the
+ * starting configuration measured at the end, confirms them: at least TUNE_MIN_GAIN and
+ * p < TUNE_ALPHA. Each change was accepted in its own window; a machine whose runs are
+ * correlated over longer than a pair (a load coming and going) can make a window lean, and
+ * the after-score is a fresh test of the same claim at another time. Otherwise the model
+ * goes back to the start and every change is kept out, its reason saying why. */
+static void
+after_veto(struct tstate *s, const struct snap *start)
+{
+	if (s->after_effect >= TUNE_MIN_GAIN && s->after_p < TUNE_ALPHA) {
+		json_object_set_new(s->doc, "after_confirmed", json_true());
+		return;
+	}
+	json_object_set_new(s->doc, "after_confirmed", json_false());
+	say(s,
+	    "tune: the after-score does not confirm the changes (%+.1f%%, p=%.4f; needs at least "
+	    "%+.0f%% and p < %.2f): none is applied",
+	    100 * s->after_effect, s->after_p, 100 * TUNE_MIN_GAIN, TUNE_ALPHA);
+	snap_put(s, start);
+	for (size_t i = 0; i < KNOB_COUNT; i++) {
+		struct tuner_decision *d = &s->r->dec[i];
+		size_t len = strlen(d->reason);
+
+		if (!d->applied || i == KNOB_NET_MTU)
+			continue;
+		d->applied = false;
+		free(d->after);
+		d->after = d->before ? xstrdup(d->before) : NULL;
+		snprintf(d->reason + len, sizeof(d->reason) - len,
+			 "; not applied: the after-score did not confirm the changes (%+.1f%%, "
+			 "p=%.4f)",
+			 100 * s->after_effect, s->after_p);
+		decided_json(s, d);
+	}
+	s->r->changed = false;
 }
 
 /* ---- --exhaustive: every combination, for validating the search ---- */
@@ -1499,6 +1539,8 @@ tuner_run(struct model *m, const struct tuner_opts *o, const struct tuner_ops *o
 	s.mtu_done = true;
 	if ((rc = final_pairing(&s, &start, &chosen)) < 0)
 		snprintf(err, errlen, "the after-score could not be measured: %s", s.err);
+	else if (r->changed)
+		after_veto(&s, &start);
 	/* The clients again only when they fit (the budget holds whatever the estimates). */
 	r->clients_after = o->clients_after && now(&s) - s.t0 + s.client_cost <= 1.03 * o->budget_s;
 out:
