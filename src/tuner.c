@@ -51,7 +51,6 @@ struct tstate {
 	unsigned accepted[MAX_ACCEPTS]; /* protocol mask of each change accepted, in order */
 	size_t naccepted;
 	size_t decided_at[KNOB_COUNT]; /* naccepted when the knob was last decided */
-	double after_effect, after_p;  /* the after-score's comparison */
 	char err[512];
 };
 
@@ -1214,8 +1213,6 @@ final_pairing(struct tstate *s, const struct snap *start, const struct snap *cho
 		merge_protos(&s->r->before, &s->r->start, s->o->protos & ~tp);
 		merge_protos(&s->r->after, &s->r->start, s->o->protos & ~tp);
 		tune_compare_pairs(a, b, n, &p);
-		s->after_effect = p.effect;
-		s->after_p = p.p_better;
 		json_object_set_new(s->doc, "before", score_json(a, n));
 		json_object_set_new(s->doc, "after", score_json(b, n));
 		json_object_set_new(s->doc, "improvement", json_real(p.effect));
@@ -1240,7 +1237,10 @@ final_pairing(struct tstate *s, const struct snap *start, const struct snap *cho
 static void
 after_veto(struct tstate *s, const struct snap *start)
 {
-	if (s->after_effect >= TUNE_MIN_GAIN && s->after_p < TUNE_ALPHA) {
+	double effect = json_real_value(json_object_get(s->doc, "improvement"));
+	double p = json_real_value(json_object_get(s->doc, "improvement_p"));
+
+	if (effect >= TUNE_MIN_GAIN && p < TUNE_ALPHA) {
 		json_object_set_new(s->doc, "after_confirmed", json_true());
 		return;
 	}
@@ -1248,7 +1248,7 @@ after_veto(struct tstate *s, const struct snap *start)
 	say(s,
 	    "tune: the after-score does not confirm the changes (%+.1f%%, p=%.4f; needs at least "
 	    "%+.0f%% and p < %.2f): none is applied",
-	    100 * s->after_effect, s->after_p, 100 * TUNE_MIN_GAIN, TUNE_ALPHA);
+	    100 * effect, p, 100 * TUNE_MIN_GAIN, TUNE_ALPHA);
 	snap_put(s, start);
 	for (size_t i = 0; i < KNOB_COUNT; i++) {
 		struct tuner_decision *d = &s->r->dec[i];
@@ -1262,7 +1262,7 @@ after_veto(struct tstate *s, const struct snap *start)
 		snprintf(d->reason + len, sizeof(d->reason) - len,
 			 "; not applied: the after-score did not confirm the changes (%+.1f%%, "
 			 "p=%.4f)",
-			 100 * s->after_effect, s->after_p);
+			 100 * effect, p);
 		decided_json(s, d);
 	}
 	s->r->changed = false;

@@ -338,8 +338,8 @@ seq_write(struct run *r)
 	return 0;
 }
 
-/* seq-read's file: in a kept scratch directory its own name, which a run keeps at its end
- * (keep_entry), and written only when a file of that size is not there yet. */
+/* seq-read's file: in a kept scratch directory its own name, which a run leaves in place at
+ * its end (rm_tree's keep), and written only when a file of that size is not there yet. */
 #define KEPT_SEQ_READ "kept-seq-read.dat"
 
 static int
@@ -1287,9 +1287,12 @@ names_clear(struct names *ns)
 	memset(ns, 0, sizeof(*ns));
 }
 
-/* Removes path and everything below it; only ever called on scratch directories. */
+/* Removes path and everything below it; only ever called on scratch directories. With keep,
+ * the file of that name directly in path stays, and so does path (a kept scratch directory
+ * at the end of a run). */
 static int
-rm_tree(const struct bench_driver *d, struct bench_conn *c, const char *path, int depth)
+rm_tree(const struct bench_driver *d, struct bench_conn *c, const char *path, int depth,
+	const char *keep)
 {
 	struct names ns = { 0 };
 	size_t i;
@@ -1302,46 +1305,19 @@ rm_tree(const struct bench_driver *d, struct bench_conn *c, const char *path, in
 		return rc;
 	}
 	for (i = 0; i < ns.n; i++) {
-		char *p = xasprintf("%s/%s", path, ns.v[i]);
-
-		rc = ns.dir[i] ? rm_tree(d, c, p, depth + 1) : d->unlink(c, p);
-		if (rc < 0 && !first)
-			first = rc;
-		free(p);
-	}
-	names_clear(&ns);
-	rc = d->rmdir(c, path);
-	return first ? first : rc;
-}
-
-/* Removes everything in the scratch directory path but the file keep (a kept scratch
- * directory at the end of a run). */
-static int
-rm_except(const struct bench_driver *d, struct bench_conn *c, const char *path, const char *keep)
-{
-	struct names ns = { 0 };
-	size_t i;
-	int rc, first = 0;
-
-	if (strncmp(path, BENCH_SCRATCH_PREFIX, strlen(BENCH_SCRATCH_PREFIX)) != 0)
-		return -EINVAL;
-	if ((rc = d->list(c, path, collect, &ns)) < 0) {
-		names_clear(&ns);
-		return rc;
-	}
-	for (i = 0; i < ns.n; i++) {
 		char *p;
 
-		if (!ns.dir[i] && strcmp(ns.v[i], keep) == 0)
+		if (keep && !ns.dir[i] && strcmp(ns.v[i], keep) == 0)
 			continue;
 		p = xasprintf("%s/%s", path, ns.v[i]);
-		rc = ns.dir[i] ? rm_tree(d, c, p, 1) : d->unlink(c, p);
+		rc = ns.dir[i] ? rm_tree(d, c, p, depth + 1, NULL) : d->unlink(c, p);
 		if (rc < 0 && !first)
 			first = rc;
 		free(p);
 	}
 	names_clear(&ns);
-	return first;
+	rc = keep ? 0 : d->rmdir(c, path);
+	return first ? first : rc;
 }
 
 int
@@ -1360,7 +1336,7 @@ bench_scratch_remove(const struct bench_driver *d, const struct bench_target *t,
 	else if (rc == 0 && !st.is_dir)
 		rc = -ENOTDIR;
 	else if (rc == 0)
-		rc = rm_tree(d, c, name, 0);
+		rc = rm_tree(d, c, name, 0, NULL);
 	if (rc < 0)
 		snprintf(err, errlen, "cannot remove the scratch directory %s in %s: %s", name,
 			 t->url, rc == -ENOTDIR ? "not a directory" : d->error(c));
@@ -1460,7 +1436,7 @@ bench_scratch_name(char *buf, size_t len, const char *tag)
 static int
 rm_stale(const struct bench_driver *d, struct bench_conn *c, const char *name, bool dir)
 {
-	return dir ? rm_tree(d, c, name, 0) : d->unlink(c, name);
+	return dir ? rm_tree(d, c, name, 0, NULL) : d->unlink(c, name);
 }
 
 int
@@ -1703,8 +1679,7 @@ out:
 	if (r->c2)
 		d->disconnect(r->c2);
 	if (r->c && r->scratch[0] &&
-	    (rc2 = r->o.keep_scratch ? rm_except(d, r->c, r->scratch, KEPT_SEQ_READ)
-				     : rm_tree(d, r->c, r->scratch, 0)) < 0 &&
+	    (rc2 = rm_tree(d, r->c, r->scratch, 0, r->o.keep_scratch ? KEPT_SEQ_READ : NULL)) < 0 &&
 	    rc == 0) {
 		snprintf(r->err, sizeof(r->err), "cannot remove the scratch directory %s in %s: %s",
 			 r->scratch, t->url, d->error(r->c));
