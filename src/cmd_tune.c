@@ -946,7 +946,7 @@ cmd_tune(struct ctx *ctx, int argc, char **argv)
 	bool handlers = false;
 	double t0;
 	size_t nclients = 0, i;
-	unsigned budget = 0, repeats = 8;
+	unsigned budget = 0, repeats = TUNE_PAIRS;
 	uint64_t size = 128ull << 20;
 	json_t *agents = json_array(), *errors = json_array(), *resume = NULL;
 	int c, rc, status = EXIT_FAIL;

@@ -684,15 +684,18 @@ pidfile_check(const char *root, const struct service_desc *d, const char *pidfil
 		return -ESRCH;
 	}
 	/* After a reload, first until the daemon has taken its SIGHUP (no longer pending; at
-	 * most 250 ms), then a moment to act on it (or die of it): 100 ms; 50 ms after a tune
-	 * trial's, whose next step measures the daemon anyway (a daemon dead by then fails
-	 * that measurement). A restart's new process gets 250 ms. A tune's trials reload at
-	 * every switch, so this is most of what a switch costs. */
+	 * most 250 ms), then a moment to act on it (or die of it): 100 ms. A tune trial's gets
+	 * no moment, only the look at once (a daemon the signal killed is caught here): its next
+	 * step measures the daemon, and a daemon dead by then fails that measurement ("is smbd
+	 * running?"), which ends the tune and restores its start. A tune reloads at every
+	 * switch, so the moment was half of what a switch cost. A restart's new process gets
+	 * 250 ms. */
 	for (i = 0; !restarted && i < 25 && !hup_taken(pid); i++)
 		usleep(10000);
-	grace = restarted || i == 25 ? 5 : kind == SVC_CHECK_TRIAL ? 1 : 2;
-	for (i = 0; i < grace; i++) {
-		usleep(50000);
+	grace = restarted || i == 25 ? 5 : kind == SVC_CHECK_TRIAL ? 0 : 2;
+	for (i = 0; i <= grace; i++) {
+		if (i)
+			usleep(50000);
 		if (!pid_alive(pid)) {
 			snprintf(err, errlen, "%s (pid %d) died after the %s", d->daemon, (int)pid,
 				 what);
