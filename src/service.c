@@ -690,9 +690,9 @@ pidfile_check(const char *root, const struct service_desc *d, const char *pidfil
 	 * running?"), which ends the tune and restores its start. A tune reloads at every
 	 * switch, so the moment was half of what a switch cost. A restart's new process gets
 	 * 250 ms. */
-	for (i = 0; !restarted && i < 25 && !hup_taken(pid); i++)
-		usleep(10000);
-	grace = restarted || i == 25 ? 5 : kind == SVC_CHECK_TRIAL ? 0 : 2;
+	for (i = 0; !restarted && i < 250 && !hup_taken(pid); i++)
+		usleep(1000); /* a daemon takes it within a few ms: look every ms */
+	grace = restarted || i == 250 ? 5 : kind == SVC_CHECK_TRIAL ? 0 : 2;
 	for (i = 0; i <= grace; i++) {
 		if (i)
 			usleep(50000);

@@ -22,10 +22,8 @@
 
 extern char **environ;
 
-/* Runs `smbd -b` and returns its output (caller frees), or NULL with *rc: 1 when smbd is
- * not installed, -errno otherwise. */
 static char *
-smbd_build_info(int *rc)
+smbd_build_info_run(int *rc)
 {
 	static const char *const cands[] = { "smbd", "/usr/sbin/smbd" };
 	posix_spawn_file_actions_t fa;
@@ -75,6 +73,25 @@ smbd_build_info(int *rc)
 	}
 	*rc = 0;
 	return out;
+}
+
+/* Runs `smbd -b` and returns its output (caller frees), or NULL with *rc: 1 when smbd is
+ * not installed, -errno otherwise. What one run said is kept for the process: a tune checks
+ * every trial's smb.conf, and `smbd -b` (~25 ms) was run at every switch; the binary does
+ * not change under a running nastune. */
+static char *
+smbd_build_info(int *rc)
+{
+	static char *kept;
+	char *info;
+
+	if (kept) {
+		*rc = 0;
+		return xstrdup(kept);
+	}
+	if ((info = smbd_build_info_run(rc)))
+		kept = xstrdup(info);
+	return info;
 }
 
 /* The value after "KEY:" on its line in info, into buf. */
