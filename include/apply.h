@@ -78,4 +78,8 @@ int apply_end_trials(const struct model *m, const struct apply_opts *o);
 /* Number of generations kept besides generation 0. */
 #define APPLY_KEEP_GENERATIONS 10
 
+/* What a tune's trial keys testparm's verdict on an smb.conf by (apply.c): the SHA-256 of its
+ * text and of every file its "include =" lines name, as testparm would read them. */
+void apply_testparm_key(const struct rfile *f, char out[65]);
+
 #endif

@@ -17,7 +17,7 @@
 #define TUNE_ALPHA 0.05
 #define TUNE_MIN_GAIN 0.03
 /* Pairs per window unless --repeat says otherwise: with 8, a real +10% against 5% noise per run
- * was accepted in 167 of 200 simulated tunes; with 10, in 191 (test_tuner test_real_effect). */
+ * was accepted in 167 of 200 simulated tunes; with 10, in 190 (test_tuner test_real_effect). */
 #define TUNE_PAIRS 10
 
 /* Marks in wl[BENCH_NWORKLOADS] the workloads goal g measures; returns the knob workload mask

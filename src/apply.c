@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -656,13 +657,56 @@ recover(struct job *j)
 /* ---- validation ---- */
 
 /* smb.conf through Samba's own parser. */
-/* The smb.conf texts testparm approved in this process, by SHA-256, for a tune's trials: they
- * switch between the same two texts a dozen times a window, and testparm (~20 ms) was a third
- * of what a switch cost. The same bytes get the same verdict from the same testparm; a
- * real apply (not a trial) always runs it. */
+/* The smb.conf texts testparm approved in this process, for a tune's trials: they switch
+ * between the same two texts a dozen times a window, and testparm (~20 ms) was a third of
+ * what a switch cost. The key is the SHA-256 of what testparm reads: the text and every file
+ * it includes (the site's local.conf, which an admin may edit during a tune), as testparm
+ * finds them. A real apply (not a trial) always runs testparm. */
 #define APPROVED_MAX 8
 static char approved[APPROVED_MAX][65];
 static size_t napproved;
+
+void
+apply_testparm_key(const struct rfile *f, char out[65])
+{
+	struct buf b;
+	const char *line, *end = f->data + f->len;
+
+	buf_init(&b);
+	buf_add(&b, f->data, f->len);
+	for (line = f->data; line < end;) {
+		const char *nl = memchr(line, '\n', (size_t)(end - line)), *p = line, *q;
+		const char *stop = nl ? nl : end;
+		char path[4096], *text = NULL;
+		size_t len = 0;
+
+		while (p < stop && (*p == ' ' || *p == '\t'))
+			p++;
+		if ((size_t)(stop - p) > 7 && strncasecmp(p, "include", 7) == 0) {
+			for (p += 7; p < stop && (*p == ' ' || *p == '\t'); p++)
+				;
+			if (p < stop && *p == '=') {
+				for (p++; p < stop && (*p == ' ' || *p == '\t'); p++)
+					;
+				for (q = stop;
+				     q > p && (q[-1] == ' ' || q[-1] == '\t' || q[-1] == '\r'); q--)
+					;
+				snprintf(path, sizeof(path), "%.*s", (int)(q - p), p);
+				buf_addc(&b, '\0');
+				buf_adds(&b, path);
+				buf_addc(&b, '\0');
+				if (fs_read_file(path, 1 << 20, &text, &len) == 0)
+					buf_add(&b, text, len);
+				else
+					buf_adds(&b, "(unreadable)");
+				free(text);
+			}
+		}
+		line = nl ? nl + 1 : end;
+	}
+	hash_sha256_hex(b.data, b.len, out);
+	buf_clear(&b);
+}
 
 static bool
 smb_approved(const char *sum)
@@ -682,9 +726,10 @@ validate_smb(struct job *j, const struct rfile *f, char *err, size_t errlen)
 	pid_t pid;
 	int rc, st = 0;
 
-	hash_sha256_hex(f->data, f->len, sum);
+	apply_testparm_key(f, sum);
 	if (j->o->trial && smb_approved(sum)) {
-		log_debug("smb.conf %.12s: approved by testparm earlier in this tune", sum);
+		log_debug("smb.conf %.12s: testparm approved the same text and includes before",
+			  sum);
 		return 0;
 	}
 	cand = state_path(j, "candidate-smb.conf");

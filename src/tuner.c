@@ -405,50 +405,52 @@ pairs_done(size_t j, size_t n)
 /* Where a window with may_stop looks, and what a candidate needs there to go on. After its
  * first group (two pairs, in a window of eight or more): not worse by more than twice the
  * minimum gain (a real +10% with 5% noise per run is worse than that in under 1 window of
- * 1000, a placebo in about 1 of 10, a clearly worse value in nearly all). Halfway, and in
- * a block longer than the default window (a confirming block of up to twice one) after four
- * pairs too: better. Every stop only ever keeps the incumbent, so the error rate cannot grow;
- * what the looks cost is power, a few tunes in 200 (test_tuner), and the steadiness check
- * judges fewer runs. */
+ * 1000, a placebo in about 1 of 10, a clearly worse value in nearly all). Halfway, and in a
+ * confirming block longer than the tune's window (up to twice one) after four pairs too:
+ * better. Every stop only ever keeps the incumbent, so the error rate cannot grow; what the
+ * looks cost is power, a few tunes in 200 (test_tuner), and the steadiness check judges
+ * fewer runs. */
 #define STOP_FIRST (-2 * TUNE_MIN_GAIN)
 
 struct look {
-	size_t at;  /* pairs done */
-	double bar; /* the median log-ratio must be above this to go on */
+	size_t at;	 /* pairs done */
+	double bar;	 /* the median log-ratio must be above this to go on */
+	const char *why; /* what a stop here says */
 };
 
+/* The looks of a block of n pairs in a tune whose windows have win pairs. */
 static size_t
-looks_of(size_t n, struct look *l)
+looks_of(size_t n, size_t win, struct look *l)
 {
 	size_t half = (n + 1) / 2, k = 0;
 
 	if (n >= 8)
-		l[k++] = (struct look){ 2, log1p(STOP_FIRST) };
-	if (n > TUNE_PAIRS && half > 4)
-		l[k++] = (struct look){ 4, 0 };
-	l[k++] = (struct look){ half, 0 };
+		l[k++] = (struct look){ 2, log1p(STOP_FIRST), "clearly worse" };
+	if (n > win && half > 4)
+		l[k++] = (struct look){ 4, 0, "not better" };
+	l[k++] = (struct look){ half, 0, "not better" };
 	return k;
 }
 
 /* Measures the incumbent (the model as it is) and the candidate (k = v) in alternation in
  * one window of n pairs, in the order slot() gives. inc and cand get one score per completed
  * pair; *done is how many. With may_stop, a candidate that falls short at a look (above)
- * stops (*early): the rest could hardly make it significant. The model is left at the
- * incumbent. */
+ * stops, and *stop says how it fell short (else NULL): the rest could hardly make it
+ * significant. The model is left at the incumbent. */
 static int
 window(struct tstate *s, const struct knob *k, const char *v, unsigned kp, size_t n, bool may_stop,
-       double *inc, double *cand, size_t *done, bool *early)
+       double *inc, double *cand, size_t *done, const char **stop)
 {
 	const char *cur = knob_value(s->m, k->id);
 	char *old = cur ? xstrdup(cur) : NULL;
 	enum knob_src osrc = knob_source(s->m, k->id);
 	struct look looks[3];
-	size_t nlooks = looks_of(n, looks), next = 0, j = 0, e;
+	size_t nlooks = looks_of(n, s->o->pairs, looks), next = 0, j = 0, e;
 	double *tmp = xmalloc(2 * n * sizeof(*tmp));
 	int rc = 0;
 
 	*done = 0;
-	*early = false;
+	*stop = NULL;
 	while (j < 2 * n) {
 		bool b, be;
 		size_t p;
@@ -472,7 +474,7 @@ window(struct tstate *s, const struct knob *k, const char *v, unsigned kp, size_
 		while (next < nlooks && *done >= looks[next].at)
 			next++;
 		if (median_log_ratio(inc, cand, *done) <= looks[next - 1].bar) {
-			*early = true;
+			*stop = looks[next - 1].why;
 			break;
 		}
 	}
@@ -501,7 +503,7 @@ note_unsteady(struct tstate *s, const char *what, const struct tune_steady *st)
  * when it was not). Returns 0, or an outcome as a positive number. */
 static int
 steady_window(struct tstate *s, const struct knob *k, const char *v, unsigned kp, double *inc,
-	      double *cand, size_t *done, bool *early, char *why, size_t whylen)
+	      double *cand, size_t *done, const char **stop, char *why, size_t whylen)
 {
 	char what[256];
 	struct tune_steady st = { .steady = true };
@@ -524,10 +526,10 @@ steady_window(struct tstate *s, const struct knob *k, const char *v, unsigned kp
 		say(s, "tune: %s %s = %s (%u pairs side by side with the incumbent)",
 		    attempt ? "again, in a new window:" : "trying", k->name, v, s->o->pairs);
 
-		if ((rc = window(s, k, v, kp, s->o->pairs, true, inc, cand, done, early)) < 0)
+		if ((rc = window(s, k, v, kp, s->o->pairs, true, inc, cand, done, stop)) < 0)
 			return rc;
 		/* What windows really take here, for the budget (an early stop took less). */
-		if (!*early && est > 0)
+		if (!*stop && est > 0)
 			scale_learn(s, kp, (now(s) - t0) / est);
 		if (tune_steady(s->prev[kp], s->nprev[kp], inc, *done, &st)) {
 			set_prev(s, kp, inc, *done);
@@ -618,7 +620,7 @@ confirm(struct tstate *s, const struct knob *k, const char *v, unsigned kp, doub
 	double *xi = xcalloc(e, sizeof(*xi)), *xc = xcalloc(e, sizeof(*xc)), pc;
 	struct tune_pairs first = *res, blk;
 	struct tune_steady st;
-	bool early;
+	const char *stop;
 	int rc;
 
 	if (!fits(s, pairs_cost(s, kp, e, restarts(k)))) {
@@ -633,11 +635,11 @@ confirm(struct tstate *s, const struct knob *k, const char *v, unsigned kp, doub
 	    "tune: %s = %s: %+.1f%% (p=%.4f, above %.4f after the correction): measuring %zu "
 	    "more pairs to confirm",
 	    k->name, v, 100 * first.effect, first.p_better, bar, e);
-	/* Like a window, the block stops at its looks when it falls short (window()): it must
-	 * lean the candidate's way by itself to confirm, and half a block
-	 * against it can hardly turn. That only ever keeps a value, so the error rate cannot
-	 * grow. */
-	if ((rc = window(s, k, v, kp, e, true, xi, xc, &got, &early)) < 0)
+	/* Like a window, the block stops at its looks when it falls short (looks_of()): it
+	 * must lean the candidate's way by itself to confirm, and a block clearly worse after
+	 * two pairs, or not better after four or half its pairs, can hardly turn. That only
+	 * ever keeps a value, so the error rate cannot grow. */
+	if ((rc = window(s, k, v, kp, e, true, xi, xc, &got, &stop)) < 0)
 		goto out;
 	*inc = xreallocarray(*inc, n + got, sizeof(**inc));
 	*cand = xreallocarray(*cand, n + got, sizeof(**cand));
@@ -658,12 +660,11 @@ confirm(struct tstate *s, const struct knob *k, const char *v, unsigned kp, doub
 			 "%+.0f%% before the confirming pairs, beyond its spread of +/-%.0f%%",
 			 100 * first.effect, first.p_better, 100 * st.shift, 100 * st.spread);
 		rc = OUT_UNSTEADY;
-	} else if (early) {
+	} else if (stop) {
 		snprintf(why, whylen,
 			 "not confirmed: %+.1f%% (p=%.4f) in its window; the confirming block "
 			 "stopped after %zu of its %zu pairs, %s so far (%+.1f%%)",
-			 100 * first.effect, first.p_better, got, e,
-			 e >= 8 && got < 4 ? "clearly worse" : "not better", 100 * blk.effect);
+			 100 * first.effect, first.p_better, got, e, stop, 100 * blk.effect);
 		rc = OUT_KEPT;
 	} else if (blk.effect > 0 && res->effect >= TUNE_MIN_GAIN && pc < bar) {
 		snprintf(why, whylen,
@@ -694,7 +695,7 @@ try_value(struct tstate *s, const struct knob *k, const char *v, unsigned kp,
 	size_t n = s->o->pairs, done;
 	double *inc = xcalloc(n, sizeof(*inc)), *cand = xcalloc(n, sizeof(*cand));
 	double bar;
-	bool early;
+	const char *stop;
 	int rc;
 
 	memset(res, 0, sizeof(*res));
@@ -702,12 +703,12 @@ try_value(struct tstate *s, const struct knob *k, const char *v, unsigned kp,
 	if (++s->measured > s->family)
 		s->family = s->measured; /* later ones are held to the larger family */
 	bar = TUNE_ALPHA / (2 * (double)s->family);
-	if ((rc = steady_window(s, k, v, kp, inc, cand, &done, &early, why, whylen)) != 0)
+	if ((rc = steady_window(s, k, v, kp, inc, cand, &done, &stop, why, whylen)) != 0)
 		goto out;
 	tune_compare_pairs(inc, cand, done, res);
-	if (early) {
+	if (stop) {
 		snprintf(why, whylen, "stopped after %zu of %zu pairs: %s so far (%+.1f%%)", done,
-			 n, n >= 8 && done < 4 ? "clearly worse" : "not better", 100 * res->effect);
+			 n, stop, 100 * res->effect);
 		rc = OUT_KEPT;
 	} else if (res->effect <= -TUNE_MIN_GAIN && res->p_worse < TUNE_ALPHA) {
 		rc = OUT_WORSE;

@@ -827,10 +827,10 @@ fading_tunes(double late,
 	}
 }
 
-/* A confirming block stops at its half when it is not better so far: +6% in its window and
- * -6% afterwards is, when its window was significant only before the correction, sent to
- * confirm; the block stops after half its pairs (at least half the time) and nothing is
- * confirmed. */
+/* A confirming block stops at its looks when it falls short: +6% in its window and -6%
+ * afterwards is, when its window was significant only before the correction, sent to confirm;
+ * the block stops early (clearly worse after two pairs, or not better after four or half its
+ * pairs: at least half the time) and nothing is confirmed. */
 struct stops {
 	size_t sent, stopped, confirmed;
 };
