@@ -326,6 +326,24 @@ test_placebo_cold_start(void **state)
 	regime = 0;
 }
 
+/* One tune with a real +10% on smb.use_sendfile = yes: whether it was applied. */
+static bool
+real_tune(uint64_t seed, double noise, double call_noise)
+{
+	struct sim s;
+	struct outcome out;
+
+	sim_init(&s, seed);
+	s.noise = noise;
+	s.call_noise = call_noise;
+	s.real = KNOB_SMB_USE_SENDFILE;
+	s.real_value = "yes";
+	s.real_effect = 0.10;
+	tune_once(&s, 1e6, &out);
+	assert_int_equal(out.rc, 0);
+	return out.real_applied;
+}
+
 /* The lab's noise has two parts: runs of one measure call share its connection (its smbd
  * child and where the scheduler put it), so they are closer to each other than to another
  * call's. Traced windows of the tune bench: 4% between runs of a call, 3.7% between the call
@@ -352,15 +370,7 @@ test_call_noise(void **state)
 			placebo += out.applied > 0;
 			tried += out.tried;
 
-			sim_init(&s, 1000 + seed);
-			s.noise = 0.04;
-			s.call_noise = 0.025;
-			s.real = KNOB_SMB_USE_SENDFILE;
-			s.real_value = "yes";
-			s.real_effect = 0.10;
-			tune_once(&s, 1e6, &out);
-			assert_int_equal(out.rc, 0);
-			real += out.real_applied;
+			real += real_tune(1000 + seed, 0.04, 0.025);
 		}
 		printf("# %s: 4%% per run and 2.5%% per call: placebo accepted in %zu of 200 tunes "
 		       "(%zu knobs tried); a real +10%% in %zu of 200\n",
@@ -380,18 +390,8 @@ test_real_effect(void **state)
 	for (regime = 0; regime < 2; regime++) {
 		size_t found = 0;
 
-		for (uint64_t seed = 1; seed <= 200; seed++) {
-			struct sim s;
-			struct outcome out;
-
-			sim_init(&s, 1000 + seed);
-			s.real = KNOB_SMB_USE_SENDFILE;
-			s.real_value = "yes";
-			s.real_effect = 0.10;
-			tune_once(&s, 1e6, &out);
-			assert_int_equal(out.rc, 0);
-			found += out.real_applied;
-		}
+		for (uint64_t seed = 1; seed <= 200; seed++)
+			found += real_tune(1000 + seed, 0.05, 0);
 		printf("# %s: real +10%% with 5%% noise: accepted in %zu of 200 tunes\n",
 		       regime_name[regime], found);
 		assert_true(found >= 180);
