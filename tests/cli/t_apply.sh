@@ -99,7 +99,9 @@ rm "$r/etc/nastune/templates/smb.conf.mustache"
 # --- a service that dies on reload (a process that HUP kills), then one that survives
 r="$tmp/r3"; mkdir -p "$r/run"; srvdirs "$r"
 nt --root "$r" -c "$tmp/svc.conf" apply --no-reload; before=$(sums "$r")
-sleep 300 & pids+=($!); echo $! > "$r/run/fake-smbd.pid"
+# (SIGHUP back to its default: a runner started under nohup passes it on ignored, and the
+# fake would survive the reload)
+env --default-signal=HUP sleep 300 & pids+=($!); echo $! > "$r/run/fake-smbd.pid"
 sed 's/"Data"/"Data2"/' "$tmp/svc.conf" > "$tmp/svc2.conf"
 nt --root "$r" -c "$tmp/svc2.conf" apply; is "$rc" 1 "a service that dies on reload fails the apply"
 echo "$err" | grep -q "apply failed at reload: service: smbd (pid [0-9]*) died after the reload"; ok $? "the failure names the service"
