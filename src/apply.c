@@ -656,7 +656,6 @@ recover(struct job *j)
 
 /* ---- validation ---- */
 
-/* smb.conf through Samba's own parser. */
 /* The smb.conf texts testparm approved in this process, for a tune's trials: they switch
  * between the same two texts a dozen times a window, and testparm (~20 ms) was a third of
  * what a switch cost. The key is the SHA-256 of what testparm reads: the text and every file
@@ -717,6 +716,7 @@ smb_approved(const char *sum)
 	return false;
 }
 
+/* smb.conf through Samba's own parser. */
 static int
 validate_smb(struct job *j, const struct rfile *f, char *err, size_t errlen)
 {

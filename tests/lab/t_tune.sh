@@ -7,7 +7,7 @@
 # shellcheck source=tests/lab/lib.sh
 . "$(dirname "$0")/lib.sh"
 lab_ready
-plan 37
+plan 38
 
 cleanup() { rm -f "$SROOT/etc/nastune/tuned.conf"; "$LAB" apply "$DEMO" >/dev/null 2>&1; rm -rf "$WORK"; }
 trap cleanup EXIT
@@ -39,9 +39,23 @@ pre=$(smbconf)
 g0=$(gens)
 
 # --- dry run: measures, reports, changes nothing
-nts --json tune --dry-run --knobs smb.smb_encrypt "${quick[@]}"
+# testparm and smbd -b through wrappers that log each run: a trial validates each smb.conf text
+# once, and smbd -b is asked once per process (they once ran at every switch).
+# (under the server's root: the lab's /tmp is not the server's)
+wrap="$SROOT/.t_tune-bin"
+mkdir -p "$wrap"
+for t in testparm smbd; do
+	printf '#!/bin/sh\necho "$*" >>%s/%s.log\nexec %s "$@"\n' "$wrap" "$t" "$(command -v $t || echo /usr/sbin/$t)" >"$wrap/$t"
+	chmod +x "$wrap/$t"; : >"$wrap/$t.log"
+done
+PATH="$wrap:$PATH" nts --json tune --dry-run --knobs smb.smb_encrypt "${quick[@]}"
 [[ $rc = 0 ]] && j 'd["status"]=="dry-run"' && [[ $(smbconf) = "$pre" && $(gens) = "$g0" ]]
 ok $? "tune --dry-run: reports, and the installed configuration and generations are unchanged" "$(both)"
+tp=$(wc -l <"$wrap/testparm.log"); sb=$(grep -c -- '-b' "$wrap/smbd.log"); rm -rf "$wrap"
+# smb_encrypt from required: off, desired and default/if_required (one text): at most 3 texts
+# besides the start's, where every switch (a dozen and more) once ran both
+[[ $tp -ge 1 && $tp -le 4 && $sb = 1 ]]
+ok $? "its trials ran testparm once per smb.conf text ($tp runs) and smbd -b once ($sb), not at every switch" "$(both)"
 
 # --- the tune
 nts --json tune --knobs smb.smb_encrypt,smb.strict_sync,smb.multichannel,smb.use_sendfile "${quick[@]}"
