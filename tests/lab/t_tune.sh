@@ -207,5 +207,5 @@ ok $? "a restart-class trial (Ganesha) is not restarted again at every later swi
 	grep -q 'nfs.versions = 4: not measured: the tune.s loopback NFS target mounts NFSv3' <<<"$err" &&
 	! grep -q 'nfs.versions.*failed' <<<"$err$out"
 ok $? "nfs.versions = 4 is not measured over the NFSv3 loopback target (it once failed the window: cannot mount)" "$(grep -i 'nfs.versions' <<<"$err$out")"
-[[ $TAP_N = 37 ]] || echo "# ran $TAP_N tests, planned 37"
+[[ $TAP_N = 38 ]] || echo "# ran $TAP_N tests, planned 38"
 done_testing
