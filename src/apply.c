@@ -491,13 +491,19 @@ read_installed(const struct job *j, const char *path, size_t *len)
 	return data;
 }
 
-/* restore_file, noting whether what it puts back needs the service restarted. */
+static int restore_kept(struct job *j, const char *journal, const char *path);
+
+/* restore_file (or, for a file the journal text kept, restore_kept), noting whether what it
+ * puts back needs the service restarted. */
 static int
-restore_noting(struct job *j, const struct generation *g, const char *path)
+restore_noting(struct job *j, const struct generation *g, const char *journal, const char *path)
 {
 	size_t blen, alen;
 	char *before = read_installed(j, path, &blen), *after;
-	int rc = restore_file(j, g, path);
+	int rc = journal ? restore_kept(j, journal, path) : 1;
+
+	if (rc == 1)
+		rc = restore_file(j, g, path);
 
 	if (rc == 0) {
 		after = read_installed(j, path, &alen);
@@ -510,22 +516,125 @@ restore_noting(struct job *j, const struct generation *g, const char *path)
 
 /* ---- journal ---- */
 
+/* Where the journal keeps a file as it was before this apply, for a file the generation
+ * before does not list. */
+static char *
+kept_copy_path(const struct job *j, const char *path)
+{
+	return state_path(j, "pending.keep%s", path);
+}
+
+static bool
+gen_lists(const struct generation *g, const char *path)
+{
+	for (size_t i = 0; i < g->nfiles; i++)
+		if (strcmp(g->files[i].path, path) == 0)
+			return true;
+	return false;
+}
+
+/* The journal: the generation to restore (prev), and every file this apply writes. A file
+ * prev does not list was not nastune's at prev, and prev cannot say what it held: its state
+ * now (absent, or a copy under pending.keep) is kept with the journal, and undoing puts that
+ * back. Restoring prev deleted it: a dry-run tune's trials deleted a tuned.conf written by
+ * hand and not applied yet (its trials write tuned.conf, and the last generation had none),
+ * and a failed apply that enabled AFP deleted the distribution's afp.conf. */
 static int
-journal_write(struct job *j, long prev)
+journal_write(struct job *j, const struct generation *prev)
 {
 	struct buf b;
-	char *p = state_path(j, "pending");
+	char *p = state_path(j, "pending"), *kdir = state_path(j, "pending.keep");
 	size_t i;
-	int rc;
+	int rc = 0;
 
+	if (access(kdir, F_OK) == 0)
+		rm_tree(kdir);
 	buf_init(&b);
-	buf_printf(&b, "prev %ld\n", prev);
-	for (i = 0; i < j->nch; i++)
+	buf_printf(&b, "prev %ld\n", prev->id);
+	for (i = 0; i < j->nch && rc == 0; i++) {
+		struct gen_file gf = { 0 };
+		char *abs, *copy, *data = NULL;
+		size_t len = 0;
+		struct stat st;
+
 		buf_printf(&b, "file %s\n", j->ch[i].path);
-	rc = fs_write_atomic(p, b.data, b.len, 0600, 0);
+		if (gen_lists(prev, j->ch[i].path))
+			continue;
+		abs = fs_rooted(j->o->root, j->ch[i].path);
+		if (stat(abs, &st) == 0 && (rc = fs_read_file(abs, FILE_MAX, &data, &len)) == 0) {
+			gf.present = 1;
+			hash_sha256_hex(data, len, gf.sha256);
+			copy = kept_copy_path(j, j->ch[i].path);
+			if ((rc = mkparent(copy)) == 0)
+				rc = fs_write_atomic(copy, data, len, 0600, 0);
+			free(copy);
+			buf_printf(&b, "keep 1 %o %u %u %s %s\n", (unsigned)(st.st_mode & 07777),
+				   (unsigned)st.st_uid, (unsigned)st.st_gid, gf.sha256,
+				   j->ch[i].path);
+		} else if (rc == 0 && errno == ENOENT) {
+			buf_printf(&b, "keep 0 0 0 0 - %s\n", j->ch[i].path);
+		} else if (rc == 0) {
+			rc = -errno;
+		}
+		free(data);
+		free(abs);
+	}
+	if (rc == 0)
+		rc = fs_write_atomic(p, b.data, b.len, 0600, 0);
 	buf_clear(&b);
+	free(kdir);
 	free(p);
 	return rc;
+}
+
+/* The journal's kept state of path (journal_write()), when the journal text has one: puts
+ * it back and returns 0 or -errno; 1 when there is none (restore it from the generation). */
+static int
+restore_kept(struct job *j, const char *journal, const char *path)
+{
+	const char *line = journal;
+	size_t plen = strlen(path);
+
+	while (line && *line) {
+		const char *end = strchr(line, '\n');
+		size_t llen = end ? (size_t)(end - line) : strlen(line);
+		unsigned present, mode, uid, gid;
+		char sha[65], *abs, *copy, *data = NULL, got[65];
+		size_t len = 0;
+		int n = 0, rc;
+
+		if (sscanf(line, "keep %u %o %u %u %64s %n", &present, &mode, &uid, &gid, sha,
+			   &n) != 5 ||
+		    n <= 0 || llen - (size_t)n != plen || strncmp(line + n, path, plen) != 0) {
+			line = end ? end + 1 : NULL;
+			continue;
+		}
+		abs = fs_rooted(j->o->root, path);
+		if (!present) {
+			rc = unlink(abs) < 0 && errno != ENOENT ? -errno : 0;
+			free(abs);
+			return rc;
+		}
+		copy = kept_copy_path(j, path);
+		rc = fs_read_file(copy, FILE_MAX, &data, &len);
+		if (rc == 0) {
+			hash_sha256_hex(data, len, got);
+			if (strcmp(got, sha) != 0)
+				rc = -EBADMSG;
+		}
+		if (rc == 0 && (rc = mkparent(abs)) == 0)
+			rc = fs_write_atomic(abs, data, len, mode & 07777, 0);
+		if (rc == 0 && geteuid() == 0 && chown(abs, uid, gid) < 0)
+			rc = -errno;
+		if (rc < 0)
+			log_warnx("cannot put %s back as it was before the apply (%s): %s", abs,
+				  copy, strerror(-rc));
+		free(copy);
+		free(data);
+		free(abs);
+		return rc;
+	}
+	return 1;
 }
 
 /* Notes in the journal that service i is about to be stopped and started again: should the
@@ -575,9 +684,12 @@ journal_forget_restart(struct job *j, int i)
 static void
 journal_drop(struct job *j)
 {
-	char *p = state_path(j, "pending");
+	char *p = state_path(j, "pending"), *kdir = state_path(j, "pending.keep");
 
 	unlink(p);
+	if (access(kdir, F_OK) == 0)
+		rm_tree(kdir);
+	free(kdir);
 	free(p);
 }
 
@@ -587,7 +699,7 @@ static void reload_services(struct job *j, unsigned mask, bool undoing);
 static int
 recover(struct job *j)
 {
-	char *p = state_path(j, "pending"), *text = NULL, *line, *save = NULL;
+	char *p = state_path(j, "pending"), *text = NULL, *line, *save = NULL, *journal = NULL;
 	struct generation g;
 	long prev = -1;
 	unsigned mask = 0;
@@ -607,6 +719,7 @@ recover(struct job *j)
 		free(p);
 		return -1;
 	}
+	journal = xstrdup(text); /* strtok_r below cuts text up */
 	if (j->o->trial)
 		log_debug("restoring generation %ld before the next trial", prev);
 	else
@@ -622,7 +735,7 @@ recover(struct job *j)
 		}
 		if (strncmp(line, "file ", 5) != 0)
 			continue;
-		if (restore_noting(j, &g, line + 5) < 0)
+		if (restore_noting(j, &g, journal, line + 5) < 0)
 			failed++;
 		mask |= 1u << svc_of_path(line + 5);
 	}
@@ -631,6 +744,7 @@ recover(struct job *j)
 		failed++;
 	generation_clear(&g);
 	free(text);
+	free(journal);
 	if (failed) {
 		log_warnx("apply: could not restore %d item(s) of generation %ld; %s kept", failed,
 			  prev, p);
@@ -649,8 +763,8 @@ recover(struct job *j)
 		j->restart_mask = j->owed_mask = j->touched_mask = 0;
 		memset(j->restart_why, 0, sizeof(j->restart_why));
 	}
-	unlink(p);
 	free(p);
+	journal_drop(j);
 	return 0;
 }
 
@@ -1115,9 +1229,20 @@ undo(struct job *j, long prev, const char *step, const char *what, const char *c
 	fail(j, -EIO, "apply failed at %s: %s: %s", step, what, cause);
 	log_warnx("%s; restoring generation %ld", j->res->msg, prev);
 	if (state_get_generation(j->st, prev, &g) == 0) {
-		for (i = 0; i < j->nch; i++)
-			if (restore_file(j, &g, j->ch[i].path) < 0)
+		char *p = state_path(j, "pending"), *journal = NULL;
+
+		if (fs_read_file(p, 1 << 20, &journal, NULL) < 0)
+			journal = NULL;
+		for (i = 0; i < j->nch; i++) {
+			int rc = journal ? restore_kept(j, journal, j->ch[i].path) : 1;
+
+			if (rc == 1)
+				rc = restore_file(j, &g, j->ch[i].path);
+			if (rc < 0)
 				bad++;
+		}
+		free(journal);
+		free(p);
 		generation_clear(&g);
 	} else {
 		bad = 1;
@@ -1515,7 +1640,7 @@ apply_locked(struct job *j, const struct rendered *r, const char *ihash, const s
 				    "under %s: %s; nothing was changed",
 				    j->sdir, strerror(-rc));
 		note_listening(j);
-		if ((rc = journal_write(j, prev)) < 0)
+		if ((rc = journal_write(j, last)) < 0)
 			return fail(j, rc,
 				    "apply failed at journal: %s/pending: %s; nothing was "
 				    "changed",
@@ -1662,7 +1787,7 @@ apply_rollback(const struct model *m, long id, const struct apply_opts *o)
 		add_change(&j, NULL, paths[i], true);
 	note_listening(&j);
 	for (i = 0; i < npaths; i++)
-		if (restore_noting(&j, &target, paths[i]) < 0)
+		if (restore_noting(&j, &target, NULL, paths[i]) < 0)
 			failed++;
 	if (failed) {
 		log_warnx("rollback: %d file(s) could not be restored", failed);

@@ -14,7 +14,7 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
-plan 87
+plan 89
 conf="$top/profiles/demo.conf"
 
 # A config whose services use pidfiles we control.
@@ -106,6 +106,18 @@ sed 's/"Data"/"Data2"/' "$tmp/svc.conf" > "$tmp/svc2.conf"
 nt --root "$r" -c "$tmp/svc2.conf" apply; is "$rc" 1 "a service that dies on reload fails the apply"
 echo "$err" | grep -q "apply failed at reload: service: smbd (pid [0-9]*) died after the reload"; ok $? "the failure names the service"
 is "$(sums "$r" | grep -v var/)" "$(echo "$before" | grep -v var/)" "the previous files are restored"
+# A file the generation before does not list is put back as it was, not deleted: tuned.conf
+# written by hand (as tune writes it) and never applied. A tune's trials and a failed apply
+# once deleted it, restoring a generation that had none.
+r3k="$tmp/r3k"; mkdir -p "$r3k/run" "$r3k/etc/nastune"; srvdirs "$r3k"
+nt --root "$r3k" -c "$tmp/svc.conf" apply --no-reload
+printf 'knobs = { smb = { aio_read_size = "1048576"; }; };\n' >"$r3k/etc/nastune/tuned.conf"
+before=$(sums "$r3k")
+env --default-signal=HUP sleep 300 & pids+=($!); echo $! > "$r3k/run/fake-smbd.pid"
+nt --root "$r3k" -c "$tmp/svc.conf" apply
+[ "$rc" = 1 ] && is "$(sums "$r3k" | grep -v var/)" "$(echo "$before" | grep -v var/)" "a failed apply puts back a hand-written tuned.conf no generation listed, as it was"
+[ ! -e "$r3k/var/lib/nastune/pending" ] && [ ! -e "$r3k/var/lib/nastune/pending.keep" ]
+ok $? "... and drops its journal with the copy it kept" "$(ls -la "$r3k/var/lib/nastune")"
 bash -c 'trap "" HUP; while :; do sleep 1; done' & pids+=($!); echo $! > "$r/run/fake-smbd.pid"
 nt --root "$r" -c "$tmp/svc2.conf" apply; is "$rc" 0 "the next apply works once the service survives reloads"
 grep -q '^\[Data2\]' "$r/etc/samba/smb.conf"; ok $? "and installs the new files"
