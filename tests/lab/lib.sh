@@ -27,7 +27,8 @@ export NASTUNE_LAB_LOCK_HELD=$LAB_STATE_DIR
 plan() { echo "1..$1"; }
 diag() { [[ -n ${1:-} ]] && printf '%s\n' "$1" | head -n "${2:-15}" | sed 's/^/# /'; return 0; }
 
-# ok STATUS DESCRIPTION [OUTPUT]: one TAP line; OUTPUT is shown as diagnostics on failure.
+# ok STATUS DESCRIPTION [OUTPUT [LINES]]: one TAP line; OUTPUT's first LINES (15) are shown
+# as diagnostics on failure.
 ok() {
 	TAP_N=$((TAP_N + 1))
 	if [[ $1 -eq 0 ]]; then
@@ -35,7 +36,7 @@ ok() {
 	else
 		echo "not ok $TAP_N - $2"
 		TAP_FAILED=1
-		diag "${3:-}"
+		diag "${3:-}" "${4:-15}"
 	fi
 }
 

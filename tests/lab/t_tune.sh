@@ -184,10 +184,12 @@ choices=() whys=()
 for r in 1 2 3; do
 	nts --json tune --dry-run --goal throughput --knobs smb.smb_encrypt,sys.rmem_max "${quick[@]}" --repeat 8 --budget 5m
 	choices+=("$(python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(",".join("%s=%s" % (k["name"], k["after"]) for k in d["knobs"] if k["applied"]) or "unchanged")' "$out" 2>/dev/null || echo "rc=$rc")")
-	whys+=("tune $r: rc=$rc $(grep 'tune: ' <<<"$err" | grep -v 'debug' | tail -n 12)")
+	# every knob's reason, each change's check on its own and the after-score (the log's
+	# last lines once lost the reason a placebo was applied)
+	whys+=("tune $r: rc=$rc $(python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print("after %+.1f%% p=%.4f confirmed=%s alone=%s unsteady=%s" % (100*d["improvement"], d["improvement_p"], d.get("after_confirmed"), json.dumps(d.get("alone")), json.dumps(d.get("unsteady")))); print("\n".join("  %s applied=%s: %s" % (k["name"], k["applied"], k["reason"]) for k in d["knobs"] if k["tried"]))' "$out" 2>/dev/null || grep 'tune: ' <<<"$err" | tail -n 12)")
 done
 [[ ${choices[0]} = "${choices[1]}" && ${choices[1]} = "${choices[2]}" && ${choices[0]} != rc=* ]]
-ok $? "tuned three times, the same choice: ${choices[*]}" "$(printf '%s\n' "${whys[@]}")"
+ok $? "tuned three times, the same choice: ${choices[*]}" "$(printf '%s\n' "${whys[@]}")" 60
 [[ ${choices[0]} = smb.smb_encrypt=* ]]
 ok $? "... and it is the planted bad value's fix (encryption required -> not required)" "${choices[*]}"
 rm -f "$SROOT/etc/nastune/tuned.conf"
