@@ -955,37 +955,43 @@ test_after_veto(void **state)
 }
 
 /* A placebo that rides on a real change. Encryption required costs 40% (its fix is a real
- * gain); sys.rmem_max = 16M changes nothing, but while its own windows run a load that comes
- * and goes in step with them makes it look 15% better (it ends once the knob is decided).
- * The after-score tests the changes together, and the real gain carried the placebo: applied
- * in nearly every tune before each change had to hold on its own (each_alone()). */
+ * gain); lean_id = lean_value changes nothing, but while its knob's windows run a load that
+ * comes and goes in step with them makes it look 15% better (it ends once the knob is
+ * decided). */
 static bool lean_on;
+static enum knob_id lean_id;
+static const char *lean_value;
 
 static double
 lean_effect(const struct model *m)
 {
-	const char *enc = knob_value(m, KNOB_SMB_SMB_ENCRYPT),
-		   *rm = knob_value(m, KNOB_SYS_RMEM_MAX);
+	const char *enc = knob_value(m, KNOB_SMB_SMB_ENCRYPT), *v = knob_value(m, lean_id);
 	double e = enc && strcmp(enc, "required") == 0 ? 0.6 : 1;
 
-	return lean_on && rm && strcmp(rm, "16M") == 0 ? 1.15 * e : e;
+	return lean_on && v && strcmp(v, lean_value) == 0 ? 1.15 * e : e;
 }
 
 static void
 lean_save(void *arg, json_t *doc)
 {
 	(void)arg;
-	if (json_object_get(json_object_get(doc, "decided"), "sys.rmem_max"))
+	if (json_object_get(json_object_get(doc, "decided"), knob_get(lean_id)->name))
 		lean_on = false;
 }
 
-static void
-test_placebo_rides(void **state)
-{
-	static const enum knob_id ids[] = { KNOB_SMB_SMB_ENCRYPT, KNOB_SYS_RMEM_MAX, KNOB_COUNT };
-	size_t leaned = 0, applied = 0, real = 0, checked = 0;
+struct leaned {
+	size_t leaned, applied, real, checked;
+};
 
-	(void)state;
+/* 100 tunes of encryption (from required) and sel, lean_id = lean_value leaning. */
+static void
+lean_tunes(enum knob_id sel2, struct leaned *c)
+{
+	const enum knob_id ids[] = { KNOB_SMB_SMB_ENCRYPT, sel2, KNOB_COUNT };
+	char better[64];
+
+	memset(c, 0, sizeof(*c));
+	snprintf(better, sizeof(better), "better: %s", lean_value);
 	for (uint64_t seed = 1; seed <= 100; seed++) {
 		bool sel[KNOB_COUNT] = { false }, wl[BENCH_NWORKLOADS];
 		struct tuner_opts o = { .protos = PROTO_SMB,
@@ -1001,7 +1007,8 @@ test_placebo_rides(void **state)
 		struct model *m = smb_model();
 		struct tuner_result r;
 		json_t *doc = json_object();
-		const struct tuner_decision *rm, *enc;
+		const struct tuner_decision *ld, *enc;
+		const char *v;
 		char err[256];
 		struct sim s;
 
@@ -1014,25 +1021,60 @@ test_placebo_rides(void **state)
 		lean_on = true;
 		tuner_set_knob(m, KNOB_SMB_SMB_ENCRYPT, "required", KNOB_TUNED);
 		assert_int_equal(tuner_run(m, &o, &ops, &r, doc, err, sizeof(err)), 0);
-		rm = &r.dec[KNOB_SYS_RMEM_MAX];
+		ld = &r.dec[lean_id];
 		enc = &r.dec[KNOB_SMB_SMB_ENCRYPT];
-		leaned += strstr(rm->reason, "better: 16M") != NULL;
-		applied += rm->applied;
-		real += enc->applied;
-		checked += json_array_size(json_object_get(doc, "alone")) > 0;
+		v = knob_value(m, lean_id);
+		c->leaned += strstr(ld->reason, better) != NULL;
+		c->applied += v && strcmp(v, lean_value) == 0;
+		c->real += enc->applied;
+		c->checked += json_array_size(json_object_get(doc, "alone")) > 0;
 		if (getenv("TUNER_DEBUG"))
-			fprintf(stderr, "# seed %llu: %s\n", (unsigned long long)seed, rm->reason);
+			fprintf(stderr, "# seed %llu: %s\n", (unsigned long long)seed, ld->reason);
 		tuner_result_release(&r);
 		json_decref(doc);
 		model_free(m);
 	}
+}
+
+/* The after-score tests the changes together, and the real gain carried the placebo: applied
+ * in 100 of 100 tunes before each change had to hold on its own (each_alone()). */
+static void
+test_placebo_rides(void **state)
+{
+	struct leaned c;
+
+	(void)state;
+	lean_id = KNOB_SYS_RMEM_MAX;
+	lean_value = "16M";
+	lean_tunes(KNOB_SYS_RMEM_MAX, &c);
 	printf("# a placebo that leaned in its window beside a real change: accepted by its window "
 	       "in %zu of 100 tunes, applied in %zu; the real change applied in %zu; changes "
 	       "checked on their own in %zu\n",
-	       leaned, applied, real, checked);
-	assert_true(leaned >= 50);
-	assert_true(applied <= 5);
-	assert_true(real >= 95);
+	       c.leaned, c.applied, c.real, c.checked);
+	assert_true(c.leaned >= 50);
+	assert_true(c.applied <= 5);
+	assert_true(c.real >= 95);
+}
+
+/* The same knob's next value: encryption "default" (the real gain) accepted, then "off" (no
+ * different) leaned in its window and was accepted over it. The after-score compares with
+ * the start, where both are far better: "off" was applied in 100 of 100 tunes before a
+ * knob's last step had to hold against the value before it. */
+static void
+test_step_holds(void **state)
+{
+	struct leaned c;
+
+	(void)state;
+	lean_id = KNOB_SMB_SMB_ENCRYPT;
+	lean_value = "off";
+	lean_tunes(KNOB_SMB_SMB_ENCRYPT, &c);
+	printf("# a second value of one knob that leaned in its window: accepted over the first in "
+	       "%zu of 100 tunes, applied in %zu; encryption not required in %zu\n",
+	       c.leaned, c.applied, c.real);
+	assert_true(c.leaned >= 50);
+	assert_true(c.applied <= 5);
+	assert_true(c.real >= 95);
 }
 
 int
@@ -1056,6 +1098,7 @@ main(void)
 		cmocka_unit_test(test_worse_stops_early),
 		cmocka_unit_test(test_after_veto),
 		cmocka_unit_test(test_placebo_rides),
+		cmocka_unit_test(test_step_holds),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
