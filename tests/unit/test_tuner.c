@@ -983,7 +983,7 @@ struct leaned {
 	size_t leaned, applied, real, checked;
 };
 
-/* 100 tunes of encryption (from required) and sel, lean_id = lean_value leaning. */
+/* 200 tunes of encryption (from required) and sel2, lean_id = lean_value leaning. */
 static void
 lean_tunes(enum knob_id sel2, struct leaned *c)
 {
@@ -992,7 +992,7 @@ lean_tunes(enum knob_id sel2, struct leaned *c)
 
 	memset(c, 0, sizeof(*c));
 	snprintf(better, sizeof(better), "better: %s", lean_value);
-	for (uint64_t seed = 1; seed <= 100; seed++) {
+	for (uint64_t seed = 1; seed <= 200; seed++) {
 		bool sel[KNOB_COUNT] = { false }, wl[BENCH_NWORKLOADS];
 		struct tuner_opts o = { .protos = PROTO_SMB,
 					.goal = "throughput",
@@ -1037,7 +1037,7 @@ lean_tunes(enum knob_id sel2, struct leaned *c)
 }
 
 /* The after-score tests the changes together, and the real gain carried the placebo: applied
- * in 100 of 100 tunes before each change had to hold on its own (each_alone()). */
+ * in 200 of 200 tunes before each change had to hold on its own (each_alone()). */
 static void
 test_placebo_rides(void **state)
 {
@@ -1048,17 +1048,17 @@ test_placebo_rides(void **state)
 	lean_value = "16M";
 	lean_tunes(KNOB_SYS_RMEM_MAX, &c);
 	printf("# a placebo that leaned in its window beside a real change: accepted by its window "
-	       "in %zu of 100 tunes, applied in %zu; the real change applied in %zu; changes "
+	       "in %zu of 200 tunes, applied in %zu; the real change applied in %zu; changes "
 	       "checked on their own in %zu\n",
 	       c.leaned, c.applied, c.real, c.checked);
-	assert_true(c.leaned >= 50);
-	assert_true(c.applied <= 5);
-	assert_true(c.real >= 95);
+	assert_true(c.leaned >= 100);
+	assert_true(c.applied <= 10);
+	assert_true(c.real >= 190);
 }
 
 /* The same knob's next value: encryption "default" (the real gain) accepted, then "off" (no
  * different) leaned in its window and was accepted over it. The after-score compares with
- * the start, where both are far better: "off" was applied in 100 of 100 tunes before a
+ * the start, where both are far better: "off" was applied in 200 of 200 tunes before a
  * knob's last step had to hold against the value before it. */
 static void
 test_step_holds(void **state)
@@ -1070,11 +1070,11 @@ test_step_holds(void **state)
 	lean_value = "off";
 	lean_tunes(KNOB_SMB_SMB_ENCRYPT, &c);
 	printf("# a second value of one knob that leaned in its window: accepted over the first in "
-	       "%zu of 100 tunes, applied in %zu; encryption not required in %zu\n",
+	       "%zu of 200 tunes, applied in %zu; encryption not required in %zu\n",
 	       c.leaned, c.applied, c.real);
-	assert_true(c.leaned >= 50);
-	assert_true(c.applied <= 5);
-	assert_true(c.real >= 95);
+	assert_true(c.leaned >= 100);
+	assert_true(c.applied <= 10);
+	assert_true(c.real >= 190);
 }
 
 int
