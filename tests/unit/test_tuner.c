@@ -514,15 +514,16 @@ test_after_score(void **state)
 	assert_int_equal(tuner_run(m, &o, &ops, &r, doc, err, sizeof(err)), 0);
 	assert_true(r.changed);
 	assert_string_equal(knob_value(m, KNOB_SMB_USE_SENDFILE), "yes");
-	assert_int_equal(json_integer_value(json_object_get(doc, "after_pairs")), 8);
+	/* A clear gain is confirmed at the look after six pairs (all six its way). */
+	assert_int_equal(json_integer_value(json_object_get(doc, "after_pairs")), 6);
 	imp = json_real_value(json_object_get(doc, "improvement"));
-	printf("# after-score: improvement %+.1f%% (p=%.4f) from 8 fresh pairs\n", 100 * imp,
+	printf("# after-score: improvement %+.1f%% (p=%.4f) from 6 fresh pairs\n", 100 * imp,
 	       json_real_value(json_object_get(doc, "improvement_p")));
 	assert_true(imp > 0.2 && imp < 0.4);
-	assert_true(json_real_value(json_object_get(doc, "improvement_p")) < 0.05);
+	assert_true(json_real_value(json_object_get(doc, "improvement_p")) < 0.016);
 	assert_int_equal(r.after.n, 1);
-	assert_int_equal(r.after.v[0].nruns, 8);
-	assert_int_equal(r.before.v[0].nruns, 8);
+	assert_int_equal(r.after.v[0].nruns, 6);
+	assert_int_equal(r.before.v[0].nruns, 6);
 	assert_true(r.after.v[0].st.median > r.before.v[0].st.median);
 	tuner_result_release(&r);
 	model_free(m);
@@ -720,7 +721,7 @@ test_after_tuned_protocols(void **state)
 	assert_int_equal(s.asked, PROTO_SMB);
 	assert_string_equal(fresh, "[\"smb\"]");
 	assert_string_equal(same, "[\"nfs\"]");
-	assert_true(json_integer_value(json_object_get(doc, "after_pairs")) == 8);
+	assert_true(json_integer_value(json_object_get(doc, "after_pairs")) == 6);
 	free(fresh);
 	free(same);
 	tuner_result_release(&r);
