@@ -1208,7 +1208,8 @@ score_json(const double *v, size_t n)
 
 /* A check in holds(), and the after-score, look once after their first HOLD_FIRST pairs
  * (when their window is longer):
- * a change that won them all (p = 1/64, below HOLD_ALPHA1) holds there, one not ahead at all
+ * a change that won them all (p = 1/64, below HOLD_ALPHA1) by at least HOLD_CLEAR holds
+ * there, one not ahead at all
  * does not, and the rest of the window decides on every pair at HOLD_ALPHA - HOLD_ALPHA1
  * (Bonferroni over the two looks). A clear gain (encryption no longer required) costs six
  * pairs instead of ten. HOLD_ALPHA is below TUNE_ALPHA: every lab tune that accepts a
@@ -1218,6 +1219,11 @@ score_json(const double *v, size_t n)
 #define HOLD_FIRST 6
 #define HOLD_ALPHA 0.03
 #define HOLD_ALPHA1 0.016
+/* What a gain must also be to stop at the look: pairs of one group share their measure calls
+ * and correlate (0.56 in 30 lab after-scores), so six pairs all one way are nearer three
+ * coin tosses than six for a change that does nothing; a clear gain is far above the
+ * spread of such a window (about 8% from window to window here). */
+#define HOLD_CLEAR 0.10
 
 /* The after-score: the starting configuration (A) and the chosen one (B) measured in
  * alternation, every protocol measured, pair by pair, with the look after HOLD_FIRST pairs;
@@ -1282,7 +1288,7 @@ final_pairing(struct tstate *s, const struct snap *start, const struct snap *cho
 		/* The look after HOLD_FIRST pairs: clearly confirmed, or not ahead at all. */
 		if (rc == 0 && bar == HOLD_ALPHA1 && done >= HOLD_FIRST && done < n) {
 			tune_compare_pairs(a, b, done, &p);
-			if ((p.effect >= TUNE_MIN_GAIN && p.p_better < bar) || p.effect <= 0)
+			if ((p.effect >= HOLD_CLEAR && p.p_better < bar) || p.effect <= 0)
 				break;
 			bar = TUNE_ALPHA - HOLD_ALPHA1;
 		}
@@ -1378,7 +1384,7 @@ holds(struct tstate *s, const struct tuner_decision *d, const char *against, jso
 		if (rc == 0)
 			tune_compare_pairs(cand, inc, *done, p);
 		if (rc == 0 && n1 < n && p->effect > 0 &&
-		    !(p->effect >= TUNE_MIN_GAIN && p->p_better < bar)) {
+		    !(p->effect >= HOLD_CLEAR && p->p_better < bar)) {
 			bar = HOLD_ALPHA - HOLD_ALPHA1;
 			rc = window(s, k, against, kp, n - n1, false, inc + *done, cand + *done,
 				    &more, &stop);
