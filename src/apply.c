@@ -524,21 +524,23 @@ kept_copy_path(const struct job *j, const char *path)
 	return state_path(j, "pending.keep%s", path);
 }
 
-static bool
-gen_lists(const struct generation *g, const char *path)
+static const struct gen_file *
+gen_find(const struct generation *g, const char *path)
 {
 	for (size_t i = 0; i < g->nfiles; i++)
 		if (strcmp(g->files[i].path, path) == 0)
-			return true;
-	return false;
+			return &g->files[i];
+	return NULL;
 }
 
 /* The journal: the generation to restore (prev), and every file this apply writes. A file
- * prev does not list was not nastune's at prev, and prev cannot say what it held: its state
- * now (absent, or a copy under pending.keep) is kept with the journal, and undoing puts that
- * back. Restoring prev deleted it: a dry-run tune's trials deleted a tuned.conf written by
- * hand and not applied yet (its trials write tuned.conf, and the last generation had none),
- * and a failed apply that enabled AFP deleted the distribution's afp.conf. */
+ * that is not as prev recorded it (prev does not list it, or it was edited since) has its
+ * state now (absent, or a copy under pending.keep) kept with the journal, and undoing puts
+ * that back: undoing is "as before this apply", which restoring prev is not for such a file.
+ * Restoring prev deleted a file it did not list: a dry-run tune's trials deleted a tuned.conf
+ * written by hand and not applied yet (its trials write tuned.conf, and the last generation
+ * had none), and a failed apply that enabled AFP deleted the distribution's afp.conf; and it
+ * undid an edit made by hand since prev (a tuned.conf edited, then a dry-run tune). */
 static int
 journal_write(struct job *j, const struct generation *prev)
 {
@@ -558,12 +560,17 @@ journal_write(struct job *j, const struct generation *prev)
 		struct stat st;
 
 		buf_printf(&b, "file %s\n", j->ch[i].path);
-		if (gen_lists(prev, j->ch[i].path))
-			continue;
 		abs = fs_rooted(j->o->root, j->ch[i].path);
 		if (stat(abs, &st) == 0 && (rc = fs_read_file(abs, FILE_MAX, &data, &len)) == 0) {
+			const struct gen_file *was = gen_find(prev, j->ch[i].path);
+
 			gf.present = 1;
 			hash_sha256_hex(data, len, gf.sha256);
+			if (was && was->present && strcmp(was->sha256, gf.sha256) == 0) {
+				free(data);
+				free(abs);
+				continue; /* as prev has it: restoring prev puts it back */
+			}
 			copy = kept_copy_path(j, j->ch[i].path);
 			if ((rc = mkparent(copy)) == 0)
 				rc = fs_write_atomic(copy, data, len, 0600, 0);
@@ -572,7 +579,10 @@ journal_write(struct job *j, const struct generation *prev)
 				   (unsigned)st.st_uid, (unsigned)st.st_gid, gf.sha256,
 				   j->ch[i].path);
 		} else if (rc == 0 && errno == ENOENT) {
-			buf_printf(&b, "keep 0 0 0 0 - %s\n", j->ch[i].path);
+			const struct gen_file *was = gen_find(prev, j->ch[i].path);
+
+			if (!was || was->present)
+				buf_printf(&b, "keep 0 0 0 0 - %s\n", j->ch[i].path);
 		} else if (rc == 0) {
 			rc = -errno;
 		}

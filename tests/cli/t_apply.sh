@@ -14,7 +14,7 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
-plan 89
+plan 90
 conf="$top/profiles/demo.conf"
 
 # A config whose services use pidfiles we control.
@@ -118,6 +118,15 @@ nt --root "$r3k" -c "$tmp/svc.conf" apply
 [ "$rc" = 1 ] && is "$(sums "$r3k" | grep -v var/)" "$(echo "$before" | grep -v var/)" "a failed apply puts back a hand-written tuned.conf no generation listed, as it was"
 [ ! -e "$r3k/var/lib/nastune/pending" ] && [ ! -e "$r3k/var/lib/nastune/pending.keep" ]
 ok $? "... and drops its journal with the copy it kept" "$(ls -la "$r3k/var/lib/nastune")"
+# A file edited by hand since the last generation is put back as edited, not as that
+# generation had it: a failed apply changes nothing on disk.
+r3e="$tmp/r3e"; mkdir -p "$r3e/run"; srvdirs "$r3e"
+nt --root "$r3e" -c "$tmp/svc.conf" apply --no-reload
+printf '# edited by hand\n' >>"$r3e/etc/samba/smb.conf"
+before=$(sums "$r3e")
+env --default-signal=HUP sleep 300 & pids+=($!); echo $! > "$r3e/run/fake-smbd.pid"
+nt --root "$r3e" -c "$tmp/svc2.conf" apply
+[ "$rc" = 1 ] && is "$(sums "$r3e" | grep -v var/)" "$(echo "$before" | grep -v var/)" "a failed apply puts back a smb.conf edited by hand since the last generation, as edited"
 bash -c 'trap "" HUP; while :; do sleep 1; done' & pids+=($!); echo $! > "$r/run/fake-smbd.pid"
 nt --root "$r" -c "$tmp/svc2.conf" apply; is "$rc" 0 "the next apply works once the service survives reloads"
 grep -q '^\[Data2\]' "$r/etc/samba/smb.conf"; ok $? "and installs the new files"
