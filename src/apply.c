@@ -403,13 +403,36 @@ prune(struct job *j)
 	free(ids);
 }
 
+/* Writes the stored copy at copy to abs (atomically, with mode and owner) once its content
+ * has the SHA-256 sha. Returns 0 or -errno (-EBADMSG: the copy is not what was stored). */
+static int
+put_copy(const char *abs, const char *copy, const char *sha, unsigned mode, unsigned uid,
+	 unsigned gid)
+{
+	char *data = NULL, got[65];
+	size_t len;
+	int rc = fs_read_file(copy, FILE_MAX, &data, &len);
+
+	if (rc == 0) {
+		hash_sha256_hex(data, len, got);
+		if (strcmp(got, sha) != 0)
+			rc = -EBADMSG;
+	}
+	if (rc == 0 && (rc = mkparent(abs)) == 0)
+		rc = fs_write_atomic(abs, data, len, mode, 0);
+	if (rc == 0 && geteuid() == 0 && chown(abs, uid, gid) < 0)
+		rc = -errno;
+	free(data);
+	return rc;
+}
+
 /* Puts path back as generation g had it. Returns 0 or -errno. */
 static int
 restore_file(struct job *j, const struct generation *g, const char *path)
 {
 	const struct gen_file *gf = NULL;
-	char *abs = fs_rooted(j->o->root, path), *copy, *data = NULL, sha[65];
-	size_t i, len;
+	char *abs = fs_rooted(j->o->root, path), *copy;
+	size_t i;
 	int rc;
 
 	for (i = 0; i < g->nfiles; i++)
@@ -421,21 +444,10 @@ restore_file(struct job *j, const struct generation *g, const char *path)
 		return rc;
 	}
 	copy = gen_copy_path(j, g->id, path);
-	rc = fs_read_file(copy, FILE_MAX, &data, &len);
-	if (rc == 0) {
-		hash_sha256_hex(data, len, sha);
-		if (strcmp(sha, gf->sha256) != 0)
-			rc = -EBADMSG;
-	}
-	if (rc == 0 && (rc = mkparent(abs)) == 0)
-		rc = fs_write_atomic(abs, data, len, gf->mode, 0);
-	if (rc == 0 && geteuid() == 0 && chown(abs, gf->uid, gf->gid) < 0)
-		rc = -errno;
-	if (rc < 0)
+	if ((rc = put_copy(abs, copy, gf->sha256, gf->mode, gf->uid, gf->gid)) < 0)
 		log_warnx("cannot restore %s from generation %ld (%s): %s", abs, g->id, copy,
 			  strerror(-rc));
 	free(copy);
-	free(data);
 	free(abs);
 	return rc;
 }
@@ -609,8 +621,7 @@ restore_kept(struct job *j, const char *journal, const char *path)
 		const char *end = strchr(line, '\n');
 		size_t llen = end ? (size_t)(end - line) : strlen(line);
 		unsigned present, mode, uid, gid;
-		char sha[65], *abs, *copy, *data = NULL, got[65];
-		size_t len = 0;
+		char sha[65], *abs, *copy;
 		int n = 0, rc;
 
 		if (sscanf(line, "keep %u %o %u %u %64s %n", &present, &mode, &uid, &gid, sha,
@@ -626,21 +637,10 @@ restore_kept(struct job *j, const char *journal, const char *path)
 			return rc;
 		}
 		copy = kept_copy_path(j, path);
-		rc = fs_read_file(copy, FILE_MAX, &data, &len);
-		if (rc == 0) {
-			hash_sha256_hex(data, len, got);
-			if (strcmp(got, sha) != 0)
-				rc = -EBADMSG;
-		}
-		if (rc == 0 && (rc = mkparent(abs)) == 0)
-			rc = fs_write_atomic(abs, data, len, mode & 07777, 0);
-		if (rc == 0 && geteuid() == 0 && chown(abs, uid, gid) < 0)
-			rc = -errno;
-		if (rc < 0)
+		if ((rc = put_copy(abs, copy, sha, mode & 07777, uid, gid)) < 0)
 			log_warnx("cannot put %s back as it was before the apply (%s): %s", abs,
 				  copy, strerror(-rc));
 		free(copy);
-		free(data);
 		free(abs);
 		return rc;
 	}

@@ -1234,7 +1234,8 @@ final_pairing(struct tstate *s, const struct snap *start, const struct snap *cho
 {
 	size_t n = s->o->pairs, j = 0, e, done = 0;
 	double *a = xcalloc(n, sizeof(*a)), *b = xcalloc(n, sizeof(*b)), *tmp;
-	double bar = n > HOLD_FIRST + 1 ? HOLD_ALPHA1 : TUNE_ALPHA;
+	bool look = n > HOLD_FIRST + 1;
+	double bar = look ? HOLD_ALPHA1 : TUNE_ALPHA;
 	struct tune_pairs p = { .p_better = 1, .p_worse = 1 };
 	struct tune_steady st;
 	unsigned tp = 0;
@@ -1286,7 +1287,8 @@ final_pairing(struct tstate *s, const struct snap *start, const struct snap *cho
 		j = e;
 		done = pairs_done(j, n);
 		/* The look after HOLD_FIRST pairs: clearly confirmed, or not ahead at all. */
-		if (rc == 0 && bar == HOLD_ALPHA1 && done >= HOLD_FIRST && done < n) {
+		if (rc == 0 && look && done >= HOLD_FIRST && done < n) {
+			look = false;
 			tune_compare_pairs(a, b, done, &p);
 			if ((p.effect >= HOLD_CLEAR && p.p_better < bar) || p.effect <= 0)
 				break;
@@ -1442,12 +1444,16 @@ each_alone(struct tstate *s, const struct snap *start)
 			snprintf(d->reason + len, sizeof(d->reason) - len,
 				 "; held against %s: %+.1f%% (p=%.4f, %zu pairs)", s->mid[i],
 				 100 * p.effect, p.p_better, done);
+		else if (!timely)
+			snprintf(d->reason + len, sizeof(d->reason) - len,
+				 "; %s kept instead: no time was left to check %s against it",
+				 s->mid[i], d->after);
 		else
 			snprintf(d->reason + len, sizeof(d->reason) - len,
-				 "; %s kept instead: %s did not hold against it %s%+.1f%% (p=%.4f, "
+				 "; %s kept instead: %s did not hold against it %+.1f%% (p=%.4f, "
 				 "%zu pairs; needs at least %+.0f%% and p < %.2g)",
-				 s->mid[i], d->after, timely ? "" : "(no time left to check) ",
-				 100 * p.effect, p.p_better, done, 100 * TUNE_MIN_GAIN, bar);
+				 s->mid[i], d->after, 100 * p.effect, p.p_better, done,
+				 100 * TUNE_MIN_GAIN, bar);
 		say(s, "tune: %s: %s", d->k->name, d->reason + len + 2);
 		if (!kept) {
 			setk(s, d->k->id, s->mid[i], KNOB_TUNED);
@@ -1767,7 +1773,6 @@ tuner_run(struct model *m, const struct tuner_opts *o, const struct tuner_ops *o
 			r->dec[i].applied ||
 			(i != KNOB_NET_MTU && ((v == NULL) != (r->dec[i].before == NULL) ||
 					       (v && strcmp(v, r->dec[i].before) != 0)));
-		r->changed |= r->dec[i].applied && i != KNOB_NET_MTU;
 	}
 	if (!o->exhaustive && (rc = each_alone(&s, &start)) < 0) {
 		snprintf(err, errlen, "%s", rc == -EINTR ? "interrupted" : s.err);

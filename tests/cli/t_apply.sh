@@ -14,7 +14,7 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
-plan 90
+plan 91
 conf="$top/profiles/demo.conf"
 
 # A config whose services use pidfiles we control.
@@ -171,6 +171,14 @@ NASTUNE_DEBUG_CRASH=install "$NASTUNE" --datadir "$top" --root "$r" -c "$tmp/cha
 nt --root "$r" -c "$conf" rollback 1
 echo "$err" | grep -q "an earlier apply was interrupted: restoring generation 1 first"; ok $? "the next run restores the journal's generation first"
 is "$(sums "$r")" "$before" "after recovery the previous files are intact"
+# ... and a file the generation does not list (tuned.conf written by hand) comes back from the
+# journal's own copy, not deleted
+r="$tmp/crash-keep"; mkdir -p "$r/etc/nastune"; srvdirs "$r"
+nt --root "$r" -c "$conf" apply --no-reload
+printf 'knobs = { smb = { aio_read_size = "1048576"; }; };\n' >"$r/etc/nastune/tuned.conf"; before=$(sums "$r")
+NASTUNE_DEBUG_CRASH=install "$NASTUNE" --datadir "$top" --root "$r" -c "$conf" apply --no-reload >/dev/null 2>&1
+nt --root "$r" -c "$conf" rollback 1
+is "$(sums "$r")" "$before" "after recovery from a crash mid-install, a hand-written tuned.conf is back as it was"
 
 # --- the lock: a held lock makes apply wait, then give up clearly
 r="$tmp/r4"; mkdir -p "$r/var/lib/nastune"; srvdirs "$r"
