@@ -199,6 +199,21 @@ struct bench_results {
 int bench_run(const struct bench_driver *d, const struct bench_target *t, enum bench_workload w,
 	      const struct bench_opts *o, struct bench_results *out, char *err, size_t errlen);
 
+/* A session: one connection to t through d that several workloads run on in turn, as
+ * bench_run does each on its own (a tune's measure call runs its workloads on one connection:
+ * a login costs about 11 ms on loopback, as much as a 32 MiB write). A workload's preflight
+ * is skipped when one on this session already passed with at least its footprint (and no
+ * laxer force): each workload removes its files at its end, before the next starts. */
+struct bench_session;
+/* Connects. Returns 0 with *s, or -errno with one sentence in err. */
+int bench_session_open(const struct bench_driver *d, const struct bench_target *t,
+		       struct bench_session **s, char *err, size_t errlen);
+/* bench_run's work for workload w, on the session's connection. */
+int bench_session_run(struct bench_session *s, enum bench_workload w, const struct bench_opts *o,
+		      struct bench_results *out, char *err, size_t errlen);
+/* Disconnects and frees s; NULL-safe. */
+void bench_session_close(struct bench_session *s);
+
 /* Bytes the workload holds in its scratch directory at most, with opts o; UINT64_MAX when that
  * does not fit in 64 bits (it never passes a space check). */
 uint64_t bench_footprint(enum bench_workload w, const struct bench_opts *o);

@@ -159,20 +159,30 @@ measure(struct tuner *t, unsigned protos, double **scores, size_t *n, struct ben
 	size_t i;
 	int w, rc = 0;
 
-	for (i = 0; i < t->ntg && rc == 0; i++)
+	/* One connection per target for every workload of the call, a new one at each call: a
+	 * switch may change what a session negotiates (signing, encryption), and calls are the
+	 * units the windows pair (tuner.c). */
+	for (i = 0; i < t->ntg && rc == 0; i++) {
+		struct bench_session *bs = NULL;
+
+		if (!(target_proto(&t->tg[i]) & protos))
+			continue;
 		for (w = 0; w < BENCH_NWORKLOADS && rc == 0; w++) {
 			struct bench_opts bo = t->bo;
 
-			if (!t->wl[w] || !(target_proto(&t->tg[i]) & protos))
+			if (!t->wl[w])
 				continue;
 			bo.keep_scratch = t->tg[i].keep;
 			t->tg[i].used = true;
 			if (sigstop_caught)
 				rc = -EINTR;
-			else
-				rc = bench_run(t->tg[i].d, &t->tg[i].t, (enum bench_workload)w, &bo,
-					       &rs, err, errlen);
+			else if (bs || (rc = bench_session_open(t->tg[i].d, &t->tg[i].t, &bs, err,
+								errlen)) == 0)
+				rc = bench_session_run(bs, (enum bench_workload)w, &bo, &rs, err,
+						       errlen);
 		}
+		bench_session_close(bs);
+	}
 	if (rc == 0 && (rc = tune_scores(&rs, 0, scores, n)) < 0)
 		snprintf(err, errlen, "no throughput result to score");
 	if (rc == 0 && out)

@@ -1532,16 +1532,45 @@ bench_preflight(const struct bench_driver *d, struct bench_conn *c, const char *
 	return 0;
 }
 
+/* One connection to a target and what the workloads run on it share: the write buffer, and
+ * the preflight that passed on it. */
+struct bench_session {
+	const struct bench_driver *d;
+	const struct bench_target *t;
+	struct bench_conn *c;
+	unsigned char *buf; /* BUFSZ bytes from splitmix64 seeded with seed; reads land in it */
+	uint64_t seed, rng; /* rng: the generator's state after the fill */
+	uint64_t checked;   /* the largest footprint a preflight passed on c; 0 none yet */
+	bool forced;	    /* that preflight was told to pass a Time Machine root */
+};
+
+/* The preflight of r's workload, unless one on this connection already passed with room for
+ * it: a session's workloads run one after another, each removing its files before the next
+ * starts, and the list of a large share's root would otherwise be read at every workload. */
 static int
-prepare(struct run *r)
+preflight(struct run *r, struct bench_session *s)
+{
+	uint64_t need = bench_footprint(r->w, &r->o);
+	int rc;
+
+	if (s->checked && need <= s->checked && (!s->forced || r->o.force))
+		return 0;
+	if ((rc = bench_preflight(r->d, r->c, r->t->url, workload_names[r->w], need, r->o.force,
+				  r->err, sizeof(r->err))) < 0)
+		return rc;
+	s->checked = need ? need : 1;
+	s->forced = r->o.force;
+	return 0;
+}
+
+static int
+prepare(struct run *r, struct bench_session *sess)
 {
 	static unsigned seq;
 	char tag[16];
 	int rc;
 
-	if ((rc = bench_preflight(r->d, r->c, r->t->url, workload_names[r->w],
-				  bench_footprint(r->w, &r->o), r->o.force, r->err,
-				  sizeof(r->err))) < 0)
+	if ((rc = preflight(r, sess)) < 0)
 		return rc;
 	if (r->o.keep_scratch) {
 		struct bench_stat st;
@@ -1621,41 +1650,93 @@ to_results(struct run *r, struct bench_results *out)
 }
 
 int
-bench_run(const struct bench_driver *d, const struct bench_target *t, enum bench_workload w,
-	  const struct bench_opts *opts, struct bench_results *out, char *err, size_t errlen)
+bench_session_open(const struct bench_driver *d, const struct bench_target *t,
+		   struct bench_session **out, char *err, size_t errlen)
 {
+	struct bench_session *s;
+	int rc;
+
+	*out = NULL;
+	if (!d || !t) {
+		snprintf(err, errlen, "bench_session_open: bad arguments");
+		return -EINVAL;
+	}
+	s = xcalloc(1, sizeof(*s));
+	s->d = d;
+	s->t = t;
+	if ((rc = d->connect(t, &s->c, err, errlen)) < 0) {
+		free(s);
+		return rc;
+	}
+	*out = s;
+	return 0;
+}
+
+void
+bench_session_close(struct bench_session *s)
+{
+	if (!s)
+		return;
+	s->d->disconnect(s->c);
+	free(s->buf);
+	free(s);
+}
+
+/* The session's buffer of seeded random bytes, filled at its first run (and again for another
+ * seed); *rng gets the generator's state after the fill. */
+static unsigned char *
+session_buf(struct bench_session *s, uint64_t seed, uint64_t *rng)
+{
+	if (!s->buf || s->seed != seed) {
+		uint64_t st = seed;
+
+		if (!s->buf)
+			s->buf = xmalloc(BUFSZ);
+		for (size_t k = 0; k < BUFSZ / 8; k++) {
+			uint64_t v = bench_rand(&st);
+
+			memcpy(s->buf + k * 8, &v, 8);
+		}
+		s->seed = seed;
+		s->rng = st;
+	}
+	*rng = s->rng;
+	return s->buf;
+}
+
+int
+bench_session_run(struct bench_session *s, enum bench_workload w, const struct bench_opts *opts,
+		  struct bench_results *out, char *err, size_t errlen)
+{
+	const struct bench_driver *d;
+	const struct bench_target *t;
 	struct run *r;
 	unsigned i, total;
 	size_t k;
 	int rc, rc2;
 
-	if ((unsigned)w >= BENCH_NWORKLOADS || !d || !t) {
+	if ((unsigned)w >= BENCH_NWORKLOADS || !s) {
 		snprintf(err, errlen, "bench_run: bad arguments");
 		return -EINVAL;
 	}
+	d = s->d;
+	t = s->t;
 	r = xcalloc(1, sizeof(*r));
 	r->d = d;
 	r->t = t;
+	r->c = s->c;
 	r->o = *opts;
 	r->w = w;
 	normalize(&r->o);
-	r->rng = r->o.seed;
 	/* Locally every run gets a new directory: the posix driver's guarantees for root (paths
 	 * resolved from the descriptors of directories it made itself) stay whole. */
 	if (strcmp(d->name, "posix") == 0)
 		r->o.keep_scratch = NULL;
 	if ((rc = bench_opts_check(&r->o, r->err, sizeof(r->err))) < 0)
 		goto out;
-	if ((rc = d->connect(t, &r->c, r->err, sizeof(r->err))) < 0)
+	if ((rc = prepare(r, s)) < 0)
 		goto out;
-	if ((rc = prepare(r)) < 0)
-		goto out;
-	r->buf = xmalloc(BUFSZ);
-	for (k = 0; k < BUFSZ / 8; k++) {
-		uint64_t v = bench_rand(&r->rng);
-
-		memcpy(r->buf + k * 8, &v, 8);
-	}
+	r->buf = session_buf(s, r->o.seed, &r->rng);
 	if (workloads[w].setup && (rc = workloads[w].setup(r)) < 0)
 		goto out;
 	total = r->o.warmup + r->o.repeats;
@@ -1678,15 +1759,13 @@ bench_run(const struct bench_driver *d, const struct bench_target *t, enum bench
 out:
 	if (r->c2)
 		d->disconnect(r->c2);
-	if (r->c && r->scratch[0] &&
+	if (r->scratch[0] &&
 	    (rc2 = rm_tree(d, r->c, r->scratch, 0, r->o.keep_scratch ? KEPT_SEQ_READ : NULL)) < 0 &&
 	    rc == 0) {
 		snprintf(r->err, sizeof(r->err), "cannot remove the scratch directory %s in %s: %s",
 			 r->scratch, t->url, d->error(r->c));
 		rc = rc2;
 	}
-	if (r->c)
-		d->disconnect(r->c);
 	if (rc == 0)
 		to_results(r, out);
 	else
@@ -1696,7 +1775,26 @@ out:
 		free(r->m[k].hist);
 		free(r->m[k].uf);
 	}
-	free(r->buf);
 	free(r);
+	return rc;
+}
+
+int
+bench_run(const struct bench_driver *d, const struct bench_target *t, enum bench_workload w,
+	  const struct bench_opts *opts, struct bench_results *out, char *err, size_t errlen)
+{
+	struct bench_session *s;
+	int rc;
+
+	if ((unsigned)w >= BENCH_NWORKLOADS || !d || !t) {
+		snprintf(err, errlen, "bench_run: bad arguments");
+		return -EINVAL;
+	}
+	if ((rc = bench_opts_check(opts, err, errlen)) < 0)
+		return rc;
+	if ((rc = bench_session_open(d, t, &s, err, errlen)) < 0)
+		return rc;
+	rc = bench_session_run(s, w, opts, out, err, errlen);
+	bench_session_close(s);
 	return rc;
 }

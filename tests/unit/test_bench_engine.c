@@ -443,6 +443,83 @@ test_failure_mid_run(void **state)
 	release(&h);
 }
 
+/* A session: the workloads of one call share one connection and one preflight; a workload
+ * with a larger footprint, or without the force the first was given, is checked anew; every
+ * workload removes its scratch as bench_run does; the results are bench_run's. */
+static void
+test_session(void **state)
+{
+	struct bench_opts o = small_opts();
+	struct bench_results rs = { 0 }, one = { 0 };
+	struct bench_null_counts n;
+	struct bench_session *s;
+	struct held h;
+	char err[512] = "";
+
+	(void)state;
+	hold(&h, "null://eng");
+	bench_null_reset();
+	assert_int_equal(bench_session_open(&bench_drv_null, &h.t, &s, err, sizeof(err)), 0);
+	assert_int_equal(bench_session_run(s, BENCH_SEQ_WRITE, &o, &rs, err, sizeof(err)), 0);
+	assert_int_equal(bench_null_entries("eng"), 0);
+	assert_int_equal(bench_session_run(s, BENCH_SEQ_READ, &o, &rs, err, sizeof(err)), 0);
+	assert_int_equal(bench_null_entries("eng"), 0);
+	bench_null_counts(&n);
+	assert_int_equal(n.ops[BNULL_CONNECT], 1);
+	assert_int_equal(n.ops[BNULL_SPACE], 1); /* seq-read needs no more than seq-write */
+	/* copy-in-share holds twice the size: checked again. */
+	assert_int_equal(bench_session_run(s, BENCH_COPY, &o, &rs, err, sizeof(err)), 0);
+	bench_null_counts(&n);
+	assert_int_equal(n.ops[BNULL_SPACE], 2);
+	assert_int_equal(n.ops[BNULL_CONNECT], 1);
+	bench_session_close(s);
+	run_ok(&h, BENCH_SEQ_WRITE, &o, &one);
+	assert_non_null(find(&rs, "seq-write", "write"));
+	assert_non_null(find(&rs, "seq-read", "read"));
+	assert_int_equal(find(&rs, "seq-write", "write")->nruns,
+			 find(&one, "seq-write", "write")->nruns);
+	bench_results_clear(&rs);
+	bench_results_clear(&one);
+	release(&h);
+
+	/* Room for seq-write, not for copy-in-share's twice as much: the second is refused,
+	 * nothing of it written. */
+	{
+		char url[128];
+
+		snprintf(url, sizeof(url), "null://eng?free=%llu",
+			 (unsigned long long)(2 * (4ull << 20) + BENCH_SPACE_MARGIN));
+		hold(&h, url);
+		assert_int_equal(bench_session_open(&bench_drv_null, &h.t, &s, err, sizeof(err)),
+				 0);
+		assert_int_equal(bench_session_run(s, BENCH_SEQ_WRITE, &o, &rs, err, sizeof(err)),
+				 0);
+		bench_null_reset();
+		assert_int_equal(bench_session_run(s, BENCH_COPY, &o, &rs, err, sizeof(err)),
+				 -ENOSPC);
+		bench_null_counts(&n);
+		assert_int_equal(n.ops[BNULL_MKDIR], 0);
+		bench_session_close(s);
+		bench_results_clear(&rs);
+		release(&h);
+	}
+
+	/* A preflight passed with --force does not stand for one without: a Time Machine root
+	 * refuses the unforced workload even after a forced one ran on the session. */
+	hold(&h, "null://eng");
+	assert_int_equal(bench_drv_null.mkdir(h.c, "Mac.sparsebundle"), 0);
+	assert_int_equal(bench_session_open(&bench_drv_null, &h.t, &s, err, sizeof(err)), 0);
+	o.force = true;
+	assert_int_equal(bench_session_run(s, BENCH_SEQ_WRITE, &o, &rs, err, sizeof(err)), 0);
+	o.force = false;
+	assert_int_equal(bench_session_run(s, BENCH_SEQ_READ, &o, &rs, err, sizeof(err)), -EPERM);
+	assert_non_null(strstr(err, "Time Machine"));
+	bench_session_close(s);
+	bench_session_close(NULL);
+	bench_results_clear(&rs);
+	release(&h);
+}
+
 static volatile sig_atomic_t stop;
 
 static void
@@ -835,6 +912,7 @@ main(void)
 		cmocka_unit_test(test_video),
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_failure_mid_run),
+		cmocka_unit_test(test_session),
 		cmocka_unit_test(test_stop_and_cold),
 		cmocka_unit_test(test_stale),
 		cmocka_unit_test(test_kept_scratch),
