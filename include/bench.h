@@ -201,9 +201,10 @@ int bench_run(const struct bench_driver *d, const struct bench_target *t, enum b
 
 /* A session: one connection to t through d that several workloads run on in turn, as
  * bench_run does each on its own (a tune's measure call runs its workloads on one connection:
- * a login costs about 11 ms on loopback, as much as a 32 MiB write). A workload's preflight
- * is skipped when one on this session already passed with at least its footprint (and no
- * laxer force): each workload removes its files at its end, before the next starts. */
+ * an SMB login costs about 11 ms on loopback, a fifth of a 32 MiB write and read). A
+ * workload's preflight is skipped when one on this session already passed with at least its
+ * footprint (and no laxer force): each workload removes its files at its end, before the next
+ * starts. A kept scratch directory (o->keep_scratch) is looked for once a session. */
 struct bench_session;
 /* Connects. Returns 0 with *s, or -errno with one sentence in err. */
 int bench_session_open(const struct bench_driver *d, const struct bench_target *t,

@@ -387,15 +387,28 @@ slot(size_t j, size_t n, bool *cand, size_t *pair)
 	*cand = (pos < gs) == (g % 2 == 1);
 }
 
-/* The end of the block that starts at slot j: the rest of its half-group, one measure call
- * with no warm-up. Blocks never join across groups: A A | B B B B | A A would give the
- * incumbent the cold first run of a call in pairs where the candidate has a warm one. Within
- * a group both sides of a pair hold the same place in their blocks. */
+/* The end of the measure call that starts at slot j, with per_call 2: the rest of its
+ * half-group, no warm-up. Blocks never join across groups: A A | B B B B | A A would give the
+ * incumbent the cold first run of a call in pairs where the candidate has a warm one. Within a
+ * group both sides of a pair hold the same place in their blocks. With per_call 1 every slot
+ * is a call of its own, one run on a new connection.
+ *
+ * The runs of one call share its connection, the server's process that serves it and where
+ * the scheduler put both: a group's two pairs, made of the same two calls, correlated at 0.56
+ * in 30 lab after-scores (adjacent pairs of different groups: 0.00), so the signed-rank test,
+ * which counts pairs as independent, gives a window's p too small. With a call per run they
+ * correlated at 0.14, but every run then pays a login (16 ms against a 60 ms run here) and
+ * tunes took a quarter longer (make bench: 0.27 to 0.34 of the exhaustive grid's time,
+ * against 0.21 to 0.25). So windows, which only propose, measure two runs a call; what
+ * decides what is applied (each change on its own, a knob's last step, the after-score)
+ * measures a run a call, and its p is the pairs' own. */
 static size_t
-block_end(size_t j, size_t n)
+block_end(size_t j, size_t n, unsigned per_call)
 {
 	size_t g, s0, p0, gs;
 
+	if (per_call == 1)
+		return j + 1;
 	group_of(j, n, &g, &s0, &p0, &gs);
 	return j < s0 + gs ? s0 + gs : s0 + 2 * gs;
 }
@@ -454,13 +467,14 @@ looks_of(size_t n, size_t win, struct look *l)
 }
 
 /* Measures the incumbent (the model as it is) and the candidate (k = v) in alternation in
- * one window of n pairs, in the order slot() gives. inc and cand get one score per completed
+ * one window of n pairs, in the order slot() gives, per_call runs to a measure call (2 or 1,
+ * block_end()). inc and cand get one score per completed
  * pair; *done is how many. With may_stop, a candidate that falls short at a look (above)
  * stops, and *stop says how it fell short (else NULL): the rest could hardly make it
  * significant. The model is left at the incumbent. */
 static int
 window(struct tstate *s, const struct knob *k, const char *v, unsigned kp, size_t n, bool may_stop,
-       double *inc, double *cand, size_t *done, const char **stop)
+       unsigned per_call, double *inc, double *cand, size_t *done, const char **stop)
 {
 	const char *cur = knob_value(s->m, k->id);
 	char *old = cur ? xstrdup(cur) : NULL;
@@ -477,7 +491,7 @@ window(struct tstate *s, const struct knob *k, const char *v, unsigned kp, size_
 		size_t p;
 
 		slot(j, n, &b, &p); /* slot j runs the candidate (b) */
-		e = block_end(j, n);
+		e = block_end(j, n, per_call);
 		if (b)
 			setk(s, k->id, v, KNOB_TUNED);
 		else
@@ -547,7 +561,7 @@ steady_window(struct tstate *s, const struct knob *k, const char *v, unsigned kp
 		say(s, "tune: %s %s = %s (%u pairs side by side with the incumbent)",
 		    attempt ? "again, in a new window:" : "trying", k->name, v, s->o->pairs);
 
-		if ((rc = window(s, k, v, kp, s->o->pairs, true, inc, cand, done, stop)) < 0)
+		if ((rc = window(s, k, v, kp, s->o->pairs, true, 2, inc, cand, done, stop)) < 0)
 			return rc;
 		/* What windows really take here, for the budget (an early stop took less). */
 		if (!*stop && est > 0)
@@ -660,7 +674,7 @@ confirm(struct tstate *s, const struct knob *k, const char *v, unsigned kp, doub
 	 * must lean the candidate's way by itself to confirm, and a block clearly worse after
 	 * two pairs, or not better after four or half its pairs, can hardly turn. That only
 	 * ever keeps a value, so the error rate cannot grow. */
-	if ((rc = window(s, k, v, kp, e, true, xi, xc, &got, &stop)) < 0)
+	if ((rc = window(s, k, v, kp, e, true, 2, xi, xc, &got, &stop)) < 0)
 		goto out;
 	*inc = xreallocarray(*inc, n + got, sizeof(**inc));
 	*cand = xreallocarray(*cand, n + got, sizeof(**cand));
@@ -1219,10 +1233,10 @@ score_json(const double *v, size_t n)
 #define HOLD_FIRST 6
 #define HOLD_ALPHA 0.03
 #define HOLD_ALPHA1 0.016
-/* What a gain must also be to stop at the look: pairs of one group share their measure calls
- * and correlate (0.56 in 30 lab after-scores), so six pairs all one way are nearer three
- * coin tosses than six for a change that does nothing; a clear gain is far above the
- * spread of such a window (about 8% from window to window here). */
+/* What a gain must also be to stop at the look. Set when these pairs still shared their
+ * measure calls (correlated at 0.56: six pairs all one way were nearer three coin tosses);
+ * they are a call each now, and it stays: a window's estimate moves about 8% from window to
+ * window here, and a clear gain is far above that. */
 #define HOLD_CLEAR 0.10
 
 /* The after-score: the starting configuration (A) and the chosen one (B) measured in
@@ -1273,7 +1287,7 @@ final_pairing(struct tstate *s, const struct snap *start, const struct snap *cho
 		struct bench_results got = { 0 };
 
 		slot(j, n, &cb, &pi);
-		e = block_end(j, n);
+		e = block_end(j, n, 1);
 		snap_put(s, cb ? chosen : start);
 		rc = measure(s, tp, (unsigned)(e - j), 0, tmp, &got);
 		if (rc == 0) {
@@ -1381,14 +1395,14 @@ holds(struct tstate *s, const struct tuner_decision *d, const char *against, jso
 	if (*timely) {
 		say(s, "tune: %s = %s: against %s once more, the other changes in place", k->name,
 		    d->after ? d->after : "(the default)", against ? against : "(the default)");
-		rc = window(s, k, against, kp, n1, false, inc, cand, done, &stop);
+		rc = window(s, k, against, kp, n1, false, 1, inc, cand, done, &stop);
 		/* cand ran without the change: the change's effect is inc against it. */
 		if (rc == 0)
 			tune_compare_pairs(cand, inc, *done, p);
 		if (rc == 0 && n1 < n && p->effect > 0 &&
 		    !(p->effect >= HOLD_CLEAR && p->p_better < bar)) {
 			bar = HOLD_ALPHA - HOLD_ALPHA1;
-			rc = window(s, k, against, kp, n - n1, false, inc + *done, cand + *done,
+			rc = window(s, k, against, kp, n - n1, false, 1, inc + *done, cand + *done,
 				    &more, &stop);
 			*done += more;
 			if (rc == 0)

@@ -118,7 +118,8 @@ struct run {
 	enum bench_workload w;
 	struct bench_conn *c, *c2;
 	char scratch[192];
-	unsigned char *buf;
+	const unsigned char *buf; /* what writes send: BUFSZ seeded random bytes, shared */
+	unsigned char *rbuf;	  /* where reads land: BUFSZ, the session's */
 	bool measuring, cold, copy_fallback;
 	struct metric m[MAX_METRICS];
 	size_t nm;
@@ -301,7 +302,7 @@ read_file(const struct run *r, struct bench_conn *c, const char *path, size_t bl
 
 		if ((rc = check_stop(r, err)) < 0)
 			break;
-		n = r->d->pread(c, f, r->buf, blk, off);
+		n = r->d->pread(c, f, r->rbuf, blk, off);
 		if (n < 0) {
 			rc = drv_fail(r, c, (int)n, "read", path, err);
 			break;
@@ -410,13 +411,13 @@ copy_rw(struct run *r, const char *src, const char *dst, double *fsecs)
 
 		if ((rc = check_stop(r, r->err)) < 0)
 			break;
-		if ((n = r->d->pread(r->c, in, r->buf, BLOCK, off)) < 0) {
+		if ((n = r->d->pread(r->c, in, r->rbuf, BLOCK, off)) < 0) {
 			rc = drv_fail(r, r->c, (int)n, "read", src, r->err);
 			break;
 		}
 		if (n == 0)
 			break;
-		w = r->d->pwrite(r->c, out, r->buf, (size_t)n, off);
+		w = r->d->pwrite(r->c, out, r->rbuf, (size_t)n, off);
 		if (w != n) {
 			rc = drv_fail(r, r->c, w < 0 ? (int)w : -EIO, "write", dst, r->err);
 			break;
@@ -841,7 +842,7 @@ small_io_run(struct run *r)
 		if ((rc = check_stop(r, r->err)) < 0)
 			break;
 		t1 = timeutil_mono();
-		n = r->d->pread(r->c, f, r->buf, 1024, i * 1024);
+		n = r->d->pread(r->c, f, r->rbuf, 1024, i * 1024);
 		lat[i] = (timeutil_mono() - t1) * 1e6;
 		if (n < 0)
 			rc = drv_fail(r, r->c, (int)n, "read", p, r->err);
@@ -915,7 +916,7 @@ random_run(struct run *r)
 
 				if ((rc = check_stop(r, r->err)) < 0)
 					break;
-				n = dir == 0 ? r->d->pread(r->c, f, r->buf, records[k].rec, off)
+				n = dir == 0 ? r->d->pread(r->c, f, r->rbuf, records[k].rec, off)
 					     : r->d->pwrite(r->c, f, r->buf, records[k].rec, off);
 				if (n != (ssize_t)records[k].rec) {
 					rc = drv_fail(r, r->c, n < 0 ? (int)n : -EIO,
@@ -1088,7 +1089,7 @@ video_pass(struct run *r, bool write, uint64_t frames_on_disk, uint64_t *written
 		}
 		got = write ? r->d->pwrite(r->c, f, r->buf, fmt->frame_bytes,
 					   slot * fmt->frame_bytes)
-			    : r->d->pread(r->c, f, r->buf, fmt->frame_bytes,
+			    : r->d->pread(r->c, f, r->rbuf, fmt->frame_bytes,
 					  slot * fmt->frame_bytes);
 		if (got != (ssize_t)fmt->frame_bytes) {
 			rc = drv_fail(r, r->c, got < 0 ? (int)got : -EIO, write ? "write" : "read",
@@ -1538,10 +1539,12 @@ struct bench_session {
 	const struct bench_driver *d;
 	const struct bench_target *t;
 	struct bench_conn *c;
-	unsigned char *buf; /* BUFSZ bytes from splitmix64 seeded with seed; reads land in it */
-	uint64_t seed, rng; /* rng: the generator's state after the fill */
-	uint64_t checked;   /* the largest footprint a preflight passed on c; 0 none yet */
-	bool forced;	    /* that preflight was told to pass a Time Machine root */
+	unsigned char *rbuf; /* BUFSZ, where reads land */
+	unsigned char *own;  /* a pattern of the session's own, for a seed not cached */
+	uint64_t own_seed, own_rng;
+	uint64_t checked; /* the largest footprint a preflight passed on c; 0 none yet */
+	bool forced;	  /* that preflight was told to pass a Time Machine root */
+	char kept[192];	  /* the kept scratch directory this session found or made */
 };
 
 /* The preflight of r's workload, unless one on this connection already passed with room for
@@ -1584,9 +1587,14 @@ prepare(struct run *r, struct bench_session *sess)
 			return -EINVAL;
 		}
 		snprintf(r->scratch, sizeof(r->scratch), "%s", r->o.keep_scratch);
-		rc = r->d->stat(r->c, r->scratch, &st);
-		if (rc == 0 && st.is_dir)
+		/* Found or made by this session's workload before: runs leave it in place. */
+		if (strcmp(sess->kept, r->scratch) == 0)
 			return 0;
+		rc = r->d->stat(r->c, r->scratch, &st);
+		if (rc == 0 && st.is_dir) {
+			snprintf(sess->kept, sizeof(sess->kept), "%s", r->scratch);
+			return 0;
+		}
 		if (rc == 0) {
 			snprintf(r->err, sizeof(r->err), "%s in %s is not a directory", r->scratch,
 				 r->t->url);
@@ -1603,6 +1611,8 @@ prepare(struct run *r, struct bench_session *sess)
 		r->scratch[0] = '\0';
 		return rc;
 	}
+	if (r->o.keep_scratch)
+		snprintf(sess->kept, sizeof(sess->kept), "%s", r->scratch);
 	return 0;
 }
 
@@ -1678,30 +1688,58 @@ bench_session_close(struct bench_session *s)
 	if (!s)
 		return;
 	s->d->disconnect(s->c);
-	free(s->buf);
+	free(s->rbuf);
+	free(s->own);
 	free(s);
 }
 
-/* The session's buffer of seeded random bytes, filled at its first run (and again for another
- * seed); *rng gets the generator's state after the fill. */
-static unsigned char *
-session_buf(struct bench_session *s, uint64_t seed, uint64_t *rng)
+/* BUFSZ bytes from splitmix64 seeded with seed into buf; returns the generator's state. */
+static uint64_t
+fill_pattern(unsigned char *buf, uint64_t seed)
 {
-	if (!s->buf || s->seed != seed) {
-		uint64_t st = seed;
+	uint64_t st = seed;
 
-		if (!s->buf)
-			s->buf = xmalloc(BUFSZ);
-		for (size_t k = 0; k < BUFSZ / 8; k++) {
-			uint64_t v = bench_rand(&st);
+	for (size_t k = 0; k < BUFSZ / 8; k++) {
+		uint64_t v = bench_rand(&st);
 
-			memcpy(s->buf + k * 8, &v, 8);
-		}
-		s->seed = seed;
-		s->rng = st;
+		memcpy(buf + k * 8, &v, 8);
 	}
-	*rng = s->rng;
-	return s->buf;
+	return st;
+}
+
+/* What writes send: BUFSZ seeded random bytes (no server can compress or deduplicate them),
+ * made once per process for the first seed asked (filling 16 MiB takes about 3 ms, as long
+ * as a call's login on loopback) and read-only after; another seed gets the session's own.
+ * *rng gets the generator's state after the fill. */
+static const unsigned char *
+pattern(struct bench_session *s, uint64_t seed, uint64_t *rng)
+{
+	static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+	static unsigned char *buf;
+	static uint64_t buf_seed, buf_rng;
+	const unsigned char *out = NULL;
+
+	pthread_mutex_lock(&mu);
+	if (!buf) {
+		buf = xmalloc(BUFSZ);
+		buf_rng = fill_pattern(buf, seed);
+		buf_seed = seed;
+	}
+	if (buf_seed == seed) {
+		*rng = buf_rng;
+		out = buf;
+	}
+	pthread_mutex_unlock(&mu);
+	if (out)
+		return out;
+	if (!s->own || s->own_seed != seed) {
+		if (!s->own)
+			s->own = xmalloc(BUFSZ);
+		s->own_rng = fill_pattern(s->own, seed);
+		s->own_seed = seed;
+	}
+	*rng = s->own_rng;
+	return s->own;
 }
 
 int
@@ -1736,7 +1774,10 @@ bench_session_run(struct bench_session *s, enum bench_workload w, const struct b
 		goto out;
 	if ((rc = prepare(r, s)) < 0)
 		goto out;
-	r->buf = session_buf(s, r->o.seed, &r->rng);
+	r->buf = pattern(s, r->o.seed, &r->rng);
+	if (!s->rbuf)
+		s->rbuf = xmalloc(BUFSZ);
+	r->rbuf = s->rbuf;
 	if (workloads[w].setup && (rc = workloads[w].setup(r)) < 0)
 		goto out;
 	total = r->o.warmup + r->o.repeats;

@@ -504,6 +504,34 @@ test_session(void **state)
 		release(&h);
 	}
 
+	/* A kept scratch directory is looked for once a session: the first workload finds
+	 * (or makes) it, the next takes it from there; seq-read's file is looked for as ever. */
+	{
+		char keep[128];
+
+		hold(&h, "null://eng");
+		bench_scratch_name(keep, sizeof(keep), "tune");
+		o.keep_scratch = keep;
+		assert_int_equal(bench_session_open(&bench_drv_null, &h.t, &s, err, sizeof(err)),
+				 0);
+		bench_null_reset();
+		assert_int_equal(bench_session_run(s, BENCH_SEQ_WRITE, &o, &rs, err, sizeof(err)),
+				 0);
+		assert_int_equal(bench_session_run(s, BENCH_SEQ_READ, &o, &rs, err, sizeof(err)),
+				 0);
+		bench_null_counts(&n);
+		assert_int_equal(n.ops[BNULL_MKDIR], 1);
+		assert_int_equal(n.ops[BNULL_STAT], 2); /* the directory, then seq-read's file */
+		bench_session_close(s);
+		assert_int_equal(bench_null_entries("eng"), 2); /* the kept directory and file */
+		assert_int_equal(
+			bench_scratch_remove(&bench_drv_null, &h.t, keep, err, sizeof(err)), 0);
+		assert_int_equal(bench_null_entries("eng"), 0);
+		o.keep_scratch = NULL;
+		bench_results_clear(&rs);
+		release(&h);
+	}
+
 	/* A preflight passed with --force does not stand for one without: a Time Machine root
 	 * refuses the unforced workload even after a forced one ran on the session. */
 	hold(&h, "null://eng");
