@@ -1533,8 +1533,8 @@ bench_preflight(const struct bench_driver *d, struct bench_conn *c, const char *
 	return 0;
 }
 
-/* One connection to a target and what the workloads run on it share: the write buffer, and
- * the preflight that passed on it. */
+/* One connection to a target and what the workloads run on it share: the buffer reads land
+ * in, the preflight that passed on it, and the kept scratch directory found. */
 struct bench_session {
 	const struct bench_driver *d;
 	const struct bench_target *t;
@@ -1708,9 +1708,9 @@ fill_pattern(unsigned char *buf, uint64_t seed)
 }
 
 /* What writes send: BUFSZ seeded random bytes (no server can compress or deduplicate them),
- * made once per process for the first seed asked (filling 16 MiB takes about 3 ms, as long
- * as a call's login on loopback) and read-only after; another seed gets the session's own.
- * *rng gets the generator's state after the fill. */
+ * made once per process for the first seed asked (filling 16 MiB takes about 3 ms, and a
+ * tune measures in a hundred short calls) and read-only after; another seed gets the
+ * session's own. *rng gets the generator's state after the fill. */
 static const unsigned char *
 pattern(struct bench_session *s, uint64_t seed, uint64_t *rng)
 {
