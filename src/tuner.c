@@ -397,7 +397,8 @@ slot(size_t j, size_t n, bool *cand, size_t *pair)
  * the scheduler put both: a group's two pairs, made of the same two calls, correlated at 0.56
  * in 30 lab after-scores (adjacent pairs of different groups: 0.00), so the signed-rank test,
  * which counts pairs as independent, gives a window's p too small. With a call per run they
- * correlated at 0.14, but every run then pays a login (16 ms against a 60 ms run here) and
+ * do not (-0.09 in 25 after-scores, against 0.44 with two runs a call, in one sitting), but
+ * every run then pays a login (16 ms against a 60 ms run here) and
  * tunes took a quarter longer (make bench: 0.27 to 0.34 of the exhaustive grid's time,
  * against 0.21 to 0.25). So windows, which only propose, measure two runs a call; what
  * decides what is applied (each change on its own, a knob's last step, the after-score)
