@@ -516,6 +516,23 @@ test_budget(void **state)
 		}
 }
 
+/* Runs the tuner over every knob on s as it is set, pairs to a window, no budget limit. */
+static void
+tune_all(struct sim *s, struct model *m, unsigned pairs, struct tuner_result *r, json_t *doc)
+{
+	bool wl[BENCH_NWORKLOADS];
+	struct tuner_opts o = {
+		.protos = PROTO_SMB, .goal = "throughput", .pairs = pairs, .budget_s = 1e6
+	};
+	struct tuner_ops ops = {
+		.arg = s, .install = sim_install, .measure = sim_measure, .clock = sim_clock
+	};
+	char err[256];
+
+	o.wlmask = tune_goal_workloads(GOAL_THROUGHPUT, wl);
+	assert_int_equal(tuner_run(m, &o, &ops, r, doc, err, sizeof(err)), 0);
+}
+
 /* The after-score: with a change, the chosen and the starting configuration are measured
  * afresh, side by side, and the improvement comes from those pairs; the results hold the
  * chosen configuration's runs (one result, every pair's run). Unchanged: the start's runs. */
@@ -524,25 +541,16 @@ test_after_score(void **state)
 {
 	struct sim s;
 	struct model *m = smb_model();
-	bool wl[BENCH_NWORKLOADS];
-	struct tuner_opts o = {
-		.protos = PROTO_SMB, .goal = "throughput", .pairs = 8, .budget_s = 1e6
-	};
-	struct tuner_ops ops = {
-		.arg = &s, .install = sim_install, .measure = sim_measure, .clock = sim_clock
-	};
 	struct tuner_result r;
 	json_t *doc = json_object();
-	char err[256];
 	double imp;
 
 	(void)state;
-	o.wlmask = tune_goal_workloads(GOAL_THROUGHPUT, wl);
 	sim_init(&s, 42);
 	s.real = KNOB_SMB_USE_SENDFILE;
 	s.real_value = "yes";
 	s.real_effect = 0.30;
-	assert_int_equal(tuner_run(m, &o, &ops, &r, doc, err, sizeof(err)), 0);
+	tune_all(&s, m, 8, &r, doc);
 	assert_true(r.changed);
 	assert_string_equal(knob_value(m, KNOB_SMB_USE_SENDFILE), "yes");
 	/* A clear gain is confirmed at the look after six pairs (all six its way). */
@@ -564,7 +572,7 @@ test_after_score(void **state)
 	m = smb_model();
 	doc = json_object();
 	sim_init(&s, 43);
-	assert_int_equal(tuner_run(m, &o, &ops, &r, doc, err, sizeof(err)), 0);
+	tune_all(&s, m, 8, &r, doc);
 	assert_false(r.changed);
 	assert_int_equal(json_integer_value(json_object_get(doc, "after_pairs")), 0);
 	assert_int_equal(r.after.n, 1);
@@ -1110,33 +1118,24 @@ test_step_holds(void **state)
 }
 
 /* The after-score's look stops only on a clear gain: a real +6% with almost no noise wins all
- * six pairs of the look (p = 1/64), yet goes on to the window's ten pairs (a look at +3%
- * stopped it at six: pairs that share their measure calls make six wins weaker evidence than
- * they seem). Confirmed there all the same. */
+ * six pairs of the look (p = 1/64), yet goes on to the window's ten pairs (the look once
+ * stopped at +3%, when these pairs still shared their measure calls and six wins were weaker
+ * evidence than they seemed). Confirmed there all the same. */
 static void
 test_after_clear_gain(void **state)
 {
 	struct sim s;
 	struct model *m = smb_model();
-	bool wl[BENCH_NWORKLOADS];
-	struct tuner_opts o = {
-		.protos = PROTO_SMB, .goal = "throughput", .pairs = 10, .budget_s = 1e6
-	};
-	struct tuner_ops ops = {
-		.arg = &s, .install = sim_install, .measure = sim_measure, .clock = sim_clock
-	};
 	struct tuner_result r;
 	json_t *doc = json_object();
-	char err[256];
 
 	(void)state;
-	o.wlmask = tune_goal_workloads(GOAL_THROUGHPUT, wl);
 	sim_init(&s, 44);
 	s.noise = 0.002;
 	s.real = KNOB_SMB_USE_SENDFILE;
 	s.real_value = "yes";
 	s.real_effect = 0.06;
-	assert_int_equal(tuner_run(m, &o, &ops, &r, doc, err, sizeof(err)), 0);
+	tune_all(&s, m, 10, &r, doc);
 	printf("# +6%% after-score: %lld pairs, %+.1f%%\n",
 	       (long long)json_integer_value(json_object_get(doc, "after_pairs")),
 	       100 * json_real_value(json_object_get(doc, "improvement")));
