@@ -45,9 +45,10 @@ struct tstate {
 			  * tune measure (it grows when more are measured) */
 	size_t measured; /* candidates measured so far */
 	int pass;
-	bool mtu_done;			/* the MTU step ran or was given up */
-	bool mtu_reserved;		/* time for it is kept from the knobs */
-	bool mtu_stays;			/* ops->mtu_may_grow said no: the step is a probe only */
+	bool mtu_done;	   /* the MTU step ran or was given up */
+	bool mtu_reserved; /* time for it is kept from the knobs */
+	bool mtu_stays;	   /* ops->mtu_may_grow said no: the step is a probe only */
+	bool only_mtu; /* no knob but the MTU has a candidate: no after-score to keep time for */
 	unsigned accepted[MAX_ACCEPTS]; /* protocol mask of each change accepted, in order */
 	size_t naccepted;
 	size_t decided_at[KNOB_COUNT]; /* naccepted when the knob was last decided */
@@ -285,12 +286,13 @@ changes(const struct tstate *s)
 
 /* What the rest of the tune needs after the knobs: each change's check on its own (a window
  * each once two are made, each_alone(); kept from the first change on, one ahead, so that
- * the change a window accepts is already paid for), the after-score pairing, the MTU step and
+ * the change a window accepts is already paid for), the after-score pairing (unless only the
+ * MTU can change: it measures none of the protocols the after-score pairs), the MTU step and
  * the clients again. */
 static double
 reserve(const struct tstate *s)
 {
-	double r = window_cost(s, s->o->protos, s->restart_changed);
+	double r = s->only_mtu ? 0 : window_cost(s, s->o->protos, s->restart_changed);
 	size_t nc = changes(s);
 
 	for (size_t i = 0; i < KNOB_COUNT; i++)
@@ -877,6 +879,22 @@ distinct_candidates(const struct model *m, const struct knob *k, const char **ou
 			out[d++] = all[i];
 	}
 	return d;
+}
+
+/* True when no knob but the MTU has a value to try (tune --knobs net.mtu): no change the
+ * after-score would measure can be made, so no time is kept for it. */
+static bool
+mtu_alone(struct tstate *s)
+{
+	const char *vals[16];
+
+	for (const struct knob *k = knob_first(); k; k = knob_next(k)) {
+		struct tuner_decision d = { 0 };
+
+		if (eligible(s, k, &d) && distinct_candidates(s->m, k, vals))
+			return false;
+	}
+	return true;
 }
 
 /* The plan: the candidates of every eligible knob, what a window of each costs, and how many
@@ -1756,6 +1774,7 @@ tuner_run(struct model *m, const struct tuner_opts *o, const struct tuner_ops *o
 	s.untried = json_array();
 	s.t0 = now(&s);
 	snap_take(&start, m);
+	s.only_mtu = mtu_alone(&s);
 	if ((rc = measure_start(&s)) < 0) {
 		snprintf(err, errlen, "the starting configuration could not be measured: %s",
 			 s.err);

@@ -43,7 +43,8 @@ struct sim {
 	double installed; /* effect of the configuration installed */
 	double (*effect)(const struct model *m); /* or NULL: real/real_value/real_effect */
 	unsigned installs, measures;
-	unsigned asked; /* the protocols measure calls asked for */
+	unsigned asked;	 /* the protocols measure calls asked for */
+	const bool *sel; /* --knobs, or NULL: every knob */
 };
 
 static double
@@ -201,6 +202,7 @@ struct outcome {
 	size_t window_yes; /* decisions a window (or its confirming block) accepted */
 	double elapsed;
 	double improvement; /* the after-score's */
+	const char *mtu;    /* the MTU step's reason: ran (sim_mtu's), or why not */
 	int rc;
 };
 
@@ -212,7 +214,8 @@ tune_once(struct sim *s, double budget, struct outcome *out)
 	struct tuner_opts o = { .protos = PROTO_SMB,
 				.goal = "throughput",
 				.pairs = s->pairs ? s->pairs : TUNE_PAIRS,
-				.budget_s = budget };
+				.budget_s = budget,
+				.sel = s->sel };
 	struct tuner_ops ops = {
 		.arg = s, .install = sim_install, .measure = sim_measure, .clock = sim_clock
 	};
@@ -242,6 +245,9 @@ tune_once(struct sim *s, double budget, struct outcome *out)
 		out->window_yes += strstr(r.dec[i].reason, "better:") != NULL;
 		out->budget_named += strstr(r.dec[i].reason, "budget exhausted") != NULL;
 	}
+	out->mtu = strstr(r.dec[KNOB_NET_MTU].reason, "simulated")	    ? "ran"
+		   : strstr(r.dec[KNOB_NET_MTU].reason, "budget exhausted") ? "budget exhausted"
+									    : "other";
 	if (getenv("TUNER_DEBUG") && s->real < KNOB_COUNT)
 		fprintf(stderr, "# %s: %s\n", r.dec[s->real].k->name, r.dec[s->real].reason);
 	if (s->real < KNOB_COUNT)
@@ -514,6 +520,36 @@ test_budget(void **state)
 			if (budgets[b] <= 120)
 				assert_true(out.budget_named >= 1);
 		}
+}
+
+/* tune --knobs net.mtu: no other knob can change, so no time is kept for an after-score that
+ * would measure nothing. The start (5 s of runs, 50 s of clients), the MTU step (4 client
+ * passes: 205 s estimated, 203 s taken) and the clients again (52.5 s kept) need 312.5 s:
+ * the step runs in 320 s and ends within the budget; in 300 s it is named budget exhausted.
+ * Keeping an after-score window (23 s) as well, it did not run in 320 s. */
+static void
+test_mtu_only_budget(void **state)
+{
+	static const double budgets[] = { 320, 300 };
+	bool sel[KNOB_COUNT] = { false };
+
+	(void)state;
+	sel[KNOB_NET_MTU] = true;
+	for (size_t b = 0; b < 2; b++) {
+		struct sim s;
+		struct outcome out;
+
+		sim_init(&s, 77);
+		s.sel = sel;
+		s.clients_s = 50;
+		s.mtu_s = 4 * s.clients_s + 3;
+		tune_once(&s, budgets[b], &out);
+		printf("# --knobs net.mtu, budget %.0fs: MTU step %s, %.1fs\n", budgets[b], out.mtu,
+		       out.elapsed);
+		assert_int_equal(out.rc, 0);
+		assert_string_equal(out.mtu, b == 0 ? "ran" : "budget exhausted");
+		assert_true(out.elapsed <= 1.05 * budgets[b]);
+	}
 }
 
 /* Runs the tuner over every knob on s as it is set, pairs to a window, no budget limit. */
@@ -1158,6 +1194,7 @@ main(void)
 		cmocka_unit_test(test_real_effect),
 		cmocka_unit_test(test_step_unsteady),
 		cmocka_unit_test(test_budget),
+		cmocka_unit_test(test_mtu_only_budget),
 		cmocka_unit_test(test_after_score),
 		cmocka_unit_test(test_encryption_first),
 		cmocka_unit_test(test_later_pass),
