@@ -137,8 +137,9 @@ ok $? "... and no scratch directory is left on the shares: its own kept one is r
 [[ $(smbconf) = "$pre" ]]
 ok $? "... dry run: configuration unchanged" "$(diff <(echo "$pre") <(smbconf))"
 nts --json tune --dry-run --budget 25s --size 16M --repeat 5 --credentials "$CR"
-[[ $rc = 0 ]] && j 'd["elapsed_s"] <= 25 and any("budget exhausted" in k["reason"] for k in d["knobs"])'
-ok $? "--budget 25s: the tune stops in time, naming the knobs the budget left untried ($(python3 -c 'import json,sys; print(round(json.loads(sys.argv[1])["elapsed_s"]))' "$out" 2>/dev/null)s)" "$(both)"
+# The contract (nastune(8)): the whole tune ends within the budget + 5%. Seen here: 18-25 s.
+[[ $rc = 0 ]] && j 'd["elapsed_s"] <= 25 * 1.05 and any("budget exhausted" in k["reason"] for k in d["knobs"])'
+ok $? "--budget 25s: the tune stops in time (+5%), naming the knobs the budget left untried ($(python3 -c 'import json,sys; print("%.1f" % json.loads(sys.argv[1])["elapsed_s"])' "$out" 2>/dev/null)s)" "$(both)"
 nts tune --knobs nosuch.knob
 [[ $rc = 2 ]] && grep -q "unknown knob 'nosuch.knob'" <<<"$err"
 ok $? "an unknown knob: exit 2, named" "$(both)"
