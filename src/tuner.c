@@ -48,7 +48,7 @@ struct tstate {
 	bool mtu_done;	   /* the MTU step ran or was given up */
 	bool mtu_reserved; /* time for it is kept from the knobs */
 	bool mtu_stays;	   /* ops->mtu_may_grow said no: the step is a probe only */
-	bool only_mtu; /* no knob but the MTU has a candidate: no after-score to keep time for */
+	bool knobs_open;   /* a knob but the MTU may still change (the knobs are not over) */
 	unsigned accepted[MAX_ACCEPTS]; /* protocol mask of each change accepted, in order */
 	size_t naccepted;
 	size_t decided_at[KNOB_COUNT]; /* naccepted when the knob was last decided */
@@ -286,14 +286,14 @@ changes(const struct tstate *s)
 
 /* What the rest of the tune needs after the knobs: each change's check on its own (a window
  * each once two are made, each_alone(); kept from the first change on, one ahead, so that
- * the change a window accepts is already paid for), the after-score pairing (unless only the
- * MTU can change: it measures none of the protocols the after-score pairs), the MTU step and
- * the clients again. */
+ * the change a window accepts is already paid for), the after-score pairing (only while a change it
+ * would measure is made or can still be made: the MTU changes none of its protocols), the MTU
+ * step and the clients again. */
 static double
 reserve(const struct tstate *s)
 {
-	double r = s->only_mtu ? 0 : window_cost(s, s->o->protos, s->restart_changed);
 	size_t nc = changes(s);
+	double r = nc || s->knobs_open ? window_cost(s, s->o->protos, s->restart_changed) : 0;
 
 	for (size_t i = 0; i < KNOB_COUNT; i++)
 		nc += s->mid[i] != NULL;
@@ -881,8 +881,7 @@ distinct_candidates(const struct model *m, const struct knob *k, const char **ou
 	return d;
 }
 
-/* True when no knob but the MTU has a value to try (tune --knobs net.mtu): no change the
- * after-score would measure can be made, so no time is kept for it. */
+/* True when no knob but the MTU has a value to try (tune --knobs net.mtu). */
 static bool
 mtu_alone(struct tstate *s)
 {
@@ -1774,7 +1773,7 @@ tuner_run(struct model *m, const struct tuner_opts *o, const struct tuner_ops *o
 	s.untried = json_array();
 	s.t0 = now(&s);
 	snap_take(&start, m);
-	s.only_mtu = mtu_alone(&s);
+	s.knobs_open = !mtu_alone(&s);
 	if ((rc = measure_start(&s)) < 0) {
 		snprintf(err, errlen, "the starting configuration could not be measured: %s",
 			 s.err);
@@ -1790,6 +1789,7 @@ tuner_run(struct model *m, const struct tuner_opts *o, const struct tuner_ops *o
 	}
 	if (rc < 0)
 		goto out;
+	s.knobs_open = false;
 	if (mtu_wanted(&s) && !stopped(&s)) {
 		s.mtu_done = true;
 		if (fits(&s, mtu_cost(&s)))

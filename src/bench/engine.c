@@ -1754,7 +1754,7 @@ bench_session_run(struct bench_session *s, enum bench_workload w, const struct b
 	int rc, rc2;
 
 	if ((unsigned)w >= BENCH_NWORKLOADS || !s) {
-		snprintf(err, errlen, "bench_run: bad arguments");
+		snprintf(err, errlen, "bench_session_run: bad arguments");
 		return -EINVAL;
 	}
 	d = s->d;

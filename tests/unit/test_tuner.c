@@ -522,33 +522,46 @@ test_budget(void **state)
 		}
 }
 
-/* tune --knobs net.mtu: no other knob can change, so no time is kept for an after-score that
- * would measure nothing. The start (5 s of runs, 50 s of clients), the MTU step (4 client
- * passes: 205 s estimated, 203 s taken) and the clients again (52.5 s kept) need 312.5 s:
- * the step runs in 320 s and ends within the budget; in 300 s it is named budget exhausted.
- * Keeping an after-score window (23 s) as well, it did not run in 320 s. */
+/* The after-score is kept time for only while a change it would measure is made or can still
+ * be made. With the clients at 50 s a pass, the start (5 s of runs, 50 s of clients), the MTU
+ * step (4 passes: 205 s estimated, 203 s taken) and the clients again (52.5 s kept) need
+ * 312.5 s. --knobs net.mtu: no other knob can change, so the step runs in 320 s and ends
+ * within it, and in 300 s it is named budget exhausted. --knobs net.mtu,smb.use_sendfile (a
+ * placebo): once use_sendfile is kept, nothing is left for the after-score, so the step
+ * runs in 345 s. Keeping an after-score window (23 s) all the same, the step was named budget
+ * exhausted in 320 s and in 345 s (it ran from 360 s). */
 static void
-test_mtu_only_budget(void **state)
+test_mtu_budget(void **state)
 {
-	static const double budgets[] = { 320, 300 };
-	bool sel[KNOB_COUNT] = { false };
+	static const struct {
+		bool sendfile;
+		double budget;
+		const char *mtu;
+	} cases[] = { { false, 320, "ran" },
+		      { false, 300, "budget exhausted" },
+		      { true, 345, "ran" } };
 
 	(void)state;
-	sel[KNOB_NET_MTU] = true;
-	for (size_t b = 0; b < 2; b++) {
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		bool sel[KNOB_COUNT] = { false };
 		struct sim s;
 		struct outcome out;
 
+		sel[KNOB_NET_MTU] = true;
+		sel[KNOB_SMB_USE_SENDFILE] = cases[c].sendfile;
 		sim_init(&s, 77);
 		s.sel = sel;
 		s.clients_s = 50;
 		s.mtu_s = 4 * s.clients_s + 3;
-		tune_once(&s, budgets[b], &out);
-		printf("# --knobs net.mtu, budget %.0fs: MTU step %s, %.1fs\n", budgets[b], out.mtu,
+		tune_once(&s, cases[c].budget, &out);
+		printf("# --knobs net.mtu%s, budget %.0fs: MTU step %s, %.1fs\n",
+		       cases[c].sendfile ? ",smb.use_sendfile" : "", cases[c].budget, out.mtu,
 		       out.elapsed);
 		assert_int_equal(out.rc, 0);
-		assert_string_equal(out.mtu, b == 0 ? "ran" : "budget exhausted");
-		assert_true(out.elapsed <= 1.05 * budgets[b]);
+		assert_int_equal(out.applied, 0);
+		assert_int_equal(out.tried, cases[c].sendfile);
+		assert_string_equal(out.mtu, cases[c].mtu);
+		assert_true(out.elapsed <= 1.05 * cases[c].budget);
 	}
 }
 
@@ -1194,7 +1207,7 @@ main(void)
 		cmocka_unit_test(test_real_effect),
 		cmocka_unit_test(test_step_unsteady),
 		cmocka_unit_test(test_budget),
-		cmocka_unit_test(test_mtu_only_budget),
+		cmocka_unit_test(test_mtu_budget),
 		cmocka_unit_test(test_after_score),
 		cmocka_unit_test(test_encryption_first),
 		cmocka_unit_test(test_later_pass),
