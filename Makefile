@@ -29,13 +29,13 @@ else
 Q := @
 endif
 
-# Two layers, as git keeps builtin/ out of libgit.a: the command layer (main.c, cli.c,
-# cmd_*.c: options in, text and JSON out) is linked only into the binary; everything else is
-# the core library, which unit tests, drvtool and the fuzzers link alone. A core file that
-# calls up into a command fails to link there (tests/cli/t_layers.sh checks libnastune.a).
-CMD_SRC := src/main.c src/cli.c $(wildcard src/cmd_*.c)
+# Two layers, as git keeps builtin/ out of libgit.a: the command layer (src/cmd/: options in,
+# text and JSON out) is linked only into the binary; every other folder of src/ is the core
+# library, which unit tests, drvtool and the fuzzers link alone. A core file that calls up
+# into a command fails to link there (tests/cli/t_layers.sh checks libnastune.a).
+CMD_SRC := $(wildcard src/cmd/*.c)
 CMD_OBJ := $(patsubst src/%.c,$(B)/obj/%.o,$(CMD_SRC))
-LIB_SRC := $(filter-out $(CMD_SRC),$(wildcard src/*.c src/bench/*.c))
+LIB_SRC := $(filter-out $(CMD_SRC),$(wildcard src/*.c src/*/*.c))
 LIB_OBJ := $(patsubst src/%.c,$(B)/obj/%.o,$(LIB_SRC))
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
@@ -60,8 +60,10 @@ $(B)/obj/%.o: src/%.c $(B)/.build-flags
 	@[ "$(V)" = 1 ] || echo "  CC      $<"
 	$(Q)$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
+# q, not r: two folders may hold files of one name (bench/stats.c, tune/stats.c), and r
+# would keep only the last of them.
 $(B)/libnastune.a: $(LIB_OBJ)
-	$(Q)rm -f $@ && ar rcs $@ $^
+	$(Q)rm -f $@ && ar qcs $@ $^
 
 $(B)/nastune: $(CMD_OBJ) $(B)/libnastune.a
 	@[ "$(V)" = 1 ] || echo "  LD      $@"
@@ -131,7 +133,7 @@ demo-down:
 bench: $(B)/nastune $(DRVTOOL) $(DRVTOOLS)
 	bash tests/bench/run
 
-FORMAT_FILES = $(wildcard src/*.c src/bench/*.c include/*.h tests/unit/*.c tests/fuzz/*.c)
+FORMAT_FILES = $(wildcard src/*.c src/*/*.c include/*.h tests/unit/*.c tests/fuzz/*.c)
 format:
 	clang-format -i $(FORMAT_FILES)
 

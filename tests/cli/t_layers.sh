@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The two layers (README "Architecture"): the core library (libnastune.a: everything but
-# main.c, cli.c and cmd_*.c) never includes cli.h or a command's header and never calls a
+# The two layers (README "Architecture"): the core library (libnastune.a: every folder of
+# src/ but src/cmd/) never includes cli.h or a command's header and never calls a
 # cli_/cmd_ function, so a core file calling up into a command fails to link for unit tests,
 # drvtool and the fuzzers, which link the library alone.
 . "$(dirname "$0")/lib.sh"
@@ -18,7 +18,7 @@ bad=$(echo "$members" | grep -E '^(main|cli|cmd_[a-z_]*)\.o$')
 is "$bad" "" "libnastune.a holds no command-layer object (main, cli, cmd_*)"
 
 cd "$top" || exit 1
-core=$(ls src/*.c src/bench/*.c include/*.h | grep -Ev '^(src/(main|cli|cmd_[a-z_]*)\.c|include/cli\.h)$')
+core=$(ls src/*.c src/*/*.c include/*.h 2>/dev/null | grep -Ev '^(src/cmd/.*|include/cli\.h)$')
 # upinclude FILE...: the files that include cli.h or a command's header, spelt "cli.h",
 # <cli.h> or with a directory ("../include/cli.h"): -Iinclude finds them all.
 upinclude() { grep -lE '^[[:space:]]*#[[:space:]]*include[[:space:]]*[<"]([^">]*/)?(cli|cmd_[a-z_]*)\.h[">]' "$@"; }
@@ -34,7 +34,7 @@ is "$(cd "$tmp" && upinclude a.c b.c c.c d.c | tr '\n' ' ')" "a.c b.c c.c " \
 bad=$(upward "$lib")
 is "$bad" "" "no object of libnastune.a calls a cli_/cmd_ function"
 # Whatever its name: no symbol the library needs is one the command layer defines.
-cmdobj=$(ls "$b"/obj/main.o "$b"/obj/cli.o "$b"/obj/cmd_*.o 2>/dev/null)
+cmdobj=$(ls "$b"/obj/cmd/*.o 2>/dev/null)
 [ -n "$cmdobj" ] && bad=$(comm -12 <(nm -u "$lib" 2>/dev/null | awk '{ print $NF }' | sort -u) \
 	<(nm -g --defined-only $cmdobj 2>/dev/null | awk 'NF == 3 { print $3 }' | sort -u))
 r=$?; [ $r -eq 0 ] && [ -z "$bad" ]

@@ -105,7 +105,7 @@ if [[ -f /usr/share/bash-completion/bash_completion ]]; then
 			_nastune 2>/dev/null; printf "%s\n" "${COMPREPLY[@]}" | sort' \
 			bash "$P2/share/bash-completion/completions/nastune" "$@"
 	}
-	table=$(grep -oE '\{ ?"[a-z][a-z0-9-]*", cmd_' "$top/src/main.c" | cut -d'"' -f2 | sort)
+	table=$(grep -oE '\{ ?"[a-z][a-z0-9-]*", cmd_' "$top/src/cmd/main.c" | cut -d'"' -f2 | sort)
 	is "$(comp nastune '')" "$table" "nastune <TAB> offers every command of the table"
 	is "$(comp nastune -c x --json ap)" apply "a command after global options completes"
 	grep -qx -- --if-changed <<<"$(comp nastune apply --)"
