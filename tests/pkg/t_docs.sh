@@ -15,7 +15,7 @@ DC=$here/doccheck
 MAN8=$top/packaging/man/nastune.8
 MAN5=$top/packaging/man/nastune.conf.5
 MAIN=$top/src/cmd/main.c
-PROFILE=$top/src/profile.c
+PROFILE=$top/src/config/profile.c
 VERSION=$(cat "$top/VERSION")
 run() { out=$("$@" 2>&1); rc=$?; }
 show() { [[ -z $out ]] || sed 's/^/#   /' <<<"$out"; }
@@ -23,7 +23,7 @@ show() { [[ -z $out ]] || sed 's/^/#   /' <<<"$out"; }
 run "$DC" commands "$MAIN" "$MAN8"
 is "$rc" 0 "every command in src/cmd/main.c's table has an entry in nastune(8)"; show
 run "$DC" keys "$PROFILE" "$MAN5"
-is "$rc" 0 "every key src/profile.c accepts has an entry in nastune.conf(5), and no other"; show
+is "$rc" 0 "every key src/config/profile.c accepts has an entry in nastune.conf(5), and no other"; show
 
 # The checker itself, on altered copies: each omission must be caught and named.
 sed '/^\.B check$/d' "$MAN8" >"$tmp/no-check.8"
