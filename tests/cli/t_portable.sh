@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# The agent's part builds without libconfig, libnl and Avahi (issue 8: it must build on
-# macOS): its sources include none of their headers (nor the modules that wrap them), and
+# The client agent's folders (src/agent, src/bench, src/lib) build without libconfig, libnl
+# and Avahi (issue 8: it must build on macOS): their sources include none of their headers (nor the modules that wrap them), and
 # they compile with only jansson, libcrypto, libsmbclient and libnfs on the include path,
 # as strict C11 plus POSIX (no _GNU_SOURCE).
 . "$(dirname "$0")/lib.sh"
 plan 4
 cd "$top"
-agent_srcs=(src/agent.c src/agent_proto.c src/bench/*.c src/log.c src/xmalloc.c src/buf.c)
+agent_srcs=(src/agent/*.c src/bench/*.c src/lib/*.c)
 bad=$(grep -lE '#include [<"](libconfig|netlink/|avahi-|profile\.h|netif\.h|mdns\.h|model\.h|state\.h)' "${agent_srcs[@]}")
 [ -z "$bad" ]; ok $? "no agent source includes libconfig, libnl, Avahi or their wrappers${bad:+: $bad}"
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
