@@ -1,8 +1,8 @@
 /* bench.h - the benchmark engine: workloads run through a driver (bench_driver.h) on a target,
  * repeated, summarised with statistics, attributed to a bottleneck, and (de)serialised as JSON.
  *
- * Portable library code: the tuner (tune.c) and the agent (issue #8, also built on macOS) call
- * it. Nothing here includes libconfig, libnl, Avahi or the profile/netif/mdns headers.
+ * Portable library code: the tuner (tune/stats.c) and the agent (issue #8, also built on macOS)
+ * call it. Nothing here includes libconfig, libnl, Avahi or the profile/netif/mdns headers.
  *
  * Units everywhere: throughput in MB/s (10^6 bytes per second), latencies in microseconds,
  * sizes in bytes. */

@@ -1,5 +1,5 @@
 /* tune.h - the pure part of self-tuning: which workloads a goal measures, one score per
- * measured run, the paired test and the steadiness check the search decides with (tuner.c),
+ * measured run, the paired test and the steadiness check the search decides with (tune/search.c),
  * the report and the protocol choice. No I/O. */
 #ifndef NASTUNE_TUNE_H
 #define NASTUNE_TUNE_H

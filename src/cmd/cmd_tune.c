@@ -1,5 +1,5 @@
 /* cmd_tune.c - `nastune tune`: options, signals, the resume lookup and printing around the
- * tuner core (tuner.c), which it gives the real machine: trial installs, bench runs over
+ * tuner core (tune/search.c), which it gives the real machine: trial installs, bench runs over
  * loopback, the agents and the NIC MTU. The winner is applied as a generation. */
 #include <errno.h>
 #include <getopt.h>
@@ -161,7 +161,7 @@ measure(struct tuner *t, unsigned protos, double **scores, size_t *n, struct ben
 
 	/* One connection per target for every workload of the call, a new one at each call: a
 	 * switch may change what a session negotiates (signing, encryption), and calls are the
-	 * units the windows pair (tuner.c). */
+	 * units the windows pair (tune/search.c). */
 	for (i = 0; i < t->ntg && rc == 0; i++) {
 		struct bench_session *bs = NULL;
 

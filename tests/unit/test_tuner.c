@@ -1,4 +1,4 @@
-/* test_tuner.c - the tuner's search (tuner.c) driven by a seeded simulated machine: placebo
+/* test_tuner.c - the tuner's search (tune/search.c) driven by a seeded simulated machine: placebo
  * knobs under drift are not accepted, a real effect is, a step change is named, the budget
  * holds. A control runs the decision rule the tuner had before issue 15 (every candidate
  * against the starting point measured once, Mann-Whitney) on the same simulator, to show the
@@ -360,7 +360,7 @@ real_tune(uint64_t seed, double noise, double call_noise)
  * +10% is still accepted in at least 90%.
  *
  * Then the noise all in the call (6% per call, 1% per run). A window measures two runs a
- * call (tuner.c, block_end()), so a group's two pairs share both calls and the signed-rank
+ * call (tune/search.c, block_end()), so a group's two pairs share both calls and the signed-rank
  * test counts two pairs where there is about one: windows accept a placebo far more often
  * than their bar (in about 1 tune of 10 here). What decides what is applied measures a run a
  * call, so its p is honest: of the tunes whose windows accepted a placebo, at most 1 in 20

@@ -1,4 +1,4 @@
-/* tuner.c - the search behind `nastune tune`: the starting point measured, then each knob's
+/* tune/search.c - the search behind `nastune tune`: the starting point measured, then each knob's
  * candidates measured side by side with the incumbent (ABBA pairs in one window, a paired
  * signed-rank test, corrected for the candidates tried or confirmed by a fresh window), the
  * MTU step, and the chosen configuration paired with the starting one at the end. The machine

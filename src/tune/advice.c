@@ -1,4 +1,4 @@
-/* tune_advice.c - what each client should mount, from facts: the protocols and versions this
+/* tune/advice.c - what each client should mount, from facts: the protocols and versions this
  * NAS serves to that client (an NFS export only when its clients list admits the client's
  * address or name; AFP only to a Mac that still has an AFP client), the knobs in force
  * (SMB signing, encryption, multichannel; NFS rsize/wsize) and the figures measured from

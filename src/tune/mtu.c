@@ -1,4 +1,4 @@
-/* tune_mtu.c - the pure part of the tuner's MTU step: how far the peers' own MTUs let the
+/* tune/mtu.c - the pure part of the tuner's MTU step: how far the peers' own MTUs let the
  * NIC's MTU go. A probe alone overstates it: veth and many NICs receive frames a few bytes
  * over their MTU, and TCP's MSS follows the smaller side, so those bytes carry nothing. */
 #include <jansson.h>

@@ -1,4 +1,4 @@
-/* tune.c - scores and decisions for the tuner; pure functions over plain data. */
+/* tune/stats.c - scores and decisions for the tuner; pure functions over plain data. */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* tune_report.c - a stored tune document as text and as one self-contained HTML page with an
+/* tune/report.c - a stored tune document as text and as one self-contained HTML page with an
  * SVG chart. Pure: JSON in, a string out. */
 #include <jansson.h>
 #include <math.h>
