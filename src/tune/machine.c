@@ -1,0 +1,907 @@
+/* tune/machine.c - the real machine behind `nastune tune` (tune_machine.h): the loopback
+ * targets, trial installs and bench runs, the agents and the NIC MTU given to the search
+ * (tune/search.c) as its callbacks; the resume lookup, the recording in the state store, and
+ * the winner applied as a generation. */
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agentctl.h"
+#include "apply.h"
+#include "bench.h"
+#include "fsutil.h"
+#include "hwinfo.h"
+#include "knobs.h"
+#include "log.h"
+#include "model.h"
+#include "netif.h"
+#include "render.h"
+#include "runrec.h"
+#include "sigstop.h"
+#include "state.h"
+#include "timeutil.h"
+#include "tune.h"
+#include "tune_machine.h"
+#include "tuner.h"
+#include "xmalloc.h"
+
+struct ttarget {
+	struct bench_target t;
+	const struct bench_driver *d;
+	/* The scratch directory the tune's loopback runs keep on this target (seq-read's file
+	 * is written once, not in every short call); removed when the tune ends. */
+	char keep[192];
+	bool used; /* a run was started on it: keep may exist */
+};
+
+struct tuner {
+	const struct tune_machine_opts *o;
+	struct model *m;
+	struct ttarget *tg;
+	size_t ntg;
+	bool wl[BENCH_NWORKLOADS];
+	unsigned wlmask;
+	struct bench_opts bo;
+	struct apply_opts ao;
+	json_t *doc; /* the tune document being built */
+	struct state *st;
+	long id;
+	/* The clients (agents), for the clients and MTU steps. */
+	char *const *clients;
+	size_t nclients;
+	const char *token;
+	struct bench_results cl_before;
+	json_t *agents, *errors;
+	json_t *resume; /* an interrupted tune's decisions, or NULL */
+};
+
+/* ---- targets: one writable, non-Time-Machine share per enabled protocol, over loopback ---- */
+
+static void
+pick_targets(struct tuner *t, const char *creds)
+{
+	static const struct {
+		const char *name;
+		unsigned bit;
+	} ps[] = { { "smb", PROTO_SMB }, { "nfs", PROTO_NFS }, { "afp", PROTO_AFP } };
+	const struct model *m = t->m;
+	size_t k, i;
+
+	for (k = 0; k < 3; k++) {
+		bool enabled = k == 0 ? m->smb.enabled : k == 1 ? m->nfs.enabled : m->afp.enabled;
+		const struct bench_driver *d = bench_driver_find(ps[k].name);
+
+		if (!enabled || !d)
+			continue;
+		/* NFS: guest exports first (their clients include us). SMB and AFP: with a login,
+		 * a share that needs it first (what users do), else a guest share. */
+		for (size_t pass = 0, found = 0; pass < 2 && !found; pass++)
+			for (i = 0; i < m->n_shares && !found; i++) {
+				const struct share *s = &m->shares[i];
+				char err[512], *esc, *url;
+				struct ttarget tt = { .d = d };
+				bool guest_first = k == 1 || !creds;
+
+				if (!(s->protocols & ps[k].bit) || s->tm_enabled || s->read_only ||
+				    s->guest != (guest_first ? pass == 0 : pass == 1) ||
+				    (k == 1 && !model_nfs_loopback_ok(s)))
+					continue;
+				if (!s->guest && !creds && k != 1)
+					continue; /* needs a login we do not have */
+				esc = bench_url_escape(k == 1 ? s->path : s->name);
+				if (k == 1) {
+					/* As the share's owner: non-guest exports squash root. */
+					char *local = fs_rooted(t->o->root, s->path);
+					struct stat sb;
+
+					if (stat(local, &sb) == 0)
+						url = xasprintf(
+							"nfs://127.0.0.1%s?version=3&uid=%u&gid=%u",
+							esc, (unsigned)sb.st_uid,
+							(unsigned)sb.st_gid);
+					else
+						url = xasprintf("nfs://127.0.0.1%s?version=3", esc);
+					free(local);
+				} else {
+					url = xasprintf("%s://127.0.0.1/%s", ps[k].name, esc);
+				}
+				free(esc);
+				if (bench_target_parse(url, &tt.t, err, sizeof(err)) < 0) {
+					log_warnx("tune: %s", err);
+					free(url);
+					continue;
+				}
+				free(url);
+				if (!s->guest && creds &&
+				    bench_target_credentials(&tt.t, creds, err, sizeof(err)) < 0) {
+					log_warnx("tune: %s", err);
+					bench_target_clear(&tt.t);
+					continue;
+				}
+				bench_scratch_name(tt.keep, sizeof(tt.keep), "tune");
+				t->tg = xreallocarray(t->tg, t->ntg + 1, sizeof(*t->tg));
+				t->tg[t->ntg++] = tt;
+				found = 1;
+			}
+	}
+}
+
+/* ---- measuring ---- */
+
+static unsigned
+target_proto(const struct ttarget *tt)
+{
+	return model_proto_bit(tt->d->name);
+}
+
+/* Measures the configuration in force: every goal workload on every target of protos. Returns
+ * 0 with the per-run scores (caller frees) and the results appended to out, or -errno. */
+static int
+measure(struct tuner *t, unsigned protos, double **scores, size_t *n, struct bench_results *out,
+	char *err, size_t errlen)
+{
+	struct bench_results rs = { 0 };
+	size_t i;
+	int w, rc = 0;
+
+	/* One connection per target for every workload of the call, a new one at each call: a
+	 * switch may change what a session negotiates (signing, encryption), and calls are the
+	 * units the windows pair (tune/search.c). */
+	for (i = 0; i < t->ntg && rc == 0; i++) {
+		struct bench_session *bs = NULL;
+
+		if (!(target_proto(&t->tg[i]) & protos))
+			continue;
+		for (w = 0; w < BENCH_NWORKLOADS && rc == 0; w++) {
+			struct bench_opts bo = t->bo;
+
+			if (!t->wl[w])
+				continue;
+			bo.keep_scratch = t->tg[i].keep;
+			t->tg[i].used = true;
+			if (sigstop_caught)
+				rc = -EINTR;
+			else if (bs || (rc = bench_session_open(t->tg[i].d, &t->tg[i].t, &bs, err,
+								errlen)) == 0)
+				rc = bench_session_run(bs, (enum bench_workload)w, &bo, &rs, err,
+						       errlen);
+		}
+		bench_session_close(bs);
+	}
+	if (rc == 0 && (rc = tune_scores(&rs, 0, scores, n)) < 0)
+		snprintf(err, errlen, "no throughput result to score");
+	if (rc == 0 && out)
+		for (i = 0; i < rs.n; i++)
+			bench_results_add(out, &rs.v[i]);
+	bench_results_clear(&rs);
+	return rc;
+}
+
+/* ---- the tuner's callbacks: the real machine ---- */
+
+static int
+cb_measure(void *arg, unsigned protos, unsigned runs, unsigned warmup, double *scores,
+	   struct bench_results *keep, char *err, size_t errlen)
+{
+	struct tuner *t = arg;
+	unsigned full = t->bo.repeats;
+	double *sc = NULL;
+	size_t n = 0;
+	int rc;
+
+	/* The tuner says how many warm-up runs: none in a window's blocks, where both sides of
+	 * every pair hold the same place in their blocks (tuner.h). */
+	t->bo.repeats = runs;
+	t->bo.warmup = warmup;
+	rc = measure(t, protos, &sc, &n, keep, err, errlen);
+	t->bo.repeats = full;
+	t->bo.warmup = 1;
+	if (rc == 0 && n < runs) {
+		snprintf(err, errlen, "%zu of %u runs could be scored", n, runs);
+		rc = -EIO;
+	}
+	if (rc == 0)
+		memcpy(scores, sc, runs * sizeof(*scores));
+	free(sc);
+	return rc;
+}
+
+/* Renders m with the tune's templates. Returns 0, or -1 after logging. */
+static int
+render_model(const struct tuner *t, const struct model *m, struct rendered *r)
+{
+	char err[512];
+
+	if (render_all(m, t->o->tmpl, 0, r, err, sizeof(err)) < 0) {
+		log_warnx("rendering failed: %s — fix the template", err);
+		return -1;
+	}
+	return 0;
+}
+
+static int
+cb_install(void *arg, const struct model *m, char *err, size_t errlen)
+{
+	struct tuner *t = arg;
+	struct rendered r = { 0 };
+	struct apply_result res = { 0 };
+	unsigned daemons = (1u << SVC_SMB) | (1u << SVC_NFS) | (1u << SVC_AFP) | (1u << SVC_MDNS);
+	int rc;
+
+	if (render_model(t, m, &r) < 0) {
+		snprintf(err, errlen, "cannot render the trial configuration");
+		return -EINVAL;
+	}
+	rc = apply_run(m, &r, &t->ao, &res) == 0 ? 0 : -EIO;
+	render_clear(&r);
+	if (rc < 0)
+		snprintf(err, errlen, "the trial configuration could not be installed (see above)");
+	/* Every switch ends with the same pause, whatever it wrote: an install that slept in
+	 * I/O (fsync) earned the next runs more CPU against a busy machine (+12.5% for the
+	 * candidate's first run after its install, +5% for the incumbent's, in loaded traces);
+	 * after the pause both sides start from the same state. A switch that reloaded a
+	 * daemon has had it already: both sides waited for the daemon in its check. */
+	else if (!((res.reloaded | res.restarted) & daemons))
+		usleep(50000);
+	apply_result_clear(&res);
+	return rc;
+}
+
+static double
+cb_clock(void *arg)
+{
+	(void)arg;
+	return timeutil_mono();
+}
+
+static void
+cb_progress(void *arg, const char *line)
+{
+	(void)arg;
+	log_info("%s", line);
+}
+
+static bool
+cb_stopped(void *arg)
+{
+	(void)arg;
+	return sigstop_caught != 0;
+}
+
+static void
+cb_save(void *arg, json_t *doc)
+{
+	struct tuner *t = arg;
+	char *text;
+
+	if (!t->st || t->id < 0)
+		return;
+	text = json_dumps(doc, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	if (state_set_tune(t->st, t->id, text) < 0)
+		log_warnx("tune: cannot save progress in the state database");
+	free(text);
+}
+
+static void
+cb_clients(void *arg)
+{
+	struct tuner *t = arg;
+	struct bench_opts cbo = t->bo;
+
+	cbo.stop = &sigstop_caught;
+	if (agentctl_bench(t->o->root, t->m, t->clients, t->nclients, t->token, NULL, t->wl, &cbo,
+			   &t->cl_before, t->errors, t->agents) < 0)
+		log_warnx("tune: some client measurements failed (see errors)");
+}
+
+static void tune_mtu(struct tuner *t, char *const *clients, size_t nclients, const char *token,
+		     const struct bench_results *cl_before, json_t *agents, json_t *errors,
+		     struct tuner_decision *d);
+
+static void
+cb_mtu(void *arg, struct tuner_decision *d)
+{
+	struct tuner *t = arg;
+
+	tune_mtu(t, t->clients, t->nclients, t->token, &t->cl_before, t->agents, t->errors, d);
+}
+
+/* Whether the MTU step could raise the MTU: not when it is fixed or has no interface, when
+ * no client was measured, or when every agent already uses the MTU in force (the ceiling). */
+static bool
+cb_mtu_may_grow(void *arg)
+{
+	struct tuner *t = arg;
+	const struct model *m = t->m;
+	int ceiling, cur;
+	double *b = NULL;
+	size_t nb = 0;
+	bool scored;
+
+	if (!m->network.interface || m->network.mtu_mode == MTU_FIXED)
+		return false;
+	scored = tune_scores(&t->cl_before, 0, &b, &nb) == 0;
+	free(b);
+	if (!scored)
+		return false;
+	ceiling = tune_mtu_ceiling(t->agents, NULL, 0);
+	return ceiling <= 0 || netif_get_mtu(m->network.interface, &cur) < 0 || ceiling > cur;
+}
+
+/* The loopback NFS target mounts NFSv3 (libnfs, one version per target): a versions value
+ * without 3 cannot be measured with it. */
+static bool
+cb_measurable(void *arg, const struct knob *k, const char *v, char *why, size_t whylen)
+{
+	struct tuner *t = arg;
+
+	if (k->id != KNOB_NFS_VERSIONS || (v && strchr(v, '3')))
+		return true;
+	for (size_t i = 0; i < t->ntg; i++)
+		if (target_proto(&t->tg[i]) == PROTO_NFS) {
+			snprintf(why, whylen,
+				 "the tune's loopback NFS target mounts NFSv3, which "
+				 "nfs.versions = %s does not serve (set it in nastune.conf to "
+				 "use it)",
+				 v ? v : "(default)");
+			return false;
+		}
+	return true;
+}
+
+static void
+save(struct tuner *t)
+{
+	cb_save(t, t->doc);
+}
+
+/* ---- advice for client classes ---- */
+
+/* The shares as tune_protocol_choice takes them. */
+static json_t *
+shares_json(const struct model *m)
+{
+	const struct {
+		unsigned bit;
+		const char *name;
+		bool on;
+	} protos[] = {
+		{ PROTO_SMB, "smb", m->smb.enabled },
+		{ PROTO_NFS, "nfs", m->nfs.enabled },
+		{ PROTO_AFP, "afp", m->afp.enabled },
+	};
+	json_t *a = json_array();
+
+	for (size_t i = 0; i < m->n_shares; i++) {
+		const struct share *s = &m->shares[i];
+		json_t *p = json_array();
+
+		for (size_t j = 0; j < sizeof(protos) / sizeof(protos[0]); j++)
+			if ((s->protocols & protos[j].bit) && protos[j].on)
+				json_array_append_new(p, json_string(protos[j].name));
+		json_array_append_new(a, json_pack("{s:s, s:o, s:b}", "name", s->name, "protocols",
+						   p, "time_machine", s->tm_enabled));
+	}
+	return a;
+}
+
+/* What each client should mount: only what this NAS serves it (tune_advice). */
+static json_t *
+advice(const struct model *m, json_t *agents, const json_t *choice)
+{
+	return tune_advice(m, agents, choice);
+}
+
+static void attribute(struct tuner *t, struct bench_results *rs, uint64_t size);
+
+/* The tune itself and the winner applied. Returns 0, 1 when the winner could not be applied
+ * (the previous configuration is in force), or -1 when the tune must be undone (interrupted,
+ * or a measurement failed). */
+static int
+run_tune(struct tuner *t, struct tuner_opts *o, struct tuner_result *res,
+	 struct bench_results *cl_after, bool dry_run, uint64_t size)
+{
+	struct tuner_ops ops = { .arg = t,
+				 .install = cb_install,
+				 .measure = cb_measure,
+				 .clock = cb_clock,
+				 .progress = cb_progress,
+				 .stopped = cb_stopped,
+				 .save = cb_save,
+				 .clients = t->nclients ? cb_clients : NULL,
+				 .mtu = t->nclients ? cb_mtu : NULL,
+				 .mtu_may_grow = cb_mtu_may_grow,
+				 .measurable = cb_measurable };
+	char err[1024];
+	int rc;
+
+	for (size_t i = 0; i < t->ntg; i++)
+		o->protos |= target_proto(&t->tg[i]);
+	rc = tuner_run(t->m, o, &ops, res, t->doc, err, sizeof(err));
+	if (rc == -EINTR || sigstop_caught) {
+		log_warnx("tune: interrupted by %s",
+			  sigstop_caught == SIGINT ? "SIGINT" : "SIGTERM");
+		return -1;
+	}
+	if (rc < 0) {
+		log_warnx("tune: %s", err);
+		return -1;
+	}
+	attribute(t, &res->after, size);
+	/* The winner: back to the configuration before the trials, then apply it for real. */
+	if (apply_end_trials(t->m, &t->ao) != 0)
+		return -1;
+	/* The MTU needs no after-score over loopback (only clients cross the NIC), but its
+	 * generation records it. */
+	if ((res->changed || res->dec[KNOB_NET_MTU].applied) && !dry_run) {
+		struct rendered r = { 0 };
+		struct apply_opts ao = { .root = t->o->root,
+					 .reason = "tune",
+					 .lock_timeout_s = 60 };
+
+		if (render_model(t, t->m, &r) < 0 || apply_run(t->m, &r, &ao, NULL) != 0) {
+			render_clear(&r);
+			log_warnx(
+				"tune: the chosen configuration could not be applied; the previous "
+				"one is in force");
+			return 1;
+		}
+		render_clear(&r);
+	} else if (!res->changed && !res->dec[KNOB_NET_MTU].applied) {
+		log_info("tune: no knob made a significant difference; the configuration is "
+			 "unchanged");
+	}
+	/* What clients get now (the core kept time for it). */
+	if (t->nclients && !dry_run && !res->clients_after) {
+		log_warnx("tune: the clients are not measured again: no time left in the budget");
+		json_object_set_new(t->doc, "clients_after_skipped",
+				    json_string("no time left in the budget"));
+	} else if (t->nclients && !dry_run) {
+		struct bench_opts cbo = t->bo;
+		json_t *scratch = json_array();
+
+		agentctl_bench(t->o->root, t->m, t->clients, t->nclients, t->token, NULL, t->wl,
+			       &cbo, cl_after, t->errors, scratch);
+		json_decref(scratch);
+	}
+	return 0;
+}
+
+/* net.mtu with agents: network.mtu "auto" semantics (the largest MTU up to 9216 that every
+ * peer - network.peers and the agents - receives with don't-fragment set), measured through
+ * the agents against their results at the old MTU. Kept only when significantly better; the
+ * final apply then records it (network.mtu fixed to it in the model) so rollback restores. */
+/* The clients' scores at MTU mtu (proven to every peer before): one window. Caller frees *sc.
+ * Returns 0 or -errno. */
+static int
+tune_mtu_window(struct tuner *t, int mtu, char *const *clients, size_t nclients, const char *token,
+		json_t *errors, double **sc, size_t *n)
+{
+	struct bench_results cl = { 0 };
+	json_t *scratch = json_array();
+	char err[512];
+	int rc;
+
+	*sc = NULL;
+	*n = 0;
+	if ((rc = netif_set_mtu(t->m->network.interface, mtu, err, sizeof(err))) < 0) {
+		log_warnx("tune: MTU %d: %s", mtu, err);
+		goto out;
+	}
+	(void)agentctl_bench(t->o->root, t->m, clients, nclients, token, NULL, t->wl, &t->bo, &cl,
+			     errors, scratch);
+	rc = tune_scores(&cl, 0, sc, n);
+out:
+	bench_results_clear(&cl);
+	json_decref(scratch);
+	return rc;
+}
+
+/* The new MTU against the old one side by side, as every knob: windows new, old, old, new,
+ * each client run paired with the same run of the adjacent window at the other MTU, so a
+ * drift between windows cancels. Leaves the old MTU in force. Returns 0 or -errno. */
+static int
+tune_mtu_pairs(struct tuner *t, int old_mtu, int new_mtu, char *const *clients, size_t nclients,
+	       const char *token, json_t *errors, struct tune_pairs *out)
+{
+	static const bool is_new[4] = { true, false, false, true };
+	double *w[4] = { NULL }, *inc = NULL, *cand = NULL;
+	size_t wn[4] = { 0 }, n1, n2, i;
+	char err[512];
+	int rc = 0;
+
+	for (i = 0; i < 4 && rc == 0 && !sigstop_caught; i++)
+		rc = tune_mtu_window(t, is_new[i] ? new_mtu : old_mtu, clients, nclients, token,
+				     errors, &w[i], &wn[i]);
+	if (rc == 0 && sigstop_caught)
+		rc = -EINTR;
+	if (rc == 0) {
+		n1 = wn[0] < wn[1] ? wn[0] : wn[1];
+		n2 = wn[3] < wn[2] ? wn[3] : wn[2];
+		inc = xcalloc(n1 + n2 + 1, sizeof(*inc));
+		cand = xcalloc(n1 + n2 + 1, sizeof(*cand));
+		for (i = 0; i < n1; i++) {
+			inc[i] = w[1][i];
+			cand[i] = w[0][i];
+		}
+		for (i = 0; i < n2; i++) {
+			inc[n1 + i] = w[2][i];
+			cand[n1 + i] = w[3][i];
+		}
+		tune_compare_pairs(inc, cand, n1 + n2, out);
+	}
+	netif_set_mtu(t->m->network.interface, old_mtu, err, sizeof(err));
+	for (i = 0; i < 4; i++)
+		free(w[i]);
+	free(inc);
+	free(cand);
+	return rc;
+}
+
+static void
+tune_mtu(struct tuner *t, char *const *clients, size_t nclients, const char *token,
+	 const struct bench_results *cl_before, json_t *agents, json_t *errors,
+	 struct tuner_decision *d)
+{
+	struct model *m = t->m;
+	struct netif_mtu_report rep = { 0 };
+	const char **peers = NULL;
+	double *b = NULL;
+	size_t nb = 0, np = 0, i;
+	struct tune_pairs pr = { 0 };
+	json_int_t fam;
+	json_t *f;
+	char err[768], from[256];
+	int rc, ceiling;
+
+	if (!m->network.interface || m->network.mtu_mode == MTU_FIXED) {
+		snprintf(d->reason, sizeof(d->reason), "not tried: %s",
+			 m->network.interface ? "network.mtu is fixed in nastune.conf"
+					      : "network.interface is not set");
+		goto out;
+	}
+	if (tune_scores(cl_before, 0, &b, &nb) < 0) {
+		snprintf(d->reason, sizeof(d->reason),
+			 "not tried: no client result at the "
+			 "current MTU to compare with");
+		goto out;
+	}
+	for (i = 0; i < m->network.peers.n; i++) {
+		peers = xreallocarray(peers, np + 1, sizeof(*peers));
+		peers[np++] = m->network.peers.v[i];
+	}
+	json_array_foreach(agents, i, f)
+	{
+		const char *a =
+			json_string_value(json_object_get(json_object_get(f, "nic"), "address"));
+
+		/* The agent's own address on the way to us (its facts). */
+		if (a && *a) {
+			peers = xreallocarray(peers, np + 1, sizeof(*peers));
+			peers[np++] = a;
+		}
+	}
+	if (!np) {
+		snprintf(d->reason, sizeof(d->reason),
+			 "not tried: no peer to prove an MTU against");
+		goto out;
+	}
+	/* Never above what the clients send with themselves (their facts). */
+	ceiling = tune_mtu_ceiling(agents, from, sizeof(from));
+	log_info("tune: trying the largest MTU every peer receives on %s", m->network.interface);
+	rc = netif_mtu_ensure(m->network.interface, NETIF_MTU_AUTO, ceiling, peers, np, &rep, err,
+			      sizeof(err));
+	free(d->before);
+	d->before = xasprintf("%d", rep.old_mtu);
+	if (rc < 0) {
+		snprintf(d->reason, sizeof(d->reason), "not tried: %.200s", err);
+		goto out;
+	}
+	if (!rep.changed) {
+		if (rep.peers_mtu)
+			snprintf(d->reason, sizeof(d->reason),
+				 "%d kept: the peers use MTU %d "
+				 "themselves (%.64s)%s",
+				 rep.old_mtu, rep.peers_mtu,
+				 strcmp(rep.peers_mtu_from, "their facts") ? rep.peers_mtu_from
+									   : from,
+				 rep.tried_mtu ? ", whatever more their NICs receive" : "");
+		else
+			snprintf(d->reason, sizeof(d->reason),
+				 "no larger MTU reaches every peer "
+				 "(tried %d)",
+				 rep.tried_mtu);
+		goto out;
+	}
+	d->tried = true;
+	/* One more candidate in the tune's family: Bonferroni over the plan's and this one. */
+	fam = 1 +
+	      json_integer_value(json_object_get(json_object_get(t->doc, "plan"), "fit_in_budget"));
+	rc = tune_mtu_pairs(t, rep.old_mtu, rep.final_mtu, clients, nclients, token, errors, &pr);
+	if (rc < 0) {
+		snprintf(d->reason, sizeof(d->reason),
+			 "MTU %d: the clients could not be measured "
+			 "at both MTUs (%s); %d kept",
+			 rep.final_mtu, strerror(-rc), rep.old_mtu);
+		goto out;
+	}
+	d->effect = pr.effect;
+	d->p = pr.p_better;
+	if (pr.effect >= TUNE_MIN_GAIN && pr.p_better < TUNE_ALPHA / (2.0 * (double)fam)) {
+		char e2[512];
+
+		if (netif_set_mtu(m->network.interface, rep.final_mtu, e2, sizeof(e2)) < 0) {
+			snprintf(d->reason, sizeof(d->reason),
+				 "MTU %d measured better but could not "
+				 "be set again: %.200s; %d kept",
+				 rep.final_mtu, e2, rep.old_mtu);
+			goto out;
+		}
+		d->applied = true;
+		d->after = xasprintf("%d", rep.final_mtu);
+		m->network.mtu_mode = MTU_FIXED;
+		m->network.mtu = rep.final_mtu;
+		snprintf(d->reason, sizeof(d->reason),
+			 "better: MTU %d %+.1f%% for the clients over "
+			 "%zu pairs side by side with %d (p=%.4f < %.4f, Bonferroni over %d), "
+			 "proven "
+			 "to every peer",
+			 rep.final_mtu, 100 * pr.effect, pr.n, rep.old_mtu, pr.p_better,
+			 TUNE_ALPHA / (2.0 * (double)fam), (int)fam);
+	} else {
+		snprintf(d->reason, sizeof(d->reason),
+			 "no significant effect (MTU %d: %+.1f%% over "
+			 "%zu pairs side by side with %d, p=%.3f); %d kept",
+			 rep.final_mtu, 100 * pr.effect, pr.n, rep.old_mtu, pr.p_better,
+			 rep.old_mtu);
+	}
+out:
+	netif_mtu_report_clear(&rep);
+	free(peers);
+	free(b);
+}
+
+/* The bottleneck of each result: raw disk of the first share, TCP over loopback. */
+static void
+attribute(struct tuner *t, struct bench_results *rs, uint64_t size)
+{
+	struct bench_baseline bl = { 0 };
+	struct bench_opts bo = { .size = size };
+	char *local = NULL, berr[512];
+	size_t i;
+
+	if (!rs->n)
+		return;
+	for (i = 0; i < t->m->n_shares && !local; i++)
+		if (!t->m->shares[i].tm_enabled && !t->m->shares[i].read_only)
+			local = fs_rooted(t->o->root, t->m->shares[i].path);
+	if (local && bench_baseline_disk(local, &bo, &bl, berr, sizeof(berr)) < 0)
+		log_warnx("tune: raw disk baseline of %s: %s", local, berr);
+	bench_baseline_tcp_loopback(size, &bl);
+	for (i = 0; i < rs->n; i++)
+		bench_attribute(&rs->v[i], &bl, true);
+	free(local);
+}
+
+static void
+record(struct tuner *t, const struct tuner_result *res, const struct bench_results *cl_after,
+       const char *status, double elapsed)
+{
+	json_t *cr, *sh, *choice;
+
+	json_object_set_new(t->doc, "status", json_string(status));
+	json_object_set_new(t->doc, "elapsed_s", json_real(elapsed));
+	json_object_set_new(t->doc, "results_before", bench_results_to_json(&res->before));
+	json_object_set_new(t->doc, "results", bench_results_to_json(&res->after));
+	json_object_set_new(t->doc, "clients_before", bench_results_to_json(&t->cl_before));
+	json_object_set_new(t->doc, "clients_after", bench_results_to_json(cl_after));
+	json_object_set(t->doc, "agents", t->agents);
+	json_object_set(t->doc, "errors", t->errors);
+	cr = bench_results_to_json(cl_after->n ? cl_after : &t->cl_before);
+	sh = shares_json(t->m);
+	choice = tune_protocol_choice(cr, t->agents, sh);
+	json_object_set_new(t->doc, "advice", advice(t->m, t->agents, choice));
+	json_object_set_new(t->doc, "protocol_choice", choice);
+	json_decref(sh);
+	json_decref(cr);
+	save(t);
+}
+
+/* The last tune: 1 when --if-changed finds nothing to do; else 0, with *resume the decisions
+ * of an interrupted tune of the same hardware and goal (only decisions: measurements from
+ * another window never decide). */
+static int
+previous_tune(struct tuner *t, const char *hwhash, enum tune_goal goal, bool if_changed,
+	      json_t **resume)
+{
+	long lid;
+	char *lhw = NULL, *ljson = NULL;
+	json_t *ld;
+	const char *lst, *lgoal;
+	int rc = 0;
+
+	if (state_get_tune(t->st, -1, &lid, &lhw, &ljson) != 0)
+		return 0;
+	ld = json_loads(ljson, 0, NULL);
+	lst = json_string_value(json_object_get(ld, "status"));
+	lgoal = json_string_value(json_object_get(ld, "goal"));
+	if (if_changed && lst && strcmp(lst, "done") == 0 && strcmp(lhw, hwhash) == 0) {
+		log_info("nothing to do: the hardware is unchanged since tune %ld", lid);
+		rc = 1;
+	} else if (lst && strcmp(lst, "running") == 0 && strcmp(lhw, hwhash) == 0 &&
+		   json_is_object(json_object_get(ld, "decided")) && lgoal &&
+		   strcmp(lgoal, goal_name(goal)) == 0) {
+		*resume = json_incref(json_object_get(ld, "decided"));
+		log_info("tune: resuming tune %ld (%zu decision(s) kept; nothing measured then is "
+			 "reused)",
+			 lid, json_object_size(*resume));
+	}
+	json_decref(ld);
+	free(lhw);
+	free(ljson);
+	return rc;
+}
+
+/* The tune document, recorded as running. */
+static void
+start_doc(struct tuner *t, enum tune_goal goal, bool dry_run, bool exhaustive, unsigned budget,
+	  const char *hwhash)
+{
+	time_t now = time(NULL);
+	struct tm tm;
+	json_t *tj = json_array();
+	char created[32], *text;
+
+	gmtime_r(&now, &tm);
+	strftime(created, sizeof(created), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	for (size_t i = 0; i < t->ntg; i++)
+		json_array_append_new(tj, json_string(t->tg[i].t.url));
+	t->doc = json_pack("{s:n, s:s, s:s, s:s, s:b, s:b, s:i, s:o}", "tune", "created", created,
+			   "status", "running", "goal", goal_name(goal), "dry_run", dry_run,
+			   "exhaustive", exhaustive, "budget_s", (int)budget, "targets", tj);
+	text = json_dumps(t->doc, JSON_COMPACT);
+	if (state_add_tune(t->st, created, -1, hwhash, text, &t->id) < 0)
+		log_warnx("tune: cannot record the tune in the state database");
+	free(text);
+	json_object_set_new(t->doc, "tune", json_integer(t->id));
+}
+
+/* Undoes the trials after an interruption or a failed measurement. */
+static void
+restore(struct tuner *t)
+{
+	log_warnx("tune: aborted; restoring the configuration in force before the tune");
+	if (apply_end_trials(t->m, &t->ao) != 0)
+		log_warnx("tune: could not restore it now; the next apply or tune will");
+	json_object_set_new(t->doc, "status", json_string("aborted"));
+	save(t);
+}
+
+/* Removes the scratch directories the tune kept and frees the targets. */
+static void
+targets_release(struct tuner *t)
+{
+	for (size_t i = 0; i < t->ntg; i++) {
+		char e[512];
+
+		if (t->tg[i].used &&
+		    bench_scratch_remove(t->tg[i].d, &t->tg[i].t, t->tg[i].keep, e, sizeof(e)) < 0)
+			log_warnx("tune: %s", e);
+	}
+	for (size_t i = 0; i < t->ntg; i++)
+		bench_target_clear(&t->tg[i].t);
+	free(t->tg);
+	t->tg = NULL;
+	t->ntg = 0;
+}
+
+/* The tune from its first trial to the recorded document: what is left of the budget goes to
+ * the search, less time for what follows it (the winner applied or the trials ended, the
+ * bottlenecks' baselines, the report): 5%, from 1 to 10 s. */
+static enum tune_machine_rc
+tune_body(struct tuner *t, const struct tune_machine_opts *mo, double t0)
+{
+	const struct tune_machine_opts *o = mo;
+	double after = o->budget_s * 0.05 < 1	 ? 1
+		       : o->budget_s * 0.05 > 10 ? 10
+						 : o->budget_s * 0.05;
+	struct tuner_opts to = { .wlmask = t->wlmask,
+				 .goal = goal_name(o->goal),
+				 .pairs = o->repeats,
+				 .budget_s = o->budget_s - (timeutil_mono() - t0) - after,
+				 .sel = o->sel,
+				 .exhaustive = o->exhaustive,
+				 .clients_after = o->nclients && !o->dry_run,
+				 .resume = t->resume };
+	struct tuner_result res = { 0 };
+	struct bench_results cl_after = { 0 };
+	enum tune_machine_rc status = TUNE_MACHINE_ERROR;
+	int rc;
+
+	/* Whatever an interrupted tune left installed goes first. */
+	if (apply_end_trials(t->m, &t->ao) != 0) {
+		restore(t);
+		goto out;
+	}
+	rc = run_tune(t, &to, &res, &cl_after, o->dry_run, o->size);
+	if (rc < 0) {
+		restore(t);
+		goto out;
+	}
+	status = rc == 0 ? TUNE_MACHINE_DONE : TUNE_MACHINE_APPLY_FAILED;
+	record(t, &res, &cl_after,
+	       status == TUNE_MACHINE_DONE ? (o->dry_run ? "dry-run" : "done") : "failed",
+	       timeutil_mono() - t0);
+out:
+	tuner_result_release(&res);
+	bench_results_clear(&cl_after);
+	return status;
+}
+
+enum tune_machine_rc
+tune_machine_run(struct model *m, const struct tune_machine_opts *o, json_t **doc)
+{
+	struct tuner t = { .o = o, .m = m, .id = -1 };
+	struct hwinfo hw = { 0 };
+	struct sigaction old_sig[2];
+	enum tune_machine_rc status = TUNE_MACHINE_ERROR;
+	char err[1024], hwhash[65];
+	double t0;
+
+	*doc = NULL;
+	if (runrec_read_hw(&hw) < 0)
+		log_warnx("tune: cannot read the hardware fingerprint");
+	hwinfo_hash(&hw, hwhash);
+	if (state_open(o->root, &t.st, err, sizeof(err)) < 0) {
+		log_warnx("tune: %s", err);
+		goto out;
+	}
+	/* A previous tune: --if-changed compares fingerprints; a tune that was interrupted with
+	 * the same configuration and hardware resumes from its decisions. */
+	if (previous_tune(&t, hwhash, o->goal, o->if_changed, &t.resume) > 0) {
+		status = TUNE_MACHINE_NOTHING;
+		goto out;
+	}
+	t.wlmask = tune_goal_workloads(o->goal, t.wl);
+	pick_targets(&t, o->creds);
+	if (!t.ntg) {
+		log_warnx(
+			"tune: nothing to measure: no enabled protocol has a writable share this "
+			"host can log in to (give --credentials FILE for shares with valid users)");
+		goto out;
+	}
+	/* clang-format off */
+	t.bo = (struct bench_opts){ .size = o->size, .repeats = o->repeats, .warmup = 1,
+				    .cache = BENCH_CACHE_HOT, .small_files = 200,
+				    .video_seconds = 3, .stop = &sigstop_caught };
+	/* clang-format on */
+	t.ao = (struct apply_opts){ .root = o->root, .trial = true, .lock_timeout_s = 60 };
+	t.clients = o->clients, t.nclients = o->nclients, t.token = o->token;
+	t.agents = json_array(), t.errors = json_array();
+	sigstop_catch(old_sig);
+	signal(SIGPIPE, SIG_IGN);
+	t0 = timeutil_mono();
+	start_doc(&t, o->goal, o->dry_run, o->exhaustive, o->budget_s, hwhash);
+	status = tune_body(&t, o, t0);
+	targets_release(&t);
+	sigstop_restore(old_sig);
+	if (status == TUNE_MACHINE_DONE || status == TUNE_MACHINE_APPLY_FAILED)
+		*doc = json_incref(t.doc);
+out:
+	targets_release(&t);
+	bench_results_clear(&t.cl_before);
+	json_decref(t.agents);
+	json_decref(t.errors);
+	json_decref(t.resume);
+	json_decref(t.doc);
+	hwinfo_clear(&hw);
+	state_close(t.st);
+	return status;
+}
