@@ -5,23 +5,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "apply.h"
 #include "buf.h"
 #include "cli.h"
-#include "fsutil.h"
-#include "hwinfo.h"
-#include "knobs.h"
 #include "log.h"
 #include "mdns.h"
 #include "netif.h"
 #include "served.h"
 #include "model.h"
 #include "render.h"
-#include "runrec.h"
 #include "service.h"
-#include "state.h"
+#include "status.h"
 
 /* The dry run's plan: a diff per file, then what would be reloaded or restarted, and the MTU. */
 static void
@@ -373,147 +368,116 @@ cmd_rollback(struct ctx *ctx, int argc, char **argv)
 	return status;
 }
 
+/* status --json: one object; "hardware" is null when its text is not valid UTF-8. */
+static void
+print_status_json(const struct status *st)
+{
+	json_t *o = json_object(), *svcs = json_array(), *gens = json_array(), *h;
+	json_error_t jerr;
+	size_t i;
+	int s;
+
+	if (st->has_generation)
+		json_object_set_new(o, "generation",
+				    json_pack("{s:I, s:s, s:s, s:s, s:s, s:i}", "id",
+					      (json_int_t)st->gen.id, "created", st->gen.created,
+					      "reason", st->gen.reason, "version", st->gen.version,
+					      "mtu_interface", st->gen.mtu_iface, "mtu",
+					      st->gen.mtu));
+	else
+		json_object_set_new(o, "generation", json_null());
+	for (i = 0; i < st->ngen_ids; i++)
+		json_array_append_new(gens, json_integer(st->gen_ids[i]));
+	json_object_set_new(o, "generations", gens);
+	for (s = 0; s < SVC_DAEMONS; s++)
+		json_array_append_new(svcs, json_pack("{s:s, s:s, s:s, s:b}", "service",
+						      svc_name(s), "daemon", st->services[s].daemon,
+						      "backend", st->services[s].backend,
+						      "listening", st->services[s].listening));
+	json_object_set_new(o, "services", svcs);
+	h = json_pack_ex(&jerr, 0, "{s:s, s:s, s:s, s:b}", "hash", st->hw_hash, "text",
+			 st->hw_text ? st->hw_text : "", "changed_since_apply",
+			 st->hw_changes ? st->hw_changes : "", "retune_due", status_retune_due(st));
+	if (!h)
+		log_warnx("status: %s", jerr.text);
+	json_object_set_new(o, "hardware", h ? h : json_null());
+	json_object_set_new(o, "bonjour",
+			    json_pack("{s:b, s:s?, s:o}", "available", st->mdns_rc == 0, "error",
+				      st->mdns_rc ? st->mdns_err : NULL, "services",
+				      mdns_services_json(st->seen, st->nseen)));
+	json_dumpf(o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	fputc('\n', stdout);
+	json_decref(o);
+}
+
+static void
+print_status_text(const struct status *st)
+{
+	const struct generation *g = &st->gen;
+	size_t i;
+	int s;
+
+	if (st->has_generation)
+		printf("generation %ld, %s (%s, nastune %s); kept:", g->id, g->created, g->reason,
+		       g->version);
+	else
+		printf("no generation applied yet (run `nastune apply`)");
+	for (i = 0; i < st->ngen_ids; i++)
+		printf(" %ld", st->gen_ids[i]);
+	if (st->has_generation && g->mtu)
+		printf("\nMTU of %s with this generation: %d", g->mtu_iface, g->mtu);
+	printf("\nservices:\n");
+	for (s = 0; s < SVC_DAEMONS; s++) {
+		const struct status_service *v = &st->services[s];
+
+		printf("  %-5s %-13s backend %-8s %s\n", svc_name(s), v->daemon, v->backend,
+		       !v->has_port   ? ""
+		       : v->listening ? "listening"
+				      : "not listening");
+	}
+	printf("knobs: %u pinned in nastune.conf, %u from tuned.conf, the rest at the daemons' "
+	       "defaults (nastune knobs)\n",
+	       st->knobs_pinned, st->knobs_tuned);
+	printf("hardware %.16s…:\n%s", st->hw_hash, st->hw_text);
+	if (status_retune_due(st))
+		printf("changed since the last apply (a re-tune is due):\n%s", st->hw_changes);
+	else if (st->has_generation)
+		printf("unchanged since the last apply\n");
+	if (st->mdns_rc < 0) {
+		printf("Bonjour: cannot browse: %s\n", st->mdns_err);
+		return;
+	}
+	printf("Bonjour, as clients see it (IPv4):\n");
+	for (i = 0; i < st->nseen; i++)
+		printf("  %-18s %-24s %s:%d%s\n", st->seen[i].type, st->seen[i].name,
+		       st->seen[i].address ? st->seen[i].address : "?", st->seen[i].port,
+		       st->seen[i].local ? " (this host)" : "");
+	if (st->nseen == 0)
+		printf("  nothing advertised\n");
+}
+
 int
 cmd_status(struct ctx *ctx, int argc, char **argv)
 {
-	struct generation g = { 0 };
-	struct state *st = NULL;
-	struct hwinfo hw = { 0 };
+	struct status st;
 	struct model *m;
-	char err[512], hash[65], *text = NULL, *changes = NULL, *db;
-	json_t *o = json_object(), *svcs = json_array(), *gens = json_array();
-	struct mdns_service *seen = NULL;
-	size_t nseen = 0;
-	char merr[512] = "";
-	int mrc;
-	long *ids = NULL;
-	size_t nids = 0, i;
-	int status = EXIT_OK, s;
-	struct stat sb;
+	int status = EXIT_OK;
 
 	(void)argv;
 	if (argc > 1) {
 		fprintf(stderr, "usage: nastune status\n");
-		json_decref(o);
-		json_decref(svcs);
-		json_decref(gens);
 		return EXIT_USAGE;
 	}
-	if (!(m = cli_load_model(ctx, &status))) {
-		json_decref(o);
-		json_decref(svcs);
-		json_decref(gens);
+	if (!(m = cli_load_model(ctx, &status)))
 		return status;
-	}
-	if (runrec_read_hw(&hw) < 0)
+	status_collect(m, ctx->root, &st);
+	if (st.hw_unread)
 		log_warnx("status: cannot read the hardware fingerprint");
-	hwinfo_hash(&hw, hash);
-	text = hwinfo_text(&hw);
-	db = fs_rooted(ctx->root, "/var/lib/nastune/state.db");
-	if (stat(db, &sb) == 0 && state_open(ctx->root, &st, err, sizeof(err)) == 0 &&
-	    state_last_generation(st, &g) == 0) {
-		state_generation_ids(st, &ids, &nids);
-		changes = hwinfo_diff(g.hw_text, text);
-		json_object_set_new(o, "generation",
-				    json_pack("{s:I, s:s, s:s, s:s, s:s, s:i}", "id",
-					      (json_int_t)g.id, "created", g.created, "reason",
-					      g.reason, "version", g.version, "mtu_interface",
-					      g.mtu_iface, "mtu", g.mtu));
-	} else {
-		json_object_set_new(o, "generation", json_null());
-	}
-	free(db);
-	for (i = 0; i < nids; i++)
-		json_array_append_new(gens, json_integer(ids[i]));
-	json_object_set_new(o, "generations", gens);
-	/* The daemons; the sysctl file and tuned.conf show up as knobs (nastune knobs). */
-	for (s = 0; s < SVC_DAEMONS; s++) {
-		const struct service_backend *be = service_backend(m, ctx->root, s);
-		const struct service_desc *d = service_desc(m, s);
-
-		json_array_append_new(svcs, json_pack("{s:s, s:s, s:s, s:b}", "service",
-						      svc_name(s), "daemon", d->daemon, "backend",
-						      be ? be->name : "?", "listening",
-						      d->port && service_port_listening(d->port)));
-	}
-	json_object_set_new(o, "services", svcs);
-	{
-		json_error_t jerr;
-		json_t *h = json_pack_ex(&jerr, 0, "{s:s, s:s, s:s, s:b}", "hash", hash, "text",
-					 text ? text : "", "changed_since_apply",
-					 changes ? changes : "", "retune_due", changes && *changes);
-
-		if (!h)
-			log_warnx("status: %s", jerr.text);
-		json_object_set_new(o, "hardware", h ? h : json_null());
-	}
-	/* What clients see: the records on the network, as this host's avahi-daemon knows them. */
-	mrc = mdns_browse(NULL, 4, true, 1500, &seen, &nseen, merr, sizeof(merr));
-	json_object_set_new(o, "bonjour",
-			    json_pack("{s:b, s:s?, s:o}", "available", mrc == 0, "error",
-				      mrc ? merr : NULL, "services",
-				      mdns_services_json(seen, nseen)));
-	if (ctx->json) {
-		json_dumpf(o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-		fputc('\n', stdout);
-	} else {
-		if (g.created)
-			printf("generation %ld, %s (%s, nastune %s); kept:", g.id, g.created,
-			       g.reason, g.version);
-		else
-			printf("no generation applied yet (run `nastune apply`)");
-		for (i = 0; i < nids; i++)
-			printf(" %ld", ids[i]);
-		if (g.created && g.mtu)
-			printf("\nMTU of %s with this generation: %d", g.mtu_iface, g.mtu);
-		printf("\nservices:\n");
-		for (s = 0; s < SVC_DAEMONS; s++) {
-			const struct service_backend *be = service_backend(m, ctx->root, s);
-			const struct service_desc *d = service_desc(m, s);
-
-			printf("  %-5s %-13s backend %-8s %s\n", svc_name(s), d->daemon,
-			       be ? be->name : "?",
-			       d->port ? (service_port_listening(d->port) ? "listening"
-									  : "not listening")
-				       : "");
-		}
-		{
-			const struct knob *k;
-			unsigned pinned = 0, tuned = 0;
-
-			for (k = knob_first(); k; k = knob_next(k)) {
-				pinned += knob_source(m, k->id) == KNOB_CONFIG;
-				tuned += knob_source(m, k->id) == KNOB_TUNED;
-			}
-			printf("knobs: %u pinned in nastune.conf, %u from tuned.conf, the rest at "
-			       "the daemons' defaults (nastune knobs)\n",
-			       pinned, tuned);
-		}
-		printf("hardware %.16s…:\n%s", hash, text);
-		if (changes && *changes)
-			printf("changed since the last apply (a re-tune is due):\n%s", changes);
-		else if (g.created)
-			printf("unchanged since the last apply\n");
-		if (mrc < 0) {
-			printf("Bonjour: cannot browse: %s\n", merr);
-		} else {
-			printf("Bonjour, as clients see it (IPv4):\n");
-			for (i = 0; i < nseen; i++)
-				printf("  %-18s %-24s %s:%d%s\n", seen[i].type, seen[i].name,
-				       seen[i].address ? seen[i].address : "?", seen[i].port,
-				       seen[i].local ? " (this host)" : "");
-			if (nseen == 0)
-				printf("  nothing advertised\n");
-		}
-	}
-	mdns_services_free(seen, nseen);
-	json_decref(o);
-	free(ids);
-	free(text);
-	free(changes);
-	generation_clear(&g);
-	hwinfo_clear(&hw);
-	state_close(st);
+	if (ctx->json)
+		print_status_json(&st);
+	else
+		print_status_text(&st);
+	status_release(&st);
 	model_free(m);
 	return EXIT_OK;
 }
