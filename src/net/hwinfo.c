@@ -16,10 +16,10 @@
 #include <net/if.h>
 #include <linux/ethtool.h>
 #include <linux/sockios.h>
-#include <openssl/evp.h>
 
 #include "buf.h"
 #include "fsutil.h"
+#include "hash.h"
 #include "hwinfo.h"
 #include "log.h"
 #include "xmalloc.h"
@@ -473,19 +473,10 @@ hwinfo_text(const struct hwinfo *hw)
 void
 hwinfo_hash(const struct hwinfo *hw, char out[65])
 {
-	static const char hex[] = "0123456789abcdef";
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int mdlen = 0, i;
 	char *text = hwinfo_text(hw);
 
-	if (!EVP_Digest(text, strlen(text), md, &mdlen, EVP_sha256(), NULL) || mdlen != 32)
-		fatalx("SHA-256 is not available from libcrypto");
+	hash_sha256_hex(text, strlen(text), out);
 	free(text);
-	for (i = 0; i < mdlen; i++) {
-		out[2 * i] = hex[md[i] >> 4];
-		out[2 * i + 1] = hex[md[i] & 0xf];
-	}
-	out[64] = '\0';
 }
 
 /* One line of a canonical text, split in place: key "kind name", value the rest. */
