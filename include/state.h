@@ -33,6 +33,12 @@ struct generation {
  * message in err. Close with state_close. */
 int state_open(const char *root, struct state **st, char *err, size_t errlen);
 void state_close(struct state *st);
+/* Opens the state database under root for reading only, writing nothing at all (no journal,
+ * no WAL index: SQLite's immutable mode), for a caller that holds the apply lock shared so
+ * that no generation can be recorded meanwhile. Returns 0; -ENOENT without a database;
+ * -EAGAIN while a WAL file exists (its transactions would be missed); -EPROTO when its
+ * schema is not this version's (state_open migrates it); -EIO. Close with state_close. */
+int state_open_readonly(const char *root, struct state **st);
 /* Schema version after migrations. */
 int state_schema_version(struct state *st);
 

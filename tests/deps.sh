@@ -12,6 +12,8 @@ pkgs=(
 	# samba, and without it every share with fruit/streams_xattr/catia is refused)
 	samba samba-vfs-modules samba-common-bin smbclient libnfs-utils nfs-ganesha nfs-ganesha-vfs rpcbind
 	avahi-daemon avahi-utils dbus python3 diffutils
+	# cli/t_apply_noop: the postinst no-op writes nothing, seen syscall by syscall
+	strace
 	# bench report test: the HTML page rendered headless to a PNG
 	chromium
 	# the lab: namespaces, links, shaping, the trixie root for afpd

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "fsutil.h"
 #include "state.h"
@@ -120,6 +121,72 @@ fail:
 	state_close(st);
 	free(dir);
 	free(path);
+	return rc;
+}
+
+/* Appends s to a SQLite URI's path, escaping what the URI parser would read as syntax. */
+static void
+uri_append(char **u, const char *s)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t n = strlen(*u);
+	char *p;
+
+	*u = xreallocarray(*u, n + 3 * strlen(s) + 1, 1);
+	p = *u + n;
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch == '%' || ch == '?' || ch == '#' || ch < 0x21 || ch == 0x7f) {
+			*p++ = '%';
+			*p++ = hex[ch >> 4];
+			*p++ = hex[ch & 15];
+		} else {
+			*p++ = (char)ch;
+		}
+	}
+	*p = '\0';
+}
+
+int
+state_open_readonly(const char *root, struct state **out)
+{
+	char *dir = fs_rooted(root, "/var/lib/nastune"), *path = xasprintf("%s/state.db", dir);
+	char *wal = xasprintf("%s-wal", path), *uri = xstrdup("file:");
+	struct state *st = xcalloc(1, sizeof(*st));
+	struct stat sb;
+	int rc = 0;
+
+	*out = NULL;
+	if (stat(path, &sb) < 0) {
+		rc = -errno;
+		goto fail;
+	}
+	/* Committed transactions may still be in the WAL, which immutable ignores. */
+	if (stat(wal, &sb) == 0 || errno != ENOENT) {
+		rc = -EAGAIN;
+		goto fail;
+	}
+	uri_append(&uri, path);
+	uri = xreallocarray(uri, strlen(uri) + sizeof("?immutable=1"), 1);
+	strcat(uri, "?immutable=1");
+	if (sqlite3_open_v2(uri, &st->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL) !=
+	    SQLITE_OK) {
+		rc = -EIO;
+		goto fail;
+	}
+	if (state_schema_version(st) != (int)(sizeof(migrations) / sizeof(migrations[0]))) {
+		rc = -EPROTO; /* a migration is due: only state_open may run it */
+		goto fail;
+	}
+	*out = st;
+	st = NULL;
+fail:
+	state_close(st);
+	free(uri);
+	free(wal);
+	free(path);
+	free(dir);
 	return rc;
 }
 
