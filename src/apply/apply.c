@@ -14,7 +14,6 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,8 +41,6 @@
 #include "state.h"
 #include "timeutil.h"
 #include "xmalloc.h"
-
-extern char **environ;
 
 #define FILE_MAX (64u << 20)
 
@@ -375,11 +372,8 @@ static void
 rm_tree(const char *path)
 {
 	char *argv[] = { "rm", "-rf", "--", (char *)path, NULL };
-	pid_t pid;
-	int st;
 
-	if (posix_spawnp(&pid, "rm", NULL, NULL, argv, environ) == 0)
-		(void)proc_wait(pid, &st);
+	(void)proc_run_argv(argv);
 }
 
 static void
@@ -845,9 +839,8 @@ static int
 validate_smb(struct job *j, const struct rfile *f, char *err, size_t errlen)
 {
 	char *cand, *out, *argv[] = { "testparm", "-s", "--suppress-prompt", NULL, NULL };
-	posix_spawn_file_actions_t fa;
+	struct proc p = PROC_INIT(argv);
 	char *text = NULL, sum[65];
-	pid_t pid;
 	int rc, st = 0;
 
 	apply_testparm_key(f, sum);
@@ -863,27 +856,27 @@ validate_smb(struct job *j, const struct rfile *f, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot write the candidate %s: %s", cand, strerror(-rc));
 		goto out;
 	}
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-	posix_spawn_file_actions_addopen(&fa, 2, out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	rc = posix_spawnp(&pid, "testparm", &fa, NULL, argv, environ);
-	posix_spawn_file_actions_destroy(&fa);
-	if (rc == ENOENT) {
+	p.out = PROC_NULL;
+	p.err = PROC_FILE;
+	p.err_path = out;
+	rc = proc_start(&p);
+	if (rc == -ENOENT) {
 		log_warnx("testparm is not installed: smb.conf is not validated by Samba (install "
 			  "samba-common-bin)");
 		rc = 0;
 		goto out;
 	}
-	if (rc != 0) {
-		snprintf(err, errlen, "cannot run testparm: %s", strerror(rc));
-		rc = -rc;
+	if (rc < 0) {
+		snprintf(err, errlen, "cannot run testparm: %s", strerror(-rc));
 		goto out;
 	}
-	/* An interrupted wait leaves st unset: it must not read as testparm's approval. */
-	if ((rc = proc_wait(pid, &st)) < 0) {
+	/* A failed wait leaves st unset: it must not read as testparm's approval. */
+	if ((rc = proc_finish(&p)) < 0) {
 		snprintf(err, errlen, "cannot wait for testparm: %s", strerror(-rc));
 		goto out;
 	}
+	st = p.status;
+	rc = 0;
 	fs_read_file(out, 1 << 20, &text, NULL);
 	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0 ||
 	    (text && (strstr(text, "Unknown parameter") || strstr(text, "Ignoring unknown") ||

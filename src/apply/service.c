@@ -2,7 +2,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,8 +18,6 @@
 #include "render.h"
 #include "service.h"
 #include "xmalloc.h"
-
-extern char **environ;
 
 static const struct service_desc rows[] = {
 	{ SVC_SMB, "smbd", "smbd.service", "/run/samba/smbd.pid", 445, "reload" },
@@ -308,7 +305,7 @@ systemd_reload(const char *root, const struct service_desc *d, const char *pidfi
 		return sysctl_apply(root, err, errlen);
 	if (strcmp(d->action, "none") == 0)
 		return 1;
-	rc = proc_run(strcmp(d->action, "exportfs") == 0 ? argv_ex : argv_sd);
+	rc = proc_run_argv(strcmp(d->action, "exportfs") == 0 ? argv_ex : argv_sd);
 	if (rc != 0) {
 		snprintf(err, errlen, "%s failed (%s)",
 			 strcmp(d->action, "exportfs") == 0 ? "exportfs -ra"
@@ -331,7 +328,7 @@ systemd_restart(const char *root, const struct service_desc *d, const char *pidf
 	(void)force;
 	if (strcmp(d->action, "reload") != 0)
 		return systemd_reload(root, d, pidfile, err, errlen);
-	rc = proc_run(argv);
+	rc = proc_run_argv(argv);
 	if (rc != 0) {
 		snprintf(err, errlen, "systemctl restart %s failed (%s)", d->unit,
 			 rc < 0 ? strerror(-rc) : "non-zero exit");
@@ -351,7 +348,7 @@ systemd_check(const char *root, const struct service_desc *d, const char *pidfil
 	(void)pidfile;
 	if (strcmp(d->action, "sysctl") == 0 || strcmp(d->action, "none") == 0)
 		return 0;
-	if (proc_run(argv) != 0) {
+	if (proc_run_argv(argv) != 0) {
 		snprintf(err, errlen, "%s is not active after the %s", d->unit,
 			 restarted ? "restart" : "reload");
 		return -ESRCH;
@@ -397,7 +394,7 @@ pidfile_reload(const char *root, const struct service_desc *d, const char *pidfi
 
 		if (root && *root)
 			return 1; /* the kernel's exports are the host's, never a staging root's */
-		rc = proc_run(argv);
+		rc = proc_run_argv(argv);
 		if (rc != 0) {
 			snprintf(err, errlen, "exportfs -ra failed");
 			return -EIO;
@@ -553,11 +550,8 @@ run_start(const struct service_desc *d, const char *start, char *err, size_t err
 {
 	char tmpl[] = "/tmp/nastune-start.XXXXXX", out[2048], *line, *nl;
 	char *argv[] = { "sh", "-c", (char *)start, NULL };
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t at;
-	sigset_t all, none;
+	struct proc p = PROC_INIT(argv);
 	ssize_t got;
-	pid_t pid;
 	int fd, rc, st = 0;
 
 	if ((fd = mkostemp(tmpl, O_CLOEXEC)) < 0) {
@@ -568,29 +562,20 @@ run_start(const struct service_desc *d, const char *start, char *err, size_t err
 		return rc;
 	}
 	unlink(tmpl);
-	sigfillset(&all);
-	sigemptyset(&none);
-	posix_spawnattr_init(&at);
-	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGDEF |
-					      POSIX_SPAWN_SETSIGMASK);
-	posix_spawnattr_setsigdefault(&at, &all);
-	posix_spawnattr_setsigmask(&at, &none);
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	posix_spawn_file_actions_adddup2(&fa, fd, 1);
-	posix_spawn_file_actions_adddup2(&fa, fd, 2);
-	posix_spawn_file_actions_addclosefrom_np(&fa, 3);
-	rc = posix_spawn(&pid, "/bin/sh", &fa, &at, argv, environ);
-	posix_spawn_file_actions_destroy(&fa);
-	posix_spawnattr_destroy(&at);
-	if (rc != 0) {
+	p.file = "/bin/sh";
+	p.in = PROC_NULL;
+	p.out = PROC_FD;
+	p.out_fd = fd;
+	p.err = PROC_TO_OUT;
+	p.new_session = true;
+	p.close_fds = true;
+	if ((rc = proc_start(&p)) < 0) {
 		snprintf(err, errlen, "cannot run /bin/sh for services.%s.start: %s",
-			 svc_name(d->svc), strerror(rc));
+			 svc_name(d->svc), strerror(-rc));
 		close(fd);
-		return -rc;
+		return rc;
 	}
-	if (proc_wait(pid, &st) < 0)
-		st = -1;
+	st = proc_finish(&p) < 0 ? -1 : p.status;
 	if (st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0) {
 		close(fd);
 		return 0;

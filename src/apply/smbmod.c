@@ -5,68 +5,41 @@
  * loadable VFS module in samba-vfs-modules, which samba only recommends, so an install
  * without recommends has none. smbd -b names the module directory and the modules built in. */
 #include <errno.h>
-#include <fcntl.h>
-#include <spawn.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "proc.h"
 #include "smbmod.h"
 #include "xmalloc.h"
 
-extern char **environ;
-
 static char *
 smbd_build_info_run(int *rc)
 {
 	static const char *const cands[] = { "smbd", "/usr/sbin/smbd" };
-	posix_spawn_file_actions_t fa;
 	char *out = NULL;
-	size_t len = 0, cap = 0;
-	int pfd[2], st = -1, e = ENOENT;
-	pid_t pid = -1;
-	size_t i;
-	ssize_t k;
+	size_t i, len;
+	int e = -ENOENT;
 
-	if (pipe2(pfd, O_CLOEXEC) < 0) {
-		*rc = -errno;
-		return NULL;
-	}
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_adddup2(&fa, pfd[1], 1);
-	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-	for (i = 0; i < 2 && e == ENOENT; i++) {
+	/* PATH may lack /usr/sbin (cron, a minimal sudo): then the usual place. */
+	for (i = 0; i < 2 && e == -ENOENT; i++) {
 		char *argv[] = { (char *)cands[i], "-b", NULL };
+		struct proc p = PROC_INIT(argv);
 
-		e = posix_spawnp(&pid, cands[i], &fa, NULL, argv, environ);
+		p.err = PROC_NULL;
+		free(out);
+		e = proc_capture(&p, SIZE_MAX, &out, &len);
 	}
-	posix_spawn_file_actions_destroy(&fa);
-	close(pfd[1]);
-	if (e) {
-		close(pfd[0]);
-		*rc = e == ENOENT ? 1 : -e;
+	if (e == -ENOENT || (e < 0 && !out)) {
+		*rc = e == -ENOENT ? 1 : e;
 		return NULL;
 	}
-	for (;;) {
-		if (cap - len < 4096)
-			out = xreallocarray(out, cap = cap ? cap * 2 : 16384, 1);
-		k = read(pfd[0], out + len, cap - len - 1);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			break;
-		len += (size_t)k;
-	}
-	close(pfd[0]);
-	out[len] = '\0';
-	if (proc_wait(pid, &st) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0 ||
-	    !strstr(out, "MODULESDIR:")) {
+	if (e != 0 || !strstr(out, "MODULESDIR:")) {
 		free(out);
 		*rc = -EIO;
 		return NULL;

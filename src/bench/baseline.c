@@ -17,6 +17,7 @@
 
 #include "bench.h"
 #include "bench_driver.h"
+#include "proc.h"
 #include "timeutil.h"
 #include "xmalloc.h"
 
@@ -264,29 +265,26 @@ bench_baseline_tcp_loopback(uint64_t bytes, struct bench_baseline *b)
 int
 bench_baseline_iperf3(const char *host, struct bench_baseline *b)
 {
-	char cmd[512], line[4096];
+	char *argv[] = { "iperf3", "-c", (char *)host, "-t", "3", "-J", NULL };
+	struct proc p = PROC_INIT(argv);
 	double bps = 0;
-	FILE *p;
+	char *out, *k;
 	const char *h;
+	size_t len;
 	int st;
 
 	if (access("/usr/bin/iperf3", X_OK) != 0 && access("/usr/local/bin/iperf3", X_OK) != 0)
 		return -ENOENT;
-	for (h = host; *h; h++) /* the host goes through a shell: be strict */
+	for (h = host; *h; h++) /* a host name or address, nothing else */
 		if (!((*h >= 'a' && *h <= 'z') || (*h >= 'A' && *h <= 'Z') ||
 		      (*h >= '0' && *h <= '9') || *h == '.' || *h == '-' || *h == ':'))
 			return -EINVAL;
-	snprintf(cmd, sizeof(cmd), "iperf3 -c '%s' -t 3 -J 2>/dev/null", host);
-	if (!(p = popen(cmd, "r")))
-		return -errno;
+	p.err = PROC_NULL;
+	st = proc_capture(&p, 4u << 20, &out, &len);
 	/* -J ends with "sum_received": {... "bits_per_second": N ...}: the last one wins. */
-	while (fgets(line, sizeof(line), p)) {
-		char *k = strstr(line, "\"bits_per_second\":");
-
-		if (k)
-			bps = strtod(k + 18, NULL);
-	}
-	st = pclose(p);
+	for (k = out; k && (k = strstr(k, "\"bits_per_second\":")); k += 18)
+		bps = strtod(k + 18, NULL);
+	free(out);
 	if (st != 0 || bps <= 0)
 		return -EIO;
 	b->tcp = bps / 8 / 1e6;

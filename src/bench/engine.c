@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "proc.h"
 #include "timeutil.h"
 #include "units.h"
 #include "xmalloc.h"
@@ -595,8 +596,7 @@ rw_job_reap(struct rw_job *wr, pid_t pid, int fd)
 		n = read(fd, &rep, sizeof(rep));
 	while (n < 0 && errno == EINTR);
 	close(fd);
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
+	(void)proc_wait(pid, &st);
 	if (n != (ssize_t)sizeof(rep)) {
 		wr->rc = -EIO;
 		snprintf(wr->err, sizeof(wr->err), "mixed-rw: the writer process died");

@@ -3,12 +3,9 @@
 #include <getopt.h>
 #include <jansson.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "cli.h"
 #include "fsutil.h"
@@ -17,8 +14,6 @@
 #include "model.h"
 #include "render.h"
 #include "xmalloc.h"
-
-extern char **environ;
 
 static void
 json_print(json_t *o)
@@ -192,35 +187,14 @@ cli_show_diff(const char *installed, const char *label, const char *data, size_t
 	char *argv[] = { "diff",    "-u",	 "--label",	    (char *)label,
 			 "--label", "generated", (char *)installed, "-",
 			 NULL };
-	posix_spawn_file_actions_t fa;
-	int pfd[2], st;
-	pid_t pid;
+	struct proc p = PROC_INIT(argv);
 
-	if (pipe(pfd) < 0)
+	p.in = PROC_PIPE;
+	if (proc_start(&p) < 0)
 		return;
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_adddup2(&fa, pfd[0], 0);
-	posix_spawn_file_actions_addclose(&fa, pfd[1]);
-	fflush(stdout);
-	if (posix_spawnp(&pid, "diff", &fa, NULL, argv, environ) != 0) {
-		posix_spawn_file_actions_destroy(&fa);
-		close(pfd[0]);
-		close(pfd[1]);
-		return;
-	}
-	posix_spawn_file_actions_destroy(&fa);
-	close(pfd[0]);
 	signal(SIGPIPE, SIG_IGN);
-	while (len > 0) {
-		ssize_t w = write(pfd[1], data, len);
-
-		if (w <= 0)
-			break;
-		data += w;
-		len -= (size_t)w;
-	}
-	close(pfd[1]);
-	(void)proc_wait(pid, &st);
+	(void)proc_write_all(p.in_fd, data, len);
+	(void)proc_finish(&p);
 }
 
 int
