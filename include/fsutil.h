@@ -15,7 +15,12 @@ int fs_read_file(const char *path, size_t max, char **out, size_t *len);
  * are preserved instead. Returns 0 or -errno. */
 int fs_write_atomic(const char *path, const void *data, size_t len, mode_t mode, int keep_owner);
 
-/* mkdir -p with mode for every created component. Returns 0 or -errno. */
+/* Removes path and fsyncs its directory, so that a crash cannot bring it back. Returns 0
+ * (also when it did not exist) or -errno. */
+int fs_remove_durable(const char *path);
+
+/* mkdir -p with mode for every created component, each one made durable (its parent
+ * directory fsync'd). Returns 0 or -errno. */
 int fs_mkdir_p(const char *path, mode_t mode);
 
 /* root + abs ("/etc/x"), or abs when root is NULL or "". Caller frees. */

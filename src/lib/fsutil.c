@@ -83,12 +83,28 @@ write_all(int fd, const char *p, size_t len)
 	return 0;
 }
 
+/* fsyncs the directory holding path: a rename, unlink or mkdir in it is durable only then.
+ * EINVAL: the filesystem cannot sync directories at all. */
+static int
+sync_parent(const char *path)
+{
+	char *dcopy = xstrdup(path);
+	int dfd = open(dirname(dcopy), O_RDONLY | O_DIRECTORY | O_CLOEXEC), err = 0;
+
+	if (dfd < 0 || (fsync(dfd) < 0 && errno != EINVAL))
+		err = -errno;
+	if (dfd >= 0)
+		close(dfd);
+	free(dcopy);
+	return err;
+}
+
 int
 fs_write_atomic(const char *path, const void *data, size_t len, mode_t mode, int keep_owner)
 {
-	char *tmp = NULL, *dcopy = NULL;
+	char *tmp = NULL;
 	struct stat st;
-	int fd = -1, dfd = -1, err = 0;
+	int fd = -1, err = 0;
 	uid_t uid = (uid_t)-1;
 	gid_t gid = (gid_t)-1;
 
@@ -129,15 +145,8 @@ fs_write_atomic(const char *path, const void *data, size_t len, mode_t mode, int
 		goto fail;
 	}
 	/* The rename is durable only once the directory is: a failure here is reported (the
-	 * new file is in place, but a crash could still bring the old one back). EINVAL means
-	 * the filesystem cannot sync directories at all. */
-	dcopy = xstrdup(path);
-	dfd = open(dirname(dcopy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0 || (fsync(dfd) < 0 && errno != EINVAL))
-		err = -errno;
-	if (dfd >= 0)
-		close(dfd);
-	free(dcopy);
+	 * new file is in place, but a crash could still bring the old one back). */
+	err = sync_parent(path);
 	free(tmp);
 	return err;
 fail:
@@ -146,6 +155,14 @@ fail:
 	unlink(tmp);
 	free(tmp);
 	return err;
+}
+
+int
+fs_remove_durable(const char *path)
+{
+	if (unlink(path) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	return sync_parent(path);
 }
 
 int
@@ -159,8 +176,14 @@ fs_mkdir_p(const char *path, mode_t mode)
 			char c = *s;
 
 			*s = '\0';
-			if (mkdir(p, mode) < 0 && errno != EEXIST) {
-				err = -errno;
+			if (mkdir(p, mode) < 0) {
+				if (errno != EEXIST) {
+					err = -errno;
+					break;
+				}
+			} else if ((err = sync_parent(p)) < 0) {
+				/* A file written below a directory a crash forgets is lost with it
+				 * (a generation's copy the state database names). */
 				break;
 			}
 			*s = c;
