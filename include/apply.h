@@ -21,6 +21,11 @@ struct apply_opts {
 	 * the journal naming the generation before the trials, so that the next trial, an
 	 * interrupted tune's next run, or apply_end_trials puts it back first. No MTU. */
 	bool trial;
+	/* apply_repair at boot, before the file servers start: restore the files and load the
+	 * sysctl file, but reload or start no daemon (each starts on the restored files, and a
+	 * systemctl call would wait for the units waiting for this one) and leave the MTU to the
+	 * network's own configuration. */
+	bool boot;
 };
 
 enum apply_act { APPLY_CREATED, APPLY_UPDATED, APPLY_REMOVED };
@@ -74,6 +79,44 @@ int apply_rollback(const struct model *m, long id, const struct apply_opts *o);
  * then checks the services as apply does. Returns 0 (also when there were none) or -errno
  * after logging. */
 int apply_end_trials(const struct model *m, const struct apply_opts *o);
+
+/* What an apply (or a tune's trial) left when it died between its journal and its record
+ * (a power cut, kill -9): its files may be of two generations. */
+enum apply_file_gen {
+	APPLY_FILE_PREV,  /* as before the interrupted apply: generation prev (or as it was) */
+	APPLY_FILE_NEW,	  /* as the interrupted apply wrote it */
+	APPLY_FILE_OTHER, /* neither: changed since */
+};
+
+struct apply_pending_file {
+	char *path; /* installed path without the root (owned) */
+	enum apply_file_gen gen;
+};
+
+struct apply_interruption {
+	long prev;     /* the generation the repair puts back; -1 when the journal names none */
+	long recorded; /* >= 0: the apply had recorded this generation; only its journal was left */
+	bool trial;    /* a tune's trial, not an apply */
+	char when[32]; /* when the journal was last written, UTC ISO 8601 */
+	struct apply_pending_file *files;
+	size_t nfiles;
+	unsigned restarts; /* (1 << SVC_*): restarts it began: the daemon may be stopped */
+	char why[512];	   /* non-empty: the journal cannot be used, and why (repair by hand) */
+};
+
+/* Whether an apply or a tune's trial was interrupted: its journal (<root>/var/lib/nastune/
+ * pending) is there and no nastune process holds it (an apply running now, or a tune between
+ * its trials, is not interrupted). Reads only. Returns 1 with ai filled, or 0 (ai empty);
+ * clear ai with apply_interruption_clear either way. */
+int apply_interrupted(const char *root, struct apply_interruption *ai);
+void apply_interruption_clear(struct apply_interruption *ai);
+
+/* Repairs an interrupted apply: puts the generation its journal names back (or, when the
+ * apply had recorded its generation and died before dropping the journal, only drops it),
+ * reloads what changed (o->boot: see apply_opts), records the repair as a new generation and
+ * then drops the journal. Returns 1 repaired, with *recorded the new generation (-1: none
+ * needed); 0 when nothing is interrupted (also while a tune runs); -errno after logging. */
+int apply_repair(const struct model *m, const struct apply_opts *o, long *recorded);
 
 /* Number of generations kept besides generation 0. */
 #define APPLY_KEEP_GENERATIONS 10

@@ -21,12 +21,36 @@ struct ctx {
 struct model;
 struct rendered;
 
-/* Loads and validates the configuration; prints diagnostics. Returns the model (caller frees
- * with model_free) or NULL after printing every error, and sets *status to EXIT_USAGE. */
+/* What loading the configuration does about an interrupted apply (apply_interrupted). */
+enum cli_pending {
+	CLI_PENDING_NAME,   /* names it first on stderr: what is mixed, the command that repairs */
+	CLI_PENDING_REPAIR, /* names it, then puts its generation back (apply, tune, rollback) */
+	CLI_PENDING_QUIET,  /* the command shows it itself (status, repair) */
+};
+
+/* Loads and validates the configuration; prints diagnostics, and first names an interrupted
+ * apply. Returns the model (caller frees with model_free) or NULL after printing every error,
+ * and sets *status to EXIT_USAGE. */
 struct model *cli_load_model(const struct ctx *ctx, int *status);
 /* cli_load_model, but first puts back what an interrupted apply or tune left installed (its
- * journal), since tuned.conf, read as part of the configuration, may be one of those files. */
+ * journal), since tuned.conf, read as part of the configuration, may be one of those files;
+ * *status is EXIT_FAIL when that fails. */
 struct model *cli_load_model_recovered(const struct ctx *ctx, int *status);
+struct model *cli_load_model_as(const struct ctx *ctx, int *status, enum cli_pending how);
+
+struct apply_interruption;
+struct buf;
+/* The command that repairs an interrupted apply, with this run's --root and -c. */
+void cli_repair_command(const struct ctx *ctx, char *out, size_t len);
+/* An interrupted apply in words, one line each: what it left (each file's generation), the
+ * restarts it broke off, and unless repairing, the command that repairs it. */
+void cli_interrupted_text(const struct ctx *ctx, const struct apply_interruption *ai,
+			  bool repairing, struct buf *out);
+/* cli_interrupted_text on stderr, a warning per line. */
+void cli_warn_interrupted(const struct ctx *ctx, const struct apply_interruption *ai,
+			  bool repairing);
+/* The same as status --json's "interrupted_apply" (caller owns the reference). */
+struct json_t *cli_interrupted_json(const struct ctx *ctx, const struct apply_interruption *ai);
 /* The configuration path in force (ctx->config or the default under the root); caller frees. */
 char *cli_config_path(const struct ctx *ctx);
 /* Directory list for templates and profiles, searched in order; caller frees each entry. */
@@ -51,6 +75,7 @@ int cmd_render(struct ctx *ctx, int argc, char **argv);
 int cmd_diff(struct ctx *ctx, int argc, char **argv);
 int cmd_apply(struct ctx *ctx, int argc, char **argv);
 int cmd_rollback(struct ctx *ctx, int argc, char **argv);
+int cmd_repair(struct ctx *ctx, int argc, char **argv);
 int cmd_status(struct ctx *ctx, int argc, char **argv);
 int cmd_mtu(struct ctx *ctx, int argc, char **argv);
 int cmd_mdns(struct ctx *ctx, int argc, char **argv);

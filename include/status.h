@@ -1,13 +1,14 @@
-/* status.h - what `nastune status` reports, gathered into one typed struct: the generation in
- * force and those kept, each daemon's backend and whether it listens, where the knobs come
- * from, the hardware fingerprint and its changes since the last apply, and the Bonjour
- * records clients see. The command only prints it (text or --json). */
+/* status.h - what `nastune status` reports, gathered into one typed struct: an interrupted
+ * apply (first), the generation in force and those kept, each daemon's backend and whether it
+ * listens, where the knobs come from, the hardware fingerprint and its changes since the last
+ * apply, and the Bonjour records clients see. The command only prints it (text or --json). */
 #ifndef NASTUNE_STATUS_H
 #define NASTUNE_STATUS_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "apply.h"
 #include "model.h"
 #include "state.h"
 
@@ -22,6 +23,9 @@ struct status_service {
 };
 
 struct status {
+	bool interrupted;		   /* an apply was interrupted: pending says what it left */
+	struct apply_interruption pending; /* apply_interrupted's */
+
 	bool has_generation;   /* a generation was applied: gen holds the newest */
 	struct generation gen; /* the newest, when has_generation */
 	long *gen_ids;	       /* the generations kept, oldest first */

@@ -77,6 +77,8 @@ struct job {
 	struct netif_mtu_report mtu; /* network.mtu's outcome when it ran */
 	bool mtu_ran;
 	struct apply_result *res; /* apply_run's: what it did, and the message */
+	bool repair;		  /* apply_repair: recover() records what it restored */
+	long repaired_as;	  /* the generation it recorded; -1 none */
 };
 
 /* Sets the result's message; returns rc. */
@@ -233,6 +235,56 @@ out:
 	return rc;
 }
 
+/* A tune holds this lock from its first trial to apply_end_trials (the process ending lets it
+ * go): the journal its trials leave between them, while it lives, is no interrupted apply. */
+static int trials_fd = -1;
+
+static void
+trials_hold(struct job *j)
+{
+	char *p;
+
+	if (trials_fd >= 0)
+		return;
+	p = state_path(j, "trials");
+	trials_fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	/* apply_interrupted holds it shared for an instant; another tune would hold it on. */
+	for (int i = 0; trials_fd >= 0 && flock(trials_fd, LOCK_EX | LOCK_NB) < 0; i++) {
+		if (i == 20) {
+			log_warnx("another process holds %s: a second tune?", p);
+			close(trials_fd);
+			trials_fd = -1;
+		}
+		usleep(50000);
+	}
+	free(p);
+}
+
+static void
+trials_release(void)
+{
+	if (trials_fd >= 0)
+		close(trials_fd);
+	trials_fd = -1;
+}
+
+/* Whether a live process holds sdir's lock file name (shared: the test itself never stops
+ * the holder). */
+static bool
+lock_held(const char *sdir, const char *name)
+{
+	char *p = xasprintf("%s/%s", sdir, name);
+	int fd = open(p, O_RDONLY | O_CLOEXEC);
+	bool held = false;
+
+	if (fd >= 0) {
+		held = flock(fd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK;
+		close(fd);
+	}
+	free(p);
+	return held;
+}
+
 /* ---- generations on disk ---- */
 
 static char *
@@ -274,45 +326,55 @@ snapshot_file(const struct job *j, long id, const char *path, struct gen_file *g
 	return rc;
 }
 
+/* Stores g (its metadata filled in; g->id < 0: the next id) with a copy of each installed
+ * file of paths; clears g. */
+static int
+store_generation(struct job *j, struct generation *g, char **paths, size_t npaths, long *out_id)
+{
+	char created[32];
+	size_t i;
+	int rc = 0;
+
+	if (g->id < 0) {
+		long *ids;
+		size_t n;
+
+		if (state_generation_ids(j->st, &ids, &n) < 0) {
+			generation_clear(g);
+			return -EIO;
+		}
+		g->id = n ? ids[n - 1] + 1 : 0;
+		free(ids);
+	}
+	timeutil_now_iso(created, sizeof(created));
+	g->created = xstrdup(created);
+	g->version = xstrdup(NASTUNE_VERSION);
+	g->files = xcalloc(npaths ? npaths : 1, sizeof(*g->files));
+	for (i = 0; i < npaths && rc == 0; i++, g->nfiles++)
+		rc = snapshot_file(j, g->id, paths[i], &g->files[i]);
+	if (rc == 0)
+		rc = state_add_generation(j->st, g);
+	if (rc == 0 && out_id)
+		*out_id = g->id;
+	generation_clear(g);
+	return rc;
+}
+
 static int
 record_generation(struct job *j, long id, const char *reason, const char *inputs_hash,
 		  const struct hwinfo *hw, char **paths, size_t npaths, long *out_id)
 {
 	struct generation g = { .id = id };
-	char created[32], *text;
-	size_t i;
-	int rc = 0;
 
-	if (id < 0) {
-		long *ids;
-		size_t n;
-
-		if (state_generation_ids(j->st, &ids, &n) < 0)
-			return -EIO;
-		g.id = n ? ids[n - 1] + 1 : 0;
-		free(ids);
-	}
-	timeutil_now_iso(created, sizeof(created));
-	g.created = xstrdup(created);
 	g.reason = xstrdup(reason);
-	g.version = xstrdup(NASTUNE_VERSION);
 	snprintf(g.inputs_hash, sizeof(g.inputs_hash), "%s", inputs_hash);
-	text = hwinfo_text(hw);
-	g.hw_text = text;
+	g.hw_text = hwinfo_text(hw);
 	hwinfo_hash(hw, g.hw_hash);
 	if (j->m && j->m->network.interface && netif_get_mtu(j->m->network.interface, &g.mtu) == 0)
 		snprintf(g.mtu_iface, sizeof(g.mtu_iface), "%s", j->m->network.interface);
 	else
 		g.mtu = 0;
-	g.files = xcalloc(npaths ? npaths : 1, sizeof(*g.files));
-	for (i = 0; i < npaths && rc == 0; i++, g.nfiles++)
-		rc = snapshot_file(j, g.id, paths[i], &g.files[i]);
-	if (rc == 0)
-		rc = state_add_generation(j->st, &g);
-	if (rc == 0 && out_id)
-		*out_id = g.id;
-	generation_clear(&g);
-	return rc;
+	return store_generation(j, &g, paths, npaths, out_id);
 }
 
 static int
@@ -433,7 +495,7 @@ restore_file(struct job *j, const struct generation *g, const char *path)
 		if (strcmp(g->files[i].path, path) == 0)
 			gf = &g->files[i];
 	if (!gf || !gf->present) {
-		rc = unlink(abs) < 0 && errno != ENOENT ? -errno : 0;
+		rc = fs_remove_durable(abs);
 		free(abs);
 		return rc;
 	}
@@ -539,7 +601,10 @@ gen_find(const struct generation *g, const char *path)
 	return NULL;
 }
 
-/* The journal: the generation to restore (prev), and every file this apply writes. A file
+/* The journal: the generation to restore (prev), and every file this apply writes (with the
+ * SHA-256 of what it writes, "-" for a removal). Written durably before the first file is
+ * installed (fs_write_atomic: the file, then its directory), so a power cut anywhere after
+ * leaves a journal that names every file it may have changed. A file
  * that is not as prev recorded it (prev does not list it, or it was edited since) has its
  * state now (absent, or a copy under pending.keep) kept with the journal, and undoing puts
  * that back: undoing is "as before this apply", which restoring prev is not for such a file.
@@ -559,13 +624,18 @@ journal_write(struct job *j, const struct generation *prev)
 		rm_tree(kdir);
 	buf_init(&b);
 	buf_printf(&b, "prev %ld\n", prev->id);
+	if (j->o->trial)
+		buf_printf(&b, "trial\n");
 	for (i = 0; i < j->nch && rc == 0; i++) {
 		struct gen_file gf = { 0 };
-		char *abs, *copy, *data = NULL;
+		char *abs, *copy, *data = NULL, sum[65] = "-";
 		size_t len = 0;
 		struct stat st;
 
-		buf_printf(&b, "file %s\n", j->ch[i].path);
+		/* What it installs, so that what it left can be told apart (apply_interrupted). */
+		if (j->ch[i].f)
+			hash_sha256_hex(j->ch[i].f->data, j->ch[i].f->len, sum);
+		buf_printf(&b, "file %s\nnew %s %s\n", j->ch[i].path, sum, j->ch[i].path);
 		abs = fs_rooted(j->o->root, j->ch[i].path);
 		if (stat(abs, &st) == 0 && (rc = fs_read_file(abs, FILE_MAX, &data, &len)) == 0) {
 			const struct gen_file *was = gen_find(prev, j->ch[i].path);
@@ -626,7 +696,7 @@ restore_kept(struct job *j, const char *journal, const char *path)
 		}
 		abs = fs_rooted(j->o->root, path);
 		if (!present) {
-			rc = unlink(abs) < 0 && errno != ENOENT ? -errno : 0;
+			rc = fs_remove_durable(abs);
 			free(abs);
 			return rc;
 		}
@@ -685,12 +755,17 @@ journal_forget_restart(struct job *j, int i)
 	free(p);
 }
 
+/* Dropped durably only after what ends the apply is (its generation, or the restored files):
+ * a journal that a power cut brings back would otherwise undo a finished apply at the next
+ * repair. */
 static void
 journal_drop(struct job *j)
 {
 	char *p = state_path(j, "pending"), *kdir = state_path(j, "pending.keep");
+	int rc;
 
-	unlink(p);
+	if ((rc = fs_remove_durable(p)) < 0)
+		log_warnx("cannot remove the journal %s: %s", p, strerror(-rc));
 	if (access(kdir, F_OK) == 0)
 		rm_tree(kdir);
 	free(kdir);
@@ -699,12 +774,63 @@ journal_drop(struct job *j)
 
 static void reload_services(struct job *j, unsigned mask, bool undoing);
 
-/* Restores the journal's generation for the journal's files, then reloads them. */
+/* Records what recover() put back as a new generation: g's configuration, hardware and MTU,
+ * and the files of g and of the journal as they are now, so that status and the history
+ * show the repair. Returns 0 or -errno. */
+static int
+record_repair(struct job *j, const struct generation *g, const char *journal)
+{
+	struct generation n = { .id = -1 };
+	const char *line, *next;
+	char **paths;
+	size_t np = 0, cap = g->nfiles + 1, i;
+	int rc;
+
+	for (line = journal; (line = strstr(line, "\nfile ")); line++)
+		cap++;
+	paths = xcalloc(cap, sizeof(*paths));
+	for (i = 0; i < g->nfiles; i++)
+		paths[np++] = xstrdup(g->files[i].path);
+	for (line = journal; line && *line; line = next) {
+		size_t len = strcspn(line, "\n");
+		char *path;
+
+		next = line[len] ? line + len + 1 : NULL;
+		if (strncmp(line, "file ", 5) != 0 || len <= 5)
+			continue;
+		path = xasprintf("%.*s", (int)(len - 5), line + 5);
+		for (i = 0; i < np && strcmp(paths[i], path) != 0; i++)
+			;
+		if (i == np && np < cap)
+			paths[np++] = path;
+		else
+			free(path);
+	}
+	n.reason = xasprintf("repair: generation %ld back after an interrupted %s", g->id,
+			     strstr(journal, "\ntrial\n") ? "tune" : "apply");
+	memcpy(n.inputs_hash, g->inputs_hash, sizeof(n.inputs_hash));
+	memcpy(n.hw_hash, g->hw_hash, sizeof(n.hw_hash));
+	n.hw_text = xstrdup(g->hw_text ? g->hw_text : "");
+	memcpy(n.mtu_iface, g->mtu_iface, sizeof(n.mtu_iface));
+	n.mtu = g->mtu;
+	rc = store_generation(j, &n, paths, np, &j->repaired_as);
+	for (i = 0; i < np; i++)
+		free(paths[i]);
+	free(paths);
+	if (rc == 0)
+		prune(j);
+	return rc;
+}
+
+/* Restores the journal's generation for the journal's files, then reloads them (j->repair:
+ * records that as a generation before dropping the journal). A journal whose apply recorded
+ * a generation after it was written belongs to an apply that finished and died before
+ * dropping it: it is only dropped. */
 static int
 recover(struct job *j)
 {
 	char *p = state_path(j, "pending"), *text = NULL, *line, *save = NULL, *journal = NULL;
-	struct generation g;
+	struct generation g = { 0 }, last = { 0 };
 	long prev = -1;
 	unsigned mask = 0;
 	int rc, failed = 0;
@@ -723,9 +849,17 @@ recover(struct job *j)
 		free(p);
 		return -1;
 	}
+	if (state_last_generation(j->st, &last) == 0 && last.id > prev) {
+		log_info("an earlier apply recorded generation %ld and died before dropping its "
+			 "journal: dropping it",
+			 last.id);
+		goto drop;
+	}
 	journal = xstrdup(text); /* strtok_r below cuts text up */
 	if (j->o->trial)
 		log_debug("restoring generation %ld before the next trial", prev);
+	else if (j->repair)
+		log_info("restoring generation %ld", prev);
 	else
 		log_info("an earlier apply was interrupted: restoring generation %ld first", prev);
 	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
@@ -743,17 +877,15 @@ recover(struct job *j)
 			failed++;
 		mask |= 1u << svc_of_path(line + 5);
 	}
-	/* The apply may have died after proving a new MTU and before recording it. */
-	if (mtu_restore(&g) < 0)
+	/* The apply may have died after proving a new MTU and before recording it. At boot the
+	 * network's own configuration sets it, and the link may not even exist yet. */
+	if (!j->o->boot && mtu_restore(&g) < 0)
 		failed++;
-	generation_clear(&g);
-	free(text);
-	free(journal);
 	if (failed) {
 		log_warnx("apply: could not restore %d item(s) of generation %ld; %s kept", failed,
 			  prev, p);
-		free(p);
-		return -1;
+		rc = -1;
+		goto out;
 	}
 	/* A trial reloads (or restarts, restart_mask) these with its own changes; should it
 	 * fail, its undo still owes them the restart. */
@@ -761,15 +893,32 @@ recover(struct job *j)
 	if (j->o->trial) {
 		j->svc_mask |= mask;
 	} else {
+		if (j->o->boot)
+			mask &= 1u << SVC_SYS; /* the daemons start after this, on these files */
 		if (!j->o->no_reload)
 			reload_services(j, mask, false);
 		/* Done: what follows decides from the restored files. */
 		j->restart_mask = j->owed_mask = j->touched_mask = 0;
 		memset(j->restart_why, 0, sizeof(j->restart_why));
 	}
-	free(p);
+	if (j->repair && (rc = record_repair(j, &g, journal)) < 0) {
+		log_warnx(
+			"apply: generation %ld is restored, but the repair could not be recorded: "
+			"%s; %s kept",
+			prev, strerror(-rc), p);
+		rc = -1;
+		goto out;
+	}
+drop:
 	journal_drop(j);
-	return 0;
+	rc = 0;
+out:
+	generation_clear(&g);
+	generation_clear(&last);
+	free(text);
+	free(journal);
+	free(p);
+	return rc;
 }
 
 /* ---- validation ---- */
@@ -1735,6 +1884,8 @@ apply_run(const struct model *m, const struct rendered *r, const struct apply_op
 		fail(&j, rc, "apply: %s", serr);
 		goto out;
 	}
+	if (o->trial)
+		trials_hold(&j);
 	crash_point("locked");
 	if ((rc = state_open(o->root, &j.st, serr, sizeof(serr))) < 0) {
 		fail(&j, -EIO, "apply: %s", serr);
@@ -1885,6 +2036,211 @@ apply_end_trials(const struct model *m, const struct apply_opts *o)
 	}
 	status = 0;
 out:
+	trials_release();
+	job_release(&j);
+	return status;
+}
+
+/* The journal's "keep" (the state before the apply) or "new" (what it installs) line for
+ * path: 1 with sha ("-": absent), or 0 when it has none. */
+static int
+journal_sha(const char *journal, const char *kind, const char *path, char sha[65])
+{
+	const char *line, *next;
+	size_t plen = strlen(path);
+
+	for (line = journal; line && *line; line = next) {
+		size_t len = strcspn(line, "\n");
+		unsigned present = 1, mode, uid, gid;
+		char sum[65];
+		int n = 0;
+
+		next = line[len] ? line + len + 1 : NULL;
+		if (strcmp(kind, "keep") == 0 ? sscanf(line, "keep %u %o %u %u %64s %n", &present,
+						       &mode, &uid, &gid, sum, &n) != 5
+					      : sscanf(line, "new %64s %n", sum, &n) != 1)
+			continue;
+		if (n <= 0 || len - (size_t)n != plen || strncmp(line + n, path, plen) != 0)
+			continue;
+		snprintf(sha, 65, "%s", present ? sum : "-");
+		return 1;
+	}
+	return 0;
+}
+
+/* The SHA-256 of the installed file at path under root, or "-" when it is absent. */
+static void
+installed_sha(const char *root, const char *path, char sha[65])
+{
+	char *abs = fs_rooted(root, path), *data = NULL;
+	size_t len;
+	int rc = fs_read_file(abs, FILE_MAX, &data, &len);
+
+	if (rc == 0)
+		hash_sha256_hex(data, len, sha);
+	else
+		snprintf(sha, 65, "%s", rc == -ENOENT ? "-" : "?");
+	free(data);
+	free(abs);
+}
+
+int
+apply_interrupted(const char *root, struct apply_interruption *ai)
+{
+	char *sdir = fs_rooted(root, "/var/lib/nastune"), *p = xasprintf("%s/pending", sdir);
+	char *db = xasprintf("%s/state.db", sdir), *text = NULL, err[512] = "";
+	struct generation g = { 0 }, last = { 0 };
+	struct state *st = NULL;
+	const char *line, *next;
+	struct stat sb;
+	struct tm tm;
+	int lockfd = -1, rc;
+
+	memset(ai, 0, sizeof(*ai));
+	ai->prev = ai->recorded = -1;
+	if (stat(p, &sb) < 0)
+		goto none;
+	/* Held shared while reading: no apply begins or ends meanwhile (one starting now waits
+	 * 0.1 s). */
+	{
+		char *lp = xasprintf("%s/lock", sdir);
+
+		lockfd = open(lp, O_RDONLY | O_CLOEXEC);
+		free(lp);
+	}
+	if (lockfd >= 0 && flock(lockfd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK)
+		goto none; /* an apply, rollback or repair runs now */
+	if (lock_held(sdir, "trials"))
+		goto none; /* a tune between two trials */
+	if ((rc = fs_read_file(p, 1 << 20, &text, NULL)) == -ENOENT)
+		goto none;
+	if (gmtime_r(&sb.st_mtime, &tm))
+		strftime(ai->when, sizeof(ai->when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	if (rc < 0) {
+		snprintf(ai->why, sizeof(ai->why), "cannot read %s: %s", p, strerror(-rc));
+		goto out;
+	}
+	for (line = text; line && *line; line = next) {
+		size_t len = strcspn(line, "\n");
+		int svc;
+
+		next = line[len] ? line + len + 1 : NULL;
+		if (sscanf(line, "prev %ld", &ai->prev) == 1)
+			continue;
+		if (len == 5 && strncmp(line, "trial", 5) == 0)
+			ai->trial = true;
+		else if (sscanf(line, "restart %d", &svc) == 1 && svc >= 0 && svc < SVC_COUNT)
+			ai->restarts |= 1u << svc;
+		else if (len > 5 && strncmp(line, "file ", 5) == 0) {
+			ai->files = xreallocarray(ai->files, ai->nfiles + 1, sizeof(*ai->files));
+			ai->files[ai->nfiles].path = xasprintf("%.*s", (int)(len - 5), line + 5);
+			ai->files[ai->nfiles++].gen = APPLY_FILE_OTHER;
+		}
+	}
+	if (ai->prev < 0) {
+		snprintf(ai->why, sizeof(ai->why), "%s names no generation", p);
+		goto out;
+	}
+	if (stat(db, &sb) < 0 || state_open(root, &st, err, sizeof(err)) < 0) {
+		snprintf(ai->why, sizeof(ai->why), "cannot read the state %s: %s", db,
+			 err[0] ? err : strerror(errno));
+		goto out;
+	}
+	if (state_get_generation(st, ai->prev, &g) < 0) {
+		snprintf(ai->why, sizeof(ai->why),
+			 "%s names generation %ld, which the state does not keep", p, ai->prev);
+		goto out;
+	}
+	if (state_last_generation(st, &last) == 0 && last.id > ai->prev)
+		ai->recorded = last.id;
+	for (size_t i = 0; i < ai->nfiles; i++) {
+		struct apply_pending_file *f = &ai->files[i];
+		const struct gen_file *gf = gen_find(&g, f->path);
+		char cur[65], before[65], want[65];
+
+		installed_sha(root, f->path, cur);
+		if (!journal_sha(text, "keep", f->path, before))
+			snprintf(before, sizeof(before), "%s",
+				 gf && gf->present ? gf->sha256 : "-");
+		if (journal_sha(text, "new", f->path, want) && strcmp(cur, want) == 0)
+			f->gen = APPLY_FILE_NEW;
+		else if (strcmp(cur, before) == 0)
+			f->gen = APPLY_FILE_PREV;
+	}
+out:
+	generation_clear(&g);
+	generation_clear(&last);
+	state_close(st);
+	if (lockfd >= 0)
+		close(lockfd);
+	free(text);
+	free(db);
+	free(p);
+	free(sdir);
+	return 1;
+none:
+	if (lockfd >= 0)
+		close(lockfd);
+	free(db);
+	free(p);
+	free(sdir);
+	return 0;
+}
+
+void
+apply_interruption_clear(struct apply_interruption *ai)
+{
+	size_t i;
+
+	if (!ai)
+		return;
+	for (i = 0; i < ai->nfiles; i++)
+		free(ai->files[i].path);
+	free(ai->files);
+	memset(ai, 0, sizeof(*ai));
+	ai->prev = ai->recorded = -1;
+}
+
+int
+apply_repair(const struct model *m, const struct apply_opts *o, long *recorded)
+{
+	struct job j = { .m = m, .o = o, .lockfd = -1, .repair = true, .repaired_as = -1 };
+	char serr[512], *p;
+	struct stat sb;
+	int status;
+
+	*recorded = -1;
+	j.sdir = fs_rooted(o->root, "/var/lib/nastune");
+	p = state_path(&j, "pending");
+	if (stat(p, &sb) < 0) {
+		status = 0;
+		goto out;
+	}
+	if ((status = lock_acquire(&j, serr, sizeof(serr))) < 0) {
+		log_warnx("repair: %s", serr);
+		goto out;
+	}
+	if (lock_held(j.sdir, "trials")) {
+		log_info("a tune is trying settings now: it puts its configuration back itself");
+		status = 0;
+		goto out;
+	}
+	/* Under the lock: another repair, or an apply's own recovery, may have done it. */
+	if (stat(p, &sb) < 0) {
+		status = 0;
+		goto out;
+	}
+	status = -EIO;
+	if (state_open(o->root, &j.st, serr, sizeof(serr)) < 0) {
+		log_warnx("repair: %s", serr);
+		goto out;
+	}
+	if (recover(&j) < 0)
+		goto out;
+	*recorded = j.repaired_as;
+	status = 1;
+out:
+	free(p);
 	job_release(&j);
 	return status;
 }

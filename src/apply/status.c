@@ -54,6 +54,8 @@ status_collect(const struct model *m, const char *root, struct status *st)
 	const struct knob *k;
 
 	memset(st, 0, sizeof(*st));
+	/* First: while it lasts the files may be of two generations. */
+	st->interrupted = apply_interrupted(root, &st->pending) == 1;
 	st->hw_unread = runrec_read_hw(&hw) < 0;
 	hwinfo_hash(&hw, st->hw_hash);
 	st->hw_text = hwinfo_text(&hw);
@@ -83,6 +85,7 @@ status_release(struct status *st)
 {
 	if (!st)
 		return;
+	apply_interruption_clear(&st->pending);
 	generation_clear(&st->gen);
 	free(st->gen_ids);
 	free(st->hw_text);

@@ -7,8 +7,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "agent.h"
 #include "apply.h"
+#include "buf.h"
 #include "cli.h"
 #include "diag.h"
 #include "fsutil.h"
@@ -83,8 +86,164 @@ free_dirs(char **v, int n)
 	free(v);
 }
 
+void
+cli_repair_command(const struct ctx *ctx, char *out, size_t len)
+{
+	snprintf(out, len, "nastune%s%s%s%s repair", ctx->root && *ctx->root ? " --root " : "",
+		 ctx->root ? ctx->root : "", ctx->config ? " -c " : "",
+		 ctx->config ? ctx->config : "");
+}
+
+static const char *
+pending_state(enum apply_file_gen gen)
+{
+	return gen == APPLY_FILE_PREV ? "previous" : gen == APPLY_FILE_NEW ? "new" : "changed";
+}
+
+void
+cli_interrupted_text(const struct ctx *ctx, const struct apply_interruption *ai, bool repairing,
+		     struct buf *out)
+{
+	const char *kind = ai->trial ? "a tune was interrupted while trying settings"
+				     : "an apply was interrupted";
+	size_t i, n[3] = { 0, 0, 0 };
+	char cmd[1024];
+	int s;
+
+	cli_repair_command(ctx, cmd, sizeof(cmd));
+	if (ai->why[0]) {
+		buf_printf(out,
+			   "%s (journal written %s), and its journal cannot be used: %s — check "
+			   "the files nastune manages by hand, then remove the journal\n",
+			   kind, ai->when, ai->why);
+		return;
+	}
+	for (i = 0; i < ai->nfiles; i++)
+		n[ai->files[i].gen]++;
+	if (ai->recorded >= 0)
+		buf_printf(out,
+			   "an apply recorded generation %ld and was interrupted before it dropped "
+			   "its journal (written %s): every file it wrote is in force\n",
+			   ai->recorded, ai->when);
+	else
+		buf_printf(out, "%s (journal written %s): %s:\n", kind, ai->when,
+			   n[APPLY_FILE_NEW] && n[APPLY_FILE_PREV]
+				   ? "the files it manages are of two generations"
+			   : n[APPLY_FILE_OTHER] ? "some files were changed since"
+			   : n[APPLY_FILE_NEW]	 ? "it installed every file but did not record them"
+						 : "it had changed no file yet");
+	for (i = 0; ai->recorded < 0 && i < ai->nfiles; i++) {
+		const struct apply_pending_file *f = &ai->files[i];
+
+		if (f->gen == APPLY_FILE_PREV)
+			buf_printf(out, "  %s: generation %ld\n", f->path, ai->prev);
+		else if (f->gen == APPLY_FILE_NEW)
+			buf_printf(out, "  %s: new (the interrupted %s's, never recorded)\n",
+				   f->path, ai->trial ? "trial" : "apply");
+		else
+			buf_printf(out,
+				   "  %s: neither (changed since; the repair puts generation %ld's "
+				   "back)\n",
+				   f->path, ai->prev);
+	}
+	for (s = 0; s < SVC_COUNT; s++)
+		if (ai->restarts & (1u << s))
+			buf_printf(out,
+				   "  the restart of the %s service was interrupted: it may be "
+				   "stopped\n",
+				   svc_name(s));
+	if (repairing)
+		return;
+	if (ai->recorded >= 0)
+		buf_printf(out, "repair: `%s` drops the journal\n", cmd);
+	else
+		buf_printf(out,
+			   "repair: `%s` puts generation %ld back and records it "
+			   "(nastune-repair.service does it at boot, before the file servers "
+			   "start)\n",
+			   cmd, ai->prev);
+}
+
+json_t *
+cli_interrupted_json(const struct ctx *ctx, const struct apply_interruption *ai)
+{
+	json_t *files = json_array(), *restarts = json_array();
+	char cmd[1024];
+	size_t i;
+	int s;
+
+	cli_repair_command(ctx, cmd, sizeof(cmd));
+	for (i = 0; i < ai->nfiles; i++) {
+		const struct apply_pending_file *f = &ai->files[i];
+		long gen = f->gen == APPLY_FILE_PREV  ? ai->prev
+			   : f->gen == APPLY_FILE_NEW ? ai->recorded
+						      : -1;
+
+		json_array_append_new(files, json_pack("{s:s, s:s, s:o}", "path", f->path, "state",
+						       pending_state(f->gen), "generation",
+						       gen >= 0 ? json_integer(gen) : json_null()));
+	}
+	for (s = 0; s < SVC_COUNT; s++)
+		if (ai->restarts & (1u << s))
+			json_array_append_new(restarts, json_string(svc_name(s)));
+	return json_pack("{s:s, s:s, s:o, s:o, s:o, s:o, s:s?, s:s?}", "kind",
+			 ai->trial ? "tune" : "apply", "journal_written", ai->when, "restores",
+			 ai->prev >= 0 && !ai->why[0] ? json_integer(ai->prev) : json_null(),
+			 "recorded", ai->recorded >= 0 ? json_integer(ai->recorded) : json_null(),
+			 "files", files, "interrupted_restarts", restarts, "repair",
+			 ai->why[0] ? NULL : cmd, "error", ai->why[0] ? ai->why : NULL);
+}
+
+void
+cli_warn_interrupted(const struct ctx *ctx, const struct apply_interruption *ai, bool repairing)
+{
+	struct buf b;
+	char *line, *save = NULL;
+
+	buf_init(&b);
+	cli_interrupted_text(ctx, ai, repairing, &b);
+	for (line = strtok_r(b.data, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		log_warnx("%s", line);
+	buf_clear(&b);
+}
+
+static struct model *load_model(const struct ctx *ctx, int *status);
+
+struct model *
+cli_load_model_as(const struct ctx *ctx, int *status, enum cli_pending how)
+{
+	struct apply_interruption ai = { .prev = -1, .recorded = -1 };
+	struct apply_opts o = { .root = ctx->root, .lock_timeout_s = 60 };
+	bool pending = false;
+	struct model *m;
+	int rc;
+
+	/* Named first, before anything read from the installed files (tuned.conf is one). */
+	if (how != CLI_PENDING_QUIET && (pending = apply_interrupted(ctx->root, &ai) == 1))
+		cli_warn_interrupted(ctx, &ai, how == CLI_PENDING_REPAIR);
+	apply_interruption_clear(&ai);
+	m = load_model(ctx, status);
+	if (m && pending && how == CLI_PENDING_REPAIR) {
+		/* Its generation back first, then the configuration read again. */
+		rc = apply_end_trials(m, &o);
+		model_free(m);
+		m = NULL;
+		if (rc < 0)
+			*status = EXIT_FAIL;
+		else
+			m = load_model(ctx, status);
+	}
+	return m;
+}
+
 struct model *
 cli_load_model(const struct ctx *ctx, int *status)
+{
+	return cli_load_model_as(ctx, status, CLI_PENDING_NAME);
+}
+
+static struct model *
+load_model(const struct ctx *ctx, int *status)
 {
 	struct diag d;
 	struct model *m;
@@ -152,25 +311,7 @@ cli_render(const struct ctx *ctx, const struct model *m, unsigned only, struct r
 struct model *
 cli_load_model_recovered(const struct ctx *ctx, int *status)
 {
-	struct model *m = cli_load_model(ctx, status);
-	char *pending = fs_rooted(ctx->root, "/var/lib/nastune/pending");
-	struct apply_opts o = { .root = ctx->root, .lock_timeout_s = 60 };
-	struct stat sb;
-
-	if (m && stat(pending, &sb) == 0) {
-		/* An interrupted apply or tune left its journal: put its generation back first,
-		 * then read the configuration again (tuned.conf is one of the files). */
-		if (apply_end_trials(m, &o) != EXIT_OK) {
-			model_free(m);
-			m = NULL;
-			*status = EXIT_FAIL;
-		} else {
-			model_free(m);
-			m = cli_load_model(ctx, status);
-		}
-	}
-	free(pending);
-	return m;
+	return cli_load_model_as(ctx, status, CLI_PENDING_REPAIR);
 }
 
 bool

@@ -1,4 +1,4 @@
-/* cmd_apply.c - apply, rollback, status. */
+/* cmd_apply.c - apply, rollback, repair, status. */
 #include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
@@ -360,7 +360,7 @@ cmd_rollback(struct ctx *ctx, int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
-	if (!(m = cli_load_model(ctx, &status)))
+	if (!(m = cli_load_model_recovered(ctx, &status)))
 		return status;
 	status = apply_rollback(m, id, &o);
 	status = status == 0 ? EXIT_OK : status == -ENOENT ? EXIT_USAGE : EXIT_FAIL;
@@ -370,13 +370,16 @@ cmd_rollback(struct ctx *ctx, int argc, char **argv)
 
 /* status --json: one object; "hardware" is null when its text is not valid UTF-8. */
 static void
-print_status_json(const struct status *st)
+print_status_json(const struct ctx *ctx, const struct status *st)
 {
 	json_t *o = json_object(), *svcs = json_array(), *gens = json_array(), *h;
 	json_error_t jerr;
 	size_t i;
 	int s;
 
+	json_object_set_new(o, "interrupted_apply",
+			    st->interrupted ? cli_interrupted_json(ctx, &st->pending)
+					    : json_null());
 	if (st->has_generation)
 		json_object_set_new(o, "generation",
 				    json_pack("{s:I, s:s, s:s, s:s, s:s, s:i}", "id",
@@ -411,12 +414,20 @@ print_status_json(const struct status *st)
 }
 
 static void
-print_status_text(const struct status *st)
+print_status_text(const struct ctx *ctx, const struct status *st)
 {
 	const struct generation *g = &st->gen;
 	size_t i;
 	int s;
 
+	if (st->interrupted) {
+		struct buf b;
+
+		buf_init(&b);
+		cli_interrupted_text(ctx, &st->pending, false, &b);
+		printf("INTERRUPTED: %s", b.data);
+		buf_clear(&b);
+	}
 	if (st->has_generation)
 		printf("generation %ld, %s (%s, nastune %s); kept:", g->id, g->created, g->reason,
 		       g->version);
@@ -457,6 +468,83 @@ print_status_text(const struct status *st)
 }
 
 int
+cmd_repair(struct ctx *ctx, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "boot", no_argument, NULL, 'b' },
+		{ "no-reload", no_argument, NULL, 'R' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct apply_opts o = { .root = ctx->root, .lock_timeout_s = 60 };
+	struct apply_interruption ai;
+	struct model *m;
+	long recorded = -1;
+	int c, status = EXIT_OK, rc;
+
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'b':
+			o.boot = true;
+			break;
+		case 'R':
+			o.no_reload = true;
+			break;
+		case 'h':
+			printf("usage: nastune repair [--boot] [--no-reload]\n");
+			return EXIT_OK;
+		default:
+			return EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "nastune repair: unexpected argument '%s'\n", argv[optind]);
+		return EXIT_USAGE;
+	}
+	if (apply_interrupted(ctx->root, &ai) == 0) {
+		if (ctx->json)
+			printf("{\n  \"repaired\": false\n}\n");
+		else
+			log_info("nothing to repair: no apply was interrupted");
+		apply_interruption_clear(&ai);
+		return EXIT_OK;
+	}
+	cli_warn_interrupted(ctx, &ai, true);
+	if (!(m = cli_load_model_as(ctx, &status, CLI_PENDING_QUIET))) {
+		if (!o.boot)
+			goto out;
+		/* At boot the repair must not wait for a configuration edited since: the service
+		 * backends' defaults serve (only the sysctl file is loaded). */
+		log_warnx("repair: the configuration does not load; repairing with the defaults");
+		m = model_new();
+		status = EXIT_OK;
+	}
+	rc = apply_repair(m, &o, &recorded);
+	if (rc < 0) {
+		status = EXIT_FAIL;
+	} else if (rc == 1 && recorded >= 0) {
+		log_info("repaired: generation %ld is back in force, recorded as generation %ld",
+			 ai.prev, recorded);
+	} else if (rc == 1) {
+		log_info("repaired: generation %ld is in force; its journal is dropped",
+			 ai.recorded);
+	}
+	if (ctx->json) {
+		json_t *j = json_pack("{s:b, s:o, s:o}", "repaired", rc == 1, "interrupted_apply",
+				      cli_interrupted_json(ctx, &ai), "generation",
+				      recorded >= 0 ? json_integer(recorded) : json_null());
+
+		json_dumpf(j, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+		fputc('\n', stdout);
+		json_decref(j);
+	}
+	model_free(m);
+out:
+	apply_interruption_clear(&ai);
+	return status;
+}
+
+int
 cmd_status(struct ctx *ctx, int argc, char **argv)
 {
 	struct status st;
@@ -468,16 +556,25 @@ cmd_status(struct ctx *ctx, int argc, char **argv)
 		fprintf(stderr, "usage: nastune status\n");
 		return EXIT_USAGE;
 	}
-	if (!(m = cli_load_model(ctx, &status)))
+	if (!(m = cli_load_model_as(ctx, &status, CLI_PENDING_QUIET))) {
+		struct apply_interruption ai;
+
+		/* Named even so: the files may be of two generations. */
+		if (apply_interrupted(ctx->root, &ai) == 1)
+			cli_warn_interrupted(ctx, &ai, false);
+		apply_interruption_clear(&ai);
 		return status;
+	}
 	status_collect(m, ctx->root, &st);
 	if (st.hw_unread)
 		log_warnx("status: cannot read the hardware fingerprint");
 	if (ctx->json)
-		print_status_json(&st);
+		print_status_json(ctx, &st);
 	else
-		print_status_text(&st);
+		print_status_text(ctx, &st);
+	/* Until it is repaired the NAS may serve files of two generations. */
+	status = st.interrupted ? EXIT_FAIL : EXIT_OK;
 	status_release(&st);
 	model_free(m);
-	return EXIT_OK;
+	return status;
 }
