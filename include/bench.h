@@ -126,6 +126,9 @@ struct bench_stats {
  * splitmix64 PRNG seeded with seed, so results are reproducible. n == 0 gives all zeros.
  * Returns 0, or -EINVAL when v is NULL with n > 0. */
 int bench_stats_compute(const double *v, size_t n, uint64_t seed, struct bench_stats *s);
+/* bench_stats_compute without the bootstrap (ci95_* left 0): O(n log n), for a summary shown
+ * again (a report, the unflushed median) rather than decided on. */
+int bench_stats_summary(const double *v, size_t n, struct bench_stats *s);
 /* The p-quantile (0..1) of sorted[0..n), R type 7; 0 for n == 0. */
 double bench_quantile(const double *sorted, size_t n, double p);
 /* Bootstrap percentile 95% interval of the median of v; resamples 0 means 2000. */
@@ -181,6 +184,12 @@ struct bench_result {
 	 * cache, as an unflushed protocol measures it), nruns values; NULL otherwise. */
 	double *unflushed;
 };
+
+/* What a result from a peer or the state may hold (bench_result_from_json): a run makes at
+ * most one value per metric and repeat, and nothing received is worth more than that to
+ * parse or summarise. */
+#define BENCH_RESULT_MAX_RUNS BENCH_MAX_REPEATS
+#define BENCH_RESULT_MAX_STR 4096 /* bytes of any of its strings */
 
 struct bench_results {
 	struct bench_result *v;

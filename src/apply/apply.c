@@ -1009,10 +1009,11 @@ validate_smb(struct job *j, const struct rfile *f, char *err, size_t errlen)
 	p.err = PROC_FILE;
 	p.err_path = out;
 	rc = proc_start(&p);
+	/* Unvalidated, a text smbd would refuse or misread goes live: no validator, no apply. */
 	if (rc == -ENOENT) {
-		log_warnx("testparm is not installed: smb.conf is not validated by Samba (install "
-			  "samba-common-bin)");
-		rc = 0;
+		snprintf(err, errlen,
+			 "testparm is not installed, so smb.conf cannot be validated — install "
+			 "samba-common-bin");
 		goto out;
 	}
 	if (rc < 0) {

@@ -7,6 +7,7 @@
 
 #include "bench.h"
 #include "buf.h"
+#include "esc.h"
 #include "xmalloc.h"
 
 static const char *const palette[] = {
@@ -67,8 +68,8 @@ header_text(struct buf *b, const json_t *doc)
 					       jstr(v, "workload"), jstr(v, "message"));
 }
 
-char *
-bench_report_text(const json_t *doc, char *err, size_t errlen)
+static char *
+report_text(const json_t *doc, char *err, size_t errlen)
 {
 	struct bench_results rs = { 0 };
 	const char *last = NULL;
@@ -105,7 +106,7 @@ bench_report_text(const json_t *doc, char *err, size_t errlen)
 		if (r->durability && r->unflushed) {
 			struct bench_stats us;
 
-			bench_stats_compute(r->unflushed, r->nruns, 1, &us);
+			bench_stats_summary(r->unflushed, r->nruns, &us);
 			fmt_num(med, sizeof(med), us.median);
 			buf_printf(&b, " [flushed; %s without the flush]", med);
 		} else if (r->durability) {
@@ -115,6 +116,18 @@ bench_report_text(const json_t *doc, char *err, size_t errlen)
 	}
 	bench_results_clear(&rs);
 	return buf_steal(&b, NULL);
+}
+
+/* Every string of doc (a peer's host name, a target, an error text) reaches the terminal
+ * escaped. */
+char *
+bench_report_text(const json_t *doc, char *err, size_t errlen)
+{
+	json_t *safe = esc_json(doc);
+	char *text = report_text(safe, err, errlen);
+
+	json_decref(safe);
+	return text;
 }
 
 static const char *
@@ -324,8 +337,8 @@ chart_video(struct buf *b, const struct bench_results *rs)
 	buf_adds(b, "</svg>\n");
 }
 
-char *
-bench_report_html(const json_t *doc, char *err, size_t errlen)
+static char *
+report_html(const json_t *doc, char *err, size_t errlen)
 {
 	struct bench_results rs = { 0 };
 	char *text;
@@ -349,7 +362,7 @@ bench_report_html(const json_t *doc, char *err, size_t errlen)
 	chart_latency(&b, &rs);
 	chart_video(&b, &rs);
 	buf_adds(&b, "<h2>All results</h2>\n<pre>");
-	text = bench_report_text(doc, err, errlen);
+	text = report_text(doc, err, errlen);
 	buf_add_html(&b, text);
 	free(text);
 	buf_adds(&b,
@@ -358,4 +371,15 @@ bench_report_html(const json_t *doc, char *err, size_t errlen)
 		 "bootstrap 95% interval.</p>\n</body></html>\n");
 	bench_results_clear(&rs);
 	return buf_steal(&b, NULL);
+}
+
+/* Escaped as the text is (a page saved and shown with cat stays harmless too). */
+char *
+bench_report_html(const json_t *doc, char *err, size_t errlen)
+{
+	json_t *safe = esc_json(doc);
+	char *html = report_html(safe, err, errlen);
+
+	json_decref(safe);
+	return html;
 }

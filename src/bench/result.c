@@ -132,7 +132,7 @@ bench_result_to_json(const struct bench_result *r)
 		for (i = 0; i < r->nruns; i++)
 			json_array_append_new(u, json_real(r->unflushed[i]));
 		json_object_set_new(o, "unflushed_runs", u);
-		bench_stats_compute(r->unflushed, r->nruns, 1, &us);
+		bench_stats_summary(r->unflushed, r->nruns, &us);
 		json_object_set_new(o, "unflushed_median", json_real(us.median));
 	}
 	return o;
@@ -152,6 +152,11 @@ get_str(const json_t *j, const char *key, bool required, char **out, char *err, 
 	}
 	if (!json_is_string(v)) {
 		snprintf(err, errlen, "result: \"%s\" is not a string", key);
+		return -EINVAL;
+	}
+	if (json_string_length(v) > BENCH_RESULT_MAX_STR) {
+		snprintf(err, errlen, "result: \"%s\" is %zu bytes long, more than %d", key,
+			 json_string_length(v), BENCH_RESULT_MAX_STR);
 		return -EINVAL;
 	}
 	*out = xstrdup(json_string_value(v));
@@ -190,6 +195,11 @@ bench_result_from_json(const json_t *j, struct bench_result *r, char *err, size_
 		snprintf(err, errlen, "result: \"runs\" is missing or not an array");
 		rc = -EINVAL;
 	}
+	if (rc == 0 && json_array_size(runs) > BENCH_RESULT_MAX_RUNS) {
+		snprintf(err, errlen, "result: %zu runs, more than the %u a run can make",
+			 json_array_size(runs), BENCH_RESULT_MAX_RUNS);
+		rc = -EINVAL;
+	}
 	if (rc == 0 && json_array_size(runs)) {
 		r->nruns = json_array_size(runs);
 		r->runs = xcalloc(r->nruns, sizeof(*r->runs));
@@ -220,13 +230,17 @@ bench_result_from_json(const json_t *j, struct bench_result *r, char *err, size_
 		bench_result_clear(r);
 		return rc;
 	}
-	/* The statistics follow from the runs; recomputing keeps one source of truth, but a
-	 * stored interval is kept (the bootstrap seed of the producer may differ). */
-	bench_stats_compute(r->runs, r->nruns, 1, &r->st);
-	if ((v = json_object_get(j, "ci95_low")) && json_is_number(v))
+	/* The summary follows from the runs (cheap); the interval is the producer's, stored with
+	 * them, and bootstrapped again only when it is missing: every `report` would otherwise
+	 * redo 2000 resamples per result. */
+	bench_stats_summary(r->runs, r->nruns, &r->st);
+	if ((v = json_object_get(j, "ci95_low")) && json_is_number(v) &&
+	    (h = json_object_get(j, "ci95_high")) && json_is_number(h)) {
 		r->st.ci95_low = json_number_value(v);
-	if ((v = json_object_get(j, "ci95_high")) && json_is_number(v))
-		r->st.ci95_high = json_number_value(v);
+		r->st.ci95_high = json_number_value(h);
+	} else if (r->nruns) {
+		bench_bootstrap_ci(r->runs, r->nruns, 0, 1, &r->st.ci95_low, &r->st.ci95_high);
+	}
 	if ((v = json_object_get(j, "median")) && json_is_number(v))
 		r->st.median = json_number_value(v);
 	return 0;

@@ -83,7 +83,7 @@ bench_bootstrap_ci(const double *v, size_t n, unsigned resamples, uint64_t seed,
 }
 
 int
-bench_stats_compute(const double *v, size_t n, uint64_t seed, struct bench_stats *s)
+bench_stats_summary(const double *v, size_t n, struct bench_stats *s)
 {
 	double *sorted, sum = 0, ss = 0;
 	size_t i;
@@ -110,9 +110,18 @@ bench_stats_compute(const double *v, size_t n, uint64_t seed, struct bench_stats
 		ss += (v[i] - s->mean) * (v[i] - s->mean);
 	s->sd = n > 1 ? sqrt(ss / (double)(n - 1)) : 0;
 	s->cv = s->mean != 0 ? s->sd / fabs(s->mean) : 0;
-	bench_bootstrap_ci(v, n, BOOT_RESAMPLES, seed, &s->ci95_low, &s->ci95_high);
 	free(sorted);
 	return 0;
+}
+
+int
+bench_stats_compute(const double *v, size_t n, uint64_t seed, struct bench_stats *s)
+{
+	int rc = bench_stats_summary(v, n, s);
+
+	if (rc == 0 && n)
+		bench_bootstrap_ci(v, n, BOOT_RESAMPLES, seed, &s->ci95_low, &s->ci95_high);
+	return rc;
 }
 
 /* Number of arrangements giving each U for sizes m, n without ties: the coefficients of the

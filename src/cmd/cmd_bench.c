@@ -12,6 +12,7 @@
 
 #include "agentctl.h"
 #include "bench.h"
+#include "esc.h"
 #include "benchrun.h"
 #include "buf.h"
 #include "cli.h"
@@ -37,15 +38,18 @@ show_progress(const struct bench_progress *p, void *arg)
 	struct progress *pr = arg;
 	double el = timeutil_mono() - pr->t0, eta;
 	unsigned pct, i, fill;
+	char *tg, *wl;
 
 	if (pr->done < pr->total)
 		pr->done++;
 	if (pr->quiet)
 		return;
+	tg = esc_term(p->target); /* an agent's frames name them */
+	wl = esc_term(p->workload);
 	if (!pr->tty) {
-		fprintf(stderr, "nastune: bench: %s %s: run %u of %u%s\n", p->target, p->workload,
-			p->run, p->runs, p->warmup ? " (warm-up)" : "");
-		return;
+		fprintf(stderr, "nastune: bench: %s %s: run %u of %u%s\n", tg, wl, p->run, p->runs,
+			p->warmup ? " (warm-up)" : "");
+		goto out;
 	}
 	pct = pr->total ? pr->done * 100 / pr->total : 0;
 	fill = pct * 20 / 100;
@@ -53,10 +57,13 @@ show_progress(const struct bench_progress *p, void *arg)
 	fputs("\r\033[K[", stderr);
 	for (i = 0; i < 20; i++)
 		fputc(i < fill ? '#' : '.', stderr);
-	fprintf(stderr, "] %3u%% %s %s %u/%u", pct, p->target, p->workload, p->run, p->runs);
+	fprintf(stderr, "] %3u%% %s %s %u/%u", pct, tg, wl, p->run, p->runs);
 	if (pr->done > 1)
 		fprintf(stderr, " ETA %um%02us", (unsigned)eta / 60, (unsigned)eta % 60);
 	fflush(stderr);
+out:
+	free(tg);
+	free(wl);
 }
 
 /* After each workload: the progress bar's line is cleared for what comes next. */
@@ -613,7 +620,10 @@ cmd_history(struct ctx *ctx, int argc, char **argv)
 				t && strcmp(json_string_value(x), t) == 0;
 			if (t && !seen) {
 				json_array_append_new(targets, json_string(t));
-				buf_printf(&tl, "%s%s", tl.len ? " " : "", t);
+				char *e = esc_term(t);
+
+				buf_printf(&tl, "%s%s", tl.len ? " " : "", e);
+				free(e);
 			}
 		}
 		if (ctx->json) {

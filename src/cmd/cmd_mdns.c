@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "esc.h"
 #include "fsutil.h"
 #include "log.h"
 #include "mdns.h"
@@ -241,16 +242,28 @@ out:
 	return status;
 }
 
+/* What the network announced, escaped: any host on the link can publish these. */
 static void
 print_service(const struct mdns_service *s)
 {
+	char *ty = esc_term(s->type), *nm = esc_term(s->name);
 	size_t i;
 
-	printf("%-18s %-24s IPv%d %-8s", s->type, s->name, s->family, s->iface);
-	if (s->address)
-		printf(" %s %s:%d", s->host, s->address, s->port);
-	for (i = 0; i < s->ntxt; i++)
-		printf(" \"%s\"", s->txt[i]);
+	printf("%-18s %-24s IPv%d %-8s", ty, nm, s->family, s->iface);
+	free(ty);
+	free(nm);
+	if (s->address) {
+		char *h = esc_term(s->host);
+
+		printf(" %s %s:%d", h, s->address, s->port);
+		free(h);
+	}
+	for (i = 0; i < s->ntxt; i++) {
+		char *t = esc_term(s->txt[i]);
+
+		printf(" \"%s\"", t);
+		free(t);
+	}
 	printf("\n");
 }
 

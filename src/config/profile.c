@@ -1267,6 +1267,14 @@ validate(struct ld *ld)
 				     "\"nfs\" to its protocols or remove the nfs group",
 				     a->name);
 		}
+		/* netatalk's parser ends an unquoted value at ';' or '#': AFP would serve another
+		 * directory than SMB and NFS. */
+		if (a->protocols & PROTO_AFP && strpbrk(a->path, ";#"))
+			ERRL(ld, a->loc_path,
+			     "share '%s' path '%s' holds ';' or '#', which afp.conf cannot "
+			     "carry (netatalk ends the value there) — rename the directory or "
+			     "drop \"afp\" from its protocols",
+			     a->name, a->path);
 		if (a->tm_enabled && a->guest)
 			diag_warning(ld->d, a->loc.file, a->loc.line,
 				     "Time Machine share '%s' is a "

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "esc.h"
 #include "log.h"
 
 static int verbosity;
@@ -25,13 +26,25 @@ log_verbosity(void)
 static void
 vlog(const char *prefix, const char *fmt, va_list ap, int errnum)
 {
-	fputs("nastune: ", stderr);
-	if (prefix)
-		fputs(prefix, stderr);
-	vfprintf(stderr, fmt, ap);
+	char small[512], *msg = small, *safe;
+	va_list ap2;
+	int n;
+
+	/* Messages carry names and error texts from peers and configs: one line each, with
+	 * control characters escaped, so nothing received can forge or hide a line. */
+	va_copy(ap2, ap);
+	n = vsnprintf(small, sizeof(small), fmt, ap);
+	if (n >= (int)sizeof(small) && (msg = malloc((size_t)n + 1)))
+		vsnprintf(msg, (size_t)n + 1, fmt, ap2);
+	va_end(ap2);
+	safe = esc_term(n < 0 ? fmt : msg ? msg : small);
+	fprintf(stderr, "nastune: %s%s", prefix ? prefix : "", safe);
 	if (errnum)
 		fprintf(stderr, ": %s", strerror(errnum));
 	fputc('\n', stderr);
+	free(safe);
+	if (msg != small)
+		free(msg);
 }
 
 void

@@ -1,10 +1,12 @@
 /* state.c - SQLite state with versioned migrations. */
 #include <errno.h>
+#include <fcntl.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "fsutil.h"
 #include "state.h"
@@ -61,7 +63,7 @@ state_open(const char *root, struct state **out, char *err, size_t errlen)
 {
 	char *dir = fs_rooted(root, "/var/lib/nastune"), *path = NULL;
 	struct state *st = xcalloc(1, sizeof(*st));
-	int rc, v;
+	int rc, v, fd;
 	size_t i;
 
 	if ((rc = fs_mkdir_p(dir, 0755)) < 0) {
@@ -69,6 +71,17 @@ state_open(const char *root, struct state **out, char *err, size_t errlen)
 		goto fail;
 	}
 	path = xasprintf("%s/state.db", dir);
+	/* Created 0600 whatever the umask (run history, hosts and results); SQLite
+	 * gives its -wal and -shm files the database's mode. An older 0644 one is tightened. */
+	if ((fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600)) < 0 ||
+	    fchmod(fd, 0600) < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "cannot create %s: %s", path, strerror(-rc));
+		if (fd >= 0)
+			close(fd);
+		goto fail;
+	}
+	close(fd);
 	if (sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
 	    SQLITE_OK) {
 		snprintf(err, errlen, "cannot open %s: %s", path,

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "buf.h"
+#include "esc.h"
 #include "tune.h"
 #include "xmalloc.h"
 
@@ -48,8 +49,8 @@ is_tune_doc(const json_t *doc, char *err, size_t errlen)
 	return true;
 }
 
-char *
-tune_report_text(const json_t *doc, char *err, size_t errlen)
+static char *
+report_text(const json_t *doc, char *err, size_t errlen)
 {
 	const json_t *b, *a, *x;
 	struct buf out;
@@ -126,6 +127,18 @@ tune_report_text(const json_t *doc, char *err, size_t errlen)
 	return buf_steal(&out, NULL);
 }
 
+/* Every string of doc (a peer's host name, a target, an error text) reaches the terminal
+ * escaped. */
+char *
+tune_report_text(const json_t *doc, char *err, size_t errlen)
+{
+	json_t *safe = esc_json(doc);
+	char *text = report_text(safe, err, errlen);
+
+	json_decref(safe);
+	return text;
+}
+
 /* Before/after bars with their 95% intervals as error bars. */
 static void
 chart(struct buf *b, const json_t *before, const json_t *after)
@@ -169,8 +182,8 @@ chart(struct buf *b, const json_t *before, const json_t *after)
 	buf_adds(b, "</svg>\n");
 }
 
-char *
-tune_report_html(const json_t *doc, char *err, size_t errlen)
+static char *
+report_html(const json_t *doc, char *err, size_t errlen)
 {
 	const json_t *x;
 	struct buf b;
@@ -273,6 +286,17 @@ tune_report_html(const json_t *doc, char *err, size_t errlen)
 	buf_adds(&b, "</ul>\n</body></html>\n");
 	text = buf_steal(&b, NULL);
 	return text;
+}
+
+/* Escaped as the text is (a page saved and shown with cat stays harmless too). */
+char *
+tune_report_html(const json_t *doc, char *err, size_t errlen)
+{
+	json_t *safe = esc_json(doc);
+	char *html = report_html(safe, err, errlen);
+
+	json_decref(safe);
+	return html;
 }
 
 /* The share's protocol for one client: Time Machine over SMB for macOS, else the best

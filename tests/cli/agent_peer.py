@@ -18,6 +18,8 @@ As a controller (connects to an agent):
     unknown      handshake, then an unknown message type, then facts
     preauth      no handshake: a job right after hello
     wrongnas     handshake naming another address than the one it connects from
+    authidle:N:SECS  N authenticated sessions (the key holder's), idle for SECS seconds;
+                 prints how many were still open at the end
     hold:N:SECS  no handshake: keeps N connections open (reopening those the agent closes)
                  for SECS seconds; prints how many got a hello, how many of those were
                  open at once, and how long the longest one lived
@@ -27,6 +29,11 @@ As a fake agent (the NAS connects to it):
     reflect      answers with the controller's own MAC
     noproof      answers auth with facts, skipping auth_ok
     good         a correct proof (then prints what the NAS sends, and closes)
+    evil         a correct proof, then facts and a result whose host name and target hold
+                 escape sequences and a newline (a forged "generation 42 installed" line)
+    errpre       answers auth with an unauthenticated error holding the same
+    stream       a correct proof, facts, then progress frames for any job, every 0.1 s,
+                 never a result (until the NAS hangs up, or 120 s)
   Serves one connection, then prints "nas sent: TYPE" for each message after its answer
   ("nas sent: closed" at the end).
 Prints one line per reply: the reply's type and error (if any)."""
@@ -46,6 +53,7 @@ hostport, keyfile, script = args
 host, _, port = hostport.rpartition(":")
 host = host.strip("[]") or "127.0.0.1"
 key = bytes.fromhex(open(keyfile).read().strip())
+FORGED = "evil\x1b[2J\x1b[31m\ngeneration 42 installed"
 L_CTRL, L_AGENT = "nastune-agent-2 controller", "nastune-agent-2 agent"
 
 
@@ -202,10 +210,44 @@ def hold(n, secs):
           % (n, hellos, most, longest))
 
 
+def authenticate():
+    c = Conn(connect())
+    hello = c.recv()
+    me = c.s.getsockname()[0]
+    nc = os.urandom(32).hex()
+    c.send({"type": "auth", "nonce": nc, "nas": me,
+            "mac": mac(L_CTRL, hello["nonce"], nc + "\n" + me)})
+    ok = c.recv()
+    assert ok and ok["type"] == "auth_ok", ok
+    c.session(hello["nonce"], nc, True)
+    return c
+
+
+def authidle(n, secs):
+    conns = [authenticate() for _ in range(n)]
+    print("authenticated %d sessions" % len(conns))
+    sys.stdout.flush()
+    time.sleep(secs)
+    alive = 0
+    for c in conns:
+        c.s.setblocking(False)
+        try:
+            alive += c.s.recv(1) != b""
+        except BlockingIOError:
+            alive += 1
+        except OSError:
+            pass
+    print("%d of %d sessions still open" % (alive, n))
+
+
 def controller():
     if script.startswith("hold:"):
         _, n, secs = script.split(":")
         hold(int(n), float(secs))
+        return
+    if script.startswith("authidle:"):
+        _, n, secs = script.split(":")
+        authidle(int(n), float(secs))
         return
     c = Conn(connect())
     hello = c.recv()
@@ -306,15 +348,41 @@ def fake_agent():
         c.send({"type": "auth_ok", "mac": auth["mac"]})
     elif script == "noproof":
         c.send({"type": "facts", "hostname": "fake"})
+    elif script == "errpre":
+        c.send({"type": "error", "error": FORGED})
     else:
         c.send({"type": "auth_ok", "mac": mac(L_AGENT, nc, na)})
         c.session(na, nc, False)
+    if script in ("evil", "stream"):
+        c.s.settimeout(130)
     while True:
         m = c.recv()
         print("nas sent:", "closed" if m is None else m["type"])
         sys.stdout.flush()
         if m is None or script == "good":
             break
+        if script not in ("evil", "stream"):
+            continue
+        if m["type"] == "facts":
+            c.send({"type": "facts", "hostname": FORGED if script == "evil" else "streamer",
+                    "os": "Linux", "os_version": "6.1", "agent_version": "fake",
+                    "nic": {"name": "lo", "mtu": 65536, "speed_mbps": 0}})
+        elif m["type"] == "job" and script == "evil":
+            r = {"target": m["target"] + "/" + FORGED, "protocol": "smb", "workload": m["workload"],
+                 "metric": "write", "unit": "MB/s", "runs": [100.0, 101.0], "client": FORGED,
+                 "cache": "hot", "median": 100.5, "ci95_low": 100.0, "ci95_high": 101.0}
+            c.send({"type": "result", "id": m["id"], "results": [r]})
+        elif m["type"] == "job":
+            end = time.time() + 120
+            try:
+                while time.time() < end:
+                    c.send({"type": "progress", "id": m["id"], "workload": m["workload"],
+                            "run": 1, "runs": 2, "warmup": False})
+                    time.sleep(0.1)
+            except OSError:
+                pass
+            print("nas sent: closed")
+            return
 
 
 if fake:
