@@ -45,6 +45,17 @@ struct agent_opts {
 #define AGENT_UNAUTH_PER_PEER 4
 #define AGENT_UNAUTH_MAX 64
 #define AGENT_HANDSHAKE_MS 5000
+/* Past those limits a connection waits AGENT_KNOCK_WAIT_MS for a knock (agent_proto.h) in
+ * one of AGENT_PENDING_MAX places (the oldest gives way); a knock that proves the key gets
+ * one of AGENT_RESERVED_MAX handshakes kept for the NAS, whatever its address. The last
+ * AGENT_KNOCKS_SEEN knocks are remembered, so a replayed one gets nothing. */
+#define AGENT_PENDING_MAX 16
+#define AGENT_KNOCK_WAIT_MS 300
+#define AGENT_RESERVED_MAX 4
+#define AGENT_KNOCKS_SEEN 256
+
+/* Results one job may return: a workload's metrics (the engine makes at most 16). */
+#define AGENT_JOB_RESULTS_MAX 16
 
 /* One job from the network, checked (agent_job_parse) before anything runs. */
 struct agent_job {

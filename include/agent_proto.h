@@ -45,6 +45,18 @@
 #define AGENT_MAC_LEN 32
 #define AGENT_ADDR_MAX 64 /* an address as text, with room for IPv6 and a scope */
 
+/* Every wait on a peer polls in slices this long and gives up with -EINTR once a stop was
+ * asked (sigstop_caught): SIGINT or SIGTERM ends a stalled exchange within a second. */
+#define AGENT_STOP_SLICE_MS 250
+/* How long a peer that stops reading may hold a send. */
+#define AGENT_WRITE_MS 60000
+
+/* Waits until fd is ready for events (POLLIN, POLLOUT) or the deadline (a CLOCK_MONOTONIC
+ * time in ms) passes. Returns 0, -ETIMEDOUT, -EINTR when a stop was asked, or -errno. */
+int agent_wait_fd(int fd, short events, long deadline);
+/* CLOCK_MONOTONIC in ms, for agent_wait_fd's deadlines. */
+long agent_mono_ms(void);
+
 /* One authenticated connection (after the handshake). Plain data: no allocation inside. */
 struct agent_session {
 	int fd;
@@ -97,6 +109,18 @@ bool agent_mac_equal(const char *a, const char *b);
 int agent_client_handshake(int fd, const uint8_t key[AGENT_KEY_LEN], const char *nas,
 			   int timeout_ms, struct json_t **hello, struct agent_session *s,
 			   char *err, size_t errlen);
+
+/* The knock: a controller whose first connection was closed before any hello (an agent
+ * whose handshake places are all held, by idle sockets say) connects again and speaks first:
+ *   controller -> agent  {"type":"knock", "nonce": Nk,
+ *                         "mac": HMAC(K, "nastune-agent-2 knock\n" Nk "\n")}
+ * An agent admits such a connection on a few places kept apart from everyone else's,
+ * whatever its address, once the MAC checks and Nk was not seen before; the handshake then
+ * goes on as above (an agent that finds a knock where it expects auth skips it). */
+int agent_send_knock(int fd, const uint8_t key[AGENT_KEY_LEN]);
+/* Whether msg is a knock proving key; its nonce goes to nonce (for the replay check). */
+bool agent_knock_ok(const uint8_t key[AGENT_KEY_LEN], struct json_t *msg,
+		    char nonce[2 * AGENT_NONCE_LEN + 1]);
 
 /* Agent side: sends hello, reads auth, answers auth_ok or an error. peer is the address the
  * controller connects from (NULL: not checked, e.g. a socketpair); a controller naming

@@ -214,12 +214,28 @@ mount_facts(const struct utsname *u)
 	return json_pack("{s:b, s:b, s:b}", "smb", smb, "nfs", nfs, "afp", afp);
 }
 
+/* A connection over the handshake limits, waiting AGENT_KNOCK_WAIT_MS for a knock. Only the
+ * accept loop touches these. */
+struct pending {
+	int fd;
+	long deadline;
+	char peer[INET6_ADDRSTRLEN + 8];
+};
+
+struct conn_arg;
+
 struct agent {
 	const struct agent_opts *o;
 	pthread_mutex_t lock;		 /* jobs, one at a time */
-	pthread_mutex_t state;		 /* the counters and the cache below */
+	pthread_mutex_t state;		 /* the counters, the lists and the cache below */
 	unsigned conns, authed, waiting; /* threads; authenticated; jobs queued */
+	unsigned reserved;		 /* handshakes admitted by a knock */
 	char unauth[AGENT_UNAUTH_MAX][INET6_ADDRSTRLEN + 8]; /* peers in the handshake */
+	struct conn_arg *sessions;			     /* authenticated, newest first */
+	struct pending pend[AGENT_PENDING_MAX];
+	size_t npend;
+	char knocks[AGENT_KNOCKS_SEEN][2 * AGENT_NONCE_LEN + 1]; /* replay check */
+	size_t nknocks;
 	json_t *disk; /* client disk baseline, measured once */
 	char hostname[256];
 };
@@ -476,7 +492,11 @@ fail:
 struct conn_arg {
 	struct agent *a;
 	int fd;
-	int slot; /* index in a->unauth while the handshake runs; -1 after */
+	int slot;      /* index in a->unauth while the handshake runs; -1 after */
+	bool reserved; /* admitted by a knock: counted in a->reserved while in the handshake */
+	bool in_job;   /* running or queued for a job (under a->state) */
+	bool replaced; /* a newer session of the key took its place: ends quietly */
+	struct conn_arg *next; /* in a->sessions */
 	char peer[INET6_ADDRSTRLEN + 8];
 };
 
@@ -490,16 +510,22 @@ reply_error(struct agent_session *ss, const char *why)
 }
 
 static void
-handle_job(struct agent *a, struct agent_session *ss, const char *nas, json_t *msg)
+handle_job(struct agent *a, struct conn_arg *c, struct agent_session *ss, const char *nas,
+	   json_t *msg)
 {
-	bool queued;
+	bool queued, replaced;
 	json_t *r;
 
 	pthread_mutex_lock(&a->state);
-	queued = a->waiting < (a->o->max_queue ? a->o->max_queue : 2);
-	if (queued)
+	replaced = c->replaced;
+	queued = !replaced && a->waiting < (a->o->max_queue ? a->o->max_queue : 2);
+	if (queued) {
 		a->waiting++;
+		c->in_job = true;
+	}
 	pthread_mutex_unlock(&a->state);
+	if (replaced)
+		return;
 	if (!queued) {
 		reply_error(ss, "busy: too many jobs queued on this agent");
 		return;
@@ -510,6 +536,9 @@ handle_job(struct agent *a, struct agent_session *ss, const char *nas, json_t *m
 	pthread_mutex_unlock(&a->state);
 	r = run_job(a, ss, nas, msg);
 	pthread_mutex_unlock(&a->lock);
+	pthread_mutex_lock(&a->state);
+	c->in_job = false;
+	pthread_mutex_unlock(&a->state);
 	agent_session_send(ss, r);
 	json_decref(r);
 }
@@ -527,7 +556,7 @@ serve_session(struct agent *a, struct conn_arg *c, struct agent_session *ss, con
 		const char *type;
 
 		rc = agent_session_recv(ss, IDLE_MS, &msg, err, sizeof(err));
-		if (rc == -ECONNRESET)
+		if (rc == -ECONNRESET || c->replaced)
 			break;
 		if (rc < 0) {
 			/* Framing cannot resynchronise after a bad message, and after a frame
@@ -544,7 +573,7 @@ serve_session(struct agent *a, struct conn_arg *c, struct agent_session *ss, con
 			agent_session_send(ss, f);
 			json_decref(f);
 		} else if (strcmp(type, "job") == 0) {
-			handle_job(a, ss, nas, msg);
+			handle_job(a, c, ss, nas, msg);
 		} else if (strcmp(type, "bye") == 0) {
 			json_decref(msg);
 			break;
@@ -565,6 +594,49 @@ unauth_release(struct agent *a, struct conn_arg *c)
 	if (c->slot >= 0)
 		a->unauth[c->slot][0] = '\0';
 	c->slot = -1;
+	if (c->reserved)
+		a->reserved--;
+	c->reserved = false;
+	pthread_mutex_unlock(&a->state);
+}
+
+/* Takes an authenticated place for c (under a->state). All taken, the newest session wins:
+ * the oldest one with no job running or queued is hung up on, so one key holder idling on
+ * every place cannot keep the NAS out. Returns false when every place runs a job (busy). */
+static bool
+session_take(struct agent *a, struct conn_arg *c)
+{
+	unsigned max = a->o->max_conns ? a->o->max_conns : 4;
+	struct conn_arg *s, *victim = NULL;
+
+	if (a->authed >= max) {
+		for (s = a->sessions; s; s = s->next)
+			if (!s->in_job && !s->replaced)
+				victim = s; /* the last idle one is the oldest */
+		if (!victim)
+			return false;
+		victim->replaced = true;
+		shutdown(victim->fd, SHUT_RDWR);
+		log_info("agent: %s: replaced by a newer session (%s)", victim->peer, c->peer);
+	}
+	a->authed++;
+	c->next = a->sessions;
+	a->sessions = c;
+	return true;
+}
+
+static void
+session_release(struct agent *a, struct conn_arg *c)
+{
+	struct conn_arg **p;
+
+	pthread_mutex_lock(&a->state);
+	for (p = &a->sessions; *p; p = &(*p)->next)
+		if (*p == c) {
+			*p = c->next;
+			break;
+		}
+	a->authed--;
 	pthread_mutex_unlock(&a->state);
 }
 
@@ -593,22 +665,18 @@ conn_thread(void *p)
 	}
 	unauth_release(a, c);
 	pthread_mutex_lock(&a->state);
-	full = a->authed >= (a->o->max_conns ? a->o->max_conns : 4);
-	if (!full)
-		a->authed++;
+	full = !session_take(a, c);
 	pthread_mutex_unlock(&a->state);
 	if (full) {
-		log_warnx("agent: %s: too many controllers connected; refused", c->peer);
-		reply_error(&ss, "busy: too many connections to this agent");
+		log_warnx("agent: %s: every session runs a job; refused as busy", c->peer);
+		reply_error(&ss, "busy: every session of this agent is running a job");
 		agent_session_clear(&ss);
 		goto out;
 	}
 	log_info("agent: %s authenticated", c->peer);
 	serve_session(a, c, &ss, nas);
 	agent_session_clear(&ss);
-	pthread_mutex_lock(&a->state);
-	a->authed--;
-	pthread_mutex_unlock(&a->state);
+	session_release(a, c);
 out:
 	if (c->fd >= 0)
 		close(c->fd);
@@ -644,6 +712,147 @@ unauth_take(struct agent *a, const char *peer)
 	return free_slot;
 }
 
+/* Runs c's connection in its own thread; c is counted in a->conns already. */
+static void
+start_conn(struct agent *a, struct conn_arg *c)
+{
+	pthread_t th;
+	int one = 1;
+
+	setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (pthread_create(&th, NULL, conn_thread, c) != 0) {
+		unauth_release(a, c);
+		close(c->fd);
+		free(c);
+		pthread_mutex_lock(&a->state);
+		a->conns--;
+		pthread_mutex_unlock(&a->state);
+		return;
+	}
+	pthread_detach(th);
+}
+
+static void
+pending_drop(struct agent *a, size_t i, bool close_it)
+{
+	if (close_it)
+		close(a->pend[i].fd);
+	a->pend[i] = a->pend[--a->npend];
+}
+
+/* Reads a whole knock that has arrived on pending connection i, without waiting. Returns 1
+ * when it was admitted (a reserved handshake started), 0 when more is to come, -1 to drop. */
+static int
+pending_knock(struct agent *a, size_t i)
+{
+	uint8_t hdr[4], *buf;
+	char nk[2 * AGENT_NONCE_LEN + 1], err[128];
+	struct conn_arg *c;
+	json_t *msg = NULL;
+	uint32_t len;
+	ssize_t n;
+	size_t k;
+	bool ok, seen = false;
+
+	n = recv(a->pend[i].fd, hdr, sizeof(hdr), MSG_PEEK | MSG_DONTWAIT);
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+		return 0;
+	if (n <= 0)
+		return -1;
+	if (n < (ssize_t)sizeof(hdr))
+		return 0;
+	memcpy(&len, hdr, sizeof(len));
+	len = ntohl(len);
+	if (len == 0 || len > AGENT_HANDSHAKE_MAX)
+		return -1;
+	buf = xmalloc(sizeof(hdr) + len);
+	n = recv(a->pend[i].fd, buf, sizeof(hdr) + len, MSG_PEEK | MSG_DONTWAIT);
+	if (n < (ssize_t)(sizeof(hdr) + len)) {
+		free(buf);
+		return n < 0 && errno != EAGAIN && errno != EWOULDBLOCK ? -1 : 0;
+	}
+	n = recv(a->pend[i].fd, buf, sizeof(hdr) + len, MSG_DONTWAIT);
+	ok = n == (ssize_t)(sizeof(hdr) + len) &&
+	     agent_parse(buf + sizeof(hdr), len, &msg, err, sizeof(err)) == 0 &&
+	     agent_knock_ok(a->o->key, msg, nk);
+	json_decref(msg);
+	free(buf);
+	if (!ok)
+		return -1;
+	for (k = 0; k < AGENT_KNOCKS_SEEN && k < a->nknocks; k++)
+		seen |= strcmp(a->knocks[k], nk) == 0;
+	if (seen) {
+		log_warnx("agent: %s: a knock seen before (replayed); closed", a->pend[i].peer);
+		return -1;
+	}
+	memcpy(a->knocks[a->nknocks++ % AGENT_KNOCKS_SEEN], nk, sizeof(nk));
+	pthread_mutex_lock(&a->state);
+	ok = a->reserved < AGENT_RESERVED_MAX;
+	if (ok) {
+		a->reserved++;
+		a->conns++;
+	}
+	pthread_mutex_unlock(&a->state);
+	if (!ok)
+		return -1;
+	c = xcalloc(1, sizeof(*c));
+	c->a = a;
+	c->fd = a->pend[i].fd;
+	c->slot = -1;
+	c->reserved = true;
+	snprintf(c->peer, sizeof(c->peer), "%s", a->pend[i].peer);
+	log_info("agent: %s: knocked with the key; admitted past the handshake limits", c->peer);
+	start_conn(a, c);
+	return 1;
+}
+
+/* Looks at every pending connection once (readable ones with a whole knock are admitted,
+ * late ones closed), waiting at most timeout_ms for one to become readable. */
+static void
+pending_poll(struct agent *a, int timeout_ms)
+{
+	struct pollfd p[AGENT_PENDING_MAX];
+	long now;
+	size_t i;
+
+	if (!a->npend)
+		return;
+	for (i = 0; i < a->npend; i++)
+		p[i] = (struct pollfd){ .fd = a->pend[i].fd, .events = POLLIN };
+	if (poll(p, (nfds_t)a->npend, timeout_ms) < 0)
+		return;
+	now = agent_mono_ms();
+	/* Backwards: pending_drop moves the last entry into the dropped one's place. */
+	for (i = a->npend; i-- > 0;) {
+		int r = p[i].revents ? pending_knock(a, i) : 0;
+
+		if (r > 0)
+			pending_drop(a, i, false);
+		else if (r < 0 || now >= a->pend[i].deadline)
+			pending_drop(a, i, true);
+	}
+}
+
+/* Parks fd until it knocks or AGENT_KNOCK_WAIT_MS pass; full, the oldest parked one goes. */
+static void
+pending_add(struct agent *a, int fd, const char *peer)
+{
+	size_t i, oldest = 0;
+
+	if (a->npend == AGENT_PENDING_MAX) {
+		for (i = 1; i < a->npend; i++)
+			if (a->pend[i].deadline < a->pend[oldest].deadline)
+				oldest = i;
+		pending_drop(a, oldest, true);
+	}
+	a->pend[a->npend].fd = fd;
+	a->pend[a->npend].deadline = agent_mono_ms() + AGENT_KNOCK_WAIT_MS;
+	snprintf(a->pend[a->npend].peer, sizeof(a->pend[a->npend].peer), "%s", peer);
+	a->npend++;
+	/* A knock is sent right after the connect: it is usually here already. */
+	pending_poll(a, 0);
+}
+
 /* Accepts one pending connection; returns false when none is left. */
 static bool
 accept_one(struct agent *a, int lfd)
@@ -652,8 +861,7 @@ accept_one(struct agent *a, int lfd)
 	socklen_t sl = sizeof(ss);
 	char host[INET6_ADDRSTRLEN] = "?", bucket[INET6_ADDRSTRLEN + 8];
 	struct conn_arg *c;
-	pthread_t th;
-	int fd, one = 1;
+	int fd;
 
 	fd = accept(lfd, (struct sockaddr *)&ss, &sl);
 	if (fd < 0)
@@ -673,23 +881,15 @@ accept_one(struct agent *a, int lfd)
 	agent_addr_bucket(c->peer, bucket, sizeof(bucket));
 	c->slot = unauth_take(a, bucket);
 	if (c->slot < 0) {
-		/* Nothing is said: a peer holding idle sockets gets no work out of us. */
-		log_debug("agent: %s: too many unauthenticated connections; closed", c->peer);
-		close(fd);
+		/* Nothing is said: a peer holding idle sockets gets no work out of us. Only a
+		 * knock proving the key gets it in now. */
+		log_debug("agent: %s: too many unauthenticated connections; waiting for a knock",
+			  c->peer);
+		pending_add(a, fd, c->peer);
 		free(c);
 		return true;
 	}
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	if (pthread_create(&th, NULL, conn_thread, c) != 0) {
-		unauth_release(a, c);
-		close(fd);
-		free(c);
-		pthread_mutex_lock(&a->state);
-		a->conns--;
-		pthread_mutex_unlock(&a->state);
-		return true;
-	}
-	pthread_detach(th);
+	start_conn(a, c);
 	return true;
 }
 
@@ -748,14 +948,20 @@ agent_serve(const struct agent_opts *o, char *err, size_t errlen)
 		adv = o->advertise(a.hostname, port, txt, 5);
 	}
 	while (!(o->stop && *o->stop)) {
-		struct pollfd pfd = { .fd = lfd, .events = POLLIN };
+		struct pollfd pfd[1 + AGENT_PENDING_MAX] = { { .fd = lfd, .events = POLLIN } };
+		size_t i, n = 1;
 
+		for (i = 0; i < a.npend; i++)
+			pfd[n++] = (struct pollfd){ .fd = a.pend[i].fd, .events = POLLIN };
 		/* Drain the backlog each time: a peer reconnecting in a loop must not keep
 		 * the NAS's connection waiting behind its own. */
-		if (poll(&pfd, 1, 200) > 0)
+		if (poll(pfd, (nfds_t)n, a.npend ? 50 : 200) > 0 && pfd[0].revents)
 			while (accept_one(&a, lfd) && !(o->stop && *o->stop))
 				;
+		pending_poll(&a, 0);
 	}
+	while (a.npend)
+		pending_drop(&a, a.npend - 1, true);
 	log_info("agent: stopping");
 	if (adv && o->unadvertise)
 		o->unadvertise(adv);
@@ -786,15 +992,15 @@ struct agent_conn {
 	json_t *facts;
 };
 
-int
-agent_connect(const char *host, int port, const uint8_t key[AGENT_KEY_LEN], int timeout_ms,
-	      struct agent_conn **out, char *err, size_t errlen)
+static int
+connect_once(const char *host, int port, const uint8_t key[AGENT_KEY_LEN], int timeout_ms,
+	     bool knock, struct agent_conn **out, char *err, size_t errlen)
 {
 	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *ai = NULL, *i;
 	struct agent_conn *c;
 	struct sockaddr_storage ss;
 	socklen_t sl = sizeof(ss);
-	char portstr[8], e2[384];
+	char portstr[8], e2[384] = "";
 	int fd = -1, rc = -EHOSTUNREACH, one = 1;
 
 	*out = NULL;
@@ -806,7 +1012,6 @@ agent_connect(const char *host, int port, const uint8_t key[AGENT_KEY_LEN], int 
 	}
 	rc = -EHOSTUNREACH;
 	for (i = ai; i; i = i->ai_next) {
-		struct pollfd p;
 		int soerr = 0;
 		socklen_t el = sizeof(soerr);
 
@@ -819,11 +1024,11 @@ agent_connect(const char *host, int port, const uint8_t key[AGENT_KEY_LEN], int 
 			fd = -1;
 			continue;
 		}
-		p = (struct pollfd){ .fd = fd, .events = POLLOUT };
-		if (poll(&p, 1, timeout_ms) <= 0) {
-			rc = -ETIMEDOUT;
+		if ((rc = agent_wait_fd(fd, POLLOUT, agent_mono_ms() + timeout_ms)) < 0) {
 			close(fd);
 			fd = -1;
+			if (rc == -EINTR)
+				break;
 			continue;
 		}
 		getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &el);
@@ -859,15 +1064,48 @@ agent_connect(const char *host, int port, const uint8_t key[AGENT_KEY_LEN], int 
 				  ? (void *)&((struct sockaddr_in *)&ss)->sin_addr
 				  : (void *)&((struct sockaddr_in6 *)&ss)->sin6_addr,
 			  c->local, sizeof(c->local));
-	rc = agent_client_handshake(fd, key, c->local, timeout_ms, NULL, &c->ss, e2, sizeof(e2));
+	if (knock) {
+		rc = agent_send_knock(fd, key);
+	} else {
+		char b;
+
+		/* Closed before any hello: every handshake place is held (by idle sockets, say).
+		 * The caller knocks. */
+		rc = agent_wait_fd(fd, POLLIN, agent_mono_ms() + timeout_ms);
+		if (rc == 0 && recv(fd, &b, 1, MSG_PEEK) == 0)
+			rc = -EAGAIN;
+		if (rc == -ETIMEDOUT)
+			rc = 0; /* the handshake says so */
+	}
+	if (rc == 0)
+		rc = agent_client_handshake(fd, key, c->local, timeout_ms, NULL, &c->ss, e2,
+					    sizeof(e2));
 	if (rc < 0) {
-		snprintf(err, errlen, "agent %s:%d: %s", host, port, e2);
+		snprintf(err, errlen, "agent %s:%d: %s", host, port,
+			 rc == -EAGAIN ? "closed before its hello"
+			 : e2[0]       ? e2
+				       : strerror(-rc));
 		close(fd);
 		free(c);
 		return rc;
 	}
 	*out = c;
 	return 0;
+}
+
+int
+agent_connect(const char *host, int port, const uint8_t key[AGENT_KEY_LEN], int timeout_ms,
+	      struct agent_conn **out, char *err, size_t errlen)
+{
+	int rc = connect_once(host, port, key, timeout_ms, false, out, err, errlen);
+
+	if (rc == -EAGAIN) {
+		log_debug("bench: %s; knocking", err);
+		rc = connect_once(host, port, key, timeout_ms, true, out, err, errlen);
+		if (rc == -EAGAIN)
+			rc = -ECONNRESET;
+	}
+	return rc;
 }
 
 const char *
@@ -891,6 +1129,18 @@ prefix_err(struct agent_conn *c, char *err, size_t errlen)
 	snprintf(err, errlen, "agent %s: %s", c->peer, tmp);
 }
 
+/* -EBUSY with err when m is the agent saying it is busy ("busy: ..."), else 0. */
+static int
+busy(struct agent_conn *c, json_t *m, char *err, size_t errlen)
+{
+	const char *e = json_string_value(json_object_get(m, "error"));
+
+	if (strcmp(agent_type(m), "error") != 0 || !e || strncmp(e, "busy", 4) != 0)
+		return 0;
+	snprintf(err, errlen, "agent %s is busy (%.200s)", c->peer, e);
+	return -EBUSY;
+}
+
 int
 agent_conn_facts(struct agent_conn *c, json_t **out, char *err, size_t errlen)
 {
@@ -911,10 +1161,14 @@ agent_conn_facts(struct agent_conn *c, json_t **out, char *err, size_t errlen)
 			return rc;
 		}
 		if (strcmp(agent_type(m), "facts") != 0) {
-			snprintf(err, errlen, "%s answered \"%s\" to facts", c->peer,
-				 agent_type(m));
+			rc = busy(c, m, err, errlen);
+			if (rc == 0) {
+				snprintf(err, errlen, "%s answered \"%s\" to facts", c->peer,
+					 agent_type(m));
+				rc = -EBADMSG;
+			}
 			json_decref(m);
-			return -EBADMSG;
+			return rc;
 		}
 		c->facts = m;
 		if (json_string_value(json_object_get(m, "hostname"))) {
@@ -935,6 +1189,8 @@ agent_conn_job(struct agent_conn *c, json_t *job, int job_timeout_ms,
 	       char *err, size_t errlen)
 {
 	json_int_t id = c->next_id++;
+	/* Wall time for the whole job: progress frames do not extend it. */
+	long deadline = agent_mono_ms() + job_timeout_ms;
 	json_t *m;
 	int rc;
 
@@ -947,7 +1203,16 @@ agent_conn_job(struct agent_conn *c, json_t *job, int job_timeout_ms,
 	for (;;) {
 		const char *type;
 
-		rc = agent_session_recv(&c->ss, job_timeout_ms, &m, err, errlen);
+		long left = deadline - agent_mono_ms();
+
+		rc = left > 0 ? agent_session_recv(&c->ss, (int)left, &m, err, errlen) : -ETIMEDOUT;
+		if (rc == -ETIMEDOUT) {
+			snprintf(err, errlen,
+				 "agent %s: the job did not end within %d s; given up (the agent "
+				 "kept sending progress, or nothing)",
+				 c->peer, job_timeout_ms / 1000);
+			return rc;
+		}
 		if (rc == -ECONNRESET) {
 			snprintf(err, errlen, "agent %s disappeared mid-job (connection closed)",
 				 c->peer);
@@ -966,8 +1231,22 @@ agent_conn_job(struct agent_conn *c, json_t *job, int job_timeout_ms,
 			continue;
 		}
 		if (strcmp(type, "result") == 0) {
-			rc = bench_results_from_json(json_object_get(m, "results"), out, err,
-						     errlen);
+			const json_t *res = json_object_get(m, "results");
+
+			/* One job is one workload: a few metrics, each bounded in runs and
+			 * strings by bench_result_from_json. */
+			if (json_array_size(res) > AGENT_JOB_RESULTS_MAX) {
+				snprintf(err, errlen,
+					 "agent %s sent %zu results for one job, more than %d",
+					 c->peer, json_array_size(res), AGENT_JOB_RESULTS_MAX);
+				json_decref(m);
+				return -EBADMSG;
+			}
+			rc = bench_results_from_json(res, out, err, errlen);
+			json_decref(m);
+			return rc;
+		}
+		if ((rc = busy(c, m, err, errlen)) < 0) {
 			json_decref(m);
 			return rc;
 		}

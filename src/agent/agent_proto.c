@@ -14,21 +14,28 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "agent_proto.h"
 #include "log.h"
+#include "sigstop.h"
 #include "xmalloc.h"
 
 #define LABEL_CONTROLLER "nastune-agent-2 controller"
 #define LABEL_AGENT "nastune-agent-2 agent"
 #define INFO_TO_AGENT "nastune-agent-2 controller to agent"
 #define INFO_TO_CONTROLLER "nastune-agent-2 agent to controller"
+#define LABEL_KNOCK "nastune-agent-2 knock"
 
-static long
-mono_ms(void)
+#ifndef MSG_NOSIGNAL
+#define MSG_NOSIGNAL 0
+#endif
+
+long
+agent_mono_ms(void)
 {
 	struct timespec ts;
 
@@ -36,27 +43,40 @@ mono_ms(void)
 	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
 }
 
+int
+agent_wait_fd(int fd, short events, long deadline)
+{
+	for (;;) {
+		struct pollfd p = { .fd = fd, .events = events };
+		long left = deadline - agent_mono_ms();
+		int r;
+
+		/* The stop flag is looked at every slice, not only on EINTR: a signal that lands
+		 * between two polls interrupts nothing. */
+		if (sigstop_caught)
+			return -EINTR;
+		if (left <= 0)
+			return -ETIMEDOUT;
+		r = poll(&p, 1, (int)(left < AGENT_STOP_SLICE_MS ? left : AGENT_STOP_SLICE_MS));
+		if (r < 0 && errno != EINTR)
+			return -errno;
+		if (r > 0)
+			return 0;
+	}
+}
+
 /* Reads exactly len bytes before the deadline. */
 static int
 read_full(int fd, void *buf, size_t len, long deadline)
 {
 	size_t got = 0;
+	int rc;
 
 	while (got < len) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
-		long left = deadline - mono_ms();
 		ssize_t n;
-		int r;
 
-		if (left <= 0)
-			return -ETIMEDOUT;
-		r = poll(&p, 1, (int)left);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			return -errno;
-		if (r == 0)
-			return -ETIMEDOUT;
+		if ((rc = agent_wait_fd(fd, POLLIN, deadline)) < 0)
+			return rc;
 		n = read(fd, (char *)buf + got, len - got);
 		if (n < 0 && (errno == EINTR || errno == EAGAIN))
 			continue;
@@ -69,15 +89,24 @@ read_full(int fd, void *buf, size_t len, long deadline)
 	return 0;
 }
 
+/* Writes all of buf: a peer that stops reading holds us AGENT_WRITE_MS at most, and a stop
+ * request ends the wait. */
 static int
 write_full(int fd, const void *buf, size_t len)
 {
+	long deadline = agent_mono_ms() + AGENT_WRITE_MS;
 	size_t put = 0;
+	int rc;
 
 	while (put < len) {
-		ssize_t n = write(fd, (const char *)buf + put, len - put);
+		ssize_t n;
 
-		if (n < 0 && errno == EINTR)
+		if ((rc = agent_wait_fd(fd, POLLOUT, deadline)) < 0)
+			return rc;
+		n = send(fd, (const char *)buf + put, len - put, MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (n < 0 && errno == ENOTSOCK) /* the key file */
+			n = write(fd, (const char *)buf + put, len - put);
+		if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
 			continue;
 		if (n < 0)
 			return -errno;
@@ -128,7 +157,7 @@ agent_parse(const void *data, size_t len, json_t **msg, char *err, size_t errlen
 static int
 recv_frame(int fd, int timeout_ms, size_t max, uint8_t **buf, size_t *len, char *err, size_t errlen)
 {
-	long deadline = mono_ms() + timeout_ms;
+	long deadline = agent_mono_ms() + timeout_ms;
 	uint32_t nlen;
 	int rc;
 
@@ -137,6 +166,7 @@ recv_frame(int fd, int timeout_ms, size_t max, uint8_t **buf, size_t *len, char 
 		snprintf(err, errlen, "%s",
 			 rc == -ECONNRESET  ? "connection closed by the peer"
 			 : rc == -ETIMEDOUT ? "no message from the peer in time"
+			 : rc == -EINTR	    ? "interrupted"
 					    : strerror(-rc));
 		return rc;
 	}
@@ -737,6 +767,36 @@ out:
 	return rc;
 }
 
+int
+agent_send_knock(int fd, const uint8_t key[AGENT_KEY_LEN])
+{
+	char nk[2 * AGENT_NONCE_LEN + 1], mac[65];
+	json_t *m;
+	int rc;
+
+	agent_nonce(nk);
+	agent_mac(key, LABEL_KNOCK, nk, "", mac);
+	m = json_pack("{s:s, s:s, s:s}", "type", "knock", "nonce", nk, "mac", mac);
+	rc = agent_send(fd, m);
+	json_decref(m);
+	return rc;
+}
+
+bool
+agent_knock_ok(const uint8_t key[AGENT_KEY_LEN], json_t *msg, char nonce[2 * AGENT_NONCE_LEN + 1])
+{
+	const char *nk = json_string_value(json_object_get(msg, "nonce"));
+	char want[65];
+
+	if (strcmp(agent_type(msg), "knock") != 0 || !valid_nonce(nk))
+		return false;
+	agent_mac(key, LABEL_KNOCK, nk, "", want);
+	if (!agent_mac_equal(json_string_value(json_object_get(msg, "mac")), want))
+		return false;
+	snprintf(nonce, 2 * AGENT_NONCE_LEN + 1, "%s", nk);
+	return true;
+}
+
 static void
 refuse(int fd, const char *why)
 {
@@ -752,6 +812,7 @@ agent_server_handshake(int fd, const uint8_t key[AGENT_KEY_LEN], int timeout_ms,
 		       char nas_out[AGENT_ADDR_MAX], char *err, size_t errlen)
 {
 	char na[2 * AGENT_NONCE_LEN + 1], kid[17], want[65] = "", mac[65];
+	long t0 = agent_mono_ms();
 	json_t *msg = NULL, *m;
 	const char *nc, *nas, *type;
 	int rc;
@@ -768,6 +829,15 @@ agent_server_handshake(int fd, const uint8_t key[AGENT_KEY_LEN], int timeout_ms,
 	}
 	if ((rc = recv_msg(fd, timeout_ms, AGENT_HANDSHAKE_MAX, &msg, err, errlen)) < 0)
 		return rc;
+	/* A knock from a controller that found us full before: auth follows it. */
+	if (strcmp(agent_type(msg), "knock") == 0) {
+		long left = t0 + timeout_ms - agent_mono_ms();
+
+		json_decref(msg);
+		if ((rc = recv_msg(fd, left > 0 ? (int)left : 0, AGENT_HANDSHAKE_MAX, &msg, err,
+				   errlen)) < 0)
+			return rc;
+	}
 	type = agent_type(msg);
 	nc = json_string_value(json_object_get(msg, "nonce"));
 	nas = json_string_value(json_object_get(msg, "nas"));

@@ -80,6 +80,27 @@ job_progress(json_t *msg, void *arg)
 		  json_is_true(json_object_get(msg, "warmup")) ? " (warm-up)" : "");
 }
 
+/* Wall time one client job may take, whatever the agent sends meanwhile: 30 minutes, or
+ * NASTUNE_AGENT_JOB_TIMEOUT seconds (1 to 86400; the tests set a short one). */
+static int
+job_timeout_ms(void)
+{
+	const char *e = getenv("NASTUNE_AGENT_JOB_TIMEOUT");
+	char *end;
+	long v;
+
+	if (e && *e) {
+		errno = 0;
+		v = strtol(e, &end, 10);
+		if (!errno && !*end && v >= 1 && v <= 86400)
+			return (int)(v * 1000);
+		log_warnx("bench: NASTUNE_AGENT_JOB_TIMEOUT=%s is not 1 to 86400 seconds; "
+			  "using 1800",
+			  e);
+	}
+	return 30 * 60 * 1000;
+}
+
 static const struct {
 	const char *name;
 	unsigned bit;
@@ -145,20 +166,21 @@ ctl_run_jobs(struct agent_conn *c, const char *url, const char *proto, const boo
 				(int)o->warmup, "small_files", (int)o->small_files);
 		log_info("bench: %s: %s over %s on %s", agent_conn_peer(c), bench_workload_name(w),
 			 proto, url);
-		rc = agent_conn_job(c, job, 30 * 60 * 1000, job_progress,
+		rc = agent_conn_job(c, job, job_timeout_ms(), job_progress,
 				    (void *)agent_conn_peer(c), all, err, sizeof(err));
 		json_decref(job);
 		if (rc < 0) {
 			log_warnx("bench: %s", err);
-			json_array_append_new(errors,
-					      json_pack("{s:s, s:s, s:s, s:s, s:s}", "client",
-							agent_conn_peer(c), "target", url,
-							"protocol", proto, "workload",
-							bench_workload_name(w), "message", err));
+			json_array_append_new(
+				errors, json_pack("{s:s, s:s, s:s, s:s, s:s, s:b}", "client",
+						  agent_conn_peer(c), "target", url, "protocol",
+						  proto, "workload", bench_workload_name(w),
+						  "message", err, "busy", rc == -EBUSY));
 			failures++;
-			/* A vanished agent, or a connection with a frame that failed its check,
-			 * takes no more jobs; the others go on. */
-			*gone = rc == -ECONNRESET || rc == -ETIMEDOUT || rc == -EBADMSG;
+			/* A vanished, stalled or busy agent, or a connection with a frame that
+			 * failed its check, takes no more jobs; the others go on. */
+			*gone = rc == -ECONNRESET || rc == -ETIMEDOUT || rc == -EBADMSG ||
+				rc == -EINTR || rc == -EBUSY;
 			continue;
 		}
 		for (; before < all->n; before++) {
@@ -188,8 +210,8 @@ ctl_bench_peer(const char *root, const struct model *m, const struct peer *p, co
 		rc = agent_conn_facts(c, &facts, err, sizeof(err));
 	if (rc < 0) {
 		log_warnx("bench: %s", err);
-		json_array_append_new(errors,
-				      json_pack("{s:s, s:s}", "client", p->host, "message", err));
+		json_array_append_new(errors, json_pack("{s:s, s:s, s:b}", "client", p->host,
+							"message", err, "busy", rc == -EBUSY));
 		agent_close(c);
 		return 1;
 	}
@@ -264,7 +286,7 @@ agentctl_bench(const char *root, const struct model *m, char *const *clients, si
 	if (o->force && npeers)
 		log_warnx("bench: --force applies to this host's runs only: agents never take it "
 			  "from the network");
-	for (i = 0; i < npeers; i++)
+	for (i = 0; i < npeers && !(o->stop && *o->stop); i++)
 		failures +=
 			ctl_bench_peer(root, m, &peers[i], key, protos, wl, o, all, errors, agents);
 	for (i = 0; i < npeers; i++) {
