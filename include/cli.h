@@ -51,6 +51,13 @@ void cli_warn_interrupted(const struct ctx *ctx, const struct apply_interruption
 			  bool repairing);
 /* The same as status --json's "interrupted_apply" (caller owns the reference). */
 struct json_t *cli_interrupted_json(const struct ctx *ctx, const struct apply_interruption *ai);
+/* Fills m->host (what the knob table cannot know: whether smbd and the kernel here can run
+ * vfs_io_uring) for the commands that offer or try knobs; runs `smbd -b` once. */
+void cli_host_facts(struct model *m);
+/* A knob value m sets that this host cannot run (smb.io_uring = "yes" without io_uring):
+ * prints file:line, the reason and the fix, and returns EXIT_USAGE; else EXIT_OK. Asks the
+ * host only when such a value is set. */
+int cli_check_host(struct model *m);
 /* The configuration path in force (ctx->config or the default under the root); caller frees. */
 char *cli_config_path(const struct ctx *ctx);
 /* Directory list for templates and profiles, searched in order; caller frees each entry. */

@@ -19,6 +19,7 @@ enum knob_id {
 	KNOB_SMB_MIN_RECEIVEFILE_SIZE,
 	KNOB_SMB_SOCKET_OPTIONS,
 	KNOB_SMB_STRICT_SYNC,
+	KNOB_SMB_IO_URING,
 	KNOB_NFS_EXPORT_SYNC,
 	KNOB_NFS_THREADS,
 	KNOB_NFS_GANESHA_MAX_READ,
@@ -46,6 +47,7 @@ enum knob_src {
 /* Where a knob renders. */
 enum knob_place {
 	KNOB_AT_SMB_GLOBAL,	/* smb.conf [global] */
+	KNOB_AT_SMB_VFS,	/* smb.conf: last of every "vfs objects" list */
 	KNOB_AT_EXPORTS,	/* exports(5) options of every kernel export */
 	KNOB_AT_GANESHA_CORE,	/* ganesha.conf NFS_CORE_PARAM */
 	KNOB_AT_GANESHA_EXPORT, /* ganesha.conf every EXPORT block */
@@ -155,7 +157,8 @@ bool knob_value_unsafe(const struct knob *k, const char *value);
 struct model;
 
 /* Whether k means anything under m: its protocol is enabled and serves a share, the NFS
- * server is the one it belongs to. Returns true, or false with the reason in why. */
+ * server is the one it belongs to, and the host can run it as far as m->host knows
+ * (smb.io_uring). Returns true, or false with the reason in why. */
 bool knob_applicable(const struct model *m, const struct knob *k, char *why, size_t whylen);
 /* Whether m's own settings permit value for k, whoever sets it: unsafe values need
  * tuning.allow_unsafe; smb.server_signing / smb.smb_encrypt never go below a configured

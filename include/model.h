@@ -111,6 +111,12 @@ struct model {
 		 * stops it and runs this), or NULL: restarts fall back to reloads. */
 		char *svc_start[SVC_COUNT];
 	} services;
+	/* Facts about this host that decide whether a knob can work here, found by the command
+	 * layer when a command needs them (cli_host_facts); the pure code only reads them. */
+	struct {
+		int io_uring;		/* smbd and the kernel can use io_uring: 1, 0; -1 unknown */
+		char io_uring_why[256]; /* when 0: why not */
+	} host;
 	/* Files the model was read from, in order (preset first); owned. */
 	struct strlist files;
 };

@@ -12,8 +12,12 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
+#include <linux/io_uring.h>
+
+#include "fsutil.h"
 #include "proc.h"
 #include "smbmod.h"
 #include "xmalloc.h"
@@ -119,7 +123,7 @@ static int
 check_line(const char *info, const char *dir, const char *path, int lineno, const char *val,
 	   char *err, size_t errlen)
 {
-	char name[128], *so;
+	char name[128], why[256], *so;
 	struct stat st;
 	size_t n;
 
@@ -129,6 +133,14 @@ check_line(const char *info, const char *dir, const char *path, int lineno, cons
 		n = strcspn(val, " \t,;\"");
 		snprintf(name, sizeof(name), "%.*s", (int)n, val);
 		val += n;
+		if (strcmp(name, "io_uring") == 0 &&
+		    smbmod_kernel_io_uring(NULL, why, sizeof(why)) == 0) {
+			snprintf(err, errlen,
+				 "%s:%d: VFS module \"io_uring\" cannot run here: %s (smbd would "
+				 "refuse every share that uses it): set smb.io_uring = \"no\"",
+				 path, lineno, why);
+			return -ENOENT;
+		}
 		if (builtin(info, name))
 			continue;
 		so = xasprintf("%s/vfs/%s.so", dir, name);
@@ -185,4 +197,59 @@ smbmod_check(const char *path, const char *conf, size_t len, char *err, size_t e
 	free(info);
 	free(text);
 	return rc;
+}
+
+int
+smbmod_kernel_io_uring(const char *procroot, char *why, size_t whylen)
+{
+	char *p = fs_rooted(procroot, "/proc/sys/kernel/io_uring_disabled"), *v = NULL;
+	struct io_uring_params params;
+	int fd;
+
+	/* 0: anyone; 1: CAP_SYS_ADMIN or kernel.io_uring_group (smbd runs as root); 2: no one.
+	 * Kernels before 6.6 have no such file. */
+	if (fs_read_file(p, 64, &v, NULL) == 0 && atoi(v) >= 2) {
+		snprintf(why, whylen,
+			 "the kernel has io_uring switched off (kernel.io_uring_disabled "
+			 "= 2)");
+		free(v);
+		free(p);
+		return 0;
+	}
+	free(v);
+	free(p);
+	/* The sysctl does not say what a seccomp filter (containers) or an old kernel refuse. */
+	memset(&params, 0, sizeof(params));
+	fd = (int)syscall(__NR_io_uring_setup, 1, &params);
+	if (fd < 0) {
+		snprintf(why, whylen, "the kernel refuses io_uring_setup (%s)",
+			 errno == ENOSYS ? "not built in" : strerror(errno));
+		return 0;
+	}
+	close(fd);
+	return 1;
+}
+
+int
+smbmod_io_uring(char *why, size_t whylen)
+{
+	char dir[512], *info, *so;
+	struct stat st;
+	int rc;
+
+	if (!(info = smbd_build_info(&rc))) {
+		snprintf(why, whylen, "%s",
+			 rc == 1 ? "smbd is not installed"
+				 : "smbd -b does not answer (its module directory is unknown)");
+		return 0;
+	}
+	info_value(info, "MODULESDIR:", dir, sizeof(dir));
+	so = xasprintf("%s/vfs/io_uring.so", dir);
+	rc = builtin(info, "io_uring") || stat(so, &st) == 0;
+	if (!rc)
+		snprintf(why, whylen, "this Samba has no io_uring module (no %s; install %s)", so,
+			 SMBMOD_PACKAGE);
+	free(so);
+	free(info);
+	return rc ? smbmod_kernel_io_uring(NULL, why, whylen) : 0;
 }

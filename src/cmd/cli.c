@@ -19,6 +19,7 @@
 #include "model.h"
 #include "profile.h"
 #include "render.h"
+#include "smbmod.h"
 #include "templates.h"
 #include "xmalloc.h"
 
@@ -306,6 +307,31 @@ cli_render(const struct ctx *ctx, const struct model *m, unsigned only, struct r
 		return EXIT_FAIL;
 	}
 	return EXIT_OK;
+}
+
+void
+cli_host_facts(struct model *m)
+{
+	if (m->smb.enabled && m->host.io_uring < 0)
+		m->host.io_uring =
+			smbmod_io_uring(m->host.io_uring_why, sizeof(m->host.io_uring_why));
+}
+
+int
+cli_check_host(struct model *m)
+{
+	const struct knob_setting *s = &m->knobs[KNOB_SMB_IO_URING];
+
+	if (!s->value || strcmp(s->value, "yes") != 0 || !m->smb.enabled)
+		return EXIT_OK;
+	cli_host_facts(m);
+	if (m->host.io_uring != 0)
+		return EXIT_OK;
+	fprintf(stderr,
+		"nastune: %s:%d: smb.io_uring = \"yes\" cannot work on this host: %s — set it to "
+		"\"no\" (or remove it)\n",
+		s->loc.file ? s->loc.file : "tuning.knobs", s->loc.line, m->host.io_uring_why);
+	return EXIT_USAGE;
 }
 
 struct model *

@@ -309,7 +309,8 @@ cmd_apply(struct ctx *ctx, int argc, char **argv)
 	if (!(m = o.dry_run ? cli_load_model(ctx, &status)
 			    : cli_load_model_recovered(ctx, &status)))
 		return status;
-	if ((status = cli_render(ctx, m, 0, &r)) == EXIT_OK) {
+	if ((status = cli_check_host(m)) == EXIT_OK &&
+	    (status = cli_render(ctx, m, 0, &r)) == EXIT_OK) {
 		rc = apply_run(m, &r, &o, &res);
 		if (rc < 0) {
 			/* Every line of a refusal (each missing directory) on its own line. */

@@ -51,6 +51,10 @@ cmd_check(struct ctx *ctx, int argc, char **argv)
 	m = cli_load_model(ctx, &status);
 	if (!m)
 		return status;
+	if ((status = cli_check_host(m)) != EXIT_OK) {
+		model_free(m);
+		return status;
+	}
 	for (i = 0; i < m->n_shares; i++) {
 		counts[0] += !!(m->shares[i].protocols & PROTO_SMB) && m->smb.enabled;
 		counts[1] += !!(m->shares[i].protocols & PROTO_NFS) && m->nfs.enabled;

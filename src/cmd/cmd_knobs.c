@@ -135,6 +135,7 @@ cmd_knobs(struct ctx *ctx, int argc, char **argv)
 		}
 	if (!(m = cli_load_model(ctx, &status)))
 		return status;
+	cli_host_facts(m);
 	if (json)
 		list = json_array();
 	for (k = knob_first(); k; k = knob_next(k)) {

@@ -248,6 +248,7 @@ cmd_tune(struct ctx *ctx, int argc, char **argv)
 		goto usage;
 	if (!(m = cli_load_model_recovered(ctx, &status)))
 		goto out;
+	cli_host_facts(m); /* smb.io_uring is offered only where it can run */
 	mo.goal = m->tuning.goal;
 	if (goal_arg && parse_goal(goal_arg, &mo.goal) < 0)
 		goto usage;

@@ -194,6 +194,25 @@ static const struct knob table[KNOB_COUNT] = {
 			       "acknowledged "
 			       "data can be lost on power loss",
 		},
+	[KNOB_SMB_IO_URING] =
+		{
+			.id = KNOB_SMB_IO_URING,
+			.name = "smb.io_uring",
+			.proto = PROTO_SMB,
+			.param = "vfs objects",
+			.place = KNOB_AT_SMB_VFS,
+			.where = "smb.conf vfs objects, last",
+			.kind = KNOB_ENUM,
+			.words = L("no", "yes"),
+			.candidates = L("no", "yes"),
+			.dflt = "no",
+			.effect = KNOB_RELOAD,
+			.safety = KNOB_SAFE,
+			.workloads = WL_BULK | WL_MIXED_RW | WL_SMALL_IO | WL_RANDOM_IO,
+			.why = "reads, writes and fsyncs through the kernel's io_uring instead of "
+			       "smbd's thread pool: less overhead per request; needs io_uring in "
+			       "the kernel and Samba's io_uring.so",
+		},
 	[KNOB_NFS_EXPORT_SYNC] =
 		{
 			.id = KNOB_NFS_EXPORT_SYNC,
@@ -503,6 +522,7 @@ knob_place_file(enum knob_place p)
 {
 	switch (p) {
 	case KNOB_AT_SMB_GLOBAL:
+	case KNOB_AT_SMB_VFS:
 		return "/etc/samba/smb.conf";
 	case KNOB_AT_EXPORTS:
 		return "/etc/exports.d/nastune.exports";
@@ -934,6 +954,11 @@ knob_applicable(const struct model *m, const struct knob *k, char *why, size_t w
 			 "not applicable: the NFS server is kernel (NFS-Ganesha "
 			 "only; the kernel's threads and versions live in /etc/nfs.conf, which "
 			 "nastune does not manage)");
+		return false;
+	}
+	if (k->id == KNOB_SMB_IO_URING && m->host.io_uring == 0) {
+		snprintf(why, whylen, "not applicable: this host cannot run it: %s",
+			 m->host.io_uring_why);
 		return false;
 	}
 	if (k->place == KNOB_AT_NETLINK && !m->network.interface) {

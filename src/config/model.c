@@ -8,7 +8,10 @@
 struct model *
 model_new(void)
 {
-	return xcalloc(1, sizeof(struct model));
+	struct model *m = xcalloc(1, sizeof(struct model));
+
+	m->host.io_uring = -1;
+	return m;
 }
 
 void

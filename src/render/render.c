@@ -140,6 +140,19 @@ smb_security(const struct model *m, enum knob_id id, const char *cfg)
 	return strcmp(cfg, "required") == 0 && id == KNOB_SMB_SERVER_SIGNING ? "mandatory" : cfg;
 }
 
+/* A "vfs objects" list: the fruit stack when Macs are served, and smb.io_uring last, as
+ * vfs_io_uring(8) requires (it does the I/O the modules before it pass down). */
+static const char *
+smb_vfs_objects(const struct model *m, bool fruit)
+{
+	const char *u = knob_value(m, KNOB_SMB_IO_URING);
+	bool uring = u && strcmp(u, "yes") == 0;
+
+	if (fruit)
+		return uring ? "catia fruit streams_xattr io_uring" : "catia fruit streams_xattr";
+	return uring ? "io_uring" : "";
+}
+
 /* The smb_shares list: each share served over SMB (smb.conf's sections). */
 static void
 smb_shares_view(struct view *v, const struct model *m, bool tm)
@@ -163,6 +176,7 @@ smb_shares_view(struct view *v, const struct model *m, bool tm)
 		view_set_str(s, "guest", sh->guest ? "yes" : "no");
 		set_joined(s, "valid_users", &sh->valid_users, " ");
 		view_set_bool(s, "fruit", tm || m->smb.apple);
+		view_set_str(s, "vfs_objects", smb_vfs_objects(m, tm || m->smb.apple));
 		view_set_bool(s, "time_machine", sh->tm_enabled);
 		size[0] = '\0';
 		if (sh->tm_max_size)
@@ -328,6 +342,9 @@ build_view(const struct model *m)
 	knob_list(o, "knobs", m, KNOB_AT_SMB_GLOBAL, KNOB_SMB_SERVER_SIGNING, KNOB_SMB_SMB_ENCRYPT);
 	view_set_bool(o, "guest", guest_smb);
 	view_set_bool(o, "fruit", tm || m->smb.apple);
+	view_set_str(o, "vfs_objects", smb_vfs_objects(m, tm || m->smb.apple));
+	/* Without fruit, io_uring's line stands alone in [global]; shares inherit it. */
+	view_set_bool(o, "vfs_alone", !(tm || m->smb.apple) && *smb_vfs_objects(m, false));
 	v->items = xreallocarray(v->items, v->n + 1, sizeof(*v->items));
 	v->items[v->n++] = o;
 

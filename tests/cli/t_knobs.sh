@@ -17,7 +17,7 @@ json() { echo "$out" | python3 -c "import json,sys; d=json.load(sys.stdin); k={x
 
 # --- the shape
 nt --root "$r" -c "$tmp/nas.conf" knobs --json;  is "$rc" 0 "knobs --json exits 0"
-json 'len(d["knobs"]) == 23 and len(k) == 23'; ok $? "23 knobs, unique names"
+json 'len(d["knobs"]) == 24 and len(k) == 24'; ok $? "24 knobs, unique names"
 json 'all(set(x) == {"name","protocol","parameter","where","file","value","source","set_at","default","candidates","safety","unsafe_values","effect","workloads","why","tune"} for x in d["knobs"])'
 ok $? "every knob has the same keys"
 json 'all(set(x["tune"]) == {"allowed","reason","candidates"} and [c["value"] for c in x["tune"]["candidates"]] == x["candidates"] for x in d["knobs"])'
@@ -42,7 +42,7 @@ nt --json --root "$r" -c "$tmp/nas.conf" knobs smb.strict_sync
 json 'len(d["knobs"]) == 1 and d["allow_unsafe"] is False'; ok $? "global --json and a name filter"
 nt --root "$r" -c "$tmp/nas.conf" knobs smb.nope;  is "$rc" 2 "an unknown knob name exits 2"
 nt --root "$r" -c "$tmp/nas.conf" knobs
-[ "$rc" = 0 ] && [ "$(echo "$out" | grep -cE '^(smb|nfs|afp|sys|net)\.[a-z_]+  \[')" = 23 ]
+[ "$rc" = 0 ] && [ "$(echo "$out" | grep -cE '^(smb|nfs|afp|sys|net)\.[a-z_]+  \[')" = 24 ]
 ok $? "the text listing shows every knob"
 
 # --- configuration errors

@@ -211,6 +211,10 @@ expected_line(const struct knob *k, const char *value, char *out, size_t len)
 	case KNOB_AT_EXPORTS:
 		snprintf(out, len, "(rw,%s,", v);
 		break;
+	case KNOB_AT_SMB_VFS:
+		/* smb.io_uring: last of the list, or no list at all */
+		snprintf(out, len, "%s", strcmp(value, "yes") == 0 ? " io_uring\n" : "");
+		break;
 	case KNOB_AT_NETLINK:
 		out[0] = '\0';
 		break;
@@ -310,10 +314,48 @@ test_unset_renders_nothing(void **state)
 				continue;
 			if (!(f = find_file(&r, knob_place_file(k->place))))
 				continue;
-			snprintf(pat, sizeof(pat), "\t%s = ", k->param);
+			snprintf(pat, sizeof(pat),
+				 k->place == KNOB_AT_SMB_VFS ? "io_uring" : "\t%s = ", k->param);
 			if (strstr(f->data, pat))
 				fail_msg("unset %s rendered in %s", k->name, f->path);
 		}
+		render_clear(&r);
+		model_free(m);
+	}
+	templates_clear(&t);
+}
+
+/* smb.io_uring is the last module of every "vfs objects" list: after the fruit stack in
+ * [global] and in each share when Macs are served, alone in [global] otherwise. */
+static void
+test_io_uring_last(void **state)
+{
+	static const char *const tdirs[] = { "templates" };
+	struct render_templates t;
+	char err[512];
+	size_t i;
+
+	(void)state;
+	assert_int_equal(templates_load(tdirs, 1, &t, err, sizeof(err)), 0);
+	for (i = 0; i < 2; i++) {
+		struct model *m = model_for("kernel", NULL);
+		struct rendered r;
+		const struct rfile *f;
+		const char *p;
+		size_t lists = 0;
+
+		m->smb.apple = i == 1; /* protocols.smb.apple: the fruit stack everywhere */
+		set(m, KNOB_SMB_IO_URING, "yes", KNOB_TUNED);
+		render_ok(m, &t, &r);
+		f = find_file(&r, "/etc/samba/smb.conf");
+		assert_non_null(f);
+		for (p = f->data; (p = strstr(p, "vfs objects = ")); p++, lists++) {
+			const char *eol = strchr(p, '\n');
+
+			assert_true(eol - p > 9 && strncmp(eol - 9, " io_uring", 9) == 0);
+		}
+		/* no fruit: one [global] line; fruit: [global] and the share */
+		assert_int_equal(lists, i == 0 ? 1 : 2);
 		render_clear(&r);
 		model_free(m);
 	}
@@ -597,6 +639,14 @@ test_allowed(void **state)
 	expect_allowed(m, KNOB_SMB_USE_SENDFILE, "no", false, "pinned in nastune.conf");
 	set(m, KNOB_SMB_USE_SENDFILE, "yes", KNOB_TUNED);
 	expect_allowed(m, KNOB_SMB_USE_SENDFILE, "no", true, NULL);
+	/* smb.io_uring: offered while the host is not known to lack it, refused with the
+	 * reason the host gave */
+	expect_allowed(m, KNOB_SMB_IO_URING, "yes", true, NULL);
+	m->host.io_uring = 0;
+	snprintf(m->host.io_uring_why, sizeof(m->host.io_uring_why), "no io_uring.so here");
+	expect_allowed(m, KNOB_SMB_IO_URING, "yes", false, "cannot run it: no io_uring.so here");
+	m->host.io_uring = 1;
+	expect_allowed(m, KNOB_SMB_IO_URING, "yes", true, NULL);
 	/* net.mtu: no interface */
 	expect_allowed(m, KNOB_NET_MTU, "9000", false, "no network.interface");
 	model_free(m);
@@ -730,6 +780,7 @@ main(void)
 		cmocka_unit_test(test_parse_values),
 		cmocka_unit_test(test_every_candidate_renders),
 		cmocka_unit_test(test_unset_renders_nothing),
+		cmocka_unit_test(test_io_uring_last),
 		cmocka_unit_test(test_tuned_conf_round_trip),
 		cmocka_unit_test(test_allowed),
 		cmocka_unit_test(test_export_async),

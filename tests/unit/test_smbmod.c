@@ -8,7 +8,10 @@
 #include <cmocka.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "smbmod.h"
 
@@ -46,11 +49,53 @@ test_lists(void **state)
 	assert_non_null(strstr(err, SMBMOD_PACKAGE));
 }
 
+/* Writes v into ROOT/proc/sys/kernel/io_uring_disabled. */
+static void
+write_switch(const char *root, const char *v)
+{
+	static const char *const sub[] = { "/proc", "/proc/sys", "/proc/sys/kernel" };
+	char p[256];
+	FILE *f;
+
+	for (size_t i = 0; i < 3; i++) {
+		snprintf(p, sizeof(p), "%s%s", root, sub[i]);
+		mkdir(p, 0755);
+	}
+	snprintf(p, sizeof(p), "%s/proc/sys/kernel/io_uring_disabled", root);
+	assert_non_null(f = fopen(p, "w"));
+	fputs(v, f);
+	fclose(f);
+}
+
+/* The kernel's io_uring switch, read under a fake /proc: 2 refuses it for everyone, naming the
+ * sysctl; below 2 the answer is the io_uring_setup probe's (the real kernel's here). */
+static void
+test_kernel_io_uring(void **state)
+{
+	static const char *const rm[] = { "/proc/sys/kernel/io_uring_disabled", "/proc/sys/kernel",
+					  "/proc/sys", "/proc", "" };
+	char root[] = "/tmp/test_smbmod.XXXXXX", why[256] = "", real[256], p[256];
+
+	(void)state;
+	assert_non_null(mkdtemp(root));
+	write_switch(root, "2\n");
+	assert_int_equal(smbmod_kernel_io_uring(root, why, sizeof(why)), 0);
+	assert_non_null(strstr(why, "kernel.io_uring_disabled = 2"));
+	write_switch(root, "0\n");
+	assert_int_equal(smbmod_kernel_io_uring(root, why, sizeof(why)),
+			 smbmod_kernel_io_uring(NULL, real, sizeof(real)));
+	for (size_t i = 0; i < 5; i++) {
+		snprintf(p, sizeof(p), "%s%s", root, rm[i]);
+		i == 0 ? unlink(p) : rmdir(p);
+	}
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_lists),
+		cmocka_unit_test(test_kernel_io_uring),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
