@@ -70,10 +70,6 @@ int cli_render(const struct ctx *ctx, const struct model *m, unsigned only, stru
 /* diff -u between the installed file and data, on stdout. */
 void cli_show_diff(const char *installed, const char *label, const char *data, size_t len);
 
-struct bench_opts;
-struct bench_results;
-struct json_t;
-
 /* agent_client_spec_ok, saying why not on stderr (for --client and --clients). */
 bool cli_client_spec_ok(const char *spec);
 

@@ -8,10 +8,6 @@
 
 #include "knobs.h"
 
-#define PROTO_SMB (1u << 0)
-#define PROTO_NFS (1u << 1)
-#define PROTO_AFP (1u << 2)
-
 /* Where a value came from; file points into model->files (not owned here). */
 struct loc {
 	const char *file;
@@ -145,5 +141,40 @@ const char *svc_name(enum svc s);
 /* Whether the share's NFS clients admit this host over loopback (so a loopback benchmark of the
  * export can work). */
 bool model_nfs_loopback_ok(const struct share *s);
+
+/* ---- the knobs (knobs.h) under this model ---- */
+
+/* Whether k means anything under m: its protocol is enabled and serves a share, the NFS
+ * server is the one it belongs to, and the host can run it as far as m->host knows
+ * (smb.io_uring). Returns true, or false with the reason in why. */
+bool knob_applicable(const struct model *m, const struct knob *k, char *why, size_t whylen);
+/* Whether m's own settings permit value for k, whoever sets it: unsafe values need
+ * tuning.allow_unsafe; smb.server_signing / smb.smb_encrypt never go below a configured
+ * "desired" or "required" (protocols.smb.signing / .encryption; weaker settings demand
+ * nothing); nfs.versions only serves versions protocols.nfs.versions lists. value must be
+ * canonical. Returns true, or false with the reason in why. */
+bool knob_value_permitted(const struct model *m, const struct knob *k, const char *value, char *why,
+			  size_t whylen);
+/* Whether tune may try value for k under m: the knob is applicable, not pinned in
+ * nastune.conf, not managed elsewhere (net.mtu: only with network.interface and peers to
+ * prove it, and not a fixed network.mtu; tune must further keep to MTUs the peers passed),
+ * value parses, and knob_value_permitted. Returns true, or false with the reason in why. */
+bool knob_allowed(const struct model *m, const struct knob *k, const char *value, char *why,
+		  size_t whylen);
+/* Whether values a and b of k behave the same under m, as the daemon documents it: then
+ * tune measures only one of them. smb.smb_encrypt: "default" is "if_required" (smb.conf(5));
+ * smb.server_signing: with SMB1 off (protocols.smb.min_protocol not NT1), SMB2 signing can
+ * only be required or not, so everything but "required" is one behaviour on a server that
+ * is not a domain controller (nastune never makes one). NULL stands for k->dflt. When true,
+ * why (if given) says so in one sentence. */
+bool knob_same(const struct model *m, const struct knob *k, const char *a, const char *b, char *why,
+	       size_t whylen);
+/* The value in force for k: m's setting, or NULL when unset (the daemon's default). */
+const char *knob_value(const struct model *m, enum knob_id id);
+/* Where m's value of k came from. */
+enum knob_src knob_source(const struct model *m, enum knob_id id);
+/* Whether the kernel export of share index i is async: the share's own nfs.async when
+ * written, else nfs.export_sync. The one place render decides sync/async. */
+bool knob_export_async(const struct model *m, size_t share);
 
 #endif

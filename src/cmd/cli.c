@@ -1,6 +1,7 @@
 /* cli.c - what the subcommands share: finding files, loading the configuration and templates. */
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 #include "fsutil.h"
 #include "log.h"
 #include "model.h"
+#include "proc.h"
 #include "profile.h"
 #include "render.h"
 #include "smbmod.h"
@@ -348,4 +350,21 @@ cli_client_spec_ok(const char *spec)
 	fprintf(stderr, "nastune: --client(s) '%s' is not HOST, HOST:PORT, [V6]:PORT or auto\n",
 		spec);
 	return false;
+}
+
+/* Runs diff -u between the installed file and data (fed on stdin). Output goes to stdout. */
+void
+cli_show_diff(const char *installed, const char *label, const char *data, size_t len)
+{
+	char *argv[] = { "diff",    "-u",	 "--label",	    (char *)label,
+			 "--label", "generated", (char *)installed, "-",
+			 NULL };
+	struct proc p = PROC_INIT(argv);
+
+	p.in = PROC_PIPE;
+	if (proc_start(&p) < 0)
+		return;
+	signal(SIGPIPE, SIG_IGN);
+	(void)proc_write_all(p.in_fd, data, len);
+	(void)proc_finish(&p);
 }

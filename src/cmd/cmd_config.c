@@ -2,7 +2,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,7 +9,6 @@
 #include "cli.h"
 #include "fsutil.h"
 #include "log.h"
-#include "proc.h"
 #include "model.h"
 #include "render.h"
 #include "xmalloc.h"
@@ -182,23 +180,6 @@ cmd_render(struct ctx *ctx, int argc, char **argv)
 	render_clear(&r);
 	model_free(m);
 	return status;
-}
-
-/* Runs diff -u between the installed file and data (fed on stdin). Output goes to stdout. */
-void
-cli_show_diff(const char *installed, const char *label, const char *data, size_t len)
-{
-	char *argv[] = { "diff",    "-u",	 "--label",	    (char *)label,
-			 "--label", "generated", (char *)installed, "-",
-			 NULL };
-	struct proc p = PROC_INIT(argv);
-
-	p.in = PROC_PIPE;
-	if (proc_start(&p) < 0)
-		return;
-	signal(SIGPIPE, SIG_IGN);
-	(void)proc_write_all(p.in_fd, data, len);
-	(void)proc_finish(&p);
 }
 
 int

@@ -1,6 +1,9 @@
-/* model.c - constructors and queries for the plain-data model. */
+/* model.c - constructors and queries for the plain-data model, and what it permits for each
+ * knob. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "model.h"
 #include "xmalloc.h"
@@ -200,4 +203,215 @@ model_nfs_loopback_ok(const struct share *s)
 			return true;
 	}
 	return false;
+}
+
+/* ---- the knobs under this model ---- */
+
+/* Strength of a signing or encryption setting, in either vocabulary (the config's words and
+ * Samba's): 0 off, 1 offered when asked, 2 desired, 3 required. */
+static int
+smb_strength(const char *v)
+{
+	if (!v)
+		return 1;
+	if (strcmp(v, "disabled") == 0 || strcmp(v, "off") == 0)
+		return 0;
+	if (strcmp(v, "desired") == 0)
+		return 2;
+	if (strcmp(v, "required") == 0 || strcmp(v, "mandatory") == 0)
+		return 3;
+	return 1; /* default, auto, if_required */
+}
+
+bool
+knob_applicable(const struct model *m, const struct knob *k, char *why, size_t whylen)
+{
+	if (k->proto) {
+		const char *p = k->proto == PROTO_SMB	? "smb"
+				: k->proto == PROTO_NFS ? "nfs"
+							: "afp";
+		bool enabled = k->proto == PROTO_SMB   ? m->smb.enabled
+			       : k->proto == PROTO_NFS ? m->nfs.enabled
+						       : m->afp.enabled;
+
+		if (!enabled) {
+			snprintf(why, whylen,
+				 "not applicable: %s is disabled (protocols.%s.enabled)", p, p);
+			return false;
+		}
+		if (!model_uses(m, k->proto)) {
+			snprintf(why, whylen, "not applicable: no share is served over %s", p);
+			return false;
+		}
+	}
+	if (k->place == KNOB_AT_EXPORTS && m->nfs.server != NFS_SERVER_KERNEL) {
+		snprintf(why, whylen,
+			 "not applicable: the NFS server is ganesha (kernel exports "
+			 "only)");
+		return false;
+	}
+	if ((k->place == KNOB_AT_GANESHA_CORE || k->place == KNOB_AT_GANESHA_EXPORT) &&
+	    m->nfs.server != NFS_SERVER_GANESHA) {
+		snprintf(why, whylen,
+			 "not applicable: the NFS server is kernel (NFS-Ganesha "
+			 "only; the kernel's threads and versions live in /etc/nfs.conf, which "
+			 "nastune does not manage)");
+		return false;
+	}
+	if (k->id == KNOB_SMB_IO_URING && m->host.io_uring == 0) {
+		snprintf(why, whylen, "not applicable: this host cannot run it: %s",
+			 m->host.io_uring_why);
+		return false;
+	}
+	if (k->place == KNOB_AT_NETLINK && !m->network.interface) {
+		snprintf(why, whylen, "not applicable: no network.interface to set the MTU of");
+		return false;
+	}
+	return true;
+}
+
+bool
+knob_value_permitted(const struct model *m, const struct knob *k, const char *value, char *why,
+		     size_t whylen)
+{
+	if (knob_value_unsafe(k, value) && !m->tuning.allow_unsafe) {
+		snprintf(why, whylen,
+			 "%s = %s may lose data on power loss — set "
+			 "tuning.allow_unsafe = true to allow it, or use %s",
+			 k->name, value, k->candidates[0]);
+		return false;
+	}
+	if (k->id == KNOB_SMB_SERVER_SIGNING || k->id == KNOB_SMB_SMB_ENCRYPT) {
+		const char *cfg =
+			k->id == KNOB_SMB_SERVER_SIGNING ? m->smb.signing : m->smb.encryption;
+		const char *key = k->id == KNOB_SMB_SERVER_SIGNING ? "signing" : "encryption";
+		int floor = smb_strength(cfg);
+
+		/* Only a demand is a floor: "default" and weaker ask for nothing. */
+		if (floor >= 2 && smb_strength(value) < floor) {
+			snprintf(why, whylen,
+				 "%s = %s is weaker than protocols.smb.%s = \"%s\" — "
+				 "use a stronger value, or relax protocols.smb.%s",
+				 k->name, value, key, cfg, key);
+			return false;
+		}
+	}
+	if (k->id == KNOB_NFS_VERSIONS &&
+	    ((strchr(value, '3') && !m->nfs.v3) || (strchr(value, '4') && !m->nfs.v4))) {
+		snprintf(why, whylen,
+			 "nfs.versions = %s serves a version protocols.nfs.versions "
+			 "does not list — use \"%s\", or add the version there",
+			 value, m->nfs.v3 ? "3" : "4");
+		return false;
+	}
+	return true;
+}
+
+bool
+knob_allowed(const struct model *m, const struct knob *k, const char *value, char *why,
+	     size_t whylen)
+{
+	const struct knob_setting *s = &m->knobs[k->id];
+	char canon[256], perr[256];
+
+	if (!knob_applicable(m, k, why, whylen))
+		return false;
+	if (s->src == KNOB_CONFIG) {
+		if (s->loc.file)
+			snprintf(why, whylen, "pinned in nastune.conf (%s:%d)", s->loc.file,
+				 s->loc.line);
+		else
+			snprintf(why, whylen, "pinned in nastune.conf");
+		return false;
+	}
+	if (k->id == KNOB_NET_MTU && m->network.mtu_mode == MTU_KEEP) {
+		snprintf(why, whylen, "network.mtu is \"keep\": nastune leaves the MTU alone");
+		return false;
+	}
+	if (k->id == KNOB_NET_MTU && m->network.peers.n == 0) {
+		snprintf(why, whylen, "no network.peers to prove an MTU against");
+		return false;
+	}
+	if (knob_parse(k, value, canon, sizeof(canon), perr, sizeof(perr)) < 0) {
+		snprintf(why, whylen, "%s", perr);
+		return false;
+	}
+	return knob_value_permitted(m, k, canon, why, whylen);
+}
+
+bool
+knob_same(const struct model *m, const struct knob *k, const char *a, const char *b, char *why,
+	  size_t whylen)
+{
+	if (k->id == KNOB_NFS_VERSIONS) {
+		/* Unset serves what protocols.nfs.versions lists: the same file as the knob set
+		 * to exactly those versions. */
+		const char *cfg = m->nfs.v3 && m->nfs.v4 ? "3,4" : m->nfs.v3 ? "3" : "4";
+		bool same, unset = !a || !b;
+
+		a = a ? a : cfg;
+		b = b ? b : cfg;
+		same = !strchr(a, '3') == !strchr(b, '3') && !strchr(a, '4') == !strchr(b, '4');
+		if (same && unset && why)
+			snprintf(
+				why, whylen,
+				"unset, nfs.versions serves what protocols.nfs.versions lists (%s)",
+				cfg);
+		return same;
+	}
+	if (!a)
+		a = k->dflt;
+	if (!b)
+		b = k->dflt;
+	if (!a || !b)
+		return a == b;
+	if (strcasecmp(a, b) == 0)
+		return true;
+	switch (k->id) {
+	case KNOB_SMB_SMB_ENCRYPT:
+		if ((strcmp(a, "default") == 0 && strcmp(b, "if_required") == 0) ||
+		    (strcmp(b, "default") == 0 && strcmp(a, "if_required") == 0)) {
+			if (why)
+				snprintf(why, whylen,
+					 "\"default\" is \"if_required\" (smb.conf(5))");
+			return true;
+		}
+		return false;
+	case KNOB_SMB_SERVER_SIGNING:
+		if (m->smb.min_protocol && strcmp(m->smb.min_protocol, "NT1") == 0)
+			return false; /* SMB1 clients see the difference */
+		if (strcmp(a, "required") == 0 || strcmp(b, "required") == 0)
+			return false;
+		if (why)
+			snprintf(why, whylen,
+				 "SMB2 signing is only ever required or not: \"%s\" "
+				 "and \"%s\" both leave it to the client (smb.conf(5))",
+				 a, b);
+		return true;
+	default:
+		return false;
+	}
+}
+
+const char *
+knob_value(const struct model *m, enum knob_id id)
+{
+	return (unsigned)id < KNOB_COUNT ? m->knobs[id].value : NULL;
+}
+
+enum knob_src
+knob_source(const struct model *m, enum knob_id id)
+{
+	return (unsigned)id < KNOB_COUNT && m->knobs[id].value ? m->knobs[id].src : KNOB_UNSET;
+}
+
+bool
+knob_export_async(const struct model *m, size_t share)
+{
+	const struct share *sh = &m->shares[share];
+	const char *v = m->knobs[KNOB_NFS_EXPORT_SYNC].value;
+
+	if (sh->nfs_async_set)
+		return sh->nfs_async;
+	return v && strcmp(v, "async") == 0;
 }
