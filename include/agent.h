@@ -107,9 +107,6 @@ int agent_conn_job(struct agent_conn *c, struct json_t *job, int job_timeout_ms,
 		   struct bench_results *out, char *err, size_t errlen);
 void agent_close(struct agent_conn *c);
 
-/* The agents' key's default place: <root>/var/lib/nastune/agent.key (root "" for the real
- * system). Caller frees. */
-char *agent_key_path(const char *root);
 /* Whether spec names agents for --client: HOST, HOST:PORT, [V6]:PORT or "auto". */
 bool agent_client_spec_ok(const char *spec);
 

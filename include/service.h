@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "model.h"
 
@@ -57,6 +58,18 @@ const struct service_backend *service_backend(const struct model *m, const char 
 const char *service_pidfile(const struct model *m, enum svc svc);
 /* services.<svc>.start, or NULL when not configured. */
 const char *service_start(const struct model *m, enum svc svc);
+/* Pidfiles: the pidfile backend's, and those of nastune's own long-running commands. */
+/* The pid in <root><pidfile>; *path gets that rooted path (caller frees, also on error).
+ * Returns 0, -ENOENT, -EINVAL (no pid above 1 in it) or -errno. */
+int service_pid_read(const char *root, const char *pidfile, pid_t *pid, char **path);
+/* pid is alive, and not a zombie waiting for its parent. */
+bool service_pid_alive(pid_t pid);
+/* Writes this process's pid into path, creating its directory. Returns 0 or -errno. */
+int service_pidfile_claim(const char *path);
+/* Removes path when it still holds this process's pid (a newer process may have replaced
+ * it since). */
+void service_pidfile_release(const char *path);
+
 /* true when something listens on TCP port (IPv4 or IPv6) in this network namespace. */
 bool service_port_listening(int port);
 

@@ -1282,12 +1282,6 @@ agent_close(struct agent_conn *c)
 	free(c);
 }
 
-char *
-agent_key_path(const char *root)
-{
-	return fs_rooted(root, "/var/lib/nastune/agent.key");
-}
-
 bool
 agent_client_spec_ok(const char *spec)
 {

@@ -31,6 +31,7 @@
 #include "hwinfo.h"
 #include "knobs.h"
 #include "log.h"
+#include "paths.h"
 #include "proc.h"
 #include "netif.h"
 #include "profile.h"
@@ -159,24 +160,6 @@ mtu_run(struct job *j, char *err, size_t errlen)
 	return rc;
 }
 
-static char *state_path(const struct job *j, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static char *
-state_path(const struct job *j, const char *fmt, ...)
-{
-	va_list ap;
-	char *rel, *p;
-
-	va_start(ap, fmt);
-	if (vasprintf(&rel, fmt, ap) < 0)
-		fatalx("out of memory");
-	va_end(ap);
-	p = xasprintf("%s/%s", j->sdir, rel);
-	free(rel);
-	return p;
-}
-
 static int
 mkparent(const char *path)
 {
@@ -197,7 +180,7 @@ mkparent(const char *path)
 static int
 lock_acquire(struct job *j, char *err, size_t errlen)
 {
-	char *p = state_path(j, "lock");
+	char *p = paths_lock(j->o->root);
 	int waited = 0, rc = 0;
 
 	if ((rc = fs_mkdir_p(j->sdir, 0755)) < 0) {
@@ -246,7 +229,7 @@ trials_hold(struct job *j)
 
 	if (trials_fd >= 0)
 		return;
-	p = state_path(j, "trials");
+	p = paths_trials_lock(j->o->root);
 	trials_fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	/* apply_interrupted holds it shared for an instant; another tune would hold it on. */
 	for (int i = 0; trials_fd >= 0 && flock(trials_fd, LOCK_EX | LOCK_NB) < 0; i++) {
@@ -268,12 +251,11 @@ trials_release(void)
 	trials_fd = -1;
 }
 
-/* Whether a live process holds sdir's lock file name (shared: the test itself never stops
- * the holder). */
+/* Whether a live process holds the lock file p (shared: the test itself never stops the
+ * holder). */
 static bool
-lock_held(const char *sdir, const char *name)
+lock_held(const char *p)
 {
-	char *p = xasprintf("%s/%s", sdir, name);
 	int fd = open(p, O_RDONLY | O_CLOEXEC);
 	bool held = false;
 
@@ -281,7 +263,6 @@ lock_held(const char *sdir, const char *name)
 		held = flock(fd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK;
 		close(fd);
 	}
-	free(p);
 	return held;
 }
 
@@ -290,7 +271,7 @@ lock_held(const char *sdir, const char *name)
 static char *
 gen_copy_path(const struct job *j, long id, const char *path)
 {
-	return state_path(j, "generations/%ld/files%s", id, path);
+	return paths_state(j->o->root, "generations/%ld/files%s", id, path);
 }
 
 /* Copies the installed file (or notes its absence) into generation id's store. */
@@ -451,7 +432,7 @@ prune(struct job *j)
 
 		if (ids[i] == 0 || n - i <= keep)
 			continue;
-		dir = state_path(j, "generations/%ld", ids[i]);
+		dir = paths_generation(j->o->root, ids[i]);
 		if (state_delete_generation(j->st, ids[i]) == 0)
 			rm_tree(dir);
 		free(dir);
@@ -589,7 +570,7 @@ restore_noting(struct job *j, const struct generation *g, const char *journal, c
 static char *
 kept_copy_path(const struct job *j, const char *path)
 {
-	return state_path(j, "pending.keep%s", path);
+	return paths_state(j->o->root, "pending.keep%s", path);
 }
 
 static const struct gen_file *
@@ -616,7 +597,7 @@ static int
 journal_write(struct job *j, const struct generation *prev)
 {
 	struct buf b;
-	char *p = state_path(j, "pending"), *kdir = state_path(j, "pending.keep");
+	char *p = paths_pending(j->o->root), *kdir = paths_state(j->o->root, "pending.keep");
 	size_t i;
 	int rc = 0;
 
@@ -716,7 +697,7 @@ restore_kept(struct job *j, const char *journal, const char *path)
 static void
 journal_note_restart(struct job *j, int i)
 {
-	char *p = state_path(j, "pending"), line[32];
+	char *p = paths_pending(j->o->root), line[32];
 	int fd = open(p, O_WRONLY | O_APPEND | O_CLOEXEC);
 
 	free(p);
@@ -736,7 +717,7 @@ journal_note_restart(struct job *j, int i)
 static void
 journal_forget_restart(struct job *j, int i)
 {
-	char *p = state_path(j, "pending"), *text = NULL, *line, *save = NULL, want[32];
+	char *p = paths_pending(j->o->root), *text = NULL, *line, *save = NULL, want[32];
 	struct buf b;
 
 	if (fs_read_file(p, 1 << 20, &text, NULL) < 0) {
@@ -761,7 +742,7 @@ journal_forget_restart(struct job *j, int i)
 static void
 journal_drop(struct job *j)
 {
-	char *p = state_path(j, "pending"), *kdir = state_path(j, "pending.keep");
+	char *p = paths_pending(j->o->root), *kdir = paths_state(j->o->root, "pending.keep");
 	int rc;
 
 	if ((rc = fs_remove_durable(p)) < 0)
@@ -829,7 +810,7 @@ record_repair(struct job *j, const struct generation *g, const char *journal)
 static int
 recover(struct job *j)
 {
-	char *p = state_path(j, "pending"), *text = NULL, *line, *save = NULL, *journal = NULL;
+	char *p = paths_pending(j->o->root), *text = NULL, *line, *save = NULL, *journal = NULL;
 	struct generation g = { 0 }, last = { 0 };
 	long prev = -1;
 	unsigned mask = 0;
@@ -998,8 +979,8 @@ validate_smb(struct job *j, const struct rfile *f, char *err, size_t errlen)
 			  sum);
 		return 0;
 	}
-	cand = state_path(j, "candidate-smb.conf");
-	out = state_path(j, "testparm.out");
+	cand = paths_state(j->o->root, "candidate-smb.conf");
+	out = paths_state(j->o->root, "testparm.out");
 	argv[3] = cand;
 	if ((rc = fs_write_atomic(cand, f->data, f->len, 0600, 0)) < 0) {
 		snprintf(err, errlen, "cannot write the candidate %s: %s", cand, strerror(-rc));
@@ -1382,7 +1363,7 @@ undo(struct job *j, long prev, const char *step, const char *what, const char *c
 	fail(j, -EIO, "apply failed at %s: %s: %s", step, what, cause);
 	log_warnx("%s; restoring generation %ld", j->res->msg, prev);
 	if (state_get_generation(j->st, prev, &g) == 0) {
-		char *p = state_path(j, "pending"), *journal = NULL;
+		char *p = paths_pending(j->o->root), *journal = NULL;
 
 		if (fs_read_file(p, 1 << 20, &journal, NULL) < 0)
 			journal = NULL;
@@ -1658,7 +1639,7 @@ dry_run(struct job *j, const struct rendered *r)
 {
 	struct generation last = { 0 };
 	bool have_last = false;
-	char serr[512], *db = state_path(j, "state.db");
+	char serr[512], *db = paths_state_db(j->o->root);
 	struct stat st;
 	int rc;
 
@@ -1828,7 +1809,7 @@ apply_locked(struct job *j, const struct rendered *r, const char *ihash, const s
 static bool
 unchanged_fast(struct job *j, const char *ihash, const char *hwhash)
 {
-	char *lock = state_path(j, "lock"), *pending = state_path(j, "pending");
+	char *lock = paths_lock(j->o->root), *pending = paths_pending(j->o->root);
 	struct state *st = NULL;
 	struct generation last = { 0 };
 	bool same = false;
@@ -1866,7 +1847,7 @@ apply_run(const struct model *m, const struct rendered *r, const struct apply_op
 
 	memset(j.res, 0, sizeof(*j.res));
 	j.res->generation = j.res->prev = -1;
-	j.sdir = fs_rooted(o->root, "/var/lib/nastune");
+	j.sdir = paths_state_dir(o->root);
 	if ((rc = precheck(&j, r)) < 0)
 		goto out;
 	if (o->dry_run) {
@@ -1938,7 +1919,7 @@ apply_rollback(const struct model *m, long id, const struct apply_opts *o)
 	long newid;
 	int status, failed = 0;
 
-	j.sdir = fs_rooted(o->root, "/var/lib/nastune");
+	j.sdir = paths_state_dir(o->root);
 	if ((status = lock_acquire(&j, serr, sizeof(serr))) < 0) {
 		log_warnx("rollback: %s", serr);
 		goto out;
@@ -2014,7 +1995,7 @@ apply_end_trials(const struct model *m, const struct apply_opts *o)
 	char serr[512], err[1024] = "";
 	int status;
 
-	j.sdir = fs_rooted(o->root, "/var/lib/nastune");
+	j.sdir = paths_state_dir(o->root);
 	if ((status = lock_acquire(&j, serr, sizeof(serr))) < 0) {
 		log_warnx("apply: %s", serr);
 		goto out;
@@ -2088,8 +2069,8 @@ installed_sha(const char *root, const char *path, char sha[65])
 int
 apply_interrupted(const char *root, struct apply_interruption *ai)
 {
-	char *sdir = fs_rooted(root, "/var/lib/nastune"), *p = xasprintf("%s/pending", sdir);
-	char *db = xasprintf("%s/state.db", sdir), *text = NULL, err[512] = "";
+	char *p = paths_pending(root), *trials = paths_trials_lock(root);
+	char *db = paths_state_db(root), *text = NULL, err[512] = "";
 	struct generation g = { 0 }, last = { 0 };
 	struct state *st = NULL;
 	const char *line, *next;
@@ -2104,14 +2085,14 @@ apply_interrupted(const char *root, struct apply_interruption *ai)
 	/* Held shared while reading: no apply begins or ends meanwhile (one starting now waits
 	 * 0.1 s). */
 	{
-		char *lp = xasprintf("%s/lock", sdir);
+		char *lp = paths_lock(root);
 
 		lockfd = open(lp, O_RDONLY | O_CLOEXEC);
 		free(lp);
 	}
 	if (lockfd >= 0 && flock(lockfd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK)
 		goto none; /* an apply, rollback or repair runs now */
-	if (lock_held(sdir, "trials"))
+	if (lock_held(trials))
 		goto none; /* a tune between two trials */
 	if ((rc = fs_read_file(p, 1 << 20, &text, NULL)) == -ENOENT)
 		goto none;
@@ -2177,14 +2158,14 @@ out:
 	free(text);
 	free(db);
 	free(p);
-	free(sdir);
+	free(trials);
 	return 1;
 none:
 	if (lockfd >= 0)
 		close(lockfd);
 	free(db);
 	free(p);
-	free(sdir);
+	free(trials);
 	return 0;
 }
 
@@ -2206,13 +2187,14 @@ int
 apply_repair(const struct model *m, const struct apply_opts *o, long *recorded)
 {
 	struct job j = { .m = m, .o = o, .lockfd = -1, .repair = true, .repaired_as = -1 };
-	char serr[512], *p;
+	char serr[512], *p, *trials;
 	struct stat sb;
 	int status;
 
 	*recorded = -1;
-	j.sdir = fs_rooted(o->root, "/var/lib/nastune");
-	p = state_path(&j, "pending");
+	j.sdir = paths_state_dir(o->root);
+	p = paths_pending(o->root);
+	trials = paths_trials_lock(o->root);
 	if (stat(p, &sb) < 0) {
 		status = 0;
 		goto out;
@@ -2221,7 +2203,7 @@ apply_repair(const struct model *m, const struct apply_opts *o, long *recorded)
 		log_warnx("repair: %s", serr);
 		goto out;
 	}
-	if (lock_held(j.sdir, "trials")) {
+	if (lock_held(trials)) {
 		log_info("a tune is trying settings now: it puts its configuration back itself");
 		status = 0;
 		goto out;
@@ -2241,6 +2223,7 @@ apply_repair(const struct model *m, const struct apply_opts *o, long *recorded)
 	*recorded = j.repaired_as;
 	status = 1;
 out:
+	free(trials);
 	free(p);
 	job_release(&j);
 	return status;

@@ -14,6 +14,7 @@
 #include "fsutil.h"
 #include "knobs.h"
 #include "log.h"
+#include "paths.h"
 #include "proc.h"
 #include "render.h"
 #include "service.h"
@@ -113,10 +114,6 @@ wait_listening(const char *who, int port, bool was_listening, bool restarted, ch
 	return -ECONNREFUSED;
 }
 
-/* Where the kernel's own value of every sys.* key is recorded the first time nastune sets
- * it (sysctl.conf syntax, so `sysctl -p` can load it: the package's purge does). */
-#define SYSCTL_ORIG_PATH "/var/lib/nastune/sysctl.orig"
-
 /* The value "key = value" text sets for key, whitespace runs as one space, in out; false when
  * it sets none. Later lines win, as in sysctl -p. */
 static bool
@@ -200,13 +197,15 @@ sysctl_write(const char *key, const char *value)
 	return rc;
 }
 
-/* Records, before nastune first sets a key, the kernel's value of every key the file sets
- * and the record lacks. Nothing is set when the record cannot be written. Returns 0, -errno. */
+/* Records in path (paths_sysctl_orig), before nastune first sets a key, the kernel's value of
+ * every key the file sets and the record lacks, in sysctl.conf syntax so `sysctl -p` can load
+ * it (the package's purge does). Nothing is set when the record cannot be written. Returns 0,
+ * -errno. */
 static int
-sysctl_record(const char *conf, char **orig, char *err, size_t errlen)
+sysctl_record(const char *conf, const char *path, char **orig, char *err, size_t errlen)
 {
 	const struct knob *k;
-	char val[256], cur[256];
+	char val[256], cur[256], *dir = NULL;
 	struct buf b;
 	int rc = 0;
 
@@ -230,15 +229,17 @@ sysctl_record(const char *conf, char **orig, char *err, size_t errlen)
 	}
 	if (b.len == (*orig ? strlen(*orig) : 0))
 		goto out;
-	if ((rc = fs_mkdir_p("/var/lib/nastune", 0755)) < 0 ||
-	    (rc = fs_write_atomic(SYSCTL_ORIG_PATH, b.data, b.len, 0644, 0)) < 0) {
-		snprintf(err, errlen, "cannot record the kernel's sysctl values in %s: %s",
-			 SYSCTL_ORIG_PATH, strerror(-rc));
+	dir = paths_state_dir(NULL);
+	if ((rc = fs_mkdir_p(dir, 0755)) < 0 ||
+	    (rc = fs_write_atomic(path, b.data, b.len, 0644, 0)) < 0) {
+		snprintf(err, errlen, "cannot record the kernel's sysctl values in %s: %s", path,
+			 strerror(-rc));
 		goto out;
 	}
 	free(*orig);
 	*orig = buf_steal(&b, NULL);
 out:
+	free(dir);
 	buf_clear(&b);
 	return rc;
 }
@@ -251,23 +252,25 @@ out:
 static int
 sysctl_apply(const char *root, char *err, size_t errlen)
 {
-	char *conf = NULL, *orig = NULL, val[256], cur[256];
+	char *conf = NULL, *orig = NULL, *path, val[256], cur[256];
 	const struct knob *k;
 	int rc;
 
 	if (root && *root)
 		return 1;
+	path = paths_sysctl_orig();
 	rc = fs_read_file(RENDER_SYSCTL_PATH, 1 << 20, &conf, NULL);
 	if (rc < 0 && rc != -ENOENT) {
 		snprintf(err, errlen, "cannot read %s: %s", RENDER_SYSCTL_PATH, strerror(-rc));
+		free(path);
 		return rc;
 	}
-	rc = fs_read_file(SYSCTL_ORIG_PATH, 1 << 20, &orig, NULL);
+	rc = fs_read_file(path, 1 << 20, &orig, NULL);
 	if (rc < 0 && rc != -ENOENT) {
-		snprintf(err, errlen, "cannot read %s: %s", SYSCTL_ORIG_PATH, strerror(-rc));
+		snprintf(err, errlen, "cannot read %s: %s", path, strerror(-rc));
 		goto out;
 	}
-	if ((rc = sysctl_record(conf ? conf : "", &orig, err, errlen)) < 0)
+	if ((rc = sysctl_record(conf ? conf : "", path, &orig, err, errlen)) < 0)
 		goto out;
 	for (k = knob_first(); k; k = knob_next(k)) {
 		if (k->place != KNOB_AT_SYSCTL)
@@ -287,6 +290,7 @@ sysctl_apply(const char *root, char *err, size_t errlen)
 out:
 	free(conf);
 	free(orig);
+	free(path);
 	return rc;
 }
 
@@ -358,8 +362,8 @@ systemd_check(const char *root, const struct service_desc *d, const char *pidfil
 
 /* ---- pidfile ---- */
 
-static int
-read_pid(const char *root, const char *pidfile, pid_t *pid, char **path)
+int
+service_pid_read(const char *root, const char *pidfile, pid_t *pid, char **path)
 {
 	char *text = NULL;
 	long v;
@@ -376,8 +380,6 @@ read_pid(const char *root, const char *pidfile, pid_t *pid, char **path)
 	*pid = (pid_t)v;
 	return 0;
 }
-
-static bool pid_alive(pid_t pid);
 
 static int
 pidfile_reload(const char *root, const struct service_desc *d, const char *pidfile, char *err,
@@ -403,7 +405,7 @@ pidfile_reload(const char *root, const struct service_desc *d, const char *pidfi
 	}
 	if (!pidfile)
 		return 1;
-	rc = read_pid(root, pidfile, &pid, &path);
+	rc = service_pid_read(root, pidfile, &pid, &path);
 	if (rc == -ENOENT) {
 		free(path);
 		return 1;
@@ -417,7 +419,7 @@ pidfile_reload(const char *root, const struct service_desc *d, const char *pidfi
 	/* A stale pidfile: the daemon is not running (it may have exited when its file was
 	 * removed, e.g. by a rollback to the distro's originals). Exited but not yet reaped
 	 * counts too: kill() succeeds on a zombie, which then "dies after the reload". */
-	if (!pid_alive(pid)) {
+	if (!service_pid_alive(pid)) {
 		free(path);
 		return 1;
 	}
@@ -439,9 +441,9 @@ pidfile_reload(const char *root, const struct service_desc *d, const char *pidfi
 /* ---- pidfile restart: stop the pid (SIGTERM, then SIGKILL), run the start command, wait
  * for the pidfile to name a new live process ---- */
 
-/* Alive, and not a zombie waiting for its parent (kill(pid, 0) succeeds on those). */
-static bool
-pid_alive(pid_t pid)
+/* kill(pid, 0) succeeds on a zombie too: /proc says which it is. */
+bool
+service_pid_alive(pid_t pid)
 {
 	char path[64], buf[256], *rp;
 	FILE *fp;
@@ -456,6 +458,33 @@ pid_alive(pid_t pid)
 		fclose(fp);
 	}
 	return !zombie;
+}
+
+int
+service_pidfile_claim(const char *path)
+{
+	char text[32], *dir = xstrdup(path), *slash = strrchr(dir, '/');
+	int rc;
+
+	if (slash && slash != dir) {
+		*slash = '\0';
+		fs_mkdir_p(dir, 0755);
+	}
+	free(dir);
+	snprintf(text, sizeof(text), "%ld\n", (long)getpid());
+	rc = fs_write_atomic(path, text, strlen(text), 0644, 0);
+	return rc;
+}
+
+void
+service_pidfile_release(const char *path)
+{
+	char text[32], *cur = NULL;
+
+	snprintf(text, sizeof(text), "%ld\n", (long)getpid());
+	if (fs_read_file(path, 64, &cur, NULL) == 0 && strcmp(cur, text) == 0)
+		unlink(path);
+	free(cur);
 }
 
 /* Whether pid has taken the SIGHUP sent to it: not pending for the thread group or its main
@@ -499,7 +528,7 @@ stop_pid(const struct service_desc *d, pid_t pid, char *err, size_t errlen)
 		return -e;
 	}
 	for (i = 0; i < STOP_TERM_TENTHS; i++) {
-		if (!pid_alive(pid))
+		if (!service_pid_alive(pid))
 			return 0;
 		usleep(100000);
 	}
@@ -507,7 +536,7 @@ stop_pid(const struct service_desc *d, pid_t pid, char *err, size_t errlen)
 		  (int)pid, STOP_TERM_TENTHS / 10);
 	kill(pid, SIGKILL);
 	for (i = 0; i < STOP_KILL_TENTHS; i++) {
-		if (!pid_alive(pid))
+		if (!service_pid_alive(pid))
 			return 0;
 		usleep(100000);
 	}
@@ -608,14 +637,14 @@ pidfile_restart(const char *root, const struct service_desc *d, const char *pidf
 			 d->daemon, svc_name(d->svc));
 		return -EINVAL;
 	}
-	rc = read_pid(root, pidfile, &pid, &path);
+	rc = service_pid_read(root, pidfile, &pid, &path);
 	if (rc < 0 && rc != -ENOENT) {
 		snprintf(err, errlen, "cannot read pid of %s from %s: %s", d->daemon, path,
 			 strerror(-rc));
 		free(path);
 		return rc;
 	}
-	running = rc == 0 && pid_alive(pid);
+	running = rc == 0 && service_pid_alive(pid);
 	if (!running && !force) {
 		free(path);
 		return 1;
@@ -633,7 +662,8 @@ pidfile_restart(const char *root, const struct service_desc *d, const char *pidf
 	for (i = 0; i < START_PID_TENTHS; i++) {
 		char *p2 = NULL;
 
-		if (read_pid(root, pidfile, &npid, &p2) == 0 && npid != pid && pid_alive(npid)) {
+		if (service_pid_read(root, pidfile, &npid, &p2) == 0 && npid != pid &&
+		    service_pid_alive(npid)) {
 			free(p2);
 			free(path);
 			return 0;
@@ -661,7 +691,7 @@ pidfile_check(const char *root, const struct service_desc *d, const char *pidfil
 
 	if (strcmp(d->action, "exportfs") == 0 || strcmp(d->action, "sysctl") == 0 || !pidfile)
 		return 0;
-	rc = read_pid(root, pidfile, &pid, &path);
+	rc = service_pid_read(root, pidfile, &pid, &path);
 	if (rc < 0) {
 		snprintf(err, errlen, "%s's pidfile %s is gone after the %s", d->daemon, path,
 			 what);
@@ -681,7 +711,7 @@ pidfile_check(const char *root, const struct service_desc *d, const char *pidfil
 	for (i = 0; i <= grace; i++) {
 		if (i)
 			usleep(50000);
-		if (!pid_alive(pid)) {
+		if (!service_pid_alive(pid)) {
 			snprintf(err, errlen, "%s (pid %d) died after the %s", d->daemon, (int)pid,
 				 what);
 			free(path);

@@ -7,6 +7,7 @@
 #include "hwinfo.h"
 #include "knobs.h"
 #include "mdns.h"
+#include "paths.h"
 #include "runrec.h"
 #include "service.h"
 #include "status.h"
@@ -16,7 +17,7 @@ static void
 collect_generations(const char *root, struct status *st)
 {
 	struct state *db = NULL;
-	char err[512], *path = fs_rooted(root, "/var/lib/nastune/state.db");
+	char err[512], *path = paths_state_db(root);
 	struct stat sb;
 
 	if (stat(path, &sb) == 0 && state_open(root, &db, err, sizeof(err)) == 0 &&

@@ -13,6 +13,7 @@
 #include "fsutil.h"
 #include "log.h"
 #include "mdns.h"
+#include "paths.h"
 #include "sigstop.h"
 #include "xmalloc.h"
 
@@ -124,7 +125,7 @@ cmd_agent(struct ctx *ctx, int argc, char **argv)
 		goto out;
 	}
 	if (!token)
-		token = agent_key_path(ctx->root);
+		token = paths_agent_key(ctx->root);
 	if ((rc = agent_key_load(token, o.key, err, sizeof(err))) < 0) {
 		fprintf(stderr, "nastune agent: %s\n", err);
 		status = rc == -ENOENT || rc == -EINVAL || rc == -EPERM ? EXIT_USAGE : EXIT_FAIL;
@@ -184,7 +185,7 @@ cmd_pair(struct ctx *ctx, int argc, char **argv)
 		}
 	}
 	if (!path)
-		path = agent_key_path(ctx->root);
+		path = paths_agent_key(ctx->root);
 	{
 		char *dir = xstrdup(path), *slash = strrchr(dir, '/');
 

@@ -19,6 +19,7 @@
 #include "fsutil.h"
 #include "log.h"
 #include "model.h"
+#include "paths.h"
 #include "sigstop.h"
 #include "state.h"
 #include "timeutil.h"
@@ -440,7 +441,7 @@ out:
 static int
 open_existing(const struct ctx *ctx, struct state **st, const char *cmd)
 {
-	char *db = fs_rooted(ctx->root, "/var/lib/nastune/state.db"), err[512];
+	char *db = paths_state_db(ctx->root), err[512];
 	struct stat sb;
 	int rc;
 

@@ -1,7 +1,6 @@
 /* cmd_mdns.c - `nastune mdns publish|withdraw|browse`: live Bonjour records and what the
  * network sees. The static records are apply's (the Avahi service files). */
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <signal.h>
@@ -14,10 +13,11 @@
 
 #include "cli.h"
 #include "esc.h"
-#include "fsutil.h"
 #include "log.h"
 #include "mdns.h"
 #include "model.h"
+#include "paths.h"
+#include "service.h"
 #include "sigstop.h"
 #include "xmalloc.h"
 
@@ -26,8 +26,6 @@
 	"[--txt KEY=VALUE]... [--for SECONDS]\n"                                                   \
 	"       nastune mdns withdraw\n"                                                           \
 	"       nastune mdns browse [--type TYPE]... [-4|-6] [--timeout MS] [--no-resolve]\n"
-
-#define PUBLISH_PIDFILE "/run/nastune/mdns-publish.pid"
 
 static int
 cmd_mdns_usage(const char *why)
@@ -75,7 +73,7 @@ cmd_mdns_publish(struct ctx *ctx, int argc, char **argv)
 	struct mdns_publisher *pub = NULL;
 	struct mdns_record rec;
 	struct sigaction sa = { .sa_handler = sigstop_handler };
-	char *name = NULL, *pidfile = NULL, *end, err[512], cur[128], last[128], pidtxt[32];
+	char *name = NULL, *pidfile = NULL, *end, err[512], cur[128], last[128];
 	char version_txt[64];
 	size_t ntxt = 0;
 	long port = 0, secs = 0;
@@ -148,16 +146,8 @@ cmd_mdns_publish(struct ctx *ctx, int argc, char **argv)
 		goto out;
 	}
 	/* So that `mdns withdraw` finds us. */
-	pidfile = fs_rooted(ctx->root, PUBLISH_PIDFILE);
-	snprintf(pidtxt, sizeof(pidtxt), "%ld\n", (long)getpid());
-	{
-		char *dir = xstrdup(pidfile);
-
-		*strrchr(dir, '/') = '\0';
-		fs_mkdir_p(dir, 0755);
-		free(dir);
-	}
-	if ((rc = fs_write_atomic(pidfile, pidtxt, strlen(pidtxt), 0644, 0)) < 0)
+	pidfile = paths_run(ctx->root, "mdns-publish.pid");
+	if ((rc = service_pidfile_claim(pidfile)) < 0)
 		log_warnx("mdns publish: cannot write %s: %s (withdraw will not find this process)",
 			  pidfile, strerror(-rc));
 	mdns_publisher_name(pub, last, sizeof(last));
@@ -180,14 +170,8 @@ cmd_mdns_publish(struct ctx *ctx, int argc, char **argv)
 	status = EXIT_OK;
 out:
 	mdns_publisher_stop(pub);
-	if (pidfile) {
-		char *cur_pid = NULL;
-
-		/* Only our own pidfile: a newer publisher may have replaced it. */
-		if (fs_read_file(pidfile, 64, &cur_pid, NULL) == 0 && strcmp(cur_pid, pidtxt) == 0)
-			unlink(pidfile);
-		free(cur_pid);
-	}
+	if (pidfile)
+		service_pidfile_release(pidfile);
 	free(pidfile);
 	free(name);
 	free(txt);
@@ -197,8 +181,8 @@ out:
 static int
 cmd_mdns_withdraw(struct ctx *ctx, int argc, char **argv)
 {
-	char *pidfile = fs_rooted(ctx->root, PUBLISH_PIDFILE), *text = NULL;
-	long pid;
+	char *pidfile = paths_run(ctx->root, "mdns-publish.pid"), *path = NULL;
+	pid_t pid;
 	int i, rc, status = EXIT_FAIL;
 
 	(void)argv;
@@ -206,38 +190,38 @@ cmd_mdns_withdraw(struct ctx *ctx, int argc, char **argv)
 		free(pidfile);
 		return cmd_mdns_usage("withdraw takes no operands");
 	}
-	rc = fs_read_file(pidfile, 64, &text, NULL);
+	rc = service_pid_read(NULL, pidfile, &pid, &path);
 	if (rc == -ENOENT) {
 		log_info("nothing to withdraw: no `nastune mdns publish` is running (%s is absent)",
 			 pidfile);
 		status = EXIT_OK;
 		goto out;
 	}
-	if (rc < 0 || (pid = strtol(text, NULL, 10)) <= 1) {
+	if (rc < 0) {
 		log_warnx("mdns withdraw: %s is unreadable", pidfile);
 		goto out;
 	}
-	if (kill((pid_t)pid, SIGTERM) < 0) {
+	if (kill(pid, SIGTERM) < 0) {
 		if (errno == ESRCH) {
-			log_info("nothing to withdraw: publisher %ld is gone; removing %s", pid,
-				 pidfile);
+			log_info("nothing to withdraw: publisher %ld is gone; removing %s",
+				 (long)pid, pidfile);
 			unlink(pidfile);
 			status = EXIT_OK;
 		} else {
-			log_warn("mdns withdraw: cannot signal %ld", pid);
+			log_warn("mdns withdraw: cannot signal %ld", (long)pid);
 		}
 		goto out;
 	}
-	for (i = 0; i < 100 && kill((pid_t)pid, 0) == 0; i++)
+	for (i = 0; i < 100 && service_pid_alive(pid); i++)
 		usleep(50000);
 	if (i == 100) {
-		log_warnx("mdns withdraw: publisher %ld did not stop within 5 s", pid);
+		log_warnx("mdns withdraw: publisher %ld did not stop within 5 s", (long)pid);
 		goto out;
 	}
-	log_info("withdrawn: publisher %ld stopped", pid);
+	log_info("withdrawn: publisher %ld stopped", (long)pid);
 	status = EXIT_OK;
 out:
-	free(text);
+	free(path);
 	free(pidfile);
 	return status;
 }

@@ -15,6 +15,7 @@
 #include "log.h"
 #include "mdns.h"
 #include "model.h"
+#include "paths.h"
 #include "units.h"
 #include "xmalloc.h"
 
@@ -259,7 +260,7 @@ agentctl_bench(const char *root, const struct model *m, char *const *clients, si
 	size_t npeers = 0, i;
 	int rc, failures = 0;
 
-	keyfile = token_file ? xstrdup(token_file) : agent_key_path(root);
+	keyfile = token_file ? xstrdup(token_file) : paths_agent_key(root);
 	if ((rc = agent_key_load(keyfile, key, err, sizeof(err))) < 0) {
 		log_warnx("bench: %s", err);
 		free(keyfile);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "fsutil.h"
+#include "paths.h"
 #include "state.h"
 #include "xmalloc.h"
 
@@ -61,7 +62,7 @@ state_schema_version(struct state *st)
 int
 state_open(const char *root, struct state **out, char *err, size_t errlen)
 {
-	char *dir = fs_rooted(root, "/var/lib/nastune"), *path = NULL;
+	char *dir = paths_state_dir(root), *path = NULL;
 	struct state *st = xcalloc(1, sizeof(*st));
 	int rc, v, fd;
 	size_t i;
@@ -70,7 +71,7 @@ state_open(const char *root, struct state **out, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot create %s: %s", dir, strerror(-rc));
 		goto fail;
 	}
-	path = xasprintf("%s/state.db", dir);
+	path = paths_state_db(root);
 	/* Created 0600 whatever the umask (run history, hosts and results); SQLite
 	 * gives its -wal and -shm files the database's mode. An older 0644 one is tightened. */
 	if ((fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600)) < 0 ||
@@ -164,7 +165,7 @@ uri_append(char **u, const char *s)
 int
 state_open_readonly(const char *root, struct state **out)
 {
-	char *dir = fs_rooted(root, "/var/lib/nastune"), *path = xasprintf("%s/state.db", dir);
+	char *path = paths_state_db(root);
 	char *wal = xasprintf("%s-wal", path), *uri = xstrdup("file:");
 	struct state *st = xcalloc(1, sizeof(*st));
 	struct stat sb;
@@ -199,7 +200,6 @@ fail:
 	free(uri);
 	free(wal);
 	free(path);
-	free(dir);
 	return rc;
 }
 
