@@ -1,8 +1,8 @@
 /* paths.h - where nastune keeps its own files: the one owner of their names. Every path is
  * under the root prefix (--root; NULL or "" for the host's) and malloc'd (caller frees).
  *
- *	<root>/var/lib/nastune/		state: state.db, the apply lock, an apply's journal
- *					(pending), generations/<id>/, agent.key
+ *	<root>/var/lib/nastune/		state: state.db, the apply and trials locks, an
+ *					apply's journal (pending), generations/<id>/, agent.key
  *	<root>/run/nastune/		pidfiles of nastune's own long-running commands
  */
 #ifndef NASTUNE_PATHS_H
@@ -17,6 +17,9 @@ char *paths_state(const char *root, const char *fmt, ...) __attribute__((format(
 char *paths_state_db(const char *root);
 /* The lock apply, rollback and tune hold while they change installed files. */
 char *paths_lock(const char *root);
+/* The lock a tune holds from its first trial to its end: its journal is then no interrupted
+ * apply. */
+char *paths_trials_lock(const char *root);
 /* The journal of an apply (or a tune's trials) in progress: present after an interruption. */
 char *paths_pending(const char *root);
 /* Generation id's copies of the files it installed. */

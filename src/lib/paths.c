@@ -54,6 +54,12 @@ paths_lock(const char *root)
 }
 
 char *
+paths_trials_lock(const char *root)
+{
+	return paths_state(root, "trials");
+}
+
+char *
 paths_pending(const char *root)
 {
 	return paths_state(root, "pending");
