@@ -5,8 +5,9 @@
 # edited configuration, apply reloading through systemctl (smbd's main PID unchanged, the
 # reload in its journal), a restart-class knob restarting Ganesha through systemctl restart
 # (a new main PID), nastune-retune.service at boot tuning when due and doing nothing when
-# nothing changed, nastune-agent.service starting once enabled, and purge restoring
-# generation 0 on the running system. Root only; CI runs it.
+# nothing changed, nastune-agent.service starting once enabled, an apply killed between two
+# installs repaired by nastune-repair.service before smbd starts at the next boot, and purge
+# restoring generation 0 on the running system. Root only; CI runs it.
 #
 # The recipe (what works on these machines, where PID 1 is not systemd and cgroups are
 # v1 with a v2 "unified" hierarchy; FIELD.md):
@@ -43,7 +44,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../cli/lib.sh"
 # shellcheck source=lib.sh
 . "$here/lib.sh"
-PLAN=40
+PLAN=48
 # What the container needs beyond the root tests/pkg/t_root.sh uses (samba-vfs-modules:
 # the Time Machine share's fruit stack).
 CT_PKGS=(systemd systemd-sysv dbus nfs-ganesha nfs-ganesha-vfs samba-vfs-modules)
@@ -375,6 +376,53 @@ t2=$(tunes)
 [[ $t2 -gt $t1 ]] && ! has "nothing to do"
 ok $? "the hardware changed, so it tuned again ($t1 -> $t2 finished tunes)"
 [[ $t2 -gt $t1 ]] || diag "$out"
+
+# -- a power cut between two installs, then a boot: repaired before smbd starts --
+# The package is built with -DNDEBUG, without the crash points: the tree's own build (the
+# same bookworm libraries), which has them, is killed inside the container right after
+# its first install, as a power cut would stop it. smbd then notes, as it starts, the
+# files it is about to read (a drop-in's ExecStartPre).
+prev=$(sql 'SELECT max(id) FROM generations')
+cp "$BUILD/nastune" "$m/var/tmp/nastune-crash"
+mkdir -p "$m/etc/systemd/system/smbd.service.d"
+printf '[Service]\nExecStartPre=/bin/sh -c "sha256sum %s >>/var/lib/nastune-test/at-smbd-start"\n' \
+	"/etc/samba/smb.conf /etc/ganesha/ganesha.conf" >"$m/etc/systemd/system/smbd.service.d/zz-cut.conf"
+site "third" ' knobs = { nfs = { threads = "8"; }; };'
+ct env NASTUNE_DEBUG_CRASH=install /var/tmp/nastune-crash --datadir /usr/share/nastune apply
+is "$rc" 137 "an apply of a new comment and nfs.threads killed after its first install"
+grep -q "comment = third" "$m/etc/samba/smb.conf" && grep -q "RPC_Ioq_ThrdMax = 16" "$m/etc/ganesha/ganesha.conf"
+ok $? "it left smb.conf new and ganesha.conf of generation $prev"
+ct nastune status
+[[ $rc -eq 1 ]] && has "INTERRUPTED: an apply was interrupted" && has "/etc/samba/smb.conf: new" &&
+	has "/etc/ganesha/ganesha.conf: generation $prev" && has "\`nastune repair\`"
+ok $? "status exits 1 naming each file's generation and \`nastune repair\` (exit $rc)"
+[[ $rc -eq 1 ]] || diag "$out"
+reboot_ct
+ok $? "the container boots again (${boot_state:-none})"
+[[ $(prop nastune-repair ConditionResult) = yes && $(prop nastune-repair Result) = success &&
+	$(prop nastune-repair ExecMainStatus) = 0 ]]
+ok $? "nastune-repair.service ran at boot (its journal was there) and succeeded"
+jl=$(nsenter -t "$pid1" -a journalctl -b -q --no-pager -o short-monotonic -u nastune-repair.service \
+	-u smbd.service 2>/dev/null)
+sed -nE '/repaired:|Finished (nastune-repair|Repair an interrupted)|Starting (smbd|Samba SMB)|Started (smbd|Samba SMB)/ s/^/#   /p' <<<"$jl"
+first() { grep -nE "$1" <<<"$jl" | head -n 1 | cut -d: -f1; }
+rep=$(first 'repaired: generation') fin=$(first 'Finished (nastune-repair|Repair an interrupted)')
+smb=$(first 'Starting (smbd|Samba SMB)')
+rx=$(prop nastune-repair ExecMainExitTimestampMonotonic) sx=$(prop smbd InactiveExitTimestampMonotonic)
+[[ -n $rep && -n $fin && -n $smb && $rep -lt $smb && $fin -lt $smb && ${rx:-0} -gt 0 && $rx -le ${sx:-0} ]]
+ok $? "the journal shows the repair finished before smbd began to start (lines $rep, $fin < $smb; $rx <= $sx us)"
+want=$(sql "SELECT sha256 || '  ' || path FROM files WHERE gen = $prev AND path IN
+	('/etc/samba/smb.conf', '/etc/ganesha/ganesha.conf') ORDER BY path DESC")
+is "$(tail -n 2 "$m/var/lib/nastune-test/at-smbd-start" 2>/dev/null)" "$want" \
+	"when smbd started, smb.conf and ganesha.conf were both generation $prev's"
+retune_wait
+ct nastune status
+[[ $rc -eq 0 ]] && ! has "INTERRUPTED" &&
+	has "(repair: generation $prev back after an interrupted apply, nastune $VERSION)"
+ok $? "status is clean afterwards and shows the repair as the generation in force (exit $rc)"
+[[ $rc -eq 0 ]] || diag "$out"
+rm -rf "$m/var/tmp/nastune-crash" "$m/etc/systemd/system/smbd.service.d"
+ct systemctl daemon-reload
 
 # Debugging: NASTUNE_SD_HOLD=SECONDS keeps the container up here (nsenter -t PID1 -a ...).
 if [[ -n ${NASTUNE_SD_HOLD:-} ]]; then
