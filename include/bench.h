@@ -158,6 +158,32 @@ bool bench_differs(const double *a, size_t na, const double *b, size_t nb, doubl
  * everything longer). */
 #define BENCH_HIST_BUCKETS 24
 
+/* The completion latency of a request-sized metric (small-io, random-io, metadata): every
+ * request of the measured runs pooled, as fio's "clat_ns" with its default percentiles' p50,
+ * p90, p99 and p99.9 (bench_lat_pcts), and the requests per second. n == 0: none. */
+#define BENCH_LAT_NPCT 4
+extern const double bench_lat_pcts[BENCH_LAT_NPCT]; /* 50, 90, 99, 99.9 */
+struct bench_latency {
+	char rw[12]; /* the fio job it matches: "read", "write", "randread", "randwrite";
+		      * "" none (metadata) */
+	uint64_t bs; /* its block size in bytes; 0 none */
+	uint64_t n;  /* requests timed */
+	double iops; /* n / the seconds their loops took */
+	double min_ns, max_ns, mean_ns, stddev_ns;
+	double pct_ns[BENCH_LAT_NPCT];
+};
+
+/* A latency accumulator (latency.c): fixed memory, any number of requests. */
+struct bench_lathist;
+struct bench_lathist *bench_lathist_new(void);
+void bench_lathist_free(struct bench_lathist *h); /* NULL-safe */
+/* One request that took secs. */
+void bench_lathist_add(struct bench_lathist *h, double secs);
+/* The wall time a loop of requests took (added up for IOPS). */
+void bench_lathist_span(struct bench_lathist *h, double secs);
+/* The summary; percentiles within 0.8% of a request's own latency (log-linear buckets). */
+void bench_lathist_summary(const struct bench_lathist *h, struct bench_latency *out);
+
 /* One metric of one workload on one target, summarised over the measured runs. */
 struct bench_result {
 	char *target;	  /* URL (never with a password) */
@@ -183,6 +209,8 @@ struct bench_result {
 	/* Flushed results: each run's value without the flush (the data written to the server's
 	 * cache, as an unflushed protocol measures it), nruns values; NULL otherwise. */
 	double *unflushed;
+	/* Request-sized metrics: their requests' latency and IOPS; NULL otherwise. */
+	struct bench_latency *lat;
 };
 
 /* What a result from a peer or the state may hold (bench_result_from_json): a run makes at

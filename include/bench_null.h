@@ -7,7 +7,9 @@
  *	fail=OP:N	the Nth call of OP (mkdir, rmdir, unlink, rename, stat, list, space, open,
  *			pread, pwrite, flush, close, copy) on this store fails with -EIO
  *	copy=0		no server-side copy (copy returns -EOPNOTSUPP)
- *	delay_us=N	every pread/pwrite takes at least N microseconds */
+ *	delay_us=N	every pread/pwrite takes at least N microseconds
+ *	slow_us=N	... but every slow_every-th of them (counted per store) N instead
+ *	slow_every=K */
 #ifndef NASTUNE_BENCH_NULL_H
 #define NASTUNE_BENCH_NULL_H
 

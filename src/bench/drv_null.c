@@ -27,6 +27,8 @@ struct store {
 	uint64_t fail_at, calls[BNULL_NOPS];
 	bool no_copy;
 	unsigned delay_us;
+	unsigned slow_us, slow_every; /* every slow_every-th read or write takes slow_us */
+	uint64_t io;		      /* reads and writes so far */
 };
 
 struct bench_conn {
@@ -170,6 +172,10 @@ parse_opts(struct store *s, const char *q, char *err, size_t errlen)
 			s->no_copy = true;
 		} else if (strncmp(kv, "delay_us=", 9) == 0) {
 			s->delay_us = (unsigned)strtoul(kv + 9, NULL, 10);
+		} else if (strncmp(kv, "slow_us=", 8) == 0) {
+			s->slow_us = (unsigned)strtoul(kv + 8, NULL, 10);
+		} else if (strncmp(kv, "slow_every=", 11) == 0) {
+			s->slow_every = (unsigned)strtoul(kv + 11, NULL, 10);
 		} else {
 			rc = -EINVAL;
 			break;
@@ -178,7 +184,7 @@ parse_opts(struct store *s, const char *q, char *err, size_t errlen)
 	if (rc < 0)
 		snprintf(err, errlen,
 			 "null: bad option \"%s\" (free=BYTES, fail=OP:N, copy=0, "
-			 "delay_us=N)",
+			 "delay_us=N, slow_us=N, slow_every=K)",
 			 kv);
 	free(copy);
 	return rc;
@@ -456,15 +462,18 @@ null_open(struct bench_conn *c, const char *path, int flags, struct bench_file *
 	return rc;
 }
 
+/* The latency of the io-th read or write of the store: its slow one or the usual delay. */
 static void
-delay(struct bench_conn *c)
+delay(struct bench_conn *c, uint64_t io)
 {
+	const struct store *s = c->s;
+	unsigned us = s->slow_every && io % s->slow_every == 0 ? s->slow_us : s->delay_us;
 	struct timespec ts;
 
-	if (!c->s->delay_us)
+	if (!us)
 		return;
-	ts.tv_sec = c->s->delay_us / 1000000;
-	ts.tv_nsec = (long)(c->s->delay_us % 1000000) * 1000;
+	ts.tv_sec = us / 1000000;
+	ts.tv_nsec = (long)(us % 1000000) * 1000;
 	nanosleep(&ts, NULL);
 }
 
@@ -472,9 +481,11 @@ static ssize_t
 null_pread(struct bench_conn *c, struct bench_file *f, void *buf, size_t len, uint64_t off)
 {
 	struct node *n;
+	uint64_t io;
 	ssize_t rc;
 
 	pthread_mutex_lock(&lock);
+	io = ++c->s->io;
 	if ((rc = count(c, BNULL_PREAD)) == 0) {
 		if (!(n = find(c->s, f->path)))
 			rc = fail(c, ESTALE, "read", f->path);
@@ -487,7 +498,7 @@ null_pread(struct bench_conn *c, struct bench_file *f, void *buf, size_t len, ui
 	pthread_mutex_unlock(&lock);
 	if (rc > 0)
 		memset(buf, 0, (size_t)rc);
-	delay(c);
+	delay(c, io);
 	return rc;
 }
 
@@ -495,10 +506,12 @@ static ssize_t
 null_pwrite(struct bench_conn *c, struct bench_file *f, const void *buf, size_t len, uint64_t off)
 {
 	struct node *n;
+	uint64_t io;
 	ssize_t rc;
 
 	(void)buf;
 	pthread_mutex_lock(&lock);
+	io = ++c->s->io;
 	if ((rc = count(c, BNULL_PWRITE)) == 0) {
 		if (!(n = find(c->s, f->path))) {
 			rc = fail(c, ESTALE, "write", f->path);
@@ -510,7 +523,7 @@ null_pwrite(struct bench_conn *c, struct bench_file *f, const void *buf, size_t 
 		}
 	}
 	pthread_mutex_unlock(&lock);
-	delay(c);
+	delay(c, io);
 	return rc;
 }
 

@@ -105,6 +105,9 @@ struct metric {
 	double *v;
 	size_t n;
 	uint64_t *hist;
+	struct bench_lathist *lh; /* request-sized metrics: each request's latency */
+	const char *rw;		  /* ... and the fio job they match ("" none), its bs */
+	uint64_t bs;
 	int pass;
 	bool cold;
 	const char *durability; /* write metrics: "flushed" or "unflushed"; NULL others */
@@ -774,6 +777,26 @@ latency_summary(struct run *r, const char *name, double *lat, size_t n)
 	return bench_quantile(lat, n, 0.99);
 }
 
+/* Pools one loop's request latencies (us each) into metric name, with the loop's wall time for
+ * its IOPS: every request of every measured run, as fio counts a job's. */
+static void
+lat_pool(struct run *r, const char *name, const char *rw, uint64_t bs, const double *us, size_t n,
+	 double span)
+{
+	struct metric *m = metric(r, name);
+	size_t i;
+
+	if (!m || !r->measuring)
+		return;
+	if (!m->lh)
+		m->lh = bench_lathist_new();
+	m->rw = rw;
+	m->bs = bs;
+	for (i = 0; i < n; i++)
+		bench_lathist_add(m->lh, us[i] / 1e6);
+	bench_lathist_span(m->lh, span);
+}
+
 static int
 small_io_setup(struct run *r)
 {
@@ -787,7 +810,7 @@ static int
 small_io_run(struct run *r)
 {
 	uint64_t nw = (r->o.small_io_write + 1023) / 1024, nr = (r->o.small_io_read + 1023) / 1024;
-	double *lat = xcalloc(nw > nr ? nw : nr, sizeof(*lat)), t0, t1, p99, tf = 0, t;
+	double *lat = xcalloc(nw > nr ? nw : nr, sizeof(*lat)), t0, t1, p99, tf = 0, t, span;
 	struct bench_file *f;
 	char p[256];
 	uint64_t i;
@@ -811,6 +834,7 @@ small_io_run(struct run *r)
 			rc = drv_fail(r, r->c, n < 0 ? (int)n : -EIO, "write", p, r->err);
 	}
 	t1 = timeutil_mono();
+	span = t1 - t0;
 	if (rc == 0 && (rc = r->d->flush(r->c, f)) < 0)
 		rc = drv_fail(r, r->c, rc, "flush", p, r->err);
 	tf = timeutil_mono() - t1;
@@ -820,6 +844,7 @@ small_io_run(struct run *r)
 	t = since(t0);
 	record(r, "write-1k", "MB/s", mbps(nw * 1024, t), r->cold);
 	durable(r, "write-1k", true, mbps(nw * 1024, t - tf));
+	lat_pool(r, "write-1k", "write", 1024, lat, nw, span);
 	record(r, "write-1k-p99", "us", 0, r->cold);
 	durable(r, "write-1k-p99", false, 0); /* each write's own latency */
 	p99 = latency_summary(r, "write-1k-p99", lat, nw);
@@ -847,10 +872,12 @@ small_io_run(struct run *r)
 		if (n < 0)
 			rc = drv_fail(r, r->c, (int)n, "read", p, r->err);
 	}
+	span = since(t0);
 	r->d->close(r->c, f);
 	if (rc < 0)
 		goto out;
-	record(r, "read-1k", "MB/s", mbps(nr * 1024, since(t0)), r->cold);
+	record(r, "read-1k", "MB/s", mbps(nr * 1024, span), r->cold);
+	lat_pool(r, "read-1k", "read", 1024, lat, nr, span);
 	record(r, "read-1k-p99", "us", 0, r->cold);
 	p99 = latency_summary(r, "read-1k-p99", lat, nr);
 	if (r->measuring)
@@ -893,6 +920,7 @@ random_run(struct run *r)
 {
 	uint64_t fsize = random_file_size(&r->o);
 	uint64_t volume = r->o.size < (256u << 20) ? r->o.size : (256u << 20);
+	double *lat = NULL, span;
 	struct bench_file *f;
 	char p[256];
 	size_t k;
@@ -908,16 +936,19 @@ random_run(struct run *r)
 
 		if (nops < 4)
 			nops = 4;
+		lat = xreallocarray(lat, nops, sizeof(*lat));
 		for (dir = 0; dir < 2 && rc == 0; dir++) {
 			t0 = timeutil_mono();
 			for (i = 0; i < nops; i++) {
 				uint64_t off = (bench_rand(&r->rng) % slots) * records[k].rec;
+				double t1 = timeutil_mono();
 				ssize_t n;
 
 				if ((rc = check_stop(r, r->err)) < 0)
 					break;
 				n = dir == 0 ? r->d->pread(r->c, f, r->rbuf, records[k].rec, off)
 					     : r->d->pwrite(r->c, f, r->buf, records[k].rec, off);
+				lat[i] = (timeutil_mono() - t1) * 1e6;
 				if (n != (ssize_t)records[k].rec) {
 					rc = drv_fail(r, r->c, n < 0 ? (int)n : -EIO,
 						      dir ? "write" : "read", p, r->err);
@@ -925,19 +956,25 @@ random_run(struct run *r)
 				}
 			}
 			tf = timeutil_mono();
+			span = tf - t0;
 			if (rc == 0 && dir == 1 && (rc = r->d->flush(r->c, f)) < 0)
 				rc = drv_fail(r, r->c, rc, "flush", p, r->err);
 			tf = timeutil_mono() - tf;
 			t = since(t0);
-			if (rc == 0)
+			if (rc == 0) {
 				record(r, dir ? records[k].wr : records[k].rd, "MB/s",
 				       mbps(nops * records[k].rec, t), r->cold);
+				lat_pool(r, dir ? records[k].wr : records[k].rd,
+					 dir ? "randwrite" : "randread", records[k].rec, lat, nops,
+					 span);
+			}
 			if (rc == 0 && dir == 1)
 				durable(r, records[k].wr, true,
 					mbps(nops * records[k].rec, t - tf));
 		}
 	}
 	r->d->close(r->c, f);
+	free(lat);
 	return rc;
 }
 
@@ -982,40 +1019,57 @@ meta_pass(struct run *r, struct bench_conn *c, bool cold)
 	struct bench_stat st;
 	unsigned n = r->o.meta_entries, i, seen = 0;
 	char p[256];
-	double t0;
-	int rc;
+	double t0, t1, *lat = xcalloc(n ? n : 1, sizeof(*lat));
+	int rc = 0;
 
 	t0 = timeutil_mono();
 	for (i = 0; i < n; i++) {
 		spath(r, p, sizeof(p), "meta/m%05u", i);
 		if ((rc = check_stop(r, r->err)) < 0)
-			return rc;
-		if ((rc = r->d->stat(c, p, &st)) < 0)
-			return drv_fail(r, c, rc, "stat", p, r->err);
+			goto out;
+		t1 = timeutil_mono();
+		if ((rc = r->d->stat(c, p, &st)) < 0) {
+			rc = drv_fail(r, c, rc, "stat", p, r->err);
+			goto out;
+		}
+		lat[i] = (timeutil_mono() - t1) * 1e6;
 	}
 	record(r, names[cold][0], "us", since(t0) * 1e6 / n, cold);
+	lat_pool(r, names[cold][0], "", 0, lat, n, since(t0));
 	t0 = timeutil_mono();
 	for (i = 0; i < n; i++) {
 		spath(r, p, sizeof(p), "meta/x%05u", i);
 		if ((rc = check_stop(r, r->err)) < 0)
-			return rc;
+			goto out;
+		t1 = timeutil_mono();
 		rc = r->d->stat(c, p, &st);
-		if (rc != -ENOENT)
-			return drv_fail(r, c, rc < 0 ? rc : -EEXIST, "stat of a missing name", p,
-					r->err);
+		lat[i] = (timeutil_mono() - t1) * 1e6;
+		if (rc != -ENOENT) {
+			rc = drv_fail(r, c, rc < 0 ? rc : -EEXIST, "stat of a missing name", p,
+				      r->err);
+			goto out;
+		}
 	}
+	rc = 0;
 	record(r, names[cold][1], "us", since(t0) * 1e6 / n, cold);
+	lat_pool(r, names[cold][1], "", 0, lat, n, since(t0));
 	spath(r, p, sizeof(p), "meta");
 	t0 = timeutil_mono();
-	if ((rc = r->d->list(c, p, count_entry, &seen)) < 0)
-		return drv_fail(r, c, rc, "list", p, r->err);
-	record(r, names[cold][2], "us", since(t0) * 1e6, cold);
+	if ((rc = r->d->list(c, p, count_entry, &seen)) < 0) {
+		rc = drv_fail(r, c, rc, "list", p, r->err);
+		goto out;
+	}
+	lat[0] = since(t0) * 1e6;
+	record(r, names[cold][2], "us", lat[0], cold);
+	lat_pool(r, names[cold][2], "", 0, lat, 1, lat[0] / 1e6);
 	if (seen != n) {
 		snprintf(r->err, sizeof(r->err), "metadata: listing %s gave %u entries, not %u", p,
 			 seen, n);
-		return -EIO;
+		rc = -EIO;
 	}
-	return 0;
+out:
+	free(lat);
+	return rc;
 }
 
 static int
@@ -1649,12 +1703,19 @@ to_results(struct run *r, struct bench_results *out)
 			.durability = (char *)m->durability,
 			.unflushed = m->nuf == m->n ? m->uf : NULL,
 		};
+		struct bench_latency lat;
 		uint64_t seed = r->o.seed;
 		const char *s;
 
 		for (s = m->name; *s; s++)
 			seed = seed * 31 + (unsigned char)*s;
 		bench_stats_compute(m->v, m->n, seed, &res.st);
+		if (m->lh) {
+			bench_lathist_summary(m->lh, &lat);
+			snprintf(lat.rw, sizeof(lat.rw), "%s", m->rw ? m->rw : "");
+			lat.bs = m->bs;
+			res.lat = &lat;
+		}
 		bench_results_add(out, &res);
 	}
 }
@@ -1814,6 +1875,7 @@ out:
 	for (k = 0; k < r->nm; k++) {
 		free(r->m[k].v);
 		free(r->m[k].hist);
+		bench_lathist_free(r->m[k].lh);
 		free(r->m[k].uf);
 	}
 	free(r);

@@ -43,6 +43,29 @@ fmt_num(char *out, size_t len, double v)
 		snprintf(out, len, "%.2f", v);
 }
 
+/* A latency in ns as people read one: "850 ns", "412 us", "3.10 ms", "1.20 s". */
+static void
+fmt_ns(char *out, size_t len, double ns)
+{
+	static const char *const unit[] = { "ns", "us", "ms", "s" };
+	size_t u = 0;
+	char n[24];
+
+	while (u < 3 && ns >= 1000) {
+		ns /= 1000;
+		u++;
+	}
+	fmt_num(n, sizeof(n), ns);
+	snprintf(out, len, "%s %s", n, unit[u]);
+}
+
+/* The percentile's label: "p50", "p99.9". */
+static void
+fmt_pct(char *out, size_t len, double p)
+{
+	snprintf(out, len, p == floor(p) ? "p%.0f" : "p%.1f", p);
+}
+
 static void
 header_text(struct buf *b, const json_t *doc)
 {
@@ -84,7 +107,7 @@ report_text(const json_t *doc, char *err, size_t errlen)
 	header_text(&b, doc);
 	for (i = 0; i < rs.n; i++) {
 		const struct bench_result *r = &rs.v[i];
-		char med[32], lo[32], hi[32];
+		char med[48], lo[48], hi[48];
 
 		if (!last || strcmp(last, r->target) != 0) {
 			buf_printf(&b, "\n%s (%s, client %s)\n", r->target, r->protocol,
@@ -113,6 +136,16 @@ report_text(const json_t *doc, char *err, size_t errlen)
 			buf_printf(&b, " [%s]", r->durability);
 		}
 		buf_addc(&b, '\n');
+		if (r->lat && r->lat->n) {
+			fmt_num(med, sizeof(med), r->lat->iops);
+			buf_printf(&b, "  %-14s %-15s %10s %-7s clat", "", "", med, "IOPS");
+			for (size_t k = 0; k < BENCH_LAT_NPCT; k++) {
+				fmt_pct(lo, sizeof(lo), bench_lat_pcts[k]);
+				fmt_ns(hi, sizeof(hi), r->lat->pct_ns[k]);
+				buf_printf(&b, " %s %s", lo, hi);
+			}
+			buf_printf(&b, " (%llu requests)\n", (unsigned long long)r->lat->n);
+		}
 	}
 	bench_results_clear(&rs);
 	return buf_steal(&b, NULL);
@@ -294,6 +327,52 @@ chart_latency(struct buf *b, const struct bench_results *rs)
 	buf_adds(b, "</svg>\n");
 }
 
+/* Request-sized metrics: IOPS and completion-latency percentiles, as fio reports them. */
+static void
+table_latency(struct buf *b, const struct bench_results *rs)
+{
+	char v[48], p[16];
+	size_t i, k, n = 0;
+
+	buf_adds(b, "<h2>Requests: IOPS and completion latency (fio's clat percentiles)</h2>\n");
+	for (i = 0; i < rs->n; i++)
+		n += rs->v[i].lat && rs->v[i].lat->n;
+	if (!n) {
+		buf_adds(b, "<p>No small-io, random-io or metadata results in this run.</p>\n");
+		return;
+	}
+	buf_adds(b, "<table style=\"border-collapse:collapse;font-size:13px\" border=\"1\" "
+		    "cellpadding=\"4\">\n<tr><th>target</th><th>protocol</th><th>workload</th>"
+		    "<th>metric</th><th>IOPS</th>");
+	for (k = 0; k < BENCH_LAT_NPCT; k++) {
+		fmt_pct(p, sizeof(p), bench_lat_pcts[k]);
+		buf_printf(b, "<th>%s</th>", p);
+	}
+	buf_adds(b, "<th>requests</th></tr>\n");
+	for (i = 0; i < rs->n; i++) {
+		const struct bench_result *r = &rs->v[i];
+		const char *cells[] = { r->target, r->protocol, r->workload, r->metric };
+
+		if (!r->lat || !r->lat->n)
+			continue;
+		buf_adds(b, "<tr>");
+		for (k = 0; k < 4; k++) {
+			buf_adds(b, "<td>");
+			buf_add_html(b, cells[k] ? cells[k] : "");
+			buf_adds(b, "</td>");
+		}
+		fmt_num(v, sizeof(v), r->lat->iops);
+		buf_printf(b, "<td align=\"right\">%s</td>", v);
+		for (k = 0; k < BENCH_LAT_NPCT; k++) {
+			fmt_ns(v, sizeof(v), r->lat->pct_ns[k]);
+			buf_printf(b, "<td align=\"right\">%s</td>", v);
+		}
+		buf_printf(b, "<td align=\"right\">%llu</td></tr>\n",
+			   (unsigned long long)r->lat->n);
+	}
+	buf_adds(b, "</table>\n");
+}
+
 /* video-frames: pass/fail per target, format and direction. */
 static void
 chart_video(struct buf *b, const struct bench_results *rs)
@@ -360,6 +439,7 @@ report_html(const json_t *doc, char *err, size_t errlen)
 		   (long long)json_integer_value(json_object_get(doc, "run")));
 	chart_throughput(&b, &rs);
 	chart_latency(&b, &rs);
+	table_latency(&b, &rs);
 	chart_video(&b, &rs);
 	buf_adds(&b, "<h2>All results</h2>\n<pre>");
 	text = report_text(doc, err, errlen);

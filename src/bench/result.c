@@ -1,5 +1,6 @@
 /* result.c - benchmark results: copies, and JSON both ways so they can cross the wire. */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +42,11 @@ bench_results_add(struct bench_results *rs, const struct bench_result *r)
 		d->unflushed = xcalloc(r->nruns, sizeof(*d->unflushed));
 		memcpy(d->unflushed, r->unflushed, r->nruns * sizeof(*d->unflushed));
 	}
+	d->lat = NULL;
+	if (r->lat) {
+		d->lat = xmalloc(sizeof(*d->lat));
+		*d->lat = *r->lat;
+	}
 	d->hist = NULL;
 	if (r->hist) {
 		d->hist = xcalloc(BENCH_HIST_BUCKETS, sizeof(*d->hist));
@@ -66,6 +72,7 @@ bench_result_clear(struct bench_result *r)
 	free(r->hist);
 	free(r->durability);
 	free(r->unflushed);
+	free(r->lat);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -86,6 +93,85 @@ static json_t *
 str_or_null(const char *s)
 {
 	return s ? json_string(s) : json_null();
+}
+
+/* fio's spelling of a percentile key: "99.900000". */
+static void
+pct_key(char *out, size_t len, double p)
+{
+	snprintf(out, len, "%.6f", p);
+}
+
+/* "iops" and "clat_ns" as fio's JSON output has them in a job's "read"/"write" (integers in
+ * ns, percentiles keyed "50.000000"), so a document reads beside fio's. */
+static void
+lat_to_json(json_t *o, const struct bench_latency *l)
+{
+	json_t *c = json_object(), *p = json_object();
+	char key[32];
+
+	/* the fio job these requests match, in fio's own words */
+	if (l->rw[0] && l->bs)
+		json_object_set_new(o, "job options",
+				    json_pack("{s:s, s:I, s:s}", "rw", l->rw, "bs",
+					      (json_int_t)l->bs, "iodepth", "1"));
+	json_object_set_new(o, "iops", json_real(l->iops));
+	json_object_set_new(c, "min", json_integer((json_int_t)llround(l->min_ns)));
+	json_object_set_new(c, "max", json_integer((json_int_t)llround(l->max_ns)));
+	json_object_set_new(c, "mean", json_real(l->mean_ns));
+	json_object_set_new(c, "stddev", json_real(l->stddev_ns));
+	json_object_set_new(c, "N", json_integer((json_int_t)l->n));
+	for (size_t i = 0; i < BENCH_LAT_NPCT; i++) {
+		pct_key(key, sizeof(key), bench_lat_pcts[i]);
+		json_object_set_new(p, key, json_integer((json_int_t)llround(l->pct_ns[i])));
+	}
+	json_object_set_new(c, "percentile", p);
+	json_object_set_new(o, "clat_ns", c);
+}
+
+/* The latency of a result from a peer or the state: every field a finite number >= 0 (the
+ * percentiles ascending), or nothing at all. */
+static struct bench_latency *
+lat_from_json(const json_t *o)
+{
+	const json_t *c = json_object_get(o, "clat_ns"), *p, *v;
+	struct bench_latency l = { 0 }, *out;
+	double *f[] = { &l.min_ns, &l.max_ns, &l.mean_ns, &l.stddev_ns };
+	static const char *const keys[] = { "min", "max", "mean", "stddev" };
+	char key[32];
+
+	if (!json_is_object(c) || !json_is_object(p = json_object_get(c, "percentile")))
+		return NULL;
+	v = json_object_get(o, "iops");
+	if (!json_is_number(v) || !isfinite(l.iops = json_number_value(v)) || l.iops < 0)
+		return NULL;
+	v = json_object_get(c, "N");
+	if (!json_is_integer(v) || json_integer_value(v) < 1)
+		return NULL;
+	l.n = (uint64_t)json_integer_value(v);
+	for (size_t i = 0; i < 4; i++) {
+		v = json_object_get(c, keys[i]);
+		if (!json_is_number(v) || !isfinite(*f[i] = json_number_value(v)) || *f[i] < 0)
+			return NULL;
+	}
+	for (size_t i = 0; i < BENCH_LAT_NPCT; i++) {
+		pct_key(key, sizeof(key), bench_lat_pcts[i]);
+		v = json_object_get(p, key);
+		if (!json_is_number(v) || !isfinite(l.pct_ns[i] = json_number_value(v)) ||
+		    l.pct_ns[i] < 0 || (i && l.pct_ns[i] < l.pct_ns[i - 1]))
+			return NULL;
+	}
+	v = json_object_get(o, "job options");
+	if (json_is_object(v) && json_is_string(json_object_get(v, "rw")) &&
+	    json_string_length(json_object_get(v, "rw")) < sizeof(l.rw) &&
+	    json_is_integer(json_object_get(v, "bs")) &&
+	    json_integer_value(json_object_get(v, "bs")) > 0) {
+		snprintf(l.rw, sizeof(l.rw), "%s", json_string_value(json_object_get(v, "rw")));
+		l.bs = (uint64_t)json_integer_value(json_object_get(v, "bs"));
+	}
+	out = xmalloc(sizeof(*out));
+	*out = l;
+	return out;
 }
 
 json_t *
@@ -124,6 +210,8 @@ bench_result_to_json(const struct bench_result *r)
 	} else {
 		json_object_set_new(o, "latency_hist", json_null());
 	}
+	if (r->lat && r->lat->n)
+		lat_to_json(o, r->lat);
 	json_object_set_new(o, "durability", str_or_null(r->durability));
 	if (r->unflushed && r->nruns) {
 		json_t *u = json_array();
@@ -220,6 +308,8 @@ bench_result_from_json(const json_t *j, struct bench_result *r, char *err, size_
 	}
 	if (rc == 0 && (v = json_object_get(j, "pass")) && json_is_boolean(v))
 		r->pass = json_is_true(v);
+	if (rc == 0)
+		r->lat = lat_from_json(j);
 	h = json_object_get(j, "latency_hist");
 	if (rc == 0 && json_is_array(h)) {
 		r->hist = xcalloc(BENCH_HIST_BUCKETS, sizeof(*r->hist));

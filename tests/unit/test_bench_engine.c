@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -736,6 +737,127 @@ test_kept_scratch(void **state)
 	release(&h);
 }
 
+/* The percentile of the histogram against a known sample: 1 to 1000 us, one each. */
+static void
+test_lathist(void **state)
+{
+	static const double want_us[BENCH_LAT_NPCT] = { 500, 900, 990, 999 };
+	struct bench_lathist *lh = bench_lathist_new();
+	struct bench_latency l;
+	size_t i;
+
+	(void)state;
+	for (i = 1000; i >= 1; i--) /* order does not matter */
+		bench_lathist_add(lh, (double)i * 1e-6);
+	bench_lathist_span(lh, 2.0);
+	bench_lathist_summary(lh, &l);
+	assert_int_equal(l.n, 1000);
+	assert_float_equal(l.min_ns, 1000, 1e-6);
+	assert_float_equal(l.max_ns, 1e6, 1e-3);
+	assert_float_equal(l.mean_ns, 500500, 1e-3);
+	assert_float_equal(l.iops, 500, 1e-9);
+	for (i = 0; i < BENCH_LAT_NPCT; i++)
+		if (fabs(l.pct_ns[i] / (want_us[i] * 1000) - 1) > 0.008)
+			fail_msg("p%g: %.0f ns, want %.0f us within 0.8%%", bench_lat_pcts[i],
+				 l.pct_ns[i], want_us[i]);
+	bench_lathist_free(lh);
+}
+
+/* A workload of known latencies (the null driver: every request 200 us, every 50th 20 ms):
+ * 2% are slow, so p50 and p90 are fast requests and p99 and p99.9 slow ones, in the text
+ * table, the JSON (fio's clat_ns and iops) and the HTML page; IOPS is no more than one over
+ * the mean latency. random-io and metadata carry them too. */
+static void
+test_latency_known(void **state)
+{
+	struct bench_opts o = small_opts();
+	struct bench_results rs = { 0 };
+	static const char *const mm[] = { "write-1k", "read-1k" };
+	struct held h;
+	json_t *a, *doc;
+	char err[512], *text, *html;
+	size_t i, k;
+
+	(void)state;
+	o.repeats = 1;
+	o.warmup = 0;
+	o.small_io_write = 100 * 1024;
+	o.small_io_read = 200 * 1024;
+	/* the setup's one write is request 1: the writes are 2..101 (50 and 100 slow), the
+	 * reads 102..301 (150, 200, 250, 300 slow) */
+	hold(&h, "null://eng?delay_us=200&slow_us=20000&slow_every=50");
+	run_ok(&h, BENCH_SMALL_IO, &o, &rs);
+	for (i = 0; i < 2; i++) {
+		const struct bench_result *r = find(&rs, "small-io", mm[i]);
+		const struct bench_latency *l;
+
+		assert_non_null(r);
+		assert_non_null(l = r->lat);
+		assert_int_equal(l->n, i ? 200 : 100);
+		assert_string_equal(l->rw, i ? "read" : "write");
+		assert_int_equal(l->bs, 1024);
+		for (k = 0; k < 2; k++) /* p50, p90: a 200 us request */
+			if (l->pct_ns[k] < 200e3 * 0.99 || l->pct_ns[k] > 10e6)
+				fail_msg("%s p%g = %.0f ns, not a 200 us request", mm[i],
+					 bench_lat_pcts[k], l->pct_ns[k]);
+		for (k = 2; k < 4; k++) /* p99, p99.9: a 20 ms one */
+			if (l->pct_ns[k] < 20e6 * 0.99)
+				fail_msg("%s p%g = %.0f ns, not a 20 ms request", mm[i],
+					 bench_lat_pcts[k], l->pct_ns[k]);
+		assert_true(l->min_ns >= 200e3 && l->max_ns >= 20e6);
+		assert_true(l->mean_ns >= 0.98 * 200e3 + 0.02 * 20e6);
+		assert_true(l->iops > 0 && l->iops <= 1e9 / l->mean_ns * 1.001);
+	}
+	release(&h);
+	hold(&h, "null://eng");
+	run_ok(&h, BENCH_RANDOM_IO, &o, &rs);
+	o.meta_entries = 20;
+	run_ok(&h, BENCH_METADATA, &o, &rs);
+	release(&h);
+	assert_string_equal(find(&rs, "random-io", "read-4k")->lat->rw, "randread");
+	assert_int_equal(find(&rs, "random-io", "write-512k")->lat->bs, 512 * 1024);
+	assert_int_equal(find(&rs, "metadata", "stat-miss-hot")->lat->n, 20);
+	assert_string_equal(find(&rs, "metadata", "stat-hit-cold")->lat->rw, "");
+	assert_null(find(&rs, "small-io", "write-1k-p99")->lat);
+
+	a = bench_results_to_json(&rs);
+	{
+		const json_t *j = json_array_get(a, 0), *c = json_object_get(j, "clat_ns");
+		struct bench_results back = { 0 };
+
+		assert_string_equal(json_string_value(json_object_get(j, "metric")), "write-1k");
+		assert_true(json_is_number(json_object_get(j, "iops")));
+		assert_int_equal(json_integer_value(json_object_get(c, "N")), 100);
+		assert_true(json_integer_value(json_object_get(json_object_get(c, "percentile"),
+							       "99.900000")) >= 19800000);
+		assert_string_equal(
+			json_string_value(json_object_get(json_object_get(j, "job options"), "rw")),
+			"write");
+		assert_int_equal(bench_results_from_json(a, &back, err, sizeof(err)), 0);
+		for (i = 0; i < rs.n; i++) {
+			assert_int_equal(!!back.v[i].lat, !!rs.v[i].lat);
+			for (k = 0; rs.v[i].lat && k < BENCH_LAT_NPCT; k++) /* whole ns, as fio */
+				assert_float_equal(back.v[i].lat->pct_ns[k], rs.v[i].lat->pct_ns[k],
+						   0.5);
+		}
+		bench_results_clear(&back);
+	}
+	doc = json_pack("{s:i, s:s, s:o, s:[], s:[]}", "run", 8, "created", "2026-01-01T00:00:00Z",
+			"results", a, "baselines", "errors");
+	text = bench_report_text(doc, err, sizeof(err));
+	assert_non_null(text);
+	assert_non_null(strstr(text, "IOPS    clat p50 2"));
+	assert_non_null(strstr(text, "p99.9 20.")); /* "20.1 ms" */
+	html = bench_report_html(doc, err, sizeof(err));
+	assert_non_null(html);
+	assert_non_null(strstr(html, "completion latency (fio's clat percentiles)"));
+	assert_non_null(strstr(html, "<th>p99.9</th>"));
+	free(text);
+	free(html);
+	json_decref(doc);
+	bench_results_clear(&rs);
+}
+
 static void
 test_json_and_reports(void **state)
 {
@@ -944,6 +1066,8 @@ main(void)
 		cmocka_unit_test(test_stop_and_cold),
 		cmocka_unit_test(test_stale),
 		cmocka_unit_test(test_kept_scratch),
+		cmocka_unit_test(test_lathist),
+		cmocka_unit_test(test_latency_known),
 		cmocka_unit_test(test_json_and_reports),
 		cmocka_unit_test(test_attribute),
 		cmocka_unit_test(test_durability),
