@@ -19,4 +19,10 @@ int agentctl_bench(const char *root, const struct model *m, char *const *clients
 		   const struct bench_opts *o, struct bench_results *all, struct json_t *errors,
 		   struct json_t *agents);
 
+/* The agents that clients names (HOST[:PORT], or "auto": every agent found through mDNS now)
+ * as "HOST:PORT" strings, so that a caller measuring them many times looks them up once.
+ * *out is a NULL-terminated array (caller frees each string and the array). Returns how
+ * many. */
+size_t agentctl_resolve(char *const *clients, size_t nclients, char ***out);
+
 #endif

@@ -10,15 +10,17 @@
 #include "bench.h"
 #include "model.h"
 
-/* The significance level (before the correction for the candidates tried, tuner.c) and the
- * smallest gain a change must show. tune_compare (unpaired, two-sided Mann-Whitney U) decides
- * nothing in a tune any more: every decision is paired (below); test_tuner runs it as the old
- * rule, to show the simulator's tests fail on it. */
+/* The false-positive budget of one tune (nastune-tune(7)), and the smallest effect a verdict
+ * names: a change must gain at least TUNE_MIN_GAIN, a loss costs at least as much, and two
+ * values within it of each other are the same. */
 #define TUNE_ALPHA 0.05
 #define TUNE_MIN_GAIN 0.03
-/* Pairs per window unless --repeat says otherwise: with 8, a real +10% against 5% noise per run
- * was accepted in 167 of 200 simulated tunes; with 10, in 190 (test_tuner test_real_effect). */
-#define TUNE_PAIRS 10
+/* The pairs at which a comparison looks (tune_looks[]): it stops at the first look that
+ * decides, and its error budget is split evenly over the looks. */
+#define TUNE_NLOOKS 5
+extern const unsigned tune_looks[TUNE_NLOOKS];
+/* The default most pairs a comparison measures (--repeat N sets it; at least 8). */
+#define TUNE_PAIRS 32
 
 /* Marks in wl[BENCH_NWORKLOADS] the workloads goal g measures; returns the knob workload mask
  * (WL_*) for matching knobs. */
@@ -30,58 +32,39 @@ unsigned tune_goal_workloads(enum tune_goal g, bool *wl);
  * no result has such a unit. */
 int tune_scores(const struct bench_results *rs, size_t from, double **scores, size_t *n);
 
-enum tune_verdict { TUNE_BETTER, TUNE_NO_EFFECT, TUNE_WORSE };
+/* ---- the one comparison every decision makes ----
+ * A candidate and the incumbent measured in alternation (A B B A, one run each), pair by pair:
+ * the pairs' log-ratios d = log(candidate / incumbent), their median and its distribution-free
+ * interval from the order statistics (the sign test's). A drift between pairs cancels within
+ * each pair; a pair in eight flipped moves the estimate and each bound by one rank at most. */
+enum tune_verdict {
+	TUNE_UNDECIDED, /* the interval spans more than one verdict */
+	TUNE_BETTER,	/* lower bound above 0 and the estimate at least +TUNE_MIN_GAIN */
+	TUNE_WORSE,	/* upper bound below 0 and the estimate at most -TUNE_MIN_GAIN */
+	TUNE_SAME,	/* the "same" interval within +-TUNE_MIN_GAIN */
+};
 
-struct tune_cmp {
+struct tune_effect {
 	enum tune_verdict verdict;
-	double effect; /* median(cand) / median(base) - 1 */
-	double p;      /* two-sided Mann-Whitney U p-value */
+	double est;    /* candidate / incumbent - 1 */
+	double lo, hi; /* the interval at the tune's level (ratios - 1; +-INFINITY: too few) */
+	size_t n;      /* pairs */
+	size_t more;   /* undecided: about how many more pairs would decide; SIZE_MAX: unknown */
 };
 
-/* Compares candidate scores with the base's: BETTER when significantly higher by at least
- * TUNE_MIN_GAIN, WORSE when significantly lower by as much, else NO_EFFECT. */
-void tune_compare(const double *base, size_t nb, const double *cand, size_t nc,
-		  struct tune_cmp *out);
+/* log(cand / inc), with both clamped above 0. */
+double tune_log_ratio(double inc, double cand);
 
-/* ---- side by side ----
- * Every decision compares the incumbent and a candidate measured in alternation in the same
- * window, pair by pair (ABBA order, so a linear drift cancels). */
+/* The effect of the log-ratios d[0..n): the interval's bounds each at one-sided level alpha
+ * (better, worse), and "same" judged on the wider interval at alpha_same. */
+void tune_effect_of(const double *d, size_t n, double alpha, double alpha_same,
+		    struct tune_effect *out);
 
-/* One-sided exact Wilcoxon signed-rank p-value for "the differences d[0..n) tend to be
- * positive": zeros dropped, ties given average ranks. 1 when no difference is non-zero. */
-double tune_signed_rank_p(const double *d, size_t n);
-
-struct tune_pairs {
-	double effect;	 /* exp(median of log(cand/inc)) - 1 */
-	double p_better; /* one-sided signed-rank p on the log-ratios, cand > inc */
-	double p_worse;	 /* the same, cand < inc */
-	size_t n;
-};
-
-/* Compares n pairs (inc[i], cand[i]) measured side by side. */
-void tune_compare_pairs(const double *inc, const double *cand, size_t n, struct tune_pairs *out);
+/* "undecided", "better", "worse", "same". */
+const char *tune_verdict_name(enum tune_verdict v);
 
 /* The median of v[0..n) (n > 0). */
 double tune_median(const double *v, size_t n);
-
-/* A window is not steady when the incumbent's median moved (log scale) by more than
- * TUNE_STEADY_K times its own robust spread, and by at least TUNE_STEADY_FLOOR: between its
- * first and second half, or against the window before. */
-#define TUNE_STEADY_K 4
-#define TUNE_STEADY_FLOOR 0.10
-
-struct tune_steady {
-	bool steady;
-	bool within;	    /* the move was inside the window */
-	double before, now; /* the incumbent's medians compared */
-	double shift;	    /* now / before - 1 */
-	double spread;	    /* robust spread of the runs (log scale, ~relative) */
-};
-
-/* Whether the incumbent's runs cur[0..nc) (in run order) are steady, within themselves and
- * against prev[0..np) (the same configuration in the previous window; np 0: none). */
-bool tune_steady(const double *prev, size_t np, const double *cur, size_t nc,
-		 struct tune_steady *out);
 
 struct json_t;
 /* A stored tune document (what `tune --json` prints) as text / one self-contained HTML page

@@ -1,8 +1,10 @@
-/* tuner.h - the tuner's search: the starting point, one knob at a time with the incumbent and
- * each candidate measured side by side, the MTU step, and a fresh before/after pairing at the
- * end, all within a time budget. It reaches the world only through struct tuner_ops, so unit
- * tests drive it with a simulated machine (tests/unit/test_tuner.c); cmd_tune.c gives it the
- * real one (trial installs and bench runs). */
+/* tuner.h - the tuner's search: the starting point, the MTU step, the knobs by what they can
+ * pay (those the field reports as large first, then a screen of the rest and more pairs where
+ * it found movement), each candidate measured side by side with the incumbent and decided by
+ * one sequential comparison (tune.h), and the chosen configuration paired with the start at
+ * the end, all within a time budget. It reaches the world only through struct tuner_ops, so
+ * unit tests drive it with a simulated machine (tests/unit/test_tuner.c); tune/machine.c
+ * gives it the real one. */
 #ifndef NASTUNE_TUNER_H
 #define NASTUNE_TUNER_H
 
@@ -16,13 +18,30 @@
 
 struct json_t;
 
+/* In a measure call's protocol mask: measure through the clients (the agents) instead of over
+ * loopback. */
+#define TUNER_CLIENTS (1u << 3)
+/* Candidates of one knob measured side by side at most. */
+#define TUNER_MAX_CANDS 8
+
+/* One candidate's verdict. */
+struct tuner_verdict {
+	char value[64]; /* the value tried ("9000" for the MTU) */
+	struct tune_effect e;
+};
+
 /* One knob's decision, as the tune document reports it. */
 struct tuner_decision {
 	const struct knob *k;
 	char *before, *after; /* values; NULL: the daemon's default */
 	bool applied, tried;
-	char reason[384];
-	double effect, p;
+	enum tune_verdict verdict; /* the knob's: better (applied), worse (every candidate
+				    * worse), same, or undecided */
+	char reason[512];
+	struct tune_effect e; /* the applied value's effect, else the most telling one */
+	bool by_clients;      /* decided on the clients' measurements, not loopback */
+	struct tuner_verdict cand[TUNER_MAX_CANDS];
+	size_t ncand;
 };
 
 struct tuner_ops {
@@ -30,11 +49,10 @@ struct tuner_ops {
 	/* Installs m's knob values as a trial. 0, or -errno with one sentence in err. */
 	int (*install)(void *arg, const struct model *m, char *err, size_t errlen);
 	/* Measures the configuration installed last: `warmup` runs made and discarded, then
-	 * `runs` runs of the goal's workloads on the targets of protos (PROTO_* mask), one score
-	 * per run into scores[0..runs) (higher is better); with keep, the results are appended
-	 * to it. Each call is a fresh start (a new connection): with no warm-up its first run
-	 * may be colder than the rest, so side by side the tuner gives both sides of a pair the
-	 * same place in their calls. 0, or -errno (-EINTR: stopped). */
+	 * `runs` runs of the goal's workloads on the targets of protos (PROTO_* mask; with
+	 * TUNER_CLIENTS, through the clients), one score per run into scores[0..runs) (higher is
+	 * better); with keep, the results are appended to it. Each call is a fresh start (a new
+	 * connection). 0, or -errno (-EINTR: stopped). */
 	int (*measure)(void *arg, unsigned protos, unsigned runs, unsigned warmup, double *scores,
 		       struct bench_results *keep, char *err, size_t errlen);
 	/* Seconds on a monotonic clock. */
@@ -47,12 +65,13 @@ struct tuner_ops {
 	void (*save)(void *arg, struct json_t *doc);
 	/* Measures the clients at the configuration in force (the starting one); NULL: none. */
 	void (*clients)(void *arg);
-	/* The MTU step (tune_mtu), filling d; NULL: none. */
-	void (*mtu)(void *arg, struct tuner_decision *d);
-	/* Whether the MTU step could raise the MTU at all (false: it is known now that it
-	 * cannot, e.g. the peers use the MTU in force: the step is then a probe, and no time
-	 * is kept for measuring the clients at two MTUs); NULL: it may. */
-	bool (*mtu_may_grow)(void *arg);
+	/* The MTU step's probe: the NIC's MTU in force (*cur) and the largest MTU every peer
+	 * receives with don't-fragment set, proven by probes of the full size (*next; *cur when
+	 * there is none larger, with why). The MTU in force is left as it was. 0, or -errno with
+	 * why. NULL: no MTU step (no clients cross the NIC). */
+	int (*mtu_probe)(void *arg, int *cur, int *next, char *why, size_t whylen);
+	/* Sets the NIC's MTU. 0, or -errno with err. */
+	int (*mtu_set)(void *arg, int mtu, char *err, size_t errlen);
 	/* Whether k = v can be measured with the targets at hand (false: why in why, e.g. a
 	 * version the loopback target does not mount); NULL: always. */
 	bool (*measurable)(void *arg, const struct knob *k, const char *v, char *why,
@@ -60,14 +79,15 @@ struct tuner_ops {
 };
 
 struct tuner_opts {
-	unsigned protos;    /* PROTO_* with a target to measure */
-	unsigned wlmask;    /* the goal's WL_* workloads (tune_goal_workloads) */
-	const char *goal;   /* its name, for reasons */
-	unsigned pairs;	    /* incumbent/candidate pairs per window (>= 4) */
-	double budget_s;    /* the whole tune, start to the after-score */
-	const bool *sel;    /* KNOB_COUNT flags (--knobs), or NULL: every knob */
-	bool exhaustive;    /* every combination of the selected knobs instead (validation) */
-	bool clients_after; /* reserve time for measuring the clients again at the end */
+	unsigned protos;     /* PROTO_* with a target to measure */
+	unsigned wlmask;     /* the goal's WL_* workloads (tune_goal_workloads) */
+	const char *goal;    /* its name, for reasons */
+	unsigned pairs;	     /* the most pairs a comparison measures (>= 8) */
+	double budget_s;     /* the whole tune, start to the after-score */
+	const bool *sel;     /* KNOB_COUNT flags (--knobs), or NULL: every knob */
+	bool exhaustive;     /* every combination of the selected knobs instead (validation) */
+	bool clients_after;  /* reserve time for measuring the clients again at the end */
+	bool clients_decide; /* knobs on the network path are measured through the clients */
 	/* Decisions of an interrupted tune of the same configuration ({name: decision}), or
 	 * NULL. Kept as they were; their measurements are not reused. */
 	const struct json_t *resume;
@@ -83,11 +103,11 @@ struct tuner_result {
 };
 
 /* Runs the tune on m (its knob values are the starting configuration; on return they are the
- * chosen ones) and writes into doc (an object) "plan", "knobs", "decided", "unsteady",
- * "before", "after", "improvement", "improvement_p", "after_pairs", "grid" (exhaustive).
- * Returns 0, -EINTR when ops->stopped said so, or -errno with err (the measurement of the
- * starting point or of the after-score failed). r is filled in every case; release it with
- * tuner_result_release. */
+ * chosen ones, network.mtu fixed to the MTU the step raised) and writes into doc (an object)
+ * "plan", "knobs", "decided", "before", "after", "improvement", "improvement_interval",
+ * "after_pairs", "grid" (exhaustive). Returns 0, -EINTR when ops->stopped said so, or -errno
+ * with err (the measurement of the starting point or of the after-score failed). r is filled
+ * in every case; release it with tuner_result_release. */
 int tuner_run(struct model *m, const struct tuner_opts *o, const struct tuner_ops *ops,
 	      struct tuner_result *r, struct json_t *doc, char *err, size_t errlen);
 void tuner_result_release(struct tuner_result *r);

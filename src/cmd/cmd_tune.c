@@ -154,11 +154,11 @@ parse_opt(int c, char *arg, struct targs *a)
 		return 0;
 	case 'r':
 		*a->repeats = (unsigned)strtoul(arg, &end, 10);
-		if (*end || *a->repeats < 5 || *a->repeats > 100) {
+		if (*end || *a->repeats < 8 || *a->repeats > 100) {
 			fprintf(stderr,
-				"nastune tune: --repeat must be 5 to 100 (pairs of runs side "
-				"by side per decision; with fewer no difference can be "
-				"significant at p < 0.05)\n");
+				"nastune tune: --repeat must be 8 to 100 (the most pairs of runs "
+				"side by side a comparison measures; with fewer none can be "
+				"decided)\n");
 			return -EINVAL;
 		}
 		return 0;

@@ -298,3 +298,31 @@ agentctl_bench(const char *root, const struct model *m, char *const *clients, si
 	memset(key, 0, sizeof(key));
 	return failures ? -EIO : 0;
 }
+
+size_t
+agentctl_resolve(char *const *clients, size_t nclients, char ***out)
+{
+	struct peer *peers = NULL;
+	size_t npeers = 0, i;
+
+	for (i = 0; i < nclients; i++) {
+		char host[256];
+		int port = AGENT_DEFAULT_PORT;
+
+		if (strcmp(clients[i], "auto") == 0)
+			discover(&peers, &npeers);
+		else if (agent_parse_listen(clients[i], host, sizeof(host), &port) == 0)
+			add_peer(&peers, &npeers, host, port, clients[i]);
+	}
+	*out = xcalloc(npeers + 1, sizeof(**out));
+	for (i = 0; i < npeers; i++) {
+		bool v6 = strchr(peers[i].host, ':') != NULL;
+
+		(*out)[i] = xasprintf("%s%s%s:%d", v6 ? "[" : "", peers[i].host, v6 ? "]" : "",
+				      peers[i].port);
+		free(peers[i].host);
+		free(peers[i].label);
+	}
+	free(peers);
+	return npeers;
+}

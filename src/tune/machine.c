@@ -32,6 +32,10 @@
 #include "tuner.h"
 #include "xmalloc.h"
 
+/* Runs of each workload when the clients are measured at the start and at the end: for the
+ * protocol choice and the report, not for a decision. */
+#define CLIENT_RUNS 3
+
 struct ttarget {
 	struct bench_target t;
 	const struct bench_driver *d;
@@ -59,7 +63,8 @@ struct tuner {
 	const char *token;
 	struct bench_results cl_before;
 	json_t *agents, *errors;
-	json_t *resume; /* an interrupted tune's decisions, or NULL */
+	json_t *resume;	 /* an interrupted tune's decisions, or NULL */
+	char **resolved; /* the clients as HOST:PORT, looked up once ("auto": mDNS) */
 };
 
 /* ---- targets: one writable, non-Time-Machine share per enabled protocol, over loopback ---- */
@@ -186,6 +191,10 @@ measure(struct tuner *t, unsigned protos, double **scores, size_t *n, struct ben
 
 /* ---- the tuner's callbacks: the real machine ---- */
 
+static int measure_clients(struct tuner *t, unsigned protos, unsigned runs, unsigned warmup,
+			   double **sc, size_t *n, struct bench_results *keep, char *err,
+			   size_t errlen);
+
 static int
 cb_measure(void *arg, unsigned protos, unsigned runs, unsigned warmup, double *scores,
 	   struct bench_results *keep, char *err, size_t errlen)
@@ -200,7 +209,11 @@ cb_measure(void *arg, unsigned protos, unsigned runs, unsigned warmup, double *s
 	 * every pair hold the same place in their blocks (tuner.h). */
 	t->bo.repeats = runs;
 	t->bo.warmup = warmup;
-	rc = measure(t, protos, &sc, &n, keep, err, errlen);
+	if (protos & TUNER_CLIENTS)
+		rc = measure_clients(t, protos & ~TUNER_CLIENTS, runs, warmup, &sc, &n, keep, err,
+				     errlen);
+	else
+		rc = measure(t, protos, &sc, &n, keep, err, errlen);
 	t->bo.repeats = full;
 	t->bo.warmup = 1;
 	if (rc == 0 && n < runs) {
@@ -295,44 +308,11 @@ cb_clients(void *arg)
 	struct tuner *t = arg;
 	struct bench_opts cbo = t->bo;
 
+	cbo.repeats = CLIENT_RUNS;
 	cbo.stop = &sigstop_caught;
 	if (agentctl_bench(t->o->root, t->m, t->clients, t->nclients, t->token, NULL, t->wl, &cbo,
 			   &t->cl_before, t->errors, t->agents) < 0)
 		log_warnx("tune: some client measurements failed (see errors)");
-}
-
-static void tune_mtu(struct tuner *t, char *const *clients, size_t nclients, const char *token,
-		     const struct bench_results *cl_before, json_t *agents, json_t *errors,
-		     struct tuner_decision *d);
-
-static void
-cb_mtu(void *arg, struct tuner_decision *d)
-{
-	struct tuner *t = arg;
-
-	tune_mtu(t, t->clients, t->nclients, t->token, &t->cl_before, t->agents, t->errors, d);
-}
-
-/* Whether the MTU step could raise the MTU: not when it is fixed or has no interface, when
- * no client was measured, or when every agent already uses the MTU in force (the ceiling). */
-static bool
-cb_mtu_may_grow(void *arg)
-{
-	struct tuner *t = arg;
-	const struct model *m = t->m;
-	int ceiling, cur;
-	double *b = NULL;
-	size_t nb = 0;
-	bool scored;
-
-	if (!m->network.interface || m->network.mtu_mode == MTU_FIXED)
-		return false;
-	scored = tune_scores(&t->cl_before, 0, &b, &nb) == 0;
-	free(b);
-	if (!scored)
-		return false;
-	ceiling = tune_mtu_ceiling(t->agents, NULL, 0);
-	return ceiling <= 0 || netif_get_mtu(m->network.interface, &cur) < 0 || ceiling > cur;
 }
 
 /* The loopback NFS target mounts NFSv3 (libnfs, one version per target): a versions value
@@ -360,6 +340,134 @@ static void
 save(struct tuner *t)
 {
 	cb_save(t, t->doc);
+}
+
+/* ---- the MTU step's machine: the probe, the NIC, the clients ---- */
+
+/* The MTU step's probe (tuner.h): the largest MTU up to 9216 that every peer (network.peers
+ * and the agents) receives with don't-fragment set and uses itself (the agents' facts), as
+ * network.mtu "auto" finds it; the MTU in force is put back. */
+static int
+cb_mtu_probe(void *arg, int *cur, int *next, char *why, size_t whylen)
+{
+	struct tuner *t = arg;
+	const struct model *m = t->m;
+	struct netif_mtu_report rep = { 0 };
+	const char **peers = NULL;
+	char err[768], from[256];
+	double *b = NULL;
+	size_t nb = 0, np = 0, i;
+	json_t *f;
+	int rc = -EINVAL, ceiling;
+
+	*cur = *next = 0;
+	if (!m->network.interface || m->network.mtu_mode == MTU_FIXED) {
+		snprintf(why, whylen, "%s",
+			 m->network.interface ? "network.mtu is fixed in nastune.conf"
+					      : "network.interface is not set");
+		return -EINVAL;
+	}
+	if (netif_get_mtu(m->network.interface, cur) < 0)
+		*cur = 0;
+	*next = *cur;
+	if (tune_scores(&t->cl_before, 0, &b, &nb) < 0) {
+		snprintf(why, whylen, "no client result at the current MTU to compare with");
+		return -ENOENT;
+	}
+	free(b);
+	for (i = 0; i < m->network.peers.n; i++) {
+		peers = xreallocarray(peers, np + 1, sizeof(*peers));
+		peers[np++] = m->network.peers.v[i];
+	}
+	json_array_foreach(t->agents, i, f)
+	{
+		const char *a =
+			json_string_value(json_object_get(json_object_get(f, "nic"), "address"));
+
+		if (a && *a) { /* the agent's own address on the way to us (its facts) */
+			peers = xreallocarray(peers, np + 1, sizeof(*peers));
+			peers[np++] = a;
+		}
+	}
+	if (!np) {
+		snprintf(why, whylen, "no peer to prove an MTU against");
+		goto out;
+	}
+	/* Never above what the clients send with themselves (their facts). */
+	ceiling = tune_mtu_ceiling(t->agents, from, sizeof(from));
+	log_info("tune: probing the largest MTU every peer receives on %s", m->network.interface);
+	rc = netif_mtu_ensure(m->network.interface, NETIF_MTU_AUTO, ceiling, peers, np, &rep, err,
+			      sizeof(err));
+	if (rep.old_mtu > 0)
+		*cur = rep.old_mtu;
+	if (rc < 0) {
+		snprintf(why, whylen, "%.300s", err);
+		goto out;
+	}
+	*next = rep.final_mtu;
+	if (rep.changed && netif_set_mtu(m->network.interface, rep.old_mtu, err, sizeof(err)) < 0)
+		log_warnx("tune: MTU %d: %s", rep.old_mtu, err);
+	if (!rep.changed && rep.peers_mtu)
+		snprintf(why, whylen, "%d kept: the peers use MTU %d themselves (%.64s)%s",
+			 rep.old_mtu, rep.peers_mtu,
+			 strcmp(rep.peers_mtu_from, "their facts") ? rep.peers_mtu_from : from,
+			 rep.tried_mtu ? ", whatever more their NICs receive" : "");
+	else if (!rep.changed)
+		snprintf(why, whylen, "no larger MTU reaches every peer (tried %d)", rep.tried_mtu);
+out:
+	netif_mtu_report_clear(&rep);
+	free(peers);
+	return rc;
+}
+
+static int
+cb_mtu_set(void *arg, int mtu, char *err, size_t errlen)
+{
+	struct tuner *t = arg;
+
+	return netif_set_mtu(t->m->network.interface, mtu, err, errlen);
+}
+
+/* One measure call through the clients: the goal's workloads on one share over the first of
+ * protos it serves (the tune's first target's share and protocol when protos names none),
+ * `runs` runs on every agent. */
+static int
+measure_clients(struct tuner *t, unsigned protos, unsigned runs, unsigned warmup, double **sc,
+		size_t *n, struct bench_results *keep, char *err, size_t errlen)
+{
+	static const char *const names[] = { "smb", "nfs", "afp" };
+	struct model one = *t->m;
+	struct bench_opts bo = t->bo;
+	struct bench_results cl = { 0 };
+	json_t *scratch = json_array();
+	const char *proto = NULL;
+	int rc;
+
+	for (size_t i = 0; i < t->ntg && !proto; i++)
+		if (target_proto(&t->tg[i]) & (protos ? protos : ~0u))
+			proto = names[__builtin_ctz(target_proto(&t->tg[i]))];
+	one.n_shares = 0;
+	for (size_t i = 0; i < t->m->n_shares && proto && !one.n_shares; i++) {
+		const struct share *s = &t->m->shares[i];
+
+		if (!s->tm_enabled && !s->read_only && (s->protocols & model_proto_bit(proto))) {
+			one.shares = &t->m->shares[i];
+			one.n_shares = 1;
+		}
+	}
+	bo.repeats = runs;
+	bo.warmup = warmup;
+	bo.stop = &sigstop_caught;
+	(void)agentctl_bench(t->o->root, &one, t->clients, t->nclients, t->token, proto, t->wl, &bo,
+			     &cl, t->errors, scratch);
+	rc = tune_scores(&cl, 0, sc, n);
+	if (rc < 0)
+		snprintf(err, errlen, "no client result over %s (see errors)", proto ? proto : "?");
+	for (size_t i = 0; rc == 0 && keep && i < cl.n; i++)
+		bench_results_add(keep, &cl.v[i]);
+	bench_results_clear(&cl);
+	json_decref(scratch);
+	return sigstop_caught ? -EINTR : rc;
 }
 
 /* ---- advice for client classes ---- */
@@ -416,8 +524,8 @@ run_tune(struct tuner *t, struct tuner_opts *o, struct tuner_result *res,
 				 .stopped = cb_stopped,
 				 .save = cb_save,
 				 .clients = t->nclients ? cb_clients : NULL,
-				 .mtu = t->nclients ? cb_mtu : NULL,
-				 .mtu_may_grow = cb_mtu_may_grow,
+				 .mtu_probe = t->nclients ? cb_mtu_probe : NULL,
+				 .mtu_set = cb_mtu_set,
 				 .measurable = cb_measurable };
 	char err[1024];
 	int rc;
@@ -455,7 +563,7 @@ run_tune(struct tuner *t, struct tuner_opts *o, struct tuner_result *res,
 		}
 		render_clear(&r);
 	} else if (!res->changed && !res->dec[KNOB_NET_MTU].applied) {
-		log_info("tune: no knob made a significant difference; the configuration is "
+		log_info("tune: no candidate was measured better; the configuration is "
 			 "unchanged");
 	}
 	/* What clients get now (the core kept time for it). */
@@ -467,205 +575,12 @@ run_tune(struct tuner *t, struct tuner_opts *o, struct tuner_result *res,
 		struct bench_opts cbo = t->bo;
 		json_t *scratch = json_array();
 
+		cbo.repeats = CLIENT_RUNS;
 		agentctl_bench(t->o->root, t->m, t->clients, t->nclients, t->token, NULL, t->wl,
 			       &cbo, cl_after, t->errors, scratch);
 		json_decref(scratch);
 	}
 	return 0;
-}
-
-/* net.mtu with agents: network.mtu "auto" semantics (the largest MTU up to 9216 that every
- * peer - network.peers and the agents - receives with don't-fragment set), measured through
- * the agents against their results at the old MTU. Kept only when significantly better; the
- * final apply then records it (network.mtu fixed to it in the model) so rollback restores. */
-/* The clients' scores at MTU mtu (proven to every peer before): one window. Caller frees *sc.
- * Returns 0 or -errno. */
-static int
-tune_mtu_window(struct tuner *t, int mtu, char *const *clients, size_t nclients, const char *token,
-		json_t *errors, double **sc, size_t *n)
-{
-	struct bench_results cl = { 0 };
-	json_t *scratch = json_array();
-	char err[512];
-	int rc;
-
-	*sc = NULL;
-	*n = 0;
-	if ((rc = netif_set_mtu(t->m->network.interface, mtu, err, sizeof(err))) < 0) {
-		log_warnx("tune: MTU %d: %s", mtu, err);
-		goto out;
-	}
-	(void)agentctl_bench(t->o->root, t->m, clients, nclients, token, NULL, t->wl, &t->bo, &cl,
-			     errors, scratch);
-	rc = tune_scores(&cl, 0, sc, n);
-out:
-	bench_results_clear(&cl);
-	json_decref(scratch);
-	return rc;
-}
-
-/* The new MTU against the old one side by side, as every knob: windows new, old, old, new,
- * each client run paired with the same run of the adjacent window at the other MTU, so a
- * drift between windows cancels. Leaves the old MTU in force. Returns 0 or -errno. */
-static int
-tune_mtu_pairs(struct tuner *t, int old_mtu, int new_mtu, char *const *clients, size_t nclients,
-	       const char *token, json_t *errors, struct tune_pairs *out)
-{
-	static const bool is_new[4] = { true, false, false, true };
-	double *w[4] = { NULL }, *inc = NULL, *cand = NULL;
-	size_t wn[4] = { 0 }, n1, n2, i;
-	char err[512];
-	int rc = 0;
-
-	for (i = 0; i < 4 && rc == 0 && !sigstop_caught; i++)
-		rc = tune_mtu_window(t, is_new[i] ? new_mtu : old_mtu, clients, nclients, token,
-				     errors, &w[i], &wn[i]);
-	if (rc == 0 && sigstop_caught)
-		rc = -EINTR;
-	if (rc == 0) {
-		n1 = wn[0] < wn[1] ? wn[0] : wn[1];
-		n2 = wn[3] < wn[2] ? wn[3] : wn[2];
-		inc = xcalloc(n1 + n2 + 1, sizeof(*inc));
-		cand = xcalloc(n1 + n2 + 1, sizeof(*cand));
-		for (i = 0; i < n1; i++) {
-			inc[i] = w[1][i];
-			cand[i] = w[0][i];
-		}
-		for (i = 0; i < n2; i++) {
-			inc[n1 + i] = w[2][i];
-			cand[n1 + i] = w[3][i];
-		}
-		tune_compare_pairs(inc, cand, n1 + n2, out);
-	}
-	netif_set_mtu(t->m->network.interface, old_mtu, err, sizeof(err));
-	for (i = 0; i < 4; i++)
-		free(w[i]);
-	free(inc);
-	free(cand);
-	return rc;
-}
-
-static void
-tune_mtu(struct tuner *t, char *const *clients, size_t nclients, const char *token,
-	 const struct bench_results *cl_before, json_t *agents, json_t *errors,
-	 struct tuner_decision *d)
-{
-	struct model *m = t->m;
-	struct netif_mtu_report rep = { 0 };
-	const char **peers = NULL;
-	double *b = NULL;
-	size_t nb = 0, np = 0, i;
-	struct tune_pairs pr = { 0 };
-	json_int_t fam;
-	json_t *f;
-	char err[768], from[256];
-	int rc, ceiling;
-
-	if (!m->network.interface || m->network.mtu_mode == MTU_FIXED) {
-		snprintf(d->reason, sizeof(d->reason), "not tried: %s",
-			 m->network.interface ? "network.mtu is fixed in nastune.conf"
-					      : "network.interface is not set");
-		goto out;
-	}
-	if (tune_scores(cl_before, 0, &b, &nb) < 0) {
-		snprintf(d->reason, sizeof(d->reason),
-			 "not tried: no client result at the "
-			 "current MTU to compare with");
-		goto out;
-	}
-	for (i = 0; i < m->network.peers.n; i++) {
-		peers = xreallocarray(peers, np + 1, sizeof(*peers));
-		peers[np++] = m->network.peers.v[i];
-	}
-	json_array_foreach(agents, i, f)
-	{
-		const char *a =
-			json_string_value(json_object_get(json_object_get(f, "nic"), "address"));
-
-		/* The agent's own address on the way to us (its facts). */
-		if (a && *a) {
-			peers = xreallocarray(peers, np + 1, sizeof(*peers));
-			peers[np++] = a;
-		}
-	}
-	if (!np) {
-		snprintf(d->reason, sizeof(d->reason),
-			 "not tried: no peer to prove an MTU against");
-		goto out;
-	}
-	/* Never above what the clients send with themselves (their facts). */
-	ceiling = tune_mtu_ceiling(agents, from, sizeof(from));
-	log_info("tune: trying the largest MTU every peer receives on %s", m->network.interface);
-	rc = netif_mtu_ensure(m->network.interface, NETIF_MTU_AUTO, ceiling, peers, np, &rep, err,
-			      sizeof(err));
-	free(d->before);
-	d->before = xasprintf("%d", rep.old_mtu);
-	if (rc < 0) {
-		snprintf(d->reason, sizeof(d->reason), "not tried: %.200s", err);
-		goto out;
-	}
-	if (!rep.changed) {
-		if (rep.peers_mtu)
-			snprintf(d->reason, sizeof(d->reason),
-				 "%d kept: the peers use MTU %d "
-				 "themselves (%.64s)%s",
-				 rep.old_mtu, rep.peers_mtu,
-				 strcmp(rep.peers_mtu_from, "their facts") ? rep.peers_mtu_from
-									   : from,
-				 rep.tried_mtu ? ", whatever more their NICs receive" : "");
-		else
-			snprintf(d->reason, sizeof(d->reason),
-				 "no larger MTU reaches every peer "
-				 "(tried %d)",
-				 rep.tried_mtu);
-		goto out;
-	}
-	d->tried = true;
-	/* One more candidate in the tune's family: Bonferroni over the plan's and this one. */
-	fam = 1 +
-	      json_integer_value(json_object_get(json_object_get(t->doc, "plan"), "fit_in_budget"));
-	rc = tune_mtu_pairs(t, rep.old_mtu, rep.final_mtu, clients, nclients, token, errors, &pr);
-	if (rc < 0) {
-		snprintf(d->reason, sizeof(d->reason),
-			 "MTU %d: the clients could not be measured "
-			 "at both MTUs (%s); %d kept",
-			 rep.final_mtu, strerror(-rc), rep.old_mtu);
-		goto out;
-	}
-	d->effect = pr.effect;
-	d->p = pr.p_better;
-	if (pr.effect >= TUNE_MIN_GAIN && pr.p_better < TUNE_ALPHA / (2.0 * (double)fam)) {
-		char e2[512];
-
-		if (netif_set_mtu(m->network.interface, rep.final_mtu, e2, sizeof(e2)) < 0) {
-			snprintf(d->reason, sizeof(d->reason),
-				 "MTU %d measured better but could not "
-				 "be set again: %.200s; %d kept",
-				 rep.final_mtu, e2, rep.old_mtu);
-			goto out;
-		}
-		d->applied = true;
-		d->after = xasprintf("%d", rep.final_mtu);
-		m->network.mtu_mode = MTU_FIXED;
-		m->network.mtu = rep.final_mtu;
-		snprintf(d->reason, sizeof(d->reason),
-			 "better: MTU %d %+.1f%% for the clients over "
-			 "%zu pairs side by side with %d (p=%.4f < %.4f, Bonferroni over %d), "
-			 "proven "
-			 "to every peer",
-			 rep.final_mtu, 100 * pr.effect, pr.n, rep.old_mtu, pr.p_better,
-			 TUNE_ALPHA / (2.0 * (double)fam), (int)fam);
-	} else {
-		snprintf(d->reason, sizeof(d->reason),
-			 "no significant effect (MTU %d: %+.1f%% over "
-			 "%zu pairs side by side with %d, p=%.3f); %d kept",
-			 rep.final_mtu, 100 * pr.effect, pr.n, rep.old_mtu, pr.p_better,
-			 rep.old_mtu);
-	}
-out:
-	netif_mtu_report_clear(&rep);
-	free(peers);
-	free(b);
 }
 
 /* The bottleneck of each result: raw disk of the first share, TCP over loopback. */
@@ -819,6 +734,7 @@ tune_body(struct tuner *t, const struct tune_machine_opts *mo, double t0)
 				 .sel = o->sel,
 				 .exhaustive = o->exhaustive,
 				 .clients_after = o->nclients && !o->dry_run,
+				 .clients_decide = o->nclients > 0,
 				 .resume = t->resume };
 	struct tuner_result res = { 0 };
 	struct bench_results cl_after = { 0 };
@@ -884,6 +800,13 @@ tune_machine_run(struct model *m, const struct tune_machine_opts *o, json_t **do
 	/* clang-format on */
 	t.ao = (struct apply_opts){ .root = o->root, .trial = true, .lock_timeout_s = 60 };
 	t.clients = o->clients, t.nclients = o->nclients, t.token = o->token;
+	/* The agents are measured dozens of times: "auto" is browsed for once. */
+	if (o->nclients) {
+		size_t n = agentctl_resolve(o->clients, o->nclients, &t.resolved);
+
+		if (n)
+			t.clients = t.resolved, t.nclients = n;
+	}
 	t.agents = json_array(), t.errors = json_array();
 	sigstop_catch(old_sig);
 	signal(SIGPIPE, SIG_IGN);
@@ -901,6 +824,9 @@ out:
 	json_decref(t.errors);
 	json_decref(t.resume);
 	json_decref(t.doc);
+	for (size_t i = 0; t.resolved && t.resolved[i]; i++)
+		free(t.resolved[i]);
+	free(t.resolved);
 	hwinfo_clear(&hw);
 	state_close(t.st);
 	return status;

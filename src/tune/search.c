@@ -1,12 +1,13 @@
-/* tune/search.c - the search behind `nastune tune`: the starting point measured, then each knob's
- * candidates measured side by side with the incumbent (ABBA pairs in one window, a paired
- * signed-rank test, corrected for the candidates tried or confirmed by a fresh window), the
- * MTU step, and the chosen configuration paired with the starting one at the end. The machine
- * is reached through struct tuner_ops only. */
+/* tune/search.c - the search behind `nastune tune` (tuner.h): the starting point measured, the
+ * MTU step, then the knobs by what they can pay, every candidate measured side by side with
+ * the incumbent and decided by the one sequential comparison of tune.h at a level that keeps
+ * the whole tune's false-positive rate at TUNE_ALPHA, and the chosen configuration paired with
+ * the start at the end. The machine is reached through struct tuner_ops only. */
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,10 +15,9 @@
 #include "tuner.h"
 #include "xmalloc.h"
 
-#define NMASK 8 /* PROTO_* masks: SMB 1, NFS 2, AFP 4 */
+#define NMASK 16 /* PROTO_* masks (SMB 1, NFS 2, AFP 4) and TUNER_CLIENTS */
 #define ALL_PROTOS (PROTO_SMB | PROTO_NFS | PROTO_AFP)
 #define MAX_GRID 64
-#define MAX_ACCEPTS 64
 
 struct snap {
 	char *v[KNOB_COUNT];
@@ -29,35 +29,46 @@ struct tstate {
 	const struct tuner_opts *o;
 	const struct tuner_ops *ops;
 	struct tuner_result *r;
-	json_t *doc, *unsteady, *decided, *untried;
+	json_t *doc, *decided, *untried;
 	double t0;
-	double run_cost[NMASK]; /* seconds per measured run, by protocol mask; 0: not known */
-	double install_cost[2]; /* seconds per install: [0] reloads, [1] with a restart */
-	double client_cost;
-	bool restart_pending;	 /* a restart-class knob changed since the last install */
-	bool restart_changed;	 /* one was accepted: the after-score's installs restart */
-	double scale[NMASK];	 /* real window time / estimated (>= 1), by protocol mask; 0: none
-				  * measured yet (restarts, reloads the estimate does not know) */
+	double slot_cost[NMASK]; /* seconds a measure call of one run takes, switch included */
 	unsigned gen, installed; /* the model's generation, and the one installed */
-	double *prev[NMASK];	 /* the incumbent's runs in its last window, by protocol mask */
-	size_t nprev[NMASK];
-	size_t family;	 /* the size of the correction: candidates the budget lets the
-			  * tune measure (it grows when more are measured) */
-	size_t measured; /* candidates measured so far */
-	int pass;
-	bool mtu_done;	   /* the MTU step ran or was given up */
-	bool mtu_reserved; /* time for it is kept from the knobs */
-	bool mtu_stays;	   /* ops->mtu_may_grow said no: the step is a probe only */
-	bool knobs_open;   /* a knob but the MTU may still change (the knobs are not over) */
-	unsigned accepted[MAX_ACCEPTS]; /* protocol mask of each change accepted, in order */
-	size_t naccepted;
-	size_t decided_at[KNOB_COUNT]; /* naccepted when the knob was last decided */
-	bool alone;		       /* each_alone() runs: its checks are no longer reserved */
-	char *mid[KNOB_COUNT];	       /* a knob's value accepted before its last one, or NULL */
+	size_t family;		 /* the candidates the false-positive budget is shared by */
+	unsigned looks[TUNE_NLOOKS + 1], nlooks;
+	double alpha_look, alpha_same;
+	unsigned changed_protos; /* the protocols the changes made so far touch */
 	char err[512];
 };
 
-enum outcome { OUT_KEPT, OUT_BETTER, OUT_WORSE, OUT_UNSTEADY, OUT_NOTIME, OUT_FAIL };
+/* One comparison: the incumbent (side 0) and up to TUNER_MAX_CANDS candidates (sides 1..nc)
+ * measured in rounds, one run a measure call: incumbent, candidates, then the same backwards,
+ * so each candidate's run and the incumbent's it pairs with swap order from round to round
+ * and a steady drift cancels. put() puts a side in force. */
+struct cand {
+	double *d; /* the pairs' log-ratios */
+	size_t n;
+	unsigned look; /* the next look (index into tstate.looks) */
+	struct tune_effect e;
+	bool done;
+};
+
+struct cmp {
+	void (*put)(struct tstate *s, struct cmp *c, size_t side);
+	const struct knob *k;		      /* a knob's values, or NULL */
+	const char *val[1 + TUNER_MAX_CANDS]; /* a knob's: [0] the incumbent (owned) */
+	enum knob_src src0;
+	int mtu[1 + TUNER_MAX_CANDS];	  /* the MTU step's */
+	const struct snap *snaps[2];	  /* the after-score's: start, chosen */
+	struct bench_results *keep[2];	  /* the after-score's results, by side */
+	unsigned protos;		  /* what a measure call measures */
+	double alpha_better, alpha_worse; /* one-sided levels of the interval's bounds */
+	size_t nc;
+	struct cand c[TUNER_MAX_CANDS];
+	unsigned rounds;
+	size_t max_pairs; /* this comparison's most pairs */
+	double until;	  /* no round starts that would end after this (0: none) */
+	bool out_of_time;
+};
 
 void
 tuner_set_knob(struct model *m, enum knob_id id, const char *value, enum knob_src src)
@@ -104,8 +115,6 @@ setk(struct tstate *s, enum knob_id id, const char *v, enum knob_src src)
 		return;
 	tuner_set_knob(s->m, id, v, src);
 	s->gen++;
-	if (knob_get(id)->effect == KNOB_RESTART)
-		s->restart_pending = true;
 }
 
 static void
@@ -135,185 +144,63 @@ snap_release(struct snap *sn)
 
 /* ---- measuring, and what it costs ---- */
 
-static int
-ensure_installed(struct tstate *s)
-{
-	double t;
-	int rc;
-
-	if (s->installed == s->gen)
-		return 0;
-	t = now(s);
-	if ((rc = s->ops->install(s->ops->arg, s->m, s->err, sizeof(s->err))) < 0)
-		return rc;
-	t = now(s) - t;
-	/* The first install is the starting configuration, the one in force: it switches
-	 * nothing, so what it cost says nothing about a switch. */
-	if (s->installed) {
-		double *c = &s->install_cost[s->restart_pending];
-
-		*c = *c > 0 ? 0.7 * *c + 0.3 * t : t;
-	}
-	s->restart_pending = false;
-	s->installed = s->gen;
-	return 0;
-}
-
+/* One measure call of the configuration as the model has it (installed first when it
+ * changed); what the call took, its switch included, teaches slot_cost. */
 static int
 measure(struct tstate *s, unsigned protos, unsigned runs, unsigned warmup, double *scores,
 	struct bench_results *keep)
 {
-	double t;
+	double t = now(s);
 	int rc;
 
 	if (stopped(s))
 		return -EINTR;
-	if ((rc = ensure_installed(s)) < 0)
-		return rc;
-	t = now(s);
+	if (s->installed != s->gen) {
+		if ((rc = s->ops->install(s->ops->arg, s->m, s->err, sizeof(s->err))) < 0)
+			return rc;
+		s->installed = s->gen;
+	}
 	rc = s->ops->measure(s->ops->arg, protos, runs, warmup, scores, keep, s->err,
 			     sizeof(s->err));
 	if (rc < 0)
 		return rc;
-	t = (now(s) - t) / runs;
-	s->run_cost[protos] = s->run_cost[protos] > 0 ? 0.7 * s->run_cost[protos] + 0.3 * t : t;
+	t = (now(s) - t) / (runs + warmup);
+	s->slot_cost[protos] = s->slot_cost[protos] > 0 ? 0.7 * s->slot_cost[protos] + 0.3 * t : t;
 	return 0;
 }
 
+/* What a measure call of one run on protos costs: as measured, else the sum of its
+ * protocols', else a second. */
 static double
-run_cost(const struct tstate *s, unsigned protos)
+slot_cost(const struct tstate *s, unsigned protos)
 {
 	double c = 0;
 
-	if (s->run_cost[protos] > 0)
-		return s->run_cost[protos];
+	if (s->slot_cost[protos] > 0)
+		return s->slot_cost[protos];
 	for (unsigned b = 1; b < NMASK; b <<= 1)
 		if (protos & b)
-			c += s->run_cost[b];
+			c += s->slot_cost[b];
 	return c > 0 ? c : 1;
 }
 
-/* How much longer than estimated windows on protos really take: what their own windows
- * showed, else the largest of what their protocols' windows showed, else 1.25 (the plan is
- * made before any install: what one costs is not known yet). */
+/* The after-score's pairs (tune_looks[0]) on protos. */
 static double
-scale_of(const struct tstate *s, unsigned protos)
+after_cost(const struct tstate *s, unsigned protos)
 {
-	double m = 0;
-
-	if (s->scale[protos] > 0)
-		return s->scale[protos];
-	for (unsigned b = 1; b < NMASK; b <<= 1)
-		if ((protos & b) && s->scale[b] > m)
-			m = s->scale[b];
-	return m > 0 ? m : 1.25;
+	return 2.0 * tune_looks[0] * slot_cost(s, protos);
 }
 
-/* After a window on protos that took `ratio` times its estimate: a slower one counts at
- * once (the budget must hold), a faster one halfway; never below 1. One slow window of NFS
- * restarts no longer inflates what every other window is expected to cost. */
-static void
-scale_learn(struct tstate *s, unsigned protos, double ratio)
-{
-	double old = s->scale[protos];
-
-	if (!(ratio > 0))
-		return;
-	s->scale[protos] = old <= 0 || ratio >= old ? ratio : (old + ratio) / 2;
-	if (s->scale[protos] < 1)
-		s->scale[protos] = 1;
-}
-
-/* What an install costs: a reload, or one that restarts a daemon (not measured yet: twice a
- * reload, at least a second). */
-static double
-install_of(const struct tstate *s, bool restart)
-{
-	if (s->install_cost[restart] > 0)
-		return s->install_cost[restart];
-	if (!restart)
-		return s->install_cost[1] > 0 ? s->install_cost[1] : 0;
-	return 2 * s->install_cost[0] > 1 ? 2 * s->install_cost[0] : 1;
-}
-
-/* A window of n pairs: 2 x n runs and an install at every switch (about n / 2 + 1), each a
- * restart when the knob needs one. */
-static double
-pairs_cost(const struct tstate *s, unsigned protos, size_t n, bool restart)
-{
-	return scale_of(s, protos) * (2.0 * (double)n * run_cost(s, protos) +
-				      (double)(n / 2 + 1) * install_of(s, restart));
-}
-
-static double
-window_cost(const struct tstate *s, unsigned protos, bool restart)
-{
-	return pairs_cost(s, protos, s->o->pairs, restart);
-}
-
-static bool
-restarts(const struct knob *k)
-{
-	return k->effect == KNOB_RESTART;
-}
-
-/* The MTU step: a probe and the clients measured at the new and the old MTU side by side
- * (four windows: new, old, old, new). */
-static double
-mtu_cost(const struct tstate *s)
-{
-	if (s->mtu_stays)
-		return 5;
-	return 4 * s->client_cost + 2 * install_of(s, false) + 5;
-}
-
-static bool
-mtu_wanted(const struct tstate *s)
-{
-	return s->ops->mtu && !s->mtu_done && (!s->o->sel || s->o->sel[KNOB_NET_MTU]);
-}
-
-/* How many knobs (the MTU aside) the tune has changed so far. */
-static size_t
-changes(const struct tstate *s)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; i < KNOB_COUNT; i++)
-		n += s->r->dec[i].applied && i != KNOB_NET_MTU;
-	return n;
-}
-
-/* What the rest of the tune needs after the knobs: each change's check on its own (a window
- * each once two are made, each_alone(); kept from the first change on, one ahead, so that
- * the change a window accepts is already paid for), the after-score pairing (only while a change it
- * would measure is made or can still be made: the MTU changes none of its protocols), the MTU
- * step and the clients again. */
+/* What the rest of the tune needs after the knobs: the after-score once a change is made (on
+ * the protocols the changes touch), and the clients again. */
 static double
 reserve(const struct tstate *s)
 {
-	size_t nc = changes(s);
-	double r = nc || s->knobs_open ? window_cost(s, s->o->protos, s->restart_changed) : 0;
+	double r = s->r->changed && s->changed_protos ? after_cost(s, s->changed_protos) : 0;
 
-	for (size_t i = 0; i < KNOB_COUNT; i++)
-		nc += s->mid[i] != NULL;
-	if (nc && !s->alone && !s->o->exhaustive)
-		r += (double)(nc + 1) * window_cost(s, s->o->protos, s->restart_changed);
-
-	if (s->mtu_reserved && mtu_wanted(s))
-		r += mtu_cost(s);
 	if (s->o->clients_after)
-		r += s->client_cost;
-	return 1.05 * r;
-}
-
-/* What the budget still has beyond what the rest of the tune needs (reserve()). */
-static double
-left_for_knobs(struct tstate *s)
-{
-	double left = s->o->budget_s - (now(s) - s->t0) - reserve(s);
-
-	return left > 0 ? left : 0;
+		r += s->ops->clients ? slot_cost(s, TUNER_CLIENTS) * 2 : 0;
+	return r;
 }
 
 static bool
@@ -322,461 +209,230 @@ fits(struct tstate *s, double cost)
 	return now(s) - s->t0 + cost + reserve(s) <= s->o->budget_s;
 }
 
+/* ---- the comparison ---- */
+
+static void merge_results(struct bench_results *dst, const struct bench_results *src);
+
 static void
-set_prev(struct tstate *s, unsigned kp, const double *v, size_t n)
+put_knob(struct tstate *s, struct cmp *c, size_t side)
 {
-	free(s->prev[kp]);
-	s->prev[kp] = NULL;
-	s->nprev[kp] = 0;
-	if (!n)
+	setk(s, c->k->id, c->val[side], side ? KNOB_TUNED : c->src0);
+}
+
+static void
+put_mtu(struct tstate *s, struct cmp *c, size_t side)
+{
+	if (s->ops->mtu_set(s->ops->arg, c->mtu[side], s->err, sizeof(s->err)) < 0)
+		say(s, "tune: MTU %d: %s", c->mtu[side], s->err);
+}
+
+static void
+put_snap(struct tstate *s, struct cmp *c, size_t side)
+{
+	snap_put(s, c->snaps[side]);
+}
+
+/* Looks at candidate j: at one of the looks, or at its last pair. */
+static void
+look(struct tstate *s, struct cmp *c, size_t j)
+{
+	struct cand *x = &c->c[j];
+
+	if (x->done || (x->look < s->nlooks && x->n < s->looks[x->look] && x->n < c->max_pairs))
 		return;
-	s->prev[kp] = xmalloc(n * sizeof(*v));
-	memcpy(s->prev[kp], v, n * sizeof(*v));
-	s->nprev[kp] = n;
-}
+	while (x->look < s->nlooks && s->looks[x->look] <= x->n)
+		x->look++;
+	tune_effect_of(x->d, x->n, c->alpha_better, s->alpha_same, &x->e);
+	if (x->e.verdict == TUNE_WORSE || x->e.verdict == TUNE_BETTER || x->e.verdict == TUNE_SAME)
+		x->done = true;
+	/* The worse bound may be judged at its own level (the MTU step's "not worse"). */
+	if (!x->done && c->alpha_worse != c->alpha_better) {
+		struct tune_effect w;
 
-/* ---- side by side ---- */
-
-static double
-median_log_ratio(const double *a, const double *b, size_t n)
-{
-	struct tune_pairs p;
-
-	tune_compare_pairs(a, b, n, &p);
-	return log1p(p.effect);
-}
-
-/* The group of a window of n pairs that holds slot j: *g its index, *slot0 its first slot,
- * *pair0 its first pair, *size its pairs (2 or 1). Groups of two pairs come in couples, the
- * second mirroring the first, while four or more pairs remain; the rest are groups of one
- * pair, also alternating. */
-static void
-group_of(size_t j, size_t n, size_t *g, size_t *slot0, size_t *pair0, size_t *size)
-{
-	size_t left = n, s0 = 0, p0 = 0, gi = 0, gs = 1;
-	bool mirror = false;
-
-	while (left) {
-		gs = mirror || left >= 4 ? 2 : 1;
-		mirror = gs == 2 && !mirror;
-		if (j < s0 + 2 * gs)
-			break;
-		s0 += 2 * gs;
-		p0 += gs;
-		left -= gs;
-		gi++;
-	}
-	*g = gi;
-	*slot0 = s0;
-	*pair0 = p0;
-	*size = gs;
-}
-
-/* The order of a window of n pairs: slots 0..2n-1 in groups, A A B B then B B A A, ...;
- * what is left after the couples of those goes A B, B A, ... Each pair's runs are a group's
- * half apart, in the same place of their halves, and the lag's sign alternates from group to
- * group, so a linear drift cancels (up to one pair's lag when n is odd; an even n that is not
- * a multiple of four once left A A B B unmirrored, four lags to one side). Slot j runs the
- * candidate (*cand) for pair *pair. */
-static void
-slot(size_t j, size_t n, bool *cand, size_t *pair)
-{
-	size_t g, s0, p0, gs, pos;
-
-	group_of(j, n, &g, &s0, &p0, &gs);
-	pos = j - s0;
-	*pair = p0 + pos % gs;
-	*cand = (pos < gs) == (g % 2 == 1);
-}
-
-/* The end of the measure call that starts at slot j, with per_call 2: the rest of its
- * half-group, no warm-up. Blocks never join across groups: A A | B B B B | A A would give the
- * incumbent the cold first run of a call in pairs where the candidate has a warm one. Within a
- * group both sides of a pair hold the same place in their blocks. With per_call 1 every slot
- * is a call of its own, one run on a new connection.
- *
- * The runs of one call share its connection, the server's process that serves it and where
- * the scheduler put both: a group's two pairs, made of the same two calls, correlated at 0.56
- * in 30 lab after-scores (adjacent pairs of different groups: 0.00), so the signed-rank test,
- * which counts pairs as independent, gives a window's p too small. With a call per run they
- * do not (-0.09 in 25 after-scores, against 0.44 with two runs a call, in one sitting), but
- * every run then pays a login (16 ms against a 60 ms run here) and
- * tunes took a quarter longer (make bench: 0.27 to 0.34 of the exhaustive grid's time,
- * against 0.21 to 0.25). So windows, which only propose, measure two runs a call; what
- * decides what is applied (each change on its own, a knob's last step, the after-score)
- * measures a run a call, and its p is the pairs' own. */
-static size_t
-block_end(size_t j, size_t n, unsigned per_call)
-{
-	size_t g, s0, p0, gs;
-
-	if (per_call == 1)
-		return j + 1;
-	group_of(j, n, &g, &s0, &p0, &gs);
-	return j < s0 + gs ? s0 + gs : s0 + 2 * gs;
-}
-
-/* How many pairs have both runs among the slots before j. */
-static size_t
-pairs_done(size_t j, size_t n)
-{
-	size_t done = 0;
-
-	for (size_t p = 0; p < n; p++) {
-		size_t last = 0;
-
-		for (size_t i = 0; i < 2 * n; i++) {
-			bool c;
-			size_t q;
-
-			slot(i, n, &c, &q);
-			if (q == p)
-				last = i;
+		tune_effect_of(x->d, x->n, c->alpha_worse, s->alpha_same, &w);
+		if (w.verdict == TUNE_WORSE) {
+			x->e = w;
+			x->done = true;
 		}
-		if (last < j)
-			done++;
 	}
-	return done;
+	if (x->n >= c->max_pairs || x->look >= s->nlooks)
+		x->done = true;
 }
 
-/* Where a window with may_stop looks, and what a candidate needs there to go on. After its
- * first group (two pairs, in a window of eight or more): not worse by more than twice the
- * minimum gain (a real +10% with 5% noise per run is worse than that in under 1 window of
- * 1000, a placebo in about 1 of 10, a clearly worse value in nearly all). Halfway, and in a
- * confirming block longer than the tune's window (up to twice one) after four pairs too:
- * better. Every stop only ever keeps the incumbent, so the error rate cannot grow; what the
- * looks cost is power, a few tunes in 200 (test_tuner), and the steadiness check judges
- * fewer runs. */
-#define STOP_FIRST (-2 * TUNE_MIN_GAIN)
-
-struct look {
-	size_t at;	 /* pairs done */
-	double bar;	 /* the median log-ratio must be above this to go on */
-	const char *why; /* what a stop here says */
-};
-
-/* The looks of a block of n pairs in a tune whose windows have win pairs. */
 static size_t
-looks_of(size_t n, size_t win, struct look *l)
+active(const struct cmp *c)
 {
-	size_t half = (n + 1) / 2, k = 0;
+	size_t n = 0;
 
-	if (n >= 8)
-		l[k++] = (struct look){ 2, log1p(STOP_FIRST), "clearly worse" };
-	if (n > win && half > 4)
-		l[k++] = (struct look){ 4, 0, "not better" };
-	l[k++] = (struct look){ half, 0, "not better" };
-	return k;
+	for (size_t j = 0; j < c->nc; j++)
+		n += !c->c[j].done;
+	return n;
 }
 
-/* Measures the incumbent (the model as it is) and the candidate (k = v) in alternation in
- * one window of n pairs, in the order slot() gives, per_call runs to a measure call (2 or 1,
- * block_end()). inc and cand get one score per completed
- * pair; *done is how many. With may_stop, a candidate that falls short at a look (above)
- * stops, and *stop says how it fell short (else NULL): the rest could hardly make it
- * significant. The model is left at the incumbent. */
+/* One round: the incumbent and every undecided candidate, forwards or backwards. The last
+ * side measured stays in force, so that the next round, which starts with it, installs
+ * nothing; the caller puts the incumbent back (leave()). */
 static int
-window(struct tstate *s, const struct knob *k, const char *v, unsigned kp, size_t n, bool may_stop,
-       unsigned per_call, double *inc, double *cand, size_t *done, const char **stop)
+round_once(struct tstate *s, struct cmp *c)
 {
-	const char *cur = knob_value(s->m, k->id);
-	char *old = cur ? xstrdup(cur) : NULL;
-	enum knob_src osrc = knob_source(s->m, k->id);
-	struct look looks[3];
-	size_t nlooks = looks_of(n, s->o->pairs, looks), next = 0, j = 0, e;
-	double *tmp = xmalloc(2 * n * sizeof(*tmp));
+	size_t order[1 + TUNER_MAX_CANDS], n = 0;
+	double sc[1 + TUNER_MAX_CANDS];
+	bool back = c->rounds % 2;
 	int rc = 0;
 
-	*done = 0;
-	*stop = NULL;
-	while (j < 2 * n) {
-		bool b, be;
-		size_t p;
+	order[n++] = 0;
+	for (size_t j = 0; j < c->nc; j++)
+		if (!c->c[j].done)
+			order[n++] = j + 1;
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		size_t side = order[back ? n - 1 - i : i];
 
-		slot(j, n, &b, &p); /* slot j runs the candidate (b) */
-		e = block_end(j, n, per_call);
-		if (b)
-			setk(s, k->id, v, KNOB_TUNED);
-		else
-			setk(s, k->id, old, osrc);
-		if ((rc = measure(s, kp, (unsigned)(e - j), 0, tmp, NULL)) < 0)
-			break;
-		for (size_t i = j; i < e; i++) {
-			slot(i, n, &be, &p);
-			(b ? cand : inc)[p] = tmp[i - j];
-		}
-		j = e;
-		*done = pairs_done(j, n);
-		if (!may_stop || *done >= n || next == nlooks || *done < looks[next].at)
-			continue;
-		while (next < nlooks && *done >= looks[next].at)
-			next++;
-		if (median_log_ratio(inc, cand, *done) <= looks[next - 1].bar) {
-			*stop = looks[next - 1].why;
-			break;
-		}
+		struct bench_results got = { 0 }, *keep = c->keep[side ? 1 : 0];
+
+		c->put(s, c, side);
+		rc = measure(s, c->protos, 1, 0, &sc[side], keep ? &got : NULL);
+		if (rc == 0 && keep)
+			merge_results(keep, &got);
+		bench_results_clear(&got);
 	}
-	setk(s, k->id, old, osrc);
-	free(old);
-	free(tmp);
+	if (rc < 0)
+		return rc;
+	c->rounds++;
+	for (size_t i = 1; i < n; i++) {
+		struct cand *x = &c->c[order[i] - 1];
+
+		x->d = xreallocarray(x->d, x->n + 1, sizeof(*x->d));
+		x->d[x->n++] = tune_log_ratio(sc[0], sc[order[i]]);
+		look(s, c, order[i] - 1);
+	}
+	return 0;
+}
+
+/* Measures rounds until every undecided candidate has `upto` pairs (or is decided), while
+ * they fit in the budget. Returns 0 or -errno. The incumbent is in force on return. */
+static int
+advance_rounds(struct tstate *s, struct cmp *c, size_t upto)
+{
+	for (;;) {
+		size_t need = 0;
+		int rc;
+
+		for (size_t j = 0; j < c->nc; j++)
+			if (!c->c[j].done && c->c[j].n < upto)
+				need++;
+		if (!need)
+			return 0;
+		double cost = (double)(active(c) + 1) * slot_cost(s, c->protos);
+
+		if (!fits(s, cost)) {
+			c->out_of_time = true;
+			return 0;
+		}
+		if (c->until > 0 && now(s) + cost > c->until)
+			return 0; /* its share of the time is spent: it may go on later */
+		if ((rc = round_once(s, c)) < 0)
+			return rc;
+	}
+}
+
+static int
+advance(struct tstate *s, struct cmp *c, size_t upto)
+{
+	int rc = advance_rounds(s, c, upto);
+
+	c->put(s, c, 0);
 	return rc;
 }
 
 static void
-note_unsteady(struct tstate *s, const char *what, const struct tune_steady *st)
+cmp_release(struct cmp *c)
 {
-	json_array_append_new(
-		s->unsteady, json_pack("{s:s, s:s, s:f, s:f, s:f, s:f}", "window", what, "where",
-				       st->within ? "within the window" : "since the window before",
-				       "incumbent_before", st->before, "incumbent_now", st->now,
-				       "shift", st->shift, "spread", st->spread));
-	say(s,
-	    "tune: %s: the machine is not steady: the incumbent moved %+.0f%% %s (%.4g -> "
-	    "%.4g), beyond its own spread of +/-%.0f%%; no decision on this window",
-	    what, 100 * st->shift, st->within ? "within the window" : "since the window before",
-	    st->before, st->now, 100 * st->spread);
+	for (size_t j = 0; j < c->nc; j++)
+		free(c->c[j].d);
+	if (c->k)
+		free((char *)c->val[0]);
 }
 
-/* A window that can decide: measured when there is time, on a steady machine (one more try
- * when it was not). Returns 0, or an outcome as a positive number. */
-static int
-steady_window(struct tstate *s, const struct knob *k, const char *v, unsigned kp, double *inc,
-	      double *cand, size_t *done, const char **stop, char *why, size_t whylen)
+/* ---- verdicts in words ---- */
+
+static void
+pct(char *buf, size_t len, double v)
 {
-	char what[256];
-	struct tune_steady st = { .steady = true };
-	int rc;
-
-	snprintf(what, sizeof(what), "%s = %s", k->name, v);
-	for (int attempt = 0; attempt < 2; attempt++) {
-		if (!fits(s, window_cost(s, kp, restarts(k)))) {
-			if (attempt)
-				snprintf(why, whylen,
-					 "undecided: the machine was not steady (the "
-					 "incumbent moved %+.0f%%, spread +/-%.0f%%) and no time "
-					 "was left "
-					 "to measure again",
-					 100 * st.shift, 100 * st.spread);
-			return attempt ? OUT_UNSTEADY : OUT_NOTIME;
-		}
-		double est = window_cost(s, kp, restarts(k)) / scale_of(s, kp), t0 = now(s);
-
-		say(s, "tune: %s %s = %s (%u pairs side by side with the incumbent)",
-		    attempt ? "again, in a new window:" : "trying", k->name, v, s->o->pairs);
-
-		if ((rc = window(s, k, v, kp, s->o->pairs, true, 2, inc, cand, done, stop)) < 0)
-			return rc;
-		/* What windows really take here, for the budget (an early stop took less). */
-		if (!*stop && est > 0)
-			scale_learn(s, kp, (now(s) - t0) / est);
-		if (tune_steady(s->prev[kp], s->nprev[kp], inc, *done, &st)) {
-			set_prev(s, kp, inc, *done);
-			return 0;
-		}
-		note_unsteady(s, what, &st);
-		set_prev(s, kp, inc, *done);
-	}
-	snprintf(why, whylen,
-		 "undecided: the machine was not steady in two windows (the "
-		 "incumbent moved %+.0f%%, %.4g -> %.4g, beyond its spread of +/-%.0f%%)",
-		 100 * st.shift, st.before, st.now, 100 * st.spread);
-	return OUT_UNSTEADY;
+	if (isinf(v))
+		snprintf(buf, len, "%s", v < 0 ? "-inf" : "+inf");
+	else
+		snprintf(buf, len, "%+.1f%%", 100 * v);
 }
 
-/* The standard normal quantile: z with P(Z > z) = p (bisection on erfc). */
-static double
-z_of(double p)
+/* "required: 37% slower here [-45.0%, -30.1%], 12 pairs" and the like. */
+static void
+verdict_words(char *buf, size_t len, const char *v, const struct tune_effect *e, bool out_of_time)
 {
-	double lo = -40, hi = 40;
+	char lo[16], hi[16], more[96] = "";
 
-	if (p <= 0)
-		return 40;
-	if (p >= 1)
-		return -40;
-	for (int i = 0; i < 200 && hi - lo > 1e-12; i++) {
-		double mid = (lo + hi) / 2;
-
-		if (0.5 * erfc(mid / M_SQRT2) > p)
-			lo = mid;
-		else
-			hi = mid;
+	pct(lo, sizeof(lo), e->lo);
+	pct(hi, sizeof(hi), e->hi);
+	switch (e->verdict) {
+	case TUNE_BETTER:
+		snprintf(buf, len, "%s: %.0f%% faster here (%+.1f%% [%s, %s], %zu pairs)", v,
+			 100 * e->est, 100 * e->est, lo, hi, e->n);
+		break;
+	case TUNE_WORSE:
+		snprintf(buf, len, "%s: %.0f%% slower here (%+.1f%% [%s, %s], %zu pairs)", v,
+			 -100 * e->est, 100 * e->est, lo, hi, e->n);
+		break;
+	case TUNE_SAME:
+		snprintf(buf, len, "%s: the same within +-%.0f%% (%+.1f%% [%s, %s], %zu pairs)", v,
+			 100 * TUNE_MIN_GAIN, 100 * e->est, lo, hi, e->n);
+		break;
+	default:
+		if (e->more != SIZE_MAX)
+			snprintf(more, sizeof(more), "; about %zu more pairs would decide",
+				 e->more);
+		snprintf(buf, len, "%s: undecided (%+.1f%% [%s, %s], %zu pairs%s%s)", v,
+			 100 * e->est, lo, hi, e->n, out_of_time ? ", the budget ran out" : "",
+			 more);
+		break;
 	}
-	return (lo + hi) / 2;
 }
 
-/* How many confirming pairs after a window: enough that the block's own z, at the per-pair
- * effect the window showed (the mean log-ratio over its standard deviation, at most 3, and
- * halved: a window chosen for looking good overstates its effect), passes what the combined
- * test needs with room; and enough that a block this size reaches that with two pairs
- * against. From half a window to twice a window. */
-static size_t
-confirm_pairs(const double *inc, const double *cand, size_t n, double p1, double bar)
+/* ---- the knobs ---- */
+
+/* Knobs on the network path: with clients, their effect is what the clients see. */
+static bool
+on_path(const struct knob *k)
 {
-	double need = M_SQRT2 * z_of(bar) - z_of(p1) + 0.5, sum = 0, sq = 0, mean, sd, delta;
-	size_t e = (n + 1) / 2;
-
-	for (size_t i = 0; i < n; i++) {
-		double lr =
-			log(cand[i] > 1e-9 ? cand[i] : 1e-9) - log(inc[i] > 1e-9 ? inc[i] : 1e-9);
-
-		sum += lr;
-		sq += lr * lr;
+	switch (k->id) {
+	case KNOB_SMB_MULTICHANNEL:
+	case KNOB_SMB_SOCKET_OPTIONS:
+	case KNOB_AFP_TCPRCVBUF:
+	case KNOB_AFP_TCPSNDBUF:
+	case KNOB_SYS_RMEM_MAX:
+	case KNOB_SYS_WMEM_MAX:
+	case KNOB_SYS_TCP_RMEM:
+	case KNOB_SYS_TCP_WMEM:
+		return true;
+	default:
+		return false;
 	}
-	mean = sum / (double)n;
-	sd = n > 1 ? sqrt(fmax(0, (sq - (double)n * mean * mean) / (double)(n - 1))) : 0;
-	delta = sd > 1e-9 ? mean / sd : 3;
-	delta = 0.95 * 0.5 * (delta > 3 ? 3 : delta);
-	if (delta > 0 && need > 0 && need / delta < 2 * (double)n) {
-		size_t want = (size_t)ceil((need / delta) * (need / delta));
-
-		if (want > e)
-			e = want;
-	} else if (need > 0) {
-		e = 2 * n;
-	}
-	/* A block that can pass even with its two smallest pairs against the candidate: then
-	 * its p is 5 / 2^e (the rank sums T, T-1, T-2 and twice T-3 lie at or above its own). One
-	 * noisy pair must not undo a clear effect. */
-	while (e < 2 * n && z_of(5 * ldexp(1.0, -(int)e)) < need)
-		e++;
-	return e > 2 * n ? 2 * n : e;
 }
 
-/* The first window said better (p1 below alpha) but not below the correction's bar: a fresh
- * block of pairs, measured right after it, must confirm. Its size comes from the window's
- * evidence, so the two are combined as an adaptive two-stage test does (Stouffer's
- * z = (z1 + z2) / sqrt 2 with z2 from the block's own pairs): whatever size the first stage
- * chose, the block's p is a fresh one, and the combined test holds the error rate at bar.
- * The block must also lean the same way by itself, the incumbent must not have moved since
- * the window, and all pairs together must show at least the minimum gain. On return
- * inc/cand/done hold every pair measured and res their comparison. */
-static int
-confirm(struct tstate *s, const struct knob *k, const char *v, unsigned kp, double bar,
-	double **inc, double **cand, size_t *done, struct tune_pairs *res, char *why, size_t whylen)
+/* The knobs the field reports as large, decided first and to the end, in this order: while
+ * SMB3 encryption is required every message is sealed and none is signed on its own, so
+ * encryption goes before signing; then what the disk path costs. */
+static const enum knob_id leaders[] = { KNOB_SMB_SMB_ENCRYPT, KNOB_SMB_SERVER_SIGNING,
+					KNOB_SMB_USE_SENDFILE, KNOB_SMB_AIO_READ_SIZE,
+					KNOB_SMB_AIO_WRITE_SIZE };
+#define NLEADERS (sizeof(leaders) / sizeof(leaders[0]))
+
+static bool
+is_leader(const struct knob *k)
 {
-	size_t n = *done, e = confirm_pairs(*inc, *cand, n, res->p_better, bar), got;
-	double *xi = xcalloc(e, sizeof(*xi)), *xc = xcalloc(e, sizeof(*xc)), pc;
-	struct tune_pairs first = *res, blk;
-	struct tune_steady st;
-	const char *stop;
-	int rc;
-
-	if (!fits(s, pairs_cost(s, kp, e, restarts(k)))) {
-		snprintf(why, whylen,
-			 "not confirmed: %+.1f%% (p=%.4f) needed %zu more pairs and the budget "
-			 "had no time left for them",
-			 100 * first.effect, first.p_better, e);
-		rc = OUT_KEPT;
-		goto out;
-	}
-	say(s,
-	    "tune: %s = %s: %+.1f%% (p=%.4f, above %.4f after the correction): measuring %zu "
-	    "more pairs to confirm",
-	    k->name, v, 100 * first.effect, first.p_better, bar, e);
-	/* Like a window, the block stops at its looks when it falls short (looks_of()): it
-	 * must lean the candidate's way by itself to confirm, and a block clearly worse after
-	 * two pairs, or not better after four or half its pairs, can hardly turn. That only
-	 * ever keeps a value, so the error rate cannot grow. */
-	if ((rc = window(s, k, v, kp, e, true, 2, xi, xc, &got, &stop)) < 0)
-		goto out;
-	*inc = xreallocarray(*inc, n + got, sizeof(**inc));
-	*cand = xreallocarray(*cand, n + got, sizeof(**cand));
-	memcpy(*inc + n, xi, got * sizeof(*xi));
-	memcpy(*cand + n, xc, got * sizeof(*xc));
-	*done = n + got;
-	tune_compare_pairs(xi, xc, got, &blk);
-	tune_compare_pairs(*inc, *cand, *done, res);
-	pc = 0.5 * erfc((z_of(first.p_better) + z_of(blk.p_better)) / M_SQRT2 / M_SQRT2);
-	res->p_better = pc; /* the deciding p: the combined test's */
-	if (!tune_steady(*inc, n, xi, got, &st)) {
-		char what[256];
-
-		snprintf(what, sizeof(what), "%s = %s (confirming)", k->name, v);
-		note_unsteady(s, what, &st);
-		snprintf(why, whylen,
-			 "undecided: %+.1f%% (p=%.4f) in its window, but the incumbent moved "
-			 "%+.0f%% before the confirming pairs, beyond its spread of +/-%.0f%%",
-			 100 * first.effect, first.p_better, 100 * st.shift, 100 * st.spread);
-		rc = OUT_UNSTEADY;
-	} else if (stop) {
-		snprintf(why, whylen,
-			 "not confirmed: %+.1f%% (p=%.4f) in its window; the confirming block "
-			 "stopped after %zu of its %zu pairs, %s so far (%+.1f%%)",
-			 100 * first.effect, first.p_better, got, e, stop, 100 * blk.effect);
-		rc = OUT_KEPT;
-	} else if (blk.effect > 0 && res->effect >= TUNE_MIN_GAIN && pc < bar) {
-		snprintf(why, whylen,
-			 "confirmed by %zu more pairs (%+.1f%%, p=%.4f there; p=%.4f combined with "
-			 "the window's %.4f, below %.4f, the correction for %zu candidate(s))",
-			 got, 100 * blk.effect, blk.p_better, pc, first.p_better, bar, s->family);
-		rc = OUT_BETTER;
-	} else {
-		snprintf(why, whylen,
-			 "not confirmed: %+.1f%% (p=%.4f) in its window, %+.1f%% (p=%.4f) in %zu "
-			 "more pairs (combined p=%.4f, not below %.4f)",
-			 100 * first.effect, first.p_better, 100 * blk.effect, blk.p_better, got,
-			 pc, bar);
-		rc = OUT_KEPT;
-	}
-	set_prev(s, kp, *inc, *done);
-out:
-	free(xi);
-	free(xc);
-	return rc;
+	for (size_t i = 0; i < NLEADERS; i++)
+		if (leaders[i] == k->id)
+			return true;
+	return false;
 }
-
-/* Measures k = v against the incumbent and decides. res gets the deciding comparison. */
-static int
-try_value(struct tstate *s, const struct knob *k, const char *v, unsigned kp,
-	  struct tune_pairs *res, char *why, size_t whylen)
-{
-	size_t n = s->o->pairs, done;
-	double *inc = xcalloc(n, sizeof(*inc)), *cand = xcalloc(n, sizeof(*cand));
-	double bar;
-	const char *stop;
-	int rc;
-
-	memset(res, 0, sizeof(*res));
-	res->p_better = res->p_worse = 1;
-	if (++s->measured > s->family)
-		s->family = s->measured; /* later ones are held to the larger family */
-	bar = TUNE_ALPHA / (2 * (double)s->family);
-	if ((rc = steady_window(s, k, v, kp, inc, cand, &done, &stop, why, whylen)) != 0)
-		goto out;
-	tune_compare_pairs(inc, cand, done, res);
-	if (stop) {
-		snprintf(why, whylen, "stopped after %zu of %zu pairs: %s so far (%+.1f%%)", done,
-			 n, stop, 100 * res->effect);
-		rc = OUT_KEPT;
-	} else if (res->effect <= -TUNE_MIN_GAIN && res->p_worse < TUNE_ALPHA) {
-		rc = OUT_WORSE;
-	} else if (res->effect < TUNE_MIN_GAIN || res->p_better >= TUNE_ALPHA) {
-		rc = OUT_KEPT;
-	} else if (res->p_better < bar) {
-		snprintf(why, whylen,
-			 "p=%.4f survives the correction for %zu candidate(s) "
-			 "(Bonferroni: below %.4f)",
-			 res->p_better, s->family, bar);
-		rc = OUT_BETTER;
-	} else {
-		/* Significant alone but not after the correction: more pairs must confirm it. */
-		rc = confirm(s, k, v, kp, bar, &inc, &cand, &done, res, why, whylen);
-	}
-out:
-	if (rc == OUT_BETTER) {
-		/* The candidate is the incumbent now: its runs are the reference for the next
-		 * window; other masks sharing a protocol have no reference any more. */
-		for (unsigned q = 1; q < NMASK; q++)
-			if (q & kp)
-				set_prev(s, q, NULL, 0);
-		set_prev(s, kp, cand, done);
-	}
-	free(inc);
-	free(cand);
-	return rc;
-}
-
-/* ---- which knobs, which values ---- */
 
 /* The protocols a knob's windows measure: its own, or every one measured for a host knob. */
 static unsigned
@@ -881,165 +537,36 @@ distinct_candidates(const struct model *m, const struct knob *k, const char **ou
 	return d;
 }
 
-/* True when no knob but the MTU has a value to try (tune --knobs net.mtu). */
 static bool
-mtu_alone(struct tstate *s)
+mtu_wanted(const struct tstate *s)
 {
-	const char *vals[16];
-
-	for (const struct knob *k = knob_first(); k; k = knob_next(k)) {
-		struct tuner_decision d = { 0 };
-
-		if (eligible(s, k, &d) && distinct_candidates(s->m, k, vals))
-			return false;
-	}
-	return true;
+	return s->ops->mtu_probe && s->ops->mtu_set && (!s->o->sel || s->o->sel[KNOB_NET_MTU]);
 }
 
-/* The plan: the candidates of every eligible knob, what a window of each costs, and how many
- * fit in the budget: those are the family the correction is over (a candidate the budget
- * never measures cannot produce a false positive). */
-static void
-plan(struct tstate *s)
+/* The comparison of k's candidates, the incumbent in force: NULL when none can be measured
+ * (d->reason says why). Values documented as behaving like one already taken are not. */
+static struct cmp *
+knob_cmp(struct tstate *s, const struct knob *k, struct tuner_decision *d)
 {
-	const char *vals[16];
-	size_t fit = 0, total = 0;
-	double t;
-	json_t *per = json_object();
+	const char *vals[16], *cur = knob_value(s->m, k->id);
+	size_t nv = candidates(s->m, k, vals);
+	struct cmp *c = xcalloc(1, sizeof(*c));
+	char sw[256];
 
-	/* The MTU step is kept time for when it takes at most a third of what is left for
-	 * knobs; otherwise the knobs come first and it runs only if time remains. */
-	s->mtu_stays = mtu_wanted(s) && s->ops->mtu_may_grow && !s->ops->mtu_may_grow(s->ops->arg);
-	s->mtu_reserved =
-		mtu_wanted(s) && s->o->budget_s - (now(s) - s->t0) - reserve(s) >= 3 * mtu_cost(s);
-	t = now(s) - s->t0 + reserve(s);
-
-	for (const struct knob *k = knob_first(); k; k = knob_next(k)) {
-		struct tuner_decision d = { 0 };
-		size_t n;
-
-		if (!eligible(s, k, &d))
-			continue;
-		n = distinct_candidates(s->m, k, vals);
-		total += n;
-		for (size_t i = 0; i < n; i++) {
-			t += window_cost(s, knob_protos(s, k), restarts(k));
-			if (t <= s->o->budget_s)
-				fit++;
-		}
-		if (n)
-			json_object_set_new(
-				per, k->name,
-				json_real(window_cost(s, knob_protos(s, k), restarts(k))));
+	c->put = put_knob;
+	c->k = k;
+	c->src0 = knob_source(s->m, k->id);
+	c->protos = knob_protos(s, k);
+	if (s->o->clients_decide && s->ops->clients && on_path(k)) {
+		c->protos |= TUNER_CLIENTS;
+		d->by_clients = true;
 	}
-	s->family = fit ? fit : 1;
-	json_object_set_new(s->doc, "plan",
-			    json_pack("{s:i, s:i, s:i, s:f, s:f, s:s, s:o}", "pairs",
-				      (int)s->o->pairs, "candidates", (int)total, "fit_in_budget",
-				      (int)fit, "reserved_s", reserve(s), "alpha", TUNE_ALPHA,
-				      "correction",
-				      "Bonferroni over the candidates that fit in the budget "
-				      "(more if more are measured), or a fresh confirming window",
-				      "window_s", per));
-	say(s, "tune: plan: %zu candidate value(s), %zu fit in the %.0fs budget at %u pairs each",
-	    total, fit, s->o->budget_s, s->o->pairs);
-}
+	c->alpha_better = c->alpha_worse = s->alpha_look;
+	c->max_pairs = s->o->pairs;
+	for (size_t i = 0; i < nv && c->nc < TUNER_MAX_CANDS; i++) {
+		const char *twin;
 
-static void
-decided_json(struct tstate *s, const struct tuner_decision *d)
-{
-	json_object_set_new(s->decided, d->k->name,
-			    json_pack("{s:s?, s:b, s:b, s:s, s:f, s:f}", "after", d->after,
-				      "applied", d->applied, "tried", d->tried, "reason", d->reason,
-				      "effect", d->effect, "p", d->p));
-	if (s->ops->save) {
-		json_object_set(s->doc, "decided", s->decided);
-		s->ops->save(s->ops->arg, s->doc);
-	}
-}
-
-/* An interrupted tune of the same configuration decided k already: keep that decision. */
-static bool
-resumed(struct tstate *s, const struct knob *k, struct tuner_decision *d)
-{
-	json_t *j = s->o->resume ? json_object_get(s->o->resume, k->name) : NULL;
-	const char *after, *reason;
-
-	if (!json_is_object(j))
-		return false;
-	after = json_string_value(json_object_get(j, "after"));
-	reason = json_string_value(json_object_get(j, "reason"));
-	d->applied = json_is_true(json_object_get(j, "applied")) && after;
-	d->tried = json_is_true(json_object_get(j, "tried"));
-	d->effect = json_real_value(json_object_get(j, "effect"));
-	d->p = json_real_value(json_object_get(j, "p"));
-	snprintf(d->reason, sizeof(d->reason), "%s (decided before the interruption)",
-		 reason ? reason : "?");
-	if (d->applied) {
-		d->after = xstrdup(after);
-		setk(s, k->id, after, KNOB_TUNED);
-		s->restart_changed |= restarts(k);
-	}
-	return true;
-}
-
-static void
-reason_for(struct tuner_decision *d, enum outcome out, const char *v, const struct tune_pairs *p,
-	   const char *why)
-{
-	switch (out) {
-	case OUT_BETTER:
-		snprintf(d->reason, sizeof(d->reason), "better: %s %+.1f%% side by side; %s", v,
-			 100 * p->effect, why);
-		break;
-	case OUT_WORSE:
-		snprintf(d->reason, sizeof(d->reason),
-			 "worse: %s %+.1f%% side by side (p=%.4f); "
-			 "kept",
-			 v, 100 * p->effect, p->p_worse);
-		break;
-	case OUT_UNSTEADY:
-		snprintf(d->reason, sizeof(d->reason), "%s = %s %s; kept", d->k->name, v, why);
-		break;
-	default:
-		snprintf(d->reason, sizeof(d->reason),
-			 "no significant effect (largest: %s %+.1f%% "
-			 "side by side, p=%.4f%s%s); kept",
-			 v, 100 * p->effect, p->p_better, why[0] ? "; " : "", why);
-		break;
-	}
-}
-
-/* Every candidate of k, one window each (more to confirm), the incumbent in force. */
-static int
-decide_knob(struct tstate *s, const struct knob *k, struct tuner_decision *d)
-{
-	const char *vals[16], *tried[16];
-	unsigned kp = knob_protos(s, k);
-	size_t nv = candidates(s->m, k, vals), ntried = 0;
-	double shown = -1;
-	char why[320], sw[256];
-
-	if (!nv) {
-		const char *cur = knob_value(s->m, k->id);
-
-		snprintf(d->reason, sizeof(d->reason), "no candidate other than the current value");
-		/* Say why the others may not be tried (unsafe, below a configured minimum). */
-		for (const char *const *v = k->candidates; *v; v++)
-			if (!(cur && strcmp(cur, *v) == 0) &&
-			    !(!cur && k->dflt && strcmp(k->dflt, *v) == 0) &&
-			    !knob_allowed(s->m, k, *v, sw, sizeof(sw))) {
-				snprintf(d->reason, sizeof(d->reason), "not tried: %.300s", sw);
-				break;
-			}
-		return 0;
-	}
-	for (size_t i = 0; i < nv; i++) {
-		const char *now_v = d->after ? d->after : d->before, *twin;
-		struct tune_pairs p;
-		int rc;
-
-		if ((twin = same_as(s->m, k, now_v, tried, ntried, vals[i], sw, sizeof(sw)))) {
+		if ((twin = same_as(s->m, k, cur, c->val + 1, c->nc, vals[i], sw, sizeof(sw)))) {
 			say(s, "tune: %s = %s: not measured: the same as %s here: %s", k->name,
 			    vals[i], twin, sw);
 			continue;
@@ -1047,70 +574,335 @@ decide_knob(struct tstate *s, const struct knob *k, struct tuner_decision *d)
 		if (s->ops->measurable &&
 		    !s->ops->measurable(s->ops->arg, k, vals[i], sw, sizeof(sw))) {
 			say(s, "tune: %s = %s: not measured: %s", k->name, vals[i], sw);
-			if (!d->tried && !d->reason[0])
-				snprintf(d->reason, sizeof(d->reason), "%s not measured: %.300s",
-					 vals[i], sw);
+			snprintf(d->reason, sizeof(d->reason), "%s not measured: %.300s", vals[i],
+				 sw);
 			continue;
 		}
-		why[0] = 0;
-		rc = try_value(s, k, vals[i], kp, &p, why, sizeof(why));
-		if (rc < 0) {
-			snprintf(d->reason, sizeof(d->reason), "%s failed: %.200s", vals[i],
-				 s->err);
-			return rc == -EINTR ? rc : 0;
-		}
-		if (rc == OUT_NOTIME) {
-			if (!d->tried) {
-				snprintf(d->reason, sizeof(d->reason),
-					 "not tried: budget exhausted (%.0fs left for knobs; a "
-					 "candidate needs about %.0fs for %u pairs side by side)",
-					 left_for_knobs(s), window_cost(s, kp, restarts(k)),
-					 s->o->pairs);
-				json_array_append_new(s->untried, json_string(k->name));
+		c->val[++c->nc] = vals[i];
+	}
+	c->val[0] = cur ? xstrdup(cur) : NULL; /* the model's copy is freed at every switch */
+	if (!c->nc) {
+		free((char *)c->val[0]);
+		if (!d->reason[0])
+			snprintf(d->reason, sizeof(d->reason),
+				 "no candidate other than the current value");
+		for (const char *const *v = k->candidates; *v && !nv; v++)
+			if (!(cur && strcmp(cur, *v) == 0) &&
+			    !(!cur && k->dflt && strcmp(k->dflt, *v) == 0) &&
+			    !knob_allowed(s->m, k, *v, sw, sizeof(sw))) {
+				snprintf(d->reason, sizeof(d->reason), "not tried: %.300s", sw);
+				break;
 			}
-			break;
-		}
-		d->tried = true;
-		if (ntried < 16)
-			tried[ntried++] = vals[i];
-		if (rc == OUT_BETTER) {
-			if (s->naccepted < MAX_ACCEPTS)
-				s->accepted[s->naccepted] = kp;
-			s->naccepted++;
-			s->restart_changed |= restarts(k);
-			setk(s, k->id, vals[i], KNOB_TUNED);
-			free(s->mid[k->id]);
-			s->mid[k->id] =
-				d->applied ? d->after : NULL; /* a step from a value accepted */
-			if (!d->applied)
-				free(d->after);
-			d->after = xstrdup(vals[i]);
-			d->applied = true;
-			d->effect = p.effect;
-			d->p = p.p_better;
-			reason_for(d, OUT_BETTER, vals[i], &p, why);
-			if (s->pass > 0)
-				strncat(d->reason, " (on a later pass)",
-					sizeof(d->reason) - strlen(d->reason) - 1);
-			say(s, "tune: %s = %s: %s", k->name, vals[i], d->reason);
-		} else {
-			struct tuner_decision one = { .k = k };
+		free(c);
+		return NULL;
+	}
+	return c;
+}
 
-			reason_for(&one, (enum outcome)rc, vals[i], &p, why);
-			if (s->pass > 0)
-				strncat(one.reason, " (on a later pass)",
-					sizeof(one.reason) - strlen(one.reason) - 1);
-			say(s, "tune: %s", one.reason);
-			if (!d->applied && (rc == OUT_UNSTEADY || fabs(p.effect) > shown)) {
-				shown = rc == OUT_UNSTEADY ? 1e9 : fabs(p.effect);
-				d->effect = p.effect;
-				d->p = rc == OUT_WORSE ? p.p_worse : p.p_better;
-				memcpy(d->reason, one.reason, sizeof(d->reason));
-			}
+static void
+decided_json(struct tstate *s, const struct tuner_decision *d)
+{
+	json_object_set_new(s->decided, d->k->name,
+			    json_pack("{s:s?, s:b, s:b, s:s, s:s}", "after", d->after, "applied",
+				      d->applied, "tried", d->tried, "verdict",
+				      tune_verdict_name(d->verdict), "reason", d->reason));
+	if (s->ops->save) {
+		json_object_set(s->doc, "decided", s->decided);
+		s->ops->save(s->ops->arg, s->doc);
+	}
+}
+
+/* The knob's verdict from its candidates': the first better one in the table's order (the
+ * daemon's default first) is applied, so that two values both better and within the noise of
+ * each other do not take turns from tune to tune; otherwise
+ * undecided while any is, else same while any is, else worse (the value in force is best). */
+static void
+finish(struct tstate *s, struct cmp *c, struct tuner_decision *d)
+{
+	size_t best = SIZE_MAX, tell = 0, len;
+	bool undecided = false, same = false;
+	const char *cur = c->val[0] ? c->val[0] : "(the default)";
+
+	for (size_t j = 0; j < c->nc; j++) {
+		struct tune_effect *e = &c->c[j].e;
+
+		if (!c->c[j].n)
+			e->more = SIZE_MAX, e->lo = -INFINITY, e->hi = INFINITY;
+		if (e->verdict == TUNE_BETTER && best == SIZE_MAX)
+			best = j;
+		undecided |= e->verdict == TUNE_UNDECIDED;
+		same |= e->verdict == TUNE_SAME;
+		if (fabs(e->est) > fabs(c->c[tell].e.est))
+			tell = j;
+		if (d->ncand < TUNER_MAX_CANDS) {
+			snprintf(d->cand[d->ncand].value, sizeof(d->cand[d->ncand].value), "%s",
+				 c->val[j + 1]);
+			d->cand[d->ncand++].e = *e;
 		}
 	}
-	if (!d->reason[0])
-		snprintf(d->reason, sizeof(d->reason), "no candidate other than the current value");
+	d->tried = true;
+	d->verdict = best != SIZE_MAX ? TUNE_BETTER
+		     : undecided      ? TUNE_UNDECIDED
+		     : same	      ? TUNE_SAME
+				      : TUNE_WORSE;
+	d->e = c->c[best != SIZE_MAX ? best : tell].e;
+	len = (size_t)snprintf(d->reason, sizeof(d->reason), "%s: ", tune_verdict_name(d->verdict));
+	if (best != SIZE_MAX) {
+		verdict_words(d->reason + len, sizeof(d->reason) - len, c->val[best + 1],
+			      &c->c[best].e, false);
+		len = strlen(d->reason);
+	}
+	for (size_t j = 0; j < c->nc && len + 2 < sizeof(d->reason); j++) {
+		if (j == best)
+			continue;
+		len += (size_t)snprintf(d->reason + len, sizeof(d->reason) - len, "%s",
+					len > strlen(tune_verdict_name(d->verdict)) + 2 ? "; "
+											: "");
+		if (len < sizeof(d->reason))
+			verdict_words(d->reason + len, sizeof(d->reason) - len, c->val[j + 1],
+				      &c->c[j].e, c->out_of_time && !c->c[j].done);
+		len = strlen(d->reason);
+	}
+	if (best != SIZE_MAX) {
+		free(d->after);
+		d->after = xstrdup(c->val[best + 1]);
+		d->applied = true;
+		setk(s, c->k->id, c->val[best + 1], KNOB_TUNED);
+		s->r->changed = true;
+		s->changed_protos |= knob_protos(s, c->k);
+	} else if (len + 2 < sizeof(d->reason)) {
+		snprintf(d->reason + len, sizeof(d->reason) - len, "; %s kept", cur);
+	}
+	say(s, "tune: %s: %s", c->k->name, d->reason);
+	decided_json(s, d);
+}
+
+/* An interrupted tune of the same configuration decided k already: keep that decision. */
+static bool
+resumed(struct tstate *s, const struct knob *k, struct tuner_decision *d)
+{
+	json_t *j = s->o->resume ? json_object_get(s->o->resume, k->name) : NULL;
+	const char *after, *reason, *verdict;
+
+	if (!json_is_object(j))
+		return false;
+	after = json_string_value(json_object_get(j, "after"));
+	reason = json_string_value(json_object_get(j, "reason"));
+	verdict = json_string_value(json_object_get(j, "verdict"));
+	d->applied = json_is_true(json_object_get(j, "applied")) && after;
+	d->tried = json_is_true(json_object_get(j, "tried"));
+	for (int v = TUNE_UNDECIDED; v <= TUNE_SAME && verdict; v++)
+		if (strcmp(verdict, tune_verdict_name((enum tune_verdict)v)) == 0)
+			d->verdict = (enum tune_verdict)v;
+	snprintf(d->reason, sizeof(d->reason), "%s (decided before the interruption)",
+		 reason ? reason : "?");
+	if (d->applied) {
+		d->after = xstrdup(after);
+		setk(s, k->id, after, KNOB_TUNED);
+		s->r->changed = true;
+		s->changed_protos |= knob_protos(s, k);
+	}
+	return true;
+}
+
+/* Advances k's comparison to `upto` pairs; finishes the knob once no candidate is left
+ * undecided. Returns 0 or -errno (d->reason says what failed). */
+static int
+step(struct tstate *s, struct cmp **cp, struct tuner_decision *d, size_t upto)
+{
+	struct cmp *c = *cp;
+	int rc;
+
+	if (!c)
+		return 0;
+	if (!c->rounds)
+		say(s, "tune: trying %s = %s%s (side by side with %s, up to %zu pairs%s)",
+		    c->k->name, c->val[1], c->nc > 1 ? " and more" : "",
+		    c->val[0] ? c->val[0] : "the default", c->max_pairs,
+		    c->protos & TUNER_CLIENTS ? ", through the clients" : "");
+	if ((rc = advance(s, c, upto)) < 0) {
+		snprintf(d->reason, sizeof(d->reason), "failed: %.400s", s->err);
+		d->tried = true;
+		decided_json(s, d);
+		cmp_release(c);
+		free(c);
+		*cp = NULL;
+		return rc == -EINTR ? rc : 0;
+	}
+	if (active(c) && !c->out_of_time)
+		return 0;
+	if (!c->rounds) {
+		snprintf(d->reason, sizeof(d->reason),
+			 "not tried: budget exhausted (a round of %zu measurements needs about "
+			 "%.0fs)",
+			 c->nc + 1, (double)(c->nc + 1) * slot_cost(s, c->protos));
+		json_array_append_new(s->untried, json_string(c->k->name));
+	} else {
+		finish(s, c, d);
+	}
+	cmp_release(c);
+	free(c);
+	*cp = NULL;
+	return 0;
+}
+
+/* How far k's undecided candidates lean: the largest |estimate| among them. */
+static double
+movement(const struct cmp *c)
+{
+	double m = 0;
+
+	for (size_t j = 0; c && j < c->nc; j++)
+		if (!c->c[j].done && c->c[j].n && fabs(c->c[j].e.est) > m)
+			m = fabs(c->c[j].e.est);
+	return m;
+}
+
+/* The knobs: the leaders each to its verdict, then a screen of the rest (their first look),
+ * then look by look, the knobs whose candidates moved most first, while the budget lasts. */
+static int
+knobs_all(struct tstate *s)
+{
+	struct cmp *cs[KNOB_COUNT] = { NULL };
+	int rc = 0;
+
+	for (const struct knob *k = knob_first(); k; k = knob_next(k)) {
+		struct tuner_decision *d = &s->r->dec[k->id];
+
+		if (k->id == KNOB_NET_MTU && mtu_wanted(s))
+			continue; /* the MTU step decided it */
+		d->reason[0] = 0;
+		if (eligible(s, k, d))
+			resumed(s, k, d);
+	}
+	for (size_t i = 0; i < NLEADERS && rc == 0; i++) {
+		struct tuner_decision *d = &s->r->dec[leaders[i]];
+
+		if (d->reason[0])
+			continue;
+		if ((cs[leaders[i]] = knob_cmp(s, d->k, d))) {
+			/* Each leader a share of what is left, so the rest is screened too. */
+			cs[leaders[i]]->until = now(s) + (s->o->budget_s - (now(s) - s->t0)) /
+								 (double)(NLEADERS - i + 2);
+			rc = step(s, &cs[leaders[i]], d, SIZE_MAX);
+			if (cs[leaders[i]])
+				cs[leaders[i]]->until = 0;
+		} else
+			decided_json(s, d);
+	}
+	for (unsigned lv = 0; lv < s->nlooks && rc == 0; lv++) {
+		const struct knob *order[KNOB_COUNT];
+		size_t n = 0;
+
+		for (const struct knob *k = knob_first(); k; k = knob_next(k)) {
+			struct tuner_decision *d = &s->r->dec[k->id];
+
+			if (lv == 0 && !is_leader(k) && !d->reason[0] &&
+			    !(cs[k->id] = knob_cmp(s, k, d)))
+				decided_json(s, d);
+			if (cs[k->id])
+				order[n++] = k;
+		}
+		/* After the screen, more pairs where it found movement first. */
+		for (size_t i = 1; lv > 0 && i < n; i++)
+			for (size_t j = i;
+			     j > 0 && movement(cs[order[j]->id]) > movement(cs[order[j - 1]->id]);
+			     j--) {
+				const struct knob *t = order[j];
+
+				order[j] = order[j - 1];
+				order[j - 1] = t;
+			}
+		for (size_t i = 0; i < n && rc == 0; i++)
+			rc = step(s, &cs[order[i]->id], &s->r->dec[order[i]->id],
+				  lv + 1 < s->nlooks ? s->looks[lv] : SIZE_MAX);
+	}
+	for (size_t i = 0; i < KNOB_COUNT; i++)
+		if (cs[i]) {
+			if (rc == 0)
+				finish(s, cs[i], &s->r->dec[i]);
+			cmp_release(cs[i]);
+			free(cs[i]);
+		}
+	return rc;
+}
+
+/* ---- the MTU step ---- */
+
+/* The largest MTU every peer receives, proven by the probe, replaces the one in force unless
+ * the clients measure it worse. The proof is what makes the change safe, so the step fits in
+ * any budget: its measurement is time-boxed (a quarter of what is left, at most its first
+ * look) and only judges "not worse", at the comparison's own level; "better" is claimed at the
+ * tune's level, as for every knob. */
+static int
+mtu_step(struct tstate *s)
+{
+	struct tuner_decision *d = &s->r->dec[KNOB_NET_MTU];
+	struct cmp c = { .put = put_mtu, .nc = 1, .protos = TUNER_CLIENTS };
+	double until;
+	char why[384] = "", words[256], err[512];
+	int cur = 0, next = 0, rc;
+
+	if (!mtu_wanted(s))
+		return 0;
+	if ((rc = s->ops->mtu_probe(s->ops->arg, &cur, &next, why, sizeof(why))) < 0 ||
+	    next <= cur) {
+		snprintf(d->reason, sizeof(d->reason), "%s%s", rc < 0 ? "not tried: " : "", why);
+		if (cur > 0) {
+			free(d->before);
+			d->before = xasprintf("%d", cur);
+		}
+		decided_json(s, d);
+		return 0;
+	}
+	free(d->before);
+	d->before = xasprintf("%d", cur);
+	d->tried = d->by_clients = true;
+	c.mtu[0] = cur;
+	c.mtu[1] = next;
+	c.alpha_better = s->alpha_look;
+	c.alpha_worse = TUNE_ALPHA / 2;
+	c.max_pairs = tune_looks[1];
+	say(s, "tune: MTU %d proven to every peer; the clients at %d and %d side by side", next,
+	    cur, next);
+	until = now(s) + (s->o->budget_s - (now(s) - s->t0)) / 4;
+	while (active(&c) && now(s) + 2 * slot_cost(s, TUNER_CLIENTS) <= until &&
+	       (rc = round_once(s, &c)) == 0)
+		;
+	put_mtu(s, &c, 0);
+	if (rc == -EINTR) {
+		cmp_release(&c);
+		return rc;
+	}
+	d->e = c.c[0].e;
+	d->ncand = 1;
+	snprintf(d->cand[0].value, sizeof(d->cand[0].value), "%d", next);
+	d->cand[0].e = d->e;
+	verdict_words(words, sizeof(words), d->cand[0].value, &d->e, active(&c) > 0);
+	if (rc < 0 || !c.c[0].n) {
+		d->verdict = TUNE_UNDECIDED;
+		snprintf(words, sizeof(words), "%d: not measured (%.200s)", next,
+			 rc < 0 ? s->err : "no time for a pair");
+	} else {
+		d->verdict = d->e.verdict;
+	}
+	if (d->verdict == TUNE_WORSE) {
+		snprintf(d->reason, sizeof(d->reason), "worse: %s; %d kept", words, cur);
+	} else if (s->ops->mtu_set(s->ops->arg, next, err, sizeof(err)) < 0) {
+		snprintf(d->reason, sizeof(d->reason), "%s: %s; could not be set again: %.200s",
+			 tune_verdict_name(d->verdict), words, err);
+	} else {
+		d->applied = true;
+		d->after = xasprintf("%d", next);
+		s->m->network.mtu_mode = MTU_FIXED;
+		s->m->network.mtu = next;
+		snprintf(d->reason, sizeof(d->reason), "%s: %s; raised: proven to every peer%s",
+			 tune_verdict_name(d->verdict), words,
+			 d->verdict == TUNE_BETTER ? "" : ", and not measured slower");
+	}
+	say(s, "tune: net.mtu: %s", d->reason);
+	decided_json(s, d);
+	cmp_release(&c);
 	return 0;
 }
 
@@ -1177,40 +969,36 @@ tuned_protos(struct tstate *s)
 	return mask ? mask : s->o->protos;
 }
 
-/* The starting configuration, each protocol on its own (what a run of each costs), and the
- * clients. Its runs are each protocol's reference for the first window. */
+/* The starting configuration, each protocol on its own (what a run of each costs, the
+ * report's "before" when nothing changes), and the clients. */
 static int
 measure_start(struct tstate *s)
 {
-	/* Enough runs to know what a run costs and where the incumbent stands; its decisions
-	 * come from the windows. */
-	unsigned n = s->o->pairs / 2 > 3 ? s->o->pairs / 2 : 3, protos = tuned_protos(s);
+	unsigned n = 6, protos = tuned_protos(s);
 	double *sc = xmalloc(n * sizeof(*sc)), t;
 	int rc = 0;
 
 	say(s, "tune: measuring the starting configuration (%s goal)",
 	    s->o->goal ? s->o->goal : "the");
-	for (unsigned b = 1; b < NMASK && rc == 0; b <<= 1) {
+	for (unsigned b = 1; b <= ALL_PROTOS && rc == 0; b <<= 1) {
 		if (!(protos & b))
 			continue;
-		/* In blocks of two runs without a warm-up, as the windows measure the incumbent:
-		 * the first window's steadiness is judged against runs of the same kind. */
-		for (unsigned i = 0; i < n && rc == 0; i += 2) {
+		for (unsigned i = 0; i < n && rc == 0; i++) {
 			struct bench_results got = { 0 };
 
-			rc = measure(s, b, n - i < 2 ? n - i : 2, 0, sc + i, &got);
+			rc = measure(s, b, 1, 0, sc + i, &got);
 			merge_results(&s->r->start, &got);
 			bench_results_clear(&got);
 		}
-		if (rc == 0)
-			set_prev(s, b, sc, n);
 	}
 	free(sc);
 	if (rc < 0 || !s->ops->clients)
 		return rc;
 	t = now(s);
 	s->ops->clients(s->ops->arg);
-	s->client_cost = now(s) - t;
+	/* What one client run costs: a pass measures each share's protocols' workloads. */
+	if (!(s->slot_cost[TUNER_CLIENTS] > 0))
+		s->slot_cost[TUNER_CLIENTS] = (now(s) - t) / 4;
 	return stopped(s) ? -EINTR : 0;
 }
 
@@ -1238,306 +1026,64 @@ score_json(const double *v, size_t n)
 			 "ci95_high", st.ci95_high, "runs", runs);
 }
 
-/* A check in holds(), and the after-score, look once after their first HOLD_FIRST pairs
- * (when their window is longer):
- * a change that won them all (p = 1/64, below HOLD_ALPHA1) by at least HOLD_CLEAR holds
- * there, one not ahead at all
- * does not, and the rest of the window decides on every pair at HOLD_ALPHA - HOLD_ALPHA1
- * (Bonferroni over the two looks). A clear gain (encryption no longer required) costs six
- * pairs instead of ten. HOLD_ALPHA is below TUNE_ALPHA: every lab tune that accepts a
- * placebo in a window (1 in 10 here) relies on it, and at 0.05 with two looks the simulator
- * kept 11 of 200 leaning placebos (test_placebo_rides). The after-score keeps TUNE_ALPHA in
- * all (TUNE_ALPHA - HOLD_ALPHA1 at its end). */
-#define HOLD_FIRST 6
-#define HOLD_ALPHA 0.03
-#define HOLD_ALPHA1 0.016
-/* What a gain must also be to stop at the look. Set when these pairs still shared their
- * measure calls (correlated at 0.56: six pairs all one way were nearer three coin tosses);
- * they are a call each now, and it stays: a window's estimate moves about 8% from window to
- * window here, and a clear gain is far above that. */
-#define HOLD_CLEAR 0.10
-
-/* The after-score: the starting configuration (A) and the chosen one (B) measured in
- * alternation, every protocol measured, pair by pair, with the look after HOLD_FIRST pairs;
- * the improvement and its p from those pairs, "after_bar" the p it must be below. Unchanged:
- * the starting runs are both. */
+/* The after-score: the starting and the chosen configuration side by side on the protocols a
+ * change touched, a first look's pairs at most, for the report (each change was decided on
+ * its own). Unchanged: the starting runs are both. */
 static int
-final_pairing(struct tstate *s, const struct snap *start, const struct snap *chosen)
+final_pairing(struct tstate *s, struct snap *start, struct snap *chosen)
 {
-	size_t n = s->o->pairs, j = 0, e, done = 0;
-	double *a = xcalloc(n, sizeof(*a)), *b = xcalloc(n, sizeof(*b)), *tmp;
-	bool look = n > HOLD_FIRST + 1;
-	double bar = look ? HOLD_ALPHA1 : TUNE_ALPHA;
-	struct tune_pairs p = { .p_better = 1, .p_worse = 1 };
-	struct tune_steady st;
+	struct cmp c = { .put = put_snap, .nc = 1, .max_pairs = tune_looks[0] };
 	unsigned tp = 0;
 	int rc = 0;
 
-	/* Only the protocols a change applied can touch are measured again: the others run
-	 * the same files before and after, so pairing them would only add noise and time. */
 	for (size_t i = 0; i < KNOB_COUNT; i++)
 		if (s->r->dec[i].applied && i != KNOB_NET_MTU && s->r->dec[i].k)
 			tp |= knob_protos(s, s->r->dec[i].k);
-	if (!tp)
-		tp = s->o->protos;
-	json_object_set_new(s->doc, "after_protocols",
-			    protos_json(s->r->changed ? tp & s->o->protos : 0));
+	tp &= s->o->protos;
+	json_object_set_new(s->doc, "after_protocols", protos_json(s->r->changed ? tp : 0));
 	json_object_set_new(s->doc, "unchanged_protocols",
 			    protos_json(s->r->changed ? s->o->protos & ~tp : s->o->protos));
-	if (!s->r->changed) {
+	json_object_set_new(s->doc, "after_pairs", json_integer(0));
+	if (!s->r->changed || !tp) {
 		merge_results(&s->r->before, &s->r->start);
 		merge_results(&s->r->after, &s->r->start);
-		json_object_set_new(s->doc, "improvement", json_real(0));
-		json_object_set_new(s->doc, "improvement_p", json_real(1));
-		json_object_set_new(s->doc, "after_pairs", json_integer(0));
-		free(a);
-		free(b);
 		return 0;
 	}
+	s->r->changed = false; /* the after-score's own time is no longer reserved */
+	c.snaps[0] = start;
+	c.snaps[1] = chosen;
+	c.keep[0] = &s->r->before;
+	c.keep[1] = &s->r->after;
+	c.protos = tp;
+	c.alpha_better = c.alpha_worse = s->alpha_same;
 	say(s,
-	    "tune: the after-score: the starting and the chosen configuration, up to %zu pairs "
-	    "side by side",
-	    n);
-	tmp = xmalloc(2 * n * sizeof(*tmp));
-	while (j < 2 * n && rc == 0) {
-		bool cb, ce;
-		size_t pi;
-		struct bench_results got = { 0 };
-
-		slot(j, n, &cb, &pi);
-		e = block_end(j, n, 1);
-		snap_put(s, cb ? chosen : start);
-		rc = measure(s, tp, (unsigned)(e - j), 0, tmp, &got);
-		if (rc == 0) {
-			merge_results(cb ? &s->r->after : &s->r->before, &got);
-			for (size_t i = j; i < e; i++) {
-				slot(i, n, &ce, &pi);
-				(cb ? b : a)[pi] = tmp[i - j];
-			}
-		}
-		bench_results_clear(&got);
-		j = e;
-		done = pairs_done(j, n);
-		/* The look after HOLD_FIRST pairs: clearly confirmed, or not ahead at all. */
-		if (rc == 0 && look && done >= HOLD_FIRST && done < n) {
-			look = false;
-			tune_compare_pairs(a, b, done, &p);
-			if ((p.effect >= HOLD_CLEAR && p.p_better < bar) || p.effect <= 0)
-				break;
-			bar = TUNE_ALPHA - HOLD_ALPHA1;
-		}
-	}
+	    "tune: the after-score: the starting and the chosen configuration, up to %zu "
+	    "pairs side by side",
+	    c.max_pairs);
+	while (!c.c[0].done && fits(s, 2 * slot_cost(s, tp)) && (rc = round_once(s, &c)) == 0)
+		;
+	s->r->changed = true;
 	snap_put(s, chosen);
 	if (rc == 0) {
-		/* The unchanged protocols' results are the start's, in both. */
 		merge_protos(&s->r->before, &s->r->start, s->o->protos & ~tp);
 		merge_protos(&s->r->after, &s->r->start, s->o->protos & ~tp);
-		tune_compare_pairs(a, b, done, &p);
-		json_object_set_new(s->doc, "before", score_json(a, done));
-		json_object_set_new(s->doc, "after", score_json(b, done));
-		json_object_set_new(s->doc, "improvement", json_real(p.effect));
-		/* One-sided: the question is whether the chosen configuration is better. */
-		json_object_set_new(s->doc, "improvement_p", json_real(p.p_better));
-		json_object_set_new(s->doc, "after_pairs", json_integer((json_int_t)done));
-		json_object_set_new(s->doc, "after_bar", json_real(bar));
-		if (!tune_steady(NULL, 0, a, done, &st))
-			note_unsteady(s, "the after-score", &st);
-	}
-	free(tmp);
-	free(a);
-	free(b);
-	return rc;
-}
-
-/* The changes are applied only when the after-score, fresh pairs of the chosen and the
- * starting configuration measured at the end, confirms them: at least TUNE_MIN_GAIN and
- * p < TUNE_ALPHA. Each change was accepted in its own window; a machine whose runs are
- * correlated over longer than a pair (a load coming and going) can make a window lean, and
- * the after-score is a fresh test of the same claim at another time. Otherwise the model
- * goes back to the start and every change is kept out, its reason saying why. */
-static void
-after_veto(struct tstate *s, const struct snap *start)
-{
-	double effect = json_real_value(json_object_get(s->doc, "improvement"));
-	double p = json_real_value(json_object_get(s->doc, "improvement_p"));
-	double bar = json_real_value(json_object_get(s->doc, "after_bar"));
-
-	if (effect >= TUNE_MIN_GAIN && p < bar) {
-		json_object_set_new(s->doc, "after_confirmed", json_true());
-		return;
-	}
-	json_object_set_new(s->doc, "after_confirmed", json_false());
-	say(s,
-	    "tune: the after-score does not confirm the changes (%+.1f%%, p=%.4f; needs at least "
-	    "%+.0f%% and p < %.3g): none is applied",
-	    100 * effect, p, 100 * TUNE_MIN_GAIN, bar);
-	snap_put(s, start);
-	for (size_t i = 0; i < KNOB_COUNT; i++) {
-		struct tuner_decision *d = &s->r->dec[i];
-		size_t len = strlen(d->reason);
-
-		if (!d->applied || i == KNOB_NET_MTU)
-			continue;
-		d->applied = false;
-		free(d->after);
-		d->after = d->before ? xstrdup(d->before) : NULL;
-		snprintf(d->reason + len, sizeof(d->reason) - len,
-			 "; not applied: the after-score did not confirm the changes (%+.1f%%, "
-			 "p=%.4f)",
-			 100 * effect, p);
-		decided_json(s, d);
-	}
-	s->r->changed = false;
-}
-
-/* Measures k at its chosen value side by side against k = against (the rest as chosen), a
- * window's pairs at most; *kept when the chosen value is at least TUNE_MIN_GAIN better, one-
- * sided (a test of a claim already selected), at the look above or at the end. No time for it:
- * *timely false and not kept. The check goes into the document's "alone". Returns 0 or -errno. */
-static int
-holds(struct tstate *s, const struct tuner_decision *d, const char *against, json_t *alone,
-      bool *timely, bool *kept, struct tune_pairs *p, size_t *done, double *barp)
-{
-	const struct knob *k = d->k;
-	unsigned kp = knob_protos(s, k);
-	size_t n = s->o->pairs, n1 = n > HOLD_FIRST + 1 ? HOLD_FIRST : n, more = 0;
-	double *inc = xcalloc(n, sizeof(*inc)), *cand = xcalloc(n, sizeof(*cand));
-	double bar = n1 < n ? HOLD_ALPHA1 : HOLD_ALPHA;
-	const char *stop;
-	int rc = 0;
-
-	*p = (struct tune_pairs){ .p_better = 1, .p_worse = 1 };
-	*done = 0;
-	*kept = false;
-	*timely = fits(s, window_cost(s, kp, restarts(k)));
-	if (*timely) {
-		say(s, "tune: %s = %s: against %s once more, the other changes in place", k->name,
-		    d->after ? d->after : "(the default)", against ? against : "(the default)");
-		rc = window(s, k, against, kp, n1, false, 1, inc, cand, done, &stop);
-		/* cand ran without the change: the change's effect is inc against it. */
-		if (rc == 0)
-			tune_compare_pairs(cand, inc, *done, p);
-		if (rc == 0 && n1 < n && p->effect > 0 &&
-		    !(p->effect >= HOLD_CLEAR && p->p_better < bar)) {
-			bar = HOLD_ALPHA - HOLD_ALPHA1;
-			rc = window(s, k, against, kp, n - n1, false, 1, inc + *done, cand + *done,
-				    &more, &stop);
-			*done += more;
-			if (rc == 0)
-				tune_compare_pairs(cand, inc, *done, p);
+		if (!s->r->after.n) { /* no time for a pair: the start's runs stand for both */
+			merge_results(&s->r->before, &s->r->start);
+			merge_results(&s->r->after, &s->r->start);
 		}
-		*kept = rc == 0 && p->effect >= TUNE_MIN_GAIN && p->p_better < bar;
-	}
-	if (rc == 0)
-		json_array_append_new(alone,
-				      json_pack("{s:s, s:s?, s:s?, s:i, s:f, s:f, s:f, s:b}",
-						"knob", k->name, "value", d->after, "against",
-						against, "pairs", (int)*done, "effect", p->effect,
-						"p", p->p_better, "bar", bar, "kept", *kept));
-	*barp = bar;
-	free(inc);
-	free(cand);
-	return rc;
-}
+		json_object_set_new(s->doc, "after_pairs", json_integer((json_int_t)c.c[0].n));
+		if (c.c[0].n) {
+			const struct tune_effect *e = &c.c[0].e;
 
-/* Each change must hold on its own, measured again at the end (holds()):
- * - A knob's last step: a value accepted over another value accepted before it (encryption
- *   "default", then "off") against that one. Nothing else tests the step: the after-score and
- *   the checks below compare with the start. When it does not hold, the value before it is
- *   kept. In the lab, "off" over "default" (one window, +7% to +10%) was accepted in 2 of 30
- *   tunes, where the windows of all 30 put it at -1% (median).
- * - With two or more changes, each against its starting value (the other changes in
- *   place): the after-score tests the changes together, and a real gain carries whatever a
- *   window accepted beside it (in the lab, encryption no longer required, +50%, carried
- *   sys.rmem_max = 16M, which cannot matter under --root). When one change is left, the
- *   after-score is its check.
- * A change that does not hold goes back, and the checks after it see the configuration
- * without it. A check with no time left keeps its change out: an unchecked change is not
- * applied. Returns 0 or -errno (a measurement failed, or -EINTR). */
-static int
-each_alone(struct tstate *s, const struct snap *start)
-{
-	json_t *alone = json_array();
-	int rc = 0;
-
-	s->alone = true;
-	for (size_t i = 0; i < KNOB_COUNT && rc == 0; i++) {
-		struct tuner_decision *d = &s->r->dec[i];
-		size_t done, len = strlen(d->reason);
-		struct tune_pairs p;
-		bool kept, timely;
-		double bar;
-
-		if (!d->applied || !s->mid[i] || i == KNOB_NET_MTU)
-			continue;
-		if ((rc = holds(s, d, s->mid[i], alone, &timely, &kept, &p, &done, &bar)) < 0)
-			break;
-		if (kept)
-			snprintf(d->reason + len, sizeof(d->reason) - len,
-				 "; held against %s: %+.1f%% (p=%.4f, %zu pairs)", s->mid[i],
-				 100 * p.effect, p.p_better, done);
-		else if (!timely)
-			snprintf(d->reason + len, sizeof(d->reason) - len,
-				 "; %s kept instead: no time was left to check %s against it",
-				 s->mid[i], d->after);
-		else
-			snprintf(d->reason + len, sizeof(d->reason) - len,
-				 "; %s kept instead: %s did not hold against it %+.1f%% (p=%.4f, "
-				 "%zu pairs; needs at least %+.0f%% and p < %.2g)",
-				 s->mid[i], d->after, 100 * p.effect, p.p_better, done,
-				 100 * TUNE_MIN_GAIN, bar);
-		say(s, "tune: %s: %s", d->k->name, d->reason + len + 2);
-		if (!kept) {
-			setk(s, d->k->id, s->mid[i], KNOB_TUNED);
-			free(d->after);
-			d->after = s->mid[i];
-			s->mid[i] = NULL;
+			json_object_set_new(s->doc, "improvement", json_real(e->est));
+			json_object_set_new(s->doc, "improvement_interval",
+					    json_pack("[f, f]", isfinite(e->lo) ? e->lo : -1.0,
+						      isfinite(e->hi) ? e->hi : 1e9));
+			json_object_set_new(s->doc, "improvement_verdict",
+					    json_string(tune_verdict_name(e->verdict)));
 		}
-		decided_json(s, d);
 	}
-	if (rc == 0 && changes(s) >= 2)
-		say(s,
-		    "tune: %zu changes: each measured side by side against the chosen "
-		    "configuration without it (%u pairs each)",
-		    changes(s), s->o->pairs);
-	for (size_t i = 0; i < KNOB_COUNT && rc == 0 && changes(s) >= 2; i++) {
-		struct tuner_decision *d = &s->r->dec[i];
-		const char *was = start->v[i] ? start->v[i] : "(the default)";
-		size_t done, len = strlen(d->reason);
-		struct tune_pairs p;
-		bool kept, timely;
-		double bar;
-
-		if (!d->applied || i == KNOB_NET_MTU || !d->k)
-			continue;
-		if ((rc = holds(s, d, start->v[i], alone, &timely, &kept, &p, &done, &bar)) < 0)
-			break;
-		if (!timely)
-			snprintf(d->reason + len, sizeof(d->reason) - len,
-				 "; not applied: no time was left to check it on its own, "
-				 "against the other changes without it");
-		else if (kept)
-			snprintf(d->reason + len, sizeof(d->reason) - len,
-				 "; held on its own: %+.1f%% against %s with the other changes "
-				 "in place (p=%.4f, %zu pairs)",
-				 100 * p.effect, was, p.p_better, done);
-		else
-			snprintf(d->reason + len, sizeof(d->reason) - len,
-				 "; not applied: on its own it did not hold: %+.1f%% against %s "
-				 "with the other changes in place (p=%.4f, %zu pairs; needs at "
-				 "least %+.0f%% and p < %.2g)",
-				 100 * p.effect, was, p.p_better, done, 100 * TUNE_MIN_GAIN, bar);
-		say(s, "tune: %s: %s", d->k->name, d->reason + len + 2);
-		if (!kept) {
-			setk(s, d->k->id, start->v[i], start->src[i]);
-			d->applied = false;
-			free(d->after);
-			d->after = start->v[i] ? xstrdup(start->v[i]) : NULL;
-		}
-		decided_json(s, d);
-	}
-	s->alone = false;
-	json_object_set_new(s->doc, "alone", alone);
+	cmp_release(&c);
 	return rc;
 }
 
@@ -1652,91 +1198,39 @@ out:
 
 /* ---- the whole tune ---- */
 
-/* Whether k's verdict could have changed since it was decided: a change accepted later on a
- * protocol its windows measure (a host knob sees every protocol). */
-static bool
-worth_again(const struct tstate *s, const struct knob *k)
+/* The plan: the candidates the false-positive budget is shared by (every distinct candidate
+ * of every eligible knob, and the MTU), and the looks. */
+static void
+plan(struct tstate *s)
 {
-	unsigned kp = knob_protos(s, k);
+	const char *vals[16];
+	size_t total = 0;
+	json_t *lk = json_array();
 
-	for (size_t i = s->decided_at[k->id]; i < s->naccepted && i < MAX_ACCEPTS; i++)
-		if (s->accepted[i] & kp)
-			return true;
-	return false;
-}
-
-/* Knobs decided before the table's order: while SMB3 encryption is required every message
- * is sealed and none is signed on its own, so signing's windows would measure nothing and
- * need a later pass; with encryption decided first, signing is measured for what it costs. */
-static const enum knob_id leaders[] = { KNOB_SMB_SMB_ENCRYPT };
-
-/* The knobs in the order the tune decides them: the leaders, then the table's order. */
-static size_t
-decide_order(const struct knob **out)
-{
-	size_t n = 0, nl = sizeof(leaders) / sizeof(leaders[0]);
-
-	for (size_t i = 0; i < nl; i++)
-		out[n++] = knob_get(leaders[i]);
 	for (const struct knob *k = knob_first(); k; k = knob_next(k)) {
-		bool lead = false;
+		struct tuner_decision d = { 0 };
 
-		for (size_t i = 0; i < nl; i++)
-			lead |= k->id == leaders[i];
-		if (!lead)
-			out[n++] = k;
+		if (eligible(s, k, &d))
+			total += distinct_candidates(s->m, k, vals);
 	}
-	return n;
-}
-
-/* Every knob in decide_order(); then up to two more passes over the knobs tried and kept whose
- * protocol changed since (a knob whose effect an earlier one hid: signing behind required
- * encryption), each corrected for every candidate planned so far. */
-static int
-knobs_all(struct tstate *s)
-{
-	const struct knob *order[KNOB_COUNT];
-	size_t nk = decide_order(order);
-	int rc = 0;
-
-	for (s->pass = 0; s->pass < 3 && rc == 0; s->pass++) {
-		size_t before = s->naccepted, again = 0;
-		const char *vals[16];
-
-		if (s->pass > 0) {
-			for (const struct knob *k = knob_first(); k; k = knob_next(k))
-				if (s->r->dec[k->id].tried && !s->r->dec[k->id].applied &&
-				    worth_again(s, k))
-					again += distinct_candidates(s->m, k, vals);
-			if (!again)
-				break;
-			s->family = (s->measured > s->family ? s->measured : s->family) + again;
-			say(s,
-			    "tune: pass %d: %zu candidate value(s) again, whose protocol changed "
-			    "since (correction now for %zu)",
-			    s->pass + 1, again, s->family);
-		}
-		for (size_t i = 0; i < nk && rc == 0; i++) {
-			const struct knob *k = order[i];
-			struct tuner_decision *d = &s->r->dec[k->id];
-
-			if (stopped(s))
-				return -EINTR;
-			if (s->pass > 0 && (!d->tried || d->applied || !worth_again(s, k)))
-				continue;
-			if (s->pass == 0 && (!eligible(s, k, d) || resumed(s, k, d)))
-				continue;
-			if (s->pass == 0)
-				d->reason[0] = 0;
-			s->decided_at[k->id] = s->naccepted;
-			rc = decide_knob(s, k, d);
-			if (rc == 0)
-				decided_json(s, d);
-		}
-		if (s->naccepted == before)
-			break;
-	}
-	return rc;
+	total += mtu_wanted(s);
+	s->family = total ? total : 1;
+	for (unsigned i = 0; i < TUNE_NLOOKS && tune_looks[i] < s->o->pairs; i++)
+		s->looks[s->nlooks++] = tune_looks[i];
+	s->looks[s->nlooks++] = s->o->pairs;
+	for (unsigned i = 0; i < s->nlooks; i++)
+		json_array_append_new(lk, json_integer(s->looks[i]));
+	s->alpha_look = TUNE_ALPHA / ((double)s->family * s->nlooks);
+	s->alpha_same = TUNE_ALPHA;
+	json_object_set_new(s->doc, "plan",
+			    json_pack("{s:i, s:f, s:f, s:f, s:o, s:f}", "candidates", (int)total,
+				      "alpha", TUNE_ALPHA, "alpha_look", s->alpha_look,
+				      "alpha_same", s->alpha_same, "looks", lk, "min_gain",
+				      TUNE_MIN_GAIN));
+	say(s,
+	    "tune: plan: %zu candidate value(s) share a false-positive budget of %.2f; looks at "
+	    "up to %u pairs",
+	    total, TUNE_ALPHA, s->o->pairs);
 }
 
 static void
@@ -1749,6 +1243,21 @@ score_start(struct tstate *s)
 		json_object_set_new(s->doc, "before", score_json(sc, n));
 		json_object_set_new(s->doc, "after", score_json(sc, n));
 	}
+	json_object_set_new(s->doc, "improvement", json_real(0));
+	free(sc);
+}
+
+static void
+score_after(struct tstate *s)
+{
+	double *sc = NULL;
+	size_t n = 0;
+
+	if (tune_scores(&s->r->before, 0, &sc, &n) == 0)
+		json_object_set_new(s->doc, "before", score_json(sc, n));
+	free(sc);
+	if (tune_scores(&s->r->after, 0, &sc, &n) == 0)
+		json_object_set_new(s->doc, "after", score_json(sc, n));
 	free(sc);
 }
 
@@ -1766,40 +1275,26 @@ tuner_run(struct model *m, const struct tuner_opts *o, const struct tuner_ops *o
 
 		r->dec[i].k = knob_get((enum knob_id)i);
 		r->dec[i].before = v ? xstrdup(v) : NULL;
+		r->dec[i].e.more = SIZE_MAX;
 		snprintf(r->dec[i].reason, sizeof(r->dec[i].reason), "not reached");
 	}
-	s.unsteady = json_array();
 	s.decided = json_object();
 	s.untried = json_array();
 	s.t0 = now(&s);
 	snap_take(&start, m);
-	s.knobs_open = !mtu_alone(&s);
+	plan(&s);
 	if ((rc = measure_start(&s)) < 0) {
 		snprintf(err, errlen, "the starting configuration could not be measured: %s",
 			 s.err);
 		goto out;
 	}
-	if (o->exhaustive) {
+	score_start(&s);
+	if (o->exhaustive)
 		rc = grid_run(&s, err, errlen);
-	} else {
-		plan(&s);
-		rc = knobs_all(&s);
-		if (rc < 0)
-			snprintf(err, errlen, "%s", s.err);
-	}
+	else if ((rc = mtu_step(&s)) == 0 && (rc = knobs_all(&s)) < 0)
+		snprintf(err, errlen, "%s", rc == -EINTR ? "interrupted" : s.err);
 	if (rc < 0)
 		goto out;
-	s.knobs_open = false;
-	if (mtu_wanted(&s) && !stopped(&s)) {
-		s.mtu_done = true;
-		if (fits(&s, mtu_cost(&s)))
-			ops->mtu(ops->arg, &r->dec[KNOB_NET_MTU]);
-		else
-			snprintf(r->dec[KNOB_NET_MTU].reason, sizeof(r->dec[KNOB_NET_MTU].reason),
-				 "not tried: budget exhausted (%.0fs left; the MTU step needs "
-				 "about %.0fs: the clients at both MTUs, side by side)",
-				 left_for_knobs(&s), mtu_cost(&s));
-	}
 	for (size_t i = 0; i < KNOB_COUNT; i++) {
 		const char *v = knob_value(m, (enum knob_id)i);
 
@@ -1807,34 +1302,45 @@ tuner_run(struct model *m, const struct tuner_opts *o, const struct tuner_ops *o
 			r->dec[i].applied ||
 			(i != KNOB_NET_MTU && ((v == NULL) != (r->dec[i].before == NULL) ||
 					       (v && strcmp(v, r->dec[i].before) != 0)));
+		if (r->dec[i].applied && i != KNOB_NET_MTU)
+			r->changed = true;
 	}
-	if (!o->exhaustive && (rc = each_alone(&s, &start)) < 0) {
-		snprintf(err, errlen, "%s", rc == -EINTR ? "interrupted" : s.err);
+	snap_take(&chosen, m);
+	if ((rc = final_pairing(&s, &start, &chosen)) < 0) {
+		snprintf(err, errlen, "the after-score could not be measured: %s", s.err);
 		goto out;
 	}
-	r->changed = changes(&s) > 0;
-	snap_take(&chosen, m);
-	score_start(&s);
-	s.mtu_done = true;
-	if ((rc = final_pairing(&s, &start, &chosen)) < 0)
-		snprintf(err, errlen, "the after-score could not be measured: %s", s.err);
-	else if (r->changed)
-		after_veto(&s, &start);
+	if (r->changed)
+		score_after(&s);
 	/* The clients again only when they fit (the budget holds whatever the estimates). */
-	r->clients_after = o->clients_after && now(&s) - s.t0 + s.client_cost <= 1.03 * o->budget_s;
+	r->clients_after = o->clients_after &&
+			   now(&s) - s.t0 + 2 * slot_cost(&s, TUNER_CLIENTS) <= 1.03 * o->budget_s;
 out:
-	json_object_set_new(doc, "unsteady", s.unsteady);
 	json_object_set_new(doc, "decided", s.decided);
 	json_object_set_new(doc, "not_tried_budget", s.untried);
 	json_object_set_new(doc, "knobs", tuner_decisions_json(r));
 	json_object_set_new(doc, "tuner_s", json_real(now(&s) - s.t0));
 	snap_release(&start);
 	snap_release(&chosen);
-	for (size_t i = 0; i < NMASK; i++)
-		free(s.prev[i]);
-	for (size_t i = 0; i < KNOB_COUNT; i++)
-		free(s.mid[i]);
 	return rc;
+}
+
+static json_t *
+interval_json(const struct tune_effect *e)
+{
+	return json_pack("[f, f]", isfinite(e->lo) ? e->lo : -1.0, isfinite(e->hi) ? e->hi : 1e9);
+}
+
+static json_t *
+effect_json(const char *value, const struct tune_effect *e)
+{
+	json_t *j = json_pack("{s:s, s:s, s:f, s:o, s:i}", "value", value, "verdict",
+			      tune_verdict_name(e->verdict), "effect", e->est, "interval",
+			      interval_json(e), "pairs", (int)e->n);
+
+	if (e->verdict == TUNE_UNDECIDED && e->more != SIZE_MAX)
+		json_object_set_new(j, "more_pairs", json_integer((json_int_t)e->more));
+	return j;
 }
 
 json_t *
@@ -1844,15 +1350,23 @@ tuner_decisions_json(const struct tuner_result *r)
 
 	for (size_t i = 0; i < KNOB_COUNT; i++) {
 		const struct tuner_decision *d = &r->dec[i];
+		json_t *cands = json_array(), *x;
 
 		if (!d->k)
 			continue;
-		json_array_append_new(
-			arr,
-			json_pack("{s:s, s:s, s:s?, s:s?, s:b, s:b, s:s, s:f, s:f}", "name",
-				  d->k->name, "safety", knob_safety_name(d->k->safety), "before",
-				  d->before, "after", d->after, "applied", d->applied, "tried",
-				  d->tried, "reason", d->reason, "effect", d->effect, "p", d->p));
+		for (size_t j = 0; j < d->ncand; j++)
+			json_array_append_new(cands, effect_json(d->cand[j].value, &d->cand[j].e));
+		x = json_pack("{s:s, s:s, s:s?, s:s?, s:b, s:b, s:s?, s:s, s:f, s:o, s:i, s:s?, "
+			      "s:o}",
+			      "name", d->k->name, "safety", knob_safety_name(d->k->safety),
+			      "before", d->before, "after", d->after, "applied", d->applied,
+			      "tried", d->tried, "verdict",
+			      d->tried ? tune_verdict_name(d->verdict) : NULL, "reason", d->reason,
+			      "effect", d->e.est, "interval", interval_json(&d->e), "pairs",
+			      (int)d->e.n, "decided_by",
+			      d->tried ? (d->by_clients ? "clients" : "loopback") : NULL,
+			      "candidates", cands);
+		json_array_append_new(arr, x);
 	}
 	return arr;
 }

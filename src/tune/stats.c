@@ -88,180 +88,119 @@ tune_median(const double *v, size_t n)
 	return m;
 }
 
-void
-tune_compare(const double *base, size_t nb, const double *cand, size_t nc, struct tune_cmp *out)
-{
-	struct bench_mwu u = { .p = 1 };
-	double mb, mc;
+/* ---- the one comparison: paired log-ratios, their Hodges-Lehmann effect and interval ---- */
 
-	memset(out, 0, sizeof(*out));
-	out->p = 1;
-	out->verdict = TUNE_NO_EFFECT;
-	if (!nb || !nc)
-		return;
-	mb = tune_median(base, nb);
-	mc = tune_median(cand, nc);
-	out->effect = mb > 0 ? mc / mb - 1 : 0;
-	if (bench_mann_whitney(cand, nc, base, nb, &u) == 0)
-		out->p = u.p;
-	if (out->p < TUNE_ALPHA && out->effect >= TUNE_MIN_GAIN)
-		out->verdict = TUNE_BETTER;
-	else if (out->p < TUNE_ALPHA && out->effect <= -TUNE_MIN_GAIN)
-		out->verdict = TUNE_WORSE;
+const unsigned tune_looks[TUNE_NLOOKS] = { 8, 12, 16, 24, 32 };
+
+double
+tune_log_ratio(double inc, double cand)
+{
+	return log(cand > 1e-9 ? cand : 1e-9) - log(inc > 1e-9 ? inc : 1e-9);
 }
 
-/* ---- side by side: paired log-ratios, the signed-rank test, steadiness ---- */
-
 static int
-cmp_abs(const void *a, const void *b)
+cmp_double(const void *a, const void *b)
 {
-	double x = fabs(*(const double *)a), y = fabs(*(const double *)b);
+	double x = *(const double *)a, y = *(const double *)b;
 
 	return x < y ? -1 : x > y;
 }
 
-double
-tune_signed_rank_p(const double *d, size_t n)
+/* The largest c with P(B <= c) <= alpha for B ~ Binomial(n, 1/2), the number of pairs below
+ * the median; -1 when even B = 0 is likelier than alpha. */
+static long
+sign_crit(size_t n, double alpha)
 {
-	double *v = xmalloc((n ? n : 1) * sizeof(*v)), *cnt, total, tail = 0;
-	unsigned *rank2 = xmalloc((n ? n : 1) * sizeof(*rank2));
-	size_t m = 0, i, j, maxs, w = 0, s;
+	double p = ldexp(1.0, -(int)n), cum = 0;
+	long c = -1;
 
-	for (i = 0; i < n; i++)
-		if (fabs(d[i]) > 1e-12)
-			v[m++] = d[i];
-	if (!m) {
-		free(v);
-		free(rank2);
-		return 1;
+	for (size_t k = 0; k <= n; k++) {
+		cum += p;
+		if (cum > alpha)
+			break;
+		c = (long)k;
+		p = p * (double)(n - k) / (double)(k + 1);
 	}
-	qsort(v, m, sizeof(*v), cmp_abs);
-	/* Doubled ranks keep tied averages integral, so the exact null distribution (every sign
-	 * equally likely) is one subset-sum count. */
-	for (i = 0; i < m; i = j) {
-		for (j = i + 1; j < m && fabs(fabs(v[j]) - fabs(v[i])) <= 1e-12; j++)
-			;
-		for (size_t k = i; k < j; k++)
-			rank2[k] = (unsigned)(i + 1 + j);
+	return c;
+}
+
+/* The (1 - 2 alpha) interval of the median of the sorted d[0..n): the order statistics
+ * [d(c+1), d(n-c)] with c the sign test's lower alpha critical value. It holds for any
+ * distribution of independent pairs, and a few wild pairs move it no further than one rank
+ * each. Infinite where n pairs cannot reach alpha. */
+static void
+median_interval(const double *d, size_t n, double alpha, double *lo, double *hi)
+{
+	long c = sign_crit(n, alpha);
+
+	if (c < 0 || (size_t)c >= (n + 1) / 2) {
+		*lo = -INFINITY;
+		*hi = INFINITY;
+		return;
 	}
-	maxs = m * (m + 1);
-	cnt = xcalloc(maxs + 1, sizeof(*cnt));
-	cnt[0] = 1;
-	for (i = 0; i < m; i++)
-		for (s = maxs; s + 1 > rank2[i]; s--)
-			cnt[s] += cnt[s - rank2[i]];
-	for (i = 0; i < m; i++)
-		if (v[i] > 0)
-			w += rank2[i];
-	total = ldexp(1.0, (int)m);
-	for (s = w; s <= maxs; s++)
-		tail += cnt[s];
-	free(cnt);
-	free(v);
-	free(rank2);
-	return tail / total > 1 ? 1 : tail / total;
+	*lo = d[c];
+	*hi = d[n - 1 - (size_t)c];
+}
+
+/* Pairs that would likely take an interval half as wide as h at n pairs below need (the
+ * width shrinks as 1/sqrt(n)). */
+static size_t
+pairs_for(double h, size_t n, double need)
+{
+	double want;
+
+	if (!(need > 0) || !isfinite(h))
+		return SIZE_MAX;
+	want = ceil((double)n * (h / need) * (h / need));
+	return want > 1e6 ? SIZE_MAX : (size_t)want;
 }
 
 void
-tune_compare_pairs(const double *inc, const double *cand, size_t n, struct tune_pairs *out)
+tune_effect_of(const double *d, size_t n, double alpha, double alpha_same, struct tune_effect *out)
 {
-	double *lr = xmalloc((n ? n : 1) * sizeof(*lr)), *neg = xmalloc((n ? n : 1) * sizeof(*neg));
-	size_t i;
+	size_t need = SIZE_MAX, p;
+	double *v, est, lo, hi, slo, shi, g = log1p(TUNE_MIN_GAIN);
 
 	memset(out, 0, sizeof(*out));
-	out->p_better = out->p_worse = 1;
 	out->n = n;
-	for (i = 0; i < n; i++) {
-		lr[i] = log(cand[i] > 1e-9 ? cand[i] : 1e-9) - log(inc[i] > 1e-9 ? inc[i] : 1e-9);
-		neg[i] = -lr[i];
-	}
-	if (n) {
-		out->effect = expm1(tune_median(lr, n));
-		out->p_better = tune_signed_rank_p(lr, n);
-		out->p_worse = tune_signed_rank_p(neg, n);
-	}
-	free(lr);
-	free(neg);
+	out->lo = -INFINITY;
+	out->hi = INFINITY;
+	out->more = SIZE_MAX;
+	if (!n)
+		return;
+	v = xmalloc(n * sizeof(*v));
+	memcpy(v, d, n * sizeof(*v));
+	qsort(v, n, sizeof(*v), cmp_double);
+	est = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+	median_interval(v, n, alpha, &lo, &hi);
+	median_interval(v, n, alpha_same, &slo, &shi);
+	free(v);
+	out->est = expm1(est);
+	out->lo = isinf(lo) ? -INFINITY : expm1(lo);
+	out->hi = isinf(hi) ? INFINITY : expm1(hi);
+	if (lo > 0 && est >= g)
+		out->verdict = TUNE_BETTER;
+	else if (hi < 0 && est <= -g)
+		out->verdict = TUNE_WORSE;
+	else if (slo >= -g && shi <= g)
+		out->verdict = TUNE_SAME;
+	if (out->verdict != TUNE_UNDECIDED)
+		return;
+	/* Undecided: the nearest verdict the estimate points to, at the interval's width. */
+	if (est >= g)
+		need = pairs_for(est - lo, n, est);
+	else if (est <= -g)
+		need = pairs_for(hi - est, n, -est);
+	if ((p = pairs_for((shi - slo) / 2, n, g - fabs(est))) < need)
+		need = p;
+	if (need != SIZE_MAX && need > n && need - n <= 1000)
+		out->more = need - n;
 }
 
-static double
-log_median(const double *v, size_t n)
+const char *
+tune_verdict_name(enum tune_verdict v)
 {
-	double *l = xmalloc(n * sizeof(*l)), m;
+	static const char *const names[] = { "undecided", "better", "worse", "same" };
 
-	for (size_t i = 0; i < n; i++)
-		l[i] = log(v[i] > 1e-9 ? v[i] : 1e-9);
-	m = tune_median(l, n);
-	free(l);
-	return m;
-}
-
-/* Robust spread of the log scores from successive differences (1.4826 x their median
- * absolute value / sqrt 2), pooled over the series a and b (b may be empty): a step between
- * two runs moves one difference only, so it does not widen the spread it is judged against. */
-static double
-log_spread2(const double *a, size_t na, const double *b, size_t nb)
-{
-	double *d = xmalloc((na + nb + 1) * sizeof(*d)), s;
-	size_t n = 0;
-
-	for (int part = 0; part < 2; part++) {
-		const double *v = part ? b : a;
-		size_t nv = part ? nb : na;
-
-		for (size_t i = 1; i < nv; i++)
-			d[n++] = fabs(log(v[i] > 1e-9 ? v[i] : 1e-9) -
-				      log(v[i - 1] > 1e-9 ? v[i - 1] : 1e-9));
-	}
-	s = n ? 1.4826 * tune_median(d, n) / sqrt(2) : 0;
-	free(d);
-	return s;
-}
-
-static double
-log_spread(const double *v, size_t n)
-{
-	return log_spread2(v, n, NULL, 0);
-}
-
-bool
-tune_steady(const double *prev, size_t np, const double *cur, size_t nc, struct tune_steady *out)
-{
-	double bar;
-	size_t h = nc / 2;
-
-	memset(out, 0, sizeof(*out));
-	out->steady = true;
-	if (nc < 2)
-		return true;
-	out->spread = log_spread(cur, nc);
-	bar = TUNE_STEADY_K * out->spread > TUNE_STEADY_FLOOR ? TUNE_STEADY_K * out->spread
-							      : TUNE_STEADY_FLOOR;
-	/* Within the window: its first half against its second. */
-	if (h >= 2) {
-		double a = log_median(cur, h), b = log_median(cur + nc - h, h);
-
-		if (fabs(b - a) > bar) {
-			out->steady = false;
-			out->within = true;
-			out->before = exp(a);
-			out->now = exp(b);
-			out->shift = expm1(b - a);
-			return false;
-		}
-	}
-	/* Against the incumbent's runs in the window before. */
-	if (np >= 2) {
-		double a = log_median(prev, np), b = log_median(cur, nc);
-
-		out->spread = log_spread2(prev, np, cur, nc);
-		bar = TUNE_STEADY_K * out->spread > TUNE_STEADY_FLOOR ? TUNE_STEADY_K * out->spread
-								      : TUNE_STEADY_FLOOR;
-		out->before = exp(a);
-		out->now = exp(b);
-		out->shift = expm1(b - a);
-		if (fabs(b - a) > bar)
-			out->steady = false;
-	}
-	return out->steady;
+	return names[v];
 }

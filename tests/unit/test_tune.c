@@ -1,4 +1,4 @@
-/* test_tune.c - the tuner's pure parts: scores per run, the acceptance rule, protocol choice
+/* test_tune.c - the tuner's pure parts: scores per run, protocol choice
  * per client, and the reports. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -58,36 +58,6 @@ test_scores(void **state)
 	assert_true(fabs(s[3] - 7) < 1e-9);
 	free(s);
 	bench_results_clear(&rs);
-}
-
-static void
-test_compare(void **state)
-{
-	static const double base[] = { 100, 101, 99, 98, 102 }; /* no ties: exact */
-	static const double better[] = { 110, 111, 109, 112, 113 };
-	static const double tiny[] = { 102.1, 102.2, 102.3, 102.4, 102.5 }; /* significant, < 3% */
-	static const double worse[] = { 90, 89, 91, 90, 88 };
-	static const double mixed[] = { 95, 108, 99, 104, 100 };
-	struct tune_cmp c;
-
-	(void)state;
-	tune_compare(base, 5, better, 5, &c);
-	assert_int_equal(c.verdict, TUNE_BETTER);
-	assert_true(fabs(c.p - 2.0 / 252) < 1e-9); /* exact two-sided MWU, no overlap */
-	assert_true(fabs(c.effect - 0.11) < 1e-9);
-	tune_compare(base, 5, tiny, 5, &c);
-	assert_int_equal(c.verdict, TUNE_NO_EFFECT);
-	assert_true(c.p < 0.05 && c.effect < 0.03);
-	tune_compare(base, 5, worse, 5, &c);
-	assert_int_equal(c.verdict, TUNE_WORSE);
-	tune_compare(base, 5, mixed, 5, &c);
-	assert_int_equal(c.verdict, TUNE_NO_EFFECT);
-	assert_true(c.p > 0.05);
-	/* Three runs each can never be significant (smallest two-sided p is 0.1). */
-	tune_compare(base, 3, better, 3, &c);
-	assert_int_equal(c.verdict, TUNE_NO_EFFECT);
-	tune_compare(base, 0, better, 5, &c);
-	assert_int_equal(c.verdict, TUNE_NO_EFFECT);
 }
 
 static void
@@ -232,8 +202,9 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_scores),	cmocka_unit_test(test_compare),
-		cmocka_unit_test(test_goal),	cmocka_unit_test(test_protocol_choice),
+		cmocka_unit_test(test_scores),
+		cmocka_unit_test(test_goal),
+		cmocka_unit_test(test_protocol_choice),
 		cmocka_unit_test(test_reports),
 	};
 
