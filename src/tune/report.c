@@ -71,10 +71,19 @@ report_text(const json_t *doc, char *err, size_t errlen)
 		   "score (geometric mean of the goal's throughput metrics, per run):\n"
 		   "  before %.1f [%.1f, %.1f]\n",
 		   num(b, "median"), num(b, "ci95_low"), num(b, "ci95_high"));
-	if (json_is_object(a))
-		buf_printf(&out, "  after  %.1f [%.1f, %.1f]  (%+.1f%%, p=%.3f)\n",
+	if (json_is_object(a) && json_integer_value(json_object_get(doc, "after_pairs")) > 0) {
+		const json_t *iv = json_object_get(doc, "improvement_interval");
+
+		buf_printf(&out, "  after  %.1f [%.1f, %.1f]  (%+.1f%% [%+.1f%%, %+.1f%%], %s)\n",
 			   num(a, "median"), num(a, "ci95_low"), num(a, "ci95_high"),
-			   100 * num(doc, "improvement"), num(doc, "improvement_p"));
+			   100 * num(doc, "improvement"),
+			   100 * json_number_value(json_array_get(iv, 0)),
+			   100 * json_number_value(json_array_get(iv, 1)),
+			   str(doc, "improvement_verdict", "?"));
+	} else if (json_is_object(a)) {
+		buf_printf(&out, "  after  %.1f [%.1f, %.1f]\n", num(a, "median"),
+			   num(a, "ci95_low"), num(a, "ci95_high"));
+	}
 	if (json_integer_value(json_object_get(doc, "after_pairs")) > 0) {
 		char *fresh = join_strings(json_object_get(doc, "after_protocols"));
 		char *same = join_strings(json_object_get(doc, "unchanged_protocols"));
@@ -87,24 +96,25 @@ report_text(const json_t *doc, char *err, size_t errlen)
 			buf_printf(&out,
 				   "  (%s: no change applied touches it, so not measured again)\n",
 				   same);
-		if (json_is_false(json_object_get(doc, "after_confirmed")))
-			buf_printf(&out, "  (the after-score does not confirm the changes its "
-					 "windows accepted: none is applied)\n");
 		free(fresh);
 		free(same);
 	}
-	json_array_foreach(json_object_get(doc, "unsteady"), i, x) buf_printf(
-		&out,
-		"unsteady machine: %s: the incumbent moved %+.0f%% %s (%.1f -> %.1f), "
-		"beyond its spread of +/-%.0f%%; no decision on that window\n",
-		str(x, "window", "?"), 100 * num(x, "shift"), str(x, "where", ""),
-		num(x, "incumbent_before"), num(x, "incumbent_now"), 100 * num(x, "spread"));
-	buf_printf(&out, "%-26s %-10s %-22s %-22s %-7s %s\n", "knob", "safety", "before", "after",
-		   "applied", "reason");
+	x = json_object_get(doc, "plan");
+	if (json_is_object(x))
+		buf_printf(&out,
+			   "verdicts: %lld candidate(s) share a false-positive budget of %.2f "
+			   "(each bound at %.2g a look); same: within +-%.0f%% at %.0f%%; see "
+			   "nastune-tune(7)\n",
+			   (long long)json_integer_value(json_object_get(x, "candidates")),
+			   num(x, "alpha"), num(x, "alpha_look"), 100 * num(x, "min_gain"),
+			   100 * (1 - 2 * num(x, "alpha_same")));
+	buf_printf(&out, "%-26s %-7s %-18s %-18s %-7s %-9s %-8s %s\n", "knob", "safety", "before",
+		   "after", "applied", "verdict", "by", "reason");
 	json_array_foreach(json_object_get(doc, "knobs"), i, x) buf_printf(
-		&out, "%-26s %-10s %-22s %-22s %-7s %s\n", str(x, "name", "?"),
+		&out, "%-26s %-7s %-18s %-18s %-7s %-9s %-8s %s\n", str(x, "name", "?"),
 		str(x, "safety", "?"), str(x, "before", "(default)"), str(x, "after", "(default)"),
-		json_is_true(json_object_get(x, "applied")) ? "yes" : "no", str(x, "reason", ""));
+		json_is_true(json_object_get(x, "applied")) ? "yes" : "no", str(x, "verdict", "-"),
+		str(x, "decided_by", "-"), str(x, "reason", ""));
 	json_array_foreach(json_object_get(doc, "results"), i,
 			   x) if (json_string_value(json_object_get(x, "bottleneck")))
 		buf_printf(&out, "bottleneck: %s %s %s: %s\n", str(x, "target", "?"),
@@ -182,6 +192,156 @@ chart(struct buf *b, const json_t *before, const json_t *after)
 	buf_adds(b, "</svg>\n");
 }
 
+/* Where an effect lands on the forest plot's axis (-60% .. +60%, clamped). */
+static double
+fx(double v)
+{
+	if (!(v > -0.6))
+		v = -0.6;
+	if (!(v < 0.6))
+		v = 0.6;
+	return 260 + 400 * v / 1.2;
+}
+
+/* A forest plot: every candidate's effect (a dot) and its interval (a line; to the edge
+ * when too few pairs bound it), coloured by verdict, the +-3% band shaded. */
+static void
+forest(struct buf *b, const json_t *knobs)
+{
+	static const struct {
+		const char *verdict, *colour;
+	} col[] = { { "better", "#2e7d32" }, { "worse", "#c62828" }, { "same", "#546e7a" } };
+	const json_t *k, *c;
+	size_t i, j, rows = 0, r = 0;
+
+	json_array_foreach(knobs, i, k) rows += json_array_size(json_object_get(k, "candidates"));
+	if (!rows) {
+		buf_adds(b, "<p>No candidate was measured.</p>\n");
+		return;
+	}
+	buf_printf(b,
+		   "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"760\" height=\"%zu\" "
+		   "role=\"img\" aria-label=\"effect of every candidate with its interval\" "
+		   "font-family=\"sans-serif\" font-size=\"11\">\n",
+		   rows * 18 + 40);
+	buf_printf(b,
+		   "<rect x=\"%.1f\" y=\"10\" width=\"%.1f\" height=\"%zu\" fill=\"#eeeeee\"/>\n",
+		   fx(-0.03), fx(0.03) - fx(-0.03), rows * 18);
+	buf_printf(b, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"10\" y2=\"%zu\" stroke=\"#000\"/>\n",
+		   fx(0), fx(0), rows * 18 + 10);
+	for (int t = -60; t <= 60; t += 20)
+		buf_printf(b, "<text x=\"%.1f\" y=\"%zu\" text-anchor=\"middle\">%+d%%</text>\n",
+			   fx(t / 100.0), rows * 18 + 26, t);
+	json_array_foreach(knobs, i, k) json_array_foreach(json_object_get(k, "candidates"), j, c)
+	{
+		const json_t *iv = json_object_get(c, "interval");
+		const char *v = str(c, "verdict", "undecided"), *colour = "#f9a825";
+		double y = 19 + 18 * (double)r++;
+
+		for (size_t q = 0; q < sizeof(col) / sizeof(col[0]); q++)
+			if (strcmp(v, col[q].verdict) == 0)
+				colour = col[q].colour;
+		buf_printf(b, "<text x=\"4\" y=\"%.0f\">", y + 4);
+		buf_add_html(b, str(k, "name", "?"));
+		buf_adds(b, " = ");
+		buf_add_html(b, str(c, "value", "?"));
+		buf_printf(b,
+			   "</text>\n<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.0f\" y2=\"%.0f\" "
+			   "stroke=\"%s\" stroke-width=\"2\"/>\n<circle cx=\"%.1f\" cy=\"%.0f\" "
+			   "r=\"4\" fill=\"%s\"/>\n<text x=\"%.0f\" y=\"%.0f\" fill=\"%s\">",
+			   fx(json_number_value(json_array_get(iv, 0))),
+			   fx(json_number_value(json_array_get(iv, 1))), y, y, colour,
+			   fx(num(c, "effect")), y, colour, fx(0.6) + 8, y + 4, colour);
+		buf_add_html(b, v);
+		buf_printf(b, " %+.1f%% (%lld pairs)</text>\n", 100 * num(c, "effect"),
+			   (long long)json_integer_value(json_object_get(c, "pairs")));
+	}
+	buf_adds(b, "</svg>\n");
+}
+
+/* The clients' throughput per protocol side by side: one group of bars per client. */
+static void
+clients_chart(struct buf *b, const json_t *choice)
+{
+	const json_t *x, *sc;
+	const char *p;
+	double max = 0;
+	size_t i, bars = 0, n = 0;
+
+	json_array_foreach(choice, i, x) json_object_foreach(json_object_get(x, "scores"), p, sc)
+	{
+		bars++;
+		if (json_number_value(sc) > max)
+			max = json_number_value(sc);
+	}
+	if (!bars || max <= 0) {
+		buf_adds(b, "<p>No client was measured (tune --clients).</p>\n");
+		return;
+	}
+	buf_printf(b,
+		   "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"620\" height=\"%zu\" "
+		   "role=\"img\" aria-label=\"client throughput per protocol\" "
+		   "font-family=\"sans-serif\" font-size=\"12\">\n",
+		   bars * 22 + json_array_size(choice) * 20 + 10);
+	json_array_foreach(choice, i, x)
+	{
+		double y = 10 + 22 * (double)n + 20 * (double)i;
+
+		buf_printf(b, "<text x=\"4\" y=\"%.0f\" font-weight=\"bold\">", y + 12);
+		buf_add_html(b, str(x, "client", "?"));
+		buf_adds(b, "</text>\n");
+		json_object_foreach(json_object_get(x, "scores"), p, sc)
+		{
+			double v = json_number_value(sc),
+			       yy = 30 + 22 * (double)n++ + 20 * (double)i;
+			bool chosen = strcmp(p, str(x, "protocol", "")) == 0;
+
+			buf_printf(b, "<text x=\"20\" y=\"%.0f\">", yy + 12);
+			buf_add_html(b, p);
+			buf_printf(
+				b,
+				"</text>\n<rect x=\"70\" y=\"%.0f\" width=\"%.1f\" height=\"16\" "
+				"fill=\"%s\"/>\n<text x=\"%.1f\" y=\"%.0f\">%.1f</text>\n",
+				yy, 440 * v / max, chosen ? "#2e7d32" : "#9e9e9e",
+				76 + 440 * v / max, yy + 12, v);
+		}
+	}
+	buf_adds(b, "</svg>\n");
+}
+
+/* Every knob's decision as a table row. */
+static void
+knob_table(struct buf *b, const json_t *knobs)
+{
+	const json_t *x;
+	size_t i;
+
+	buf_adds(b, "<h2>Every knob: the decision and why</h2>\n<table><tr><th>knob</th>"
+		    "<th>safety</th><th>before</th><th>after</th><th>applied</th><th>verdict"
+		    "</th><th>decided by</th><th>reason</th></tr>\n");
+	json_array_foreach(knobs, i, x)
+	{
+		bool applied = json_is_true(json_object_get(x, "applied"));
+
+		buf_printf(b, "<tr class=\"%s%s\"><td>", applied ? "applied" : "",
+			   strcmp(str(x, "safety", ""), "unsafe") == 0 ? " unsafe" : "");
+		buf_add_html(b, str(x, "name", "?"));
+		buf_adds(b, "</td><td class=\"s\">");
+		buf_add_html(b, str(x, "safety", "?"));
+		buf_adds(b, "</td><td>");
+		buf_add_html(b, str(x, "before", "(default)"));
+		buf_adds(b, "</td><td>");
+		buf_add_html(b, str(x, "after", "(default)"));
+		buf_printf(b, "</td><td>%s</td><td>", applied ? "yes" : "no");
+		buf_add_html(b, str(x, "verdict", "-"));
+		buf_adds(b, "</td><td>");
+		buf_add_html(b, str(x, "decided_by", "-"));
+		buf_adds(b, "</td><td>");
+		buf_add_html(b, str(x, "reason", ""));
+		buf_adds(b, "</td></tr>\n");
+	}
+}
+
 static char *
 report_html(const json_t *doc, char *err, size_t errlen)
 {
@@ -205,32 +365,17 @@ report_html(const json_t *doc, char *err, size_t errlen)
 	buf_add_html(&b, str(doc, "goal", "?"));
 	buf_adds(&b, "</b>, status ");
 	buf_add_html(&b, str(doc, "status", "?"));
-	buf_printf(&b, ", %.0f s of a %lld s budget; score change %+.1f%% (p=%.3f).</p>\n",
+	buf_printf(&b, ", %.0f s of a %lld s budget; score change %+.1f%%.</p>\n",
 		   num(doc, "elapsed_s"),
 		   (long long)json_integer_value(json_object_get(doc, "budget_s")),
-		   100 * num(doc, "improvement"), num(doc, "improvement_p"));
+		   100 * num(doc, "improvement"));
 	buf_adds(&b, "<h2>Score before and after (median, 95% interval)</h2>\n");
 	chart(&b, json_object_get(doc, "before"), json_object_get(doc, "after"));
-	buf_adds(&b, "<h2>Every knob: the decision and why</h2>\n<table><tr><th>knob</th>"
-		     "<th>safety</th><th>before</th><th>after</th><th>applied</th><th>reason</th>"
-		     "</tr>\n");
-	json_array_foreach(json_object_get(doc, "knobs"), i, x)
-	{
-		bool applied = json_is_true(json_object_get(x, "applied"));
-
-		buf_printf(&b, "<tr class=\"%s%s\"><td>", applied ? "applied" : "",
-			   strcmp(str(x, "safety", ""), "unsafe") == 0 ? " unsafe" : "");
-		buf_add_html(&b, str(x, "name", "?"));
-		buf_adds(&b, "</td><td class=\"s\">");
-		buf_add_html(&b, str(x, "safety", "?"));
-		buf_adds(&b, "</td><td>");
-		buf_add_html(&b, str(x, "before", "(default)"));
-		buf_adds(&b, "</td><td>");
-		buf_add_html(&b, str(x, "after", "(default)"));
-		buf_printf(&b, "</td><td>%s</td><td>", applied ? "yes" : "no");
-		buf_add_html(&b, str(x, "reason", ""));
-		buf_adds(&b, "</td></tr>\n");
-	}
+	buf_adds(&b, "<h2>Every candidate: its effect and interval</h2>\n");
+	forest(&b, json_object_get(doc, "knobs"));
+	buf_adds(&b, "<h2>What the clients get, per protocol (MB/s)</h2>\n");
+	clients_chart(&b, json_object_get(doc, "protocol_choice"));
+	knob_table(&b, json_object_get(doc, "knobs"));
 	buf_adds(&b, "</table>\n<h2>Results after, and their bottleneck</h2>\n<table><tr>"
 		     "<th>target</th><th>workload</th><th>metric</th><th>median</th><th>unit</th>"
 		     "<th>bottleneck</th></tr>\n");
