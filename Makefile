@@ -148,8 +148,8 @@ UNITS := $(notdir $(wildcard packaging/systemd/*.service))
 
 install: $(B)/nastune
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(DATADIR)/profiles $(DESTDIR)$(DATADIR)/templates \
-		$(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8 \
-		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(COMPLETIONSDIR) $(DESTDIR)$(SYSCONFDIR)/nastune
+		$(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man7 \
+		$(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(UNITDIR) $(DESTDIR)$(COMPLETIONSDIR) $(DESTDIR)$(SYSCONFDIR)/nastune
 	install -m 0755 $(B)/nastune $(DESTDIR)$(BINDIR)/nastune
 	install -m 0644 profiles/*.conf $(DESTDIR)$(DATADIR)/profiles/
 	install -m 0644 templates/*.mustache $(DESTDIR)$(DATADIR)/templates/
@@ -158,6 +158,7 @@ install: $(B)/nastune
 	chmod 0755 $(DESTDIR)$(LIBEXECDIR)/apply-hook
 	install -m 0644 packaging/man/nastune.8 $(DESTDIR)$(MANDIR)/man8/nastune.8
 	install -m 0644 packaging/man/nastune.conf.5 $(DESTDIR)$(MANDIR)/man5/nastune.conf.5
+	install -m 0644 packaging/man/nastune-tune.7 $(DESTDIR)$(MANDIR)/man7/nastune-tune.7
 	for u in $(UNITS); do \
 		$(SUBST) packaging/systemd/$$u >$(DESTDIR)$(UNITDIR)/$$u && \
 		chmod 0644 $(DESTDIR)$(UNITDIR)/$$u || exit 1; \
@@ -170,7 +171,8 @@ install: $(B)/nastune
 # Removes what install wrote; the configuration only while it is still the example.
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/nastune $(DESTDIR)$(MANDIR)/man8/nastune.8 \
-		$(DESTDIR)$(MANDIR)/man5/nastune.conf.5 $(DESTDIR)$(COMPLETIONSDIR)/nastune \
+		$(DESTDIR)$(MANDIR)/man5/nastune.conf.5 $(DESTDIR)$(MANDIR)/man7/nastune-tune.7 \
+		$(DESTDIR)$(COMPLETIONSDIR)/nastune \
 		$(addprefix $(DESTDIR)$(UNITDIR)/,$(UNITS))
 	rm -rf $(DESTDIR)$(DATADIR) $(DESTDIR)$(LIBEXECDIR)
 	if cmp -s packaging/nastune.conf.example $(DESTDIR)$(SYSCONFDIR)/nastune/nastune.conf; then \

@@ -52,6 +52,7 @@ for f in /usr/sbin/nastune /usr/lib/nastune/apply-hook /usr/share/nastune/nastun
 	/usr/share/nastune/profiles/default.conf /usr/share/nastune/templates/smb.conf.mustache \
 	/lib/systemd/system/nastune-retune.service /lib/systemd/system/nastune-agent.service \
 	/usr/share/man/man8/nastune.8.gz /usr/share/man/man5/nastune.conf.5.gz \
+	/usr/share/man/man7/nastune-tune.7.gz \
 	/usr/share/bash-completion/completions/nastune /usr/share/doc/nastune/copyright; do
 	[[ -e $tmp/x$f ]] || missing+=" $f"
 done

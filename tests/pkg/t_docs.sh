@@ -9,7 +9,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=../cli/lib.sh
 . "$here/../cli/lib.sh"
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-plan 18
+plan 22
 
 DC=$here/doccheck
 MAN8=$top/packaging/man/nastune.8
@@ -52,7 +52,7 @@ run "$DC" keys "$tmp/profile2.c" "$MAN5"
 ok $? "a key table the checker cannot place is an error, not skipped"
 
 # Formatting, as lintian checks it and stricter.
-for page in "$MAN8" "$MAN5"; do
+for page in "$MAN8" "$MAN5" "$top/packaging/man/nastune-tune.7"; do
 	# stdout is the formatted page; only the diagnostics matter.
 	out=$(LC_ALL=C.UTF-8 MANROFFSEQ='' MANWIDTH=80 man --warnings -E UTF-8 -l -Tutf8 -Z \
 		"$page" 2>&1 >/dev/null)
@@ -68,7 +68,7 @@ run groff -man -ww -z "$tmp/bad.8"
 [[ -n $out ]]
 ok $? "the formatting check reports an undefined macro"
 
-for page in "$MAN8" "$MAN5"; do
+for page in "$MAN8" "$MAN5" "$top/packaging/man/nastune-tune.7"; do
 	is "$(sed -n 's/^\.TH [^ ]* [0-9] "[^"]*" "nastune \([^"]*\)".*/\1/p' "$page")" "$VERSION" \
 		"$(basename "$page") names nastune $VERSION"
 done
@@ -80,6 +80,23 @@ else
 fi
 grep -q 'nastune(8) and nastune.conf(5)' <<<"$("$NASTUNE" --help 2>/dev/null)"
 ok $? "nastune --help points at both pages"
+
+# nastune-tune(7) states the simulator's bounds that tests/unit/test_tuner.c asserts.
+python3 - "$top/packaging/man/nastune-tune.7" "$top/tests/unit/test_tuner.c" <<'PY'
+import re, sys
+man = " ".join(open(sys.argv[1]).read().split())
+test = open(sys.argv[2]).read()
+pairs = [("at most 10 of 200", "accepted <= 10"), ("at least 180 of 200", "found >= 180"),
+         ("removed in 100 of 100", "assert_int_equal(removed, 100)"),
+         ("in 50 of 50 tunes when", "assert_int_equal(raised[0], 50)"),
+         ("at least 45 of 50", "raised[1] >= 45"), ("at most 5 of 50", "raised[2] <= 5"),
+         ("more than 20 of 200", "accepted > 20")]
+bad = [m for m, t in pairs if m not in man or t not in test]
+for b in bad:
+    print("# missing: %s" % b)
+sys.exit(1 if bad else 0)
+PY
+ok $? "nastune-tune(7) states the bounds test_tuner asserts"
 
 # The snippet other packages copy: the same in nastune(8) and README.md.
 snippet=$(sed -n '/^if \[ "\$1" = configure \] && \[ \\-x/,/^fi$/p' "$MAN8" | sed 's/\\-/-/g')
