@@ -25,6 +25,7 @@ expected=$(
 	for f in packaging/systemd/*.service; do echo "/usr/local/lib/systemd/system/${f##*/}"; done
 	echo /usr/local/share/bash-completion/completions/nastune
 	echo /usr/local/share/man/man5/nastune.conf.5
+	echo /usr/local/share/man/man7/nastune-tune.7
 	echo /usr/local/share/man/man8/nastune.8
 	echo /usr/local/share/nastune/nastune.conf.example
 	for f in profiles/*.conf; do echo "/usr/local/share/nastune/$f"; done
