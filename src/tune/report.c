@@ -518,10 +518,92 @@ acc_mean(const json_t *acc, size_t i)
 	return n ? exp(json_real_value(json_array_get(acc, i)) / (double)n) : 0;
 }
 
+/* One client's choice from its per-protocol accumulators cl (see tune_protocol_choice), or
+ * NULL when it measured nothing it can use. */
+static json_t *
+client_choice(const char *client, json_t *cl, const json_t *agents, const json_t *shares)
+{
+	const json_t *f;
+	size_t i;
+
+	const char *os = "?", *ver = "", *p, *bestp = NULL;
+	json_t *acc, *scores = json_object(), *flushed = json_object();
+	double best = -1;
+	char unfl[160] = "";
+	bool mac = false, no_afp = false, tm = false;
+	json_t *per = json_array(), *sh, *one;
+	char why[512], cls[64];
+	size_t j;
+
+	json_array_foreach(agents, i, f)
+	{
+		const char *h = str(f, "hostname", "");
+
+		if (*h && strncmp(client, h, strlen(h)) == 0 && client[strlen(h)] == ' ') {
+			os = str(f, "os", "?");
+			ver = str(f, "os_version", "");
+		}
+	}
+	mac = strcmp(os, "Darwin") == 0;
+	no_afp = mac && atoi(ver) >= 26; /* Darwin 26 is macOS 27 */
+	if (no_afp)
+		snprintf(cls, sizeof(cls), "macOS 27+");
+	else if (mac)
+		snprintf(cls, sizeof(cls), "macOS (Darwin %d)", atoi(ver));
+	else
+		snprintf(cls, sizeof(cls), "%s", os);
+	json_object_foreach(cl, p, acc)
+	{
+		double score = acc_mean(acc, 0);
+
+		json_object_set_new(scores, p, json_real(score));
+		if (json_is_true(json_array_get(acc, 4))) {
+			size_t l = strlen(unfl);
+
+			json_object_set_new(flushed, p, json_real(acc_mean(acc, 2)));
+			snprintf(unfl + l, sizeof(unfl) - l, "%s%s %.1f", l ? ", " : "", p,
+				 acc_mean(acc, 2));
+		}
+		if (strncmp(p, "afp", 3) == 0 && (no_afp || !mac))
+			continue;
+		if (score > best) {
+			best = score;
+			bestp = p;
+		}
+	}
+	if (!bestp) {
+		json_decref(scores);
+		json_decref(flushed);
+		json_decref(per);
+		return NULL;
+	}
+	json_array_foreach(shares, j, sh)
+	{
+		tm = tm || json_is_true(json_object_get(sh, "time_machine"));
+		if ((one = share_choice(sh, scores, mac, no_afp)))
+			json_array_append_new(per, one);
+	}
+	snprintf(why, sizeof(why), "fastest measured for this client: %.1f MB/s%s%s%s%s%s", best,
+		 no_afp ? "; macOS 27 and later have no AFP client" : "",
+		 mac && tm ? "; Time Machine shares use SMB on current macOS" : "",
+		 unfl[0] ? "; writes compared unflushed, like SMB's (libsmbclient cannot "
+			   "flush); flushed: "
+			 : "",
+		 unfl, unfl[0] ? " MB/s" : "");
+	one = json_pack("{s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:s}", "client", client, "os", os,
+			"class", cls, "protocol", bestp, "why", why, "scores", scores, "shares",
+			per, "writes", unfl[0] ? "unflushed" : "as measured");
+	if (unfl[0])
+		json_object_set_new(one, "scores_flushed", flushed);
+	else
+		json_decref(flushed);
+	return one;
+}
+
 json_t *
 tune_protocol_choice(const json_t *results, const json_t *agents, const json_t *shares)
 {
-	json_t *out = json_array(), *by = json_object(), *mix = json_object(), *r, *f, *cl;
+	json_t *out = json_array(), *by = json_object(), *mix = json_object(), *r, *cl;
 	const char *client;
 	size_t i;
 
@@ -570,78 +652,10 @@ tune_protocol_choice(const json_t *results, const json_t *agents, const json_t *
 	json_decref(mix);
 	json_object_foreach(by, client, cl)
 	{
-		const char *os = "?", *ver = "", *p, *bestp = NULL;
-		json_t *acc, *scores = json_object(), *flushed = json_object();
-		double best = -1;
-		char unfl[160] = "";
-		bool mac = false, no_afp = false, tm = false;
-		json_t *per = json_array(), *sh, *one;
-		char why[512], cls[64];
-		size_t j;
+		json_t *one = client_choice(client, cl, agents, shares);
 
-		json_array_foreach(agents, i, f)
-		{
-			const char *h = str(f, "hostname", "");
-
-			if (*h && strncmp(client, h, strlen(h)) == 0 && client[strlen(h)] == ' ') {
-				os = str(f, "os", "?");
-				ver = str(f, "os_version", "");
-			}
-		}
-		mac = strcmp(os, "Darwin") == 0;
-		no_afp = mac && atoi(ver) >= 26; /* Darwin 26 is macOS 27 */
-		if (no_afp)
-			snprintf(cls, sizeof(cls), "macOS 27+");
-		else if (mac)
-			snprintf(cls, sizeof(cls), "macOS (Darwin %d)", atoi(ver));
-		else
-			snprintf(cls, sizeof(cls), "%s", os);
-		json_object_foreach(cl, p, acc)
-		{
-			double score = acc_mean(acc, 0);
-
-			json_object_set_new(scores, p, json_real(score));
-			if (json_is_true(json_array_get(acc, 4))) {
-				size_t l = strlen(unfl);
-
-				json_object_set_new(flushed, p, json_real(acc_mean(acc, 2)));
-				snprintf(unfl + l, sizeof(unfl) - l, "%s%s %.1f", l ? ", " : "", p,
-					 acc_mean(acc, 2));
-			}
-			if (strncmp(p, "afp", 3) == 0 && (no_afp || !mac))
-				continue;
-			if (score > best) {
-				best = score;
-				bestp = p;
-			}
-		}
-		if (!bestp) {
-			json_decref(scores);
-			json_decref(flushed);
-			json_decref(per);
-			continue;
-		}
-		json_array_foreach(shares, j, sh)
-		{
-			tm = tm || json_is_true(json_object_get(sh, "time_machine"));
-			if ((one = share_choice(sh, scores, mac, no_afp)))
-				json_array_append_new(per, one);
-		}
-		snprintf(why, sizeof(why), "fastest measured for this client: %.1f MB/s%s%s%s%s%s",
-			 best, no_afp ? "; macOS 27 and later have no AFP client" : "",
-			 mac && tm ? "; Time Machine shares use SMB on current macOS" : "",
-			 unfl[0] ? "; writes compared unflushed, like SMB's (libsmbclient cannot "
-				   "flush); flushed: "
-				 : "",
-			 unfl, unfl[0] ? " MB/s" : "");
-		one = json_pack("{s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:s}", "client", client, "os",
-				os, "class", cls, "protocol", bestp, "why", why, "scores", scores,
-				"shares", per, "writes", unfl[0] ? "unflushed" : "as measured");
-		if (unfl[0])
-			json_object_set_new(one, "scores_flushed", flushed);
-		else
-			json_decref(flushed);
-		json_array_append_new(out, one);
+		if (one)
+			json_array_append_new(out, one);
 	}
 	json_decref(by);
 	return out;
