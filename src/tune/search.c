@@ -259,6 +259,21 @@ look(struct tstate *s, struct cmp *c, size_t j)
 		x->done = true;
 }
 
+/* The comparison stops before its next look (budget, or its time share): what its pairs say
+ * now stands for that look. */
+static void
+conclude(struct tstate *s, struct cmp *c)
+{
+	for (size_t j = 0; j < c->nc; j++) {
+		struct cand *x = &c->c[j];
+
+		if (x->n && x->e.n != x->n) {
+			x->look = s->nlooks;
+			look(s, c, j);
+		}
+	}
+}
+
 static size_t
 active(const struct cmp *c)
 {
@@ -623,6 +638,7 @@ finish(struct tstate *s, struct cmp *c, struct tuner_decision *d)
 	bool undecided = false, same = false;
 	const char *cur = c->val[0] ? c->val[0] : "(the default)";
 
+	conclude(s, c);
 	for (size_t j = 0; j < c->nc; j++) {
 		struct tune_effect *e = &c->c[j].e;
 
@@ -866,10 +882,14 @@ mtu_step(struct tstate *s)
 	say(s, "tune: MTU %d proven to every peer; the clients at %d and %d side by side", next,
 	    cur, next);
 	until = now(s) + (s->o->budget_s - (now(s) - s->t0)) / 4;
-	while (active(&c) && now(s) + 2 * slot_cost(s, TUNER_CLIENTS) <= until &&
+	/* The first round runs whatever its estimate (the start's pass of every share is no
+	 * measure of one run); the next only while they fit in the step's time. */
+	while (active(&c) &&
+	       (!c.rounds ? now(s) < until : now(s) + 2 * slot_cost(s, TUNER_CLIENTS) <= until) &&
 	       (rc = round_once(s, &c)) == 0)
 		;
 	put_mtu(s, &c, 0);
+	conclude(s, &c);
 	if (rc == -EINTR) {
 		cmp_release(&c);
 		return rc;
@@ -1062,6 +1082,7 @@ final_pairing(struct tstate *s, struct snap *start, struct snap *chosen)
 	    c.max_pairs);
 	while (!c.c[0].done && fits(s, 2 * slot_cost(s, tp)) && (rc = round_once(s, &c)) == 0)
 		;
+	conclude(s, &c);
 	s->r->changed = true;
 	snap_put(s, chosen);
 	if (rc == 0) {
