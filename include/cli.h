@@ -67,6 +67,10 @@ char **cli_search_dirs(const struct ctx *ctx, const char *sub, int *n);
  * or EXIT_FAIL after logging. The caller frees out with render_clear. */
 int cli_render(const struct ctx *ctx, const struct model *m, unsigned only, struct rendered *out);
 
+/* On a cluster, that this host is one of cluster.nodes: EXIT_OK, or EXIT_USAGE after printing
+ * the file:line error. */
+int cli_cluster_host(const struct model *m);
+
 /* diff -u between the installed file and data, on stdout. */
 void cli_show_diff(const char *installed, const char *label, const char *data, size_t len);
 
@@ -89,5 +93,20 @@ int cmd_report(struct ctx *ctx, int argc, char **argv);
 int cmd_history(struct ctx *ctx, int argc, char **argv);
 int cmd_knobs(struct ctx *ctx, int argc, char **argv);
 int cmd_tune(struct ctx *ctx, int argc, char **argv);
+int cmd_cluster(struct ctx *ctx, int argc, char **argv);
+
+struct apply_result;
+/* After apply installed r on this node of a cluster: makes it the cluster's configuration
+ * (or, this_node, records that this node alone runs it), asks the other nodes to follow
+ * and waits up to wait_s for them; a node that fails or does not answer is named and every
+ * node goes back to the cluster's previous configuration. *summary gets a JSON object (or
+ * NULL). Returns EXIT_OK or EXIT_FAIL. */
+int cli_cluster_apply(struct ctx *ctx, const struct model *m, const struct rendered *r,
+		      const struct apply_result *res, bool this_node, int wait_s,
+		      struct json_t **summary);
+/* The cluster's part of `status`: ctdb's view of the nodes and public addresses, and
+ * whether every node runs the cluster's configuration (printed as text when print). A new
+ * JSON reference. */
+struct json_t *cli_cluster_status(const struct ctx *ctx, const struct model *m, bool print);
 
 #endif

@@ -113,6 +113,18 @@ struct model {
 		int io_uring;		/* smbd and the kernel can use io_uring: 1, 0; -1 unknown */
 		char io_uring_why[256]; /* when 0: why not */
 	} host;
+	/* A CTDB cluster (cluster = { ... }): the same file on every node. */
+	struct {
+		bool enabled;
+		char *name;			  /* the cluster's SMB and Bonjour name */
+		struct strlist nodes;		  /* private addresses, in ctdb's node order */
+		struct strlist public_addresses;  /* "ADDR/PREFIX" */
+		struct strlist public_interfaces; /* per address: its interface, "" = interface */
+		char *interface;		  /* where public addresses go by default */
+		char *lock;			  /* a path, or "!helper ARGS" */
+		char *filesystem;		  /* the cluster file system's mount point */
+		struct loc loc, loc_nodes, loc_public, loc_lock, loc_fs;
+	} cluster;
 	/* Files the model was read from, in order (preset first); owned. */
 	struct strlist files;
 };

@@ -57,4 +57,8 @@ void render_clear(struct rendered *r);
  * it and the new rendering does not. */
 bool render_optional_path(const char *path);
 
+/* The mode a rendered file is installed with: 0755 for CTDB's event script (ctdb runs the
+ * executable ones), else 0644. */
+unsigned render_file_mode(const char *path);
+
 #endif

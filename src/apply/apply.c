@@ -500,7 +500,7 @@ svc_of_path(const char *path)
 		return SVC_AFP;
 	if (strncmp(path, "/etc/sysctl.d/", 14) == 0)
 		return SVC_SYS;
-	if (strncmp(path, "/etc/nastune/", 13) == 0)
+	if (strncmp(path, "/etc/nastune/", 13) == 0 || strncmp(path, "/etc/ctdb/", 10) == 0)
 		return SVC_SELF;
 	return SVC_MDNS;
 }
@@ -1596,7 +1596,7 @@ validate_all(struct job *j)
 		err[0] = '\0';
 		if (j->ch[i].f->svc == SVC_SMB)
 			rc = validate_smb(j, j->ch[i].f, err, sizeof(err));
-		else if (j->ch[i].f->svc == SVC_SELF)
+		else if (strcmp(j->ch[i].f->path, RENDER_TUNED_PATH) == 0)
 			rc = validate_tuned(j->ch[i].f, err, sizeof(err));
 		else
 			rc = validate_structure(j->ch[i].f, err, sizeof(err));
@@ -1623,7 +1623,8 @@ install_all(struct job *j, long prev)
 		} else {
 			rc = mkparent(c->abs);
 			if (rc == 0)
-				rc = fs_write_atomic(c->abs, c->f->data, c->f->len, 0644, 1);
+				rc = fs_write_atomic(c->abs, c->f->data, c->f->len,
+						     render_file_mode(c->path), 1);
 		}
 		if (rc < 0)
 			return undo(j, prev, "install", c->abs, strerror(-rc));

@@ -14,6 +14,7 @@
 #include "apply.h"
 #include "buf.h"
 #include "cli.h"
+#include "cluster.h"
 #include "diag.h"
 #include "fsutil.h"
 #include "log.h"
@@ -286,6 +287,22 @@ out:
 	free_dirs(dirs, n);
 	free(path);
 	return m;
+}
+
+int
+cli_cluster_host(const struct model *m)
+{
+	const struct loc *l = m->cluster.loc_nodes.file ? &m->cluster.loc_nodes : &m->cluster.loc;
+
+	if (!m->cluster.enabled || cluster_this_node(m) >= 0)
+		return EXIT_OK;
+	fprintf(stderr,
+		"%s:%d: cluster.nodes names no address of this host — add this node's private "
+		"address to the list (the same list on every node), or run this on a node "
+		"(NASTUNE_CLUSTER_NODE=ADDR names the node for tests)\n"
+		"nastune: 1 error in the configuration; nothing was changed\n",
+		l->file ? l->file : "?", l->line);
+	return EXIT_USAGE;
 }
 
 int

@@ -122,7 +122,8 @@ actionable(const struct model *m)
 }
 
 static void
-print_json(const struct model *m, const struct apply_result *res, int rc, bool dry_run)
+print_json(const struct model *m, const struct apply_result *res, int rc, bool dry_run,
+	   json_t *cluster)
 {
 	json_t *o = json_object(), *ch = json_array();
 	size_t i;
@@ -165,6 +166,8 @@ print_json(const struct model *m, const struct apply_result *res, int rc, bool d
 					      "peers", peers, "peers_mtu", res->mtu.peers_mtu));
 	}
 	json_object_set_new(o, "proofs", proofs_json(res));
+	if (cluster)
+		json_object_set(o, "cluster", cluster);
 	if (rc < 0) {
 		json_object_set_new(o, "error", json_string(res->msg));
 		json_object_set_new(o, "rolled_back", json_boolean(res->rolled_back));
@@ -263,6 +266,8 @@ cmd_apply(struct ctx *ctx, int argc, char **argv)
 		{ "no-reload", no_argument, NULL, 'R' },
 		{ "if-changed", no_argument, NULL, 'i' },
 		{ "lock-timeout", required_argument, NULL, 't' },
+		{ "this-node", no_argument, NULL, 'T' },
+		{ "cluster-wait", required_argument, NULL, 'W' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -270,7 +275,9 @@ cmd_apply(struct ctx *ctx, int argc, char **argv)
 	struct apply_result res;
 	struct rendered r;
 	struct model *m;
-	int c, status = EXIT_OK, rc;
+	int c, status = EXIT_OK, rc, wait_s = 60;
+	bool this_node = false;
+	json_t *cj = NULL;
 	char *end;
 
 	while ((c = getopt_long(argc, argv, "nh", opts, NULL)) != -1) {
@@ -294,9 +301,22 @@ cmd_apply(struct ctx *ctx, int argc, char **argv)
 				return EXIT_USAGE;
 			}
 			break;
+		case 'T':
+			this_node = true;
+			break;
+		case 'W':
+			wait_s = (int)strtol(optarg, &end, 10);
+			if (*end || wait_s < 0 || wait_s > 3600) {
+				fprintf(stderr,
+					"nastune apply: --cluster-wait '%s' must be 0 to 3600 "
+					"seconds\n",
+					optarg);
+				return EXIT_USAGE;
+			}
+			break;
 		case 'h':
 			printf("usage: nastune apply [--dry-run] [--no-reload] [--if-changed] "
-			       "[--lock-timeout SECONDS]\n");
+			       "[--lock-timeout SECONDS] [--this-node] [--cluster-wait SECONDS]\n");
 			return EXIT_OK;
 		default:
 			return EXIT_USAGE;
@@ -309,6 +329,15 @@ cmd_apply(struct ctx *ctx, int argc, char **argv)
 	if (!(m = o.dry_run ? cli_load_model(ctx, &status)
 			    : cli_load_model_recovered(ctx, &status)))
 		return status;
+	if ((status = cli_cluster_host(m)) != EXIT_OK) {
+		model_free(m);
+		return status;
+	}
+	if (this_node && !m->cluster.enabled) {
+		fprintf(stderr, "nastune apply: --this-node is for a cluster (no cluster group)\n");
+		model_free(m);
+		return EXIT_USAGE;
+	}
 	if ((status = cli_check_host(m)) == EXIT_OK &&
 	    (status = cli_render(ctx, m, 0, &r)) == EXIT_OK) {
 		rc = apply_run(m, &r, &o, &res);
@@ -321,12 +350,16 @@ cmd_apply(struct ctx *ctx, int argc, char **argv)
 				log_warnx("%s", line);
 			status = rc == -EINVAL ? EXIT_USAGE : EXIT_FAIL;
 		}
+		/* A cluster: the other nodes follow what this one applied (or it stays alone). */
+		if (rc == 0 && !o.dry_run && m->cluster.enabled)
+			status = cli_cluster_apply(ctx, m, &r, &res, this_node, wait_s, &cj);
 		if (ctx->json)
-			print_json(m, &res, rc, o.dry_run);
+			print_json(m, &res, rc, o.dry_run, cj);
 		else if (o.dry_run && rc == 0)
 			show_dry_run(ctx, m, &res, o.no_reload);
 		else
 			print_text(m, &res);
+		json_decref(cj);
 		apply_result_clear(&res);
 		render_clear(&r);
 	}
@@ -371,7 +404,7 @@ cmd_rollback(struct ctx *ctx, int argc, char **argv)
 
 /* status --json: one object; "hardware" is null when its text is not valid UTF-8. */
 static void
-print_status_json(const struct ctx *ctx, const struct status *st)
+print_status_json(const struct ctx *ctx, const struct status *st, json_t *cluster)
 {
 	json_t *o = json_object(), *svcs = json_array(), *gens = json_array(), *h;
 	json_error_t jerr;
@@ -409,6 +442,8 @@ print_status_json(const struct ctx *ctx, const struct status *st)
 			    json_pack("{s:b, s:s?, s:o}", "available", st->mdns_rc == 0, "error",
 				      st->mdns_rc ? st->mdns_err : NULL, "services",
 				      mdns_services_json(st->seen, st->nseen)));
+	if (cluster)
+		json_object_set(o, "cluster", cluster);
 	json_dumpf(o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	fputc('\n', stdout);
 	json_decref(o);
@@ -550,6 +585,7 @@ cmd_status(struct ctx *ctx, int argc, char **argv)
 {
 	struct status st;
 	struct model *m;
+	json_t *cj;
 	int status = EXIT_OK;
 
 	(void)argv;
@@ -569,10 +605,13 @@ cmd_status(struct ctx *ctx, int argc, char **argv)
 	status_collect(m, ctx->root, &st);
 	if (st.hw_unread)
 		log_warnx("status: cannot read the hardware fingerprint");
+	/* A cluster: every node's state and configuration first (ctdb and the record). */
+	cj = m->cluster.enabled ? cli_cluster_status(ctx, m, !ctx->json) : NULL;
 	if (ctx->json)
-		print_status_json(ctx, &st);
+		print_status_json(ctx, &st, cj);
 	else
 		print_status_text(ctx, &st);
+	json_decref(cj);
 	/* Until it is repaired the NAS may serve files of two generations. */
 	status = st.interrupted ? EXIT_FAIL : EXIT_OK;
 	status_release(&st);

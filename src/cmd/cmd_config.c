@@ -49,7 +49,7 @@ cmd_check(struct ctx *ctx, int argc, char **argv)
 	m = cli_load_model(ctx, &status);
 	if (!m)
 		return status;
-	if ((status = cli_check_host(m)) != EXIT_OK) {
+	if ((status = cli_cluster_host(m)) != EXIT_OK || (status = cli_check_host(m)) != EXIT_OK) {
 		model_free(m);
 		return status;
 	}

@@ -47,6 +47,8 @@ static const struct {
 	  "measure the knobs, apply the fastest safe settings, explain" },
 	{ "knobs", cmd_knobs, "[--json] [NAME...]",
 	  "every tunable: value and source, candidates, safety, what tune may try" },
+	{ "cluster", cmd_cluster, "event EVENT [ARGS] | follow",
+	  "a CTDB cluster node: ctdb's event hook, follow the cluster's configuration" },
 };
 
 /* Short options a command defines itself, which after its name are its own, not the global

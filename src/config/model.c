@@ -90,6 +90,13 @@ model_free(struct model *m)
 	}
 	for (i = 0; i < KNOB_COUNT; i++)
 		free(m->knobs[i].value);
+	free(m->cluster.name);
+	strlist_clear(&m->cluster.nodes);
+	strlist_clear(&m->cluster.public_addresses);
+	strlist_clear(&m->cluster.public_interfaces);
+	free(m->cluster.interface);
+	free(m->cluster.lock);
+	free(m->cluster.filesystem);
 	strlist_clear(&m->files);
 	free(m);
 }

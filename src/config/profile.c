@@ -511,7 +511,8 @@ check_username(struct ld *ld, const config_setting_t *s, const char *what, const
 /* ---- sections ---- */
 
 static const char *const top_keys[] = {
-	"profile", "server", "network", "protocols", "users", "shares", "tuning", "services", NULL,
+	"profile", "server", "network",	 "protocols", "users",
+	"shares",  "tuning", "services", "cluster",   NULL,
 };
 
 static void
@@ -1124,6 +1125,134 @@ load_services(struct ld *ld, const config_setting_t *g)
 	}
 }
 
+/* cluster.nodes: private addresses only (ctdb binds them; names would need resolving). */
+static bool
+check_node(struct ld *ld, const config_setting_t *s, const char *what, const char *v)
+{
+	int fam;
+
+	if (is_ipaddr(v, &fam))
+		return true;
+	ERR(ld, s,
+	    "%s '%s' is not an IP address — list each node's private address, e.g. "
+	    "\"10.0.0.1\"",
+	    what, v);
+	return false;
+}
+
+/* cluster.public_addresses: "ADDR/PREFIX" or "ADDR/PREFIX IFACE". */
+static bool
+check_public(struct ld *ld, const config_setting_t *s, const char *what, const char *v)
+{
+	char addr[64], iface[32] = "";
+	const char *slash = strchr(v, '/'), *sp = strchr(v, ' ');
+	char *end;
+	long prefix;
+	int fam;
+
+	if (!slash || (size_t)(slash - v) >= sizeof(addr) || (sp && sp < slash))
+		goto bad;
+	memcpy(addr, v, (size_t)(slash - v));
+	addr[slash - v] = '\0';
+	prefix = strtol(slash + 1, &end, 10);
+	if (end == slash + 1 || (*end && *end != ' ') || !is_ipaddr(addr, &fam) || prefix < 1 ||
+	    prefix > (fam == AF_INET ? 32 : 128))
+		goto bad;
+	if (*end == ' ') {
+		if (strlen(end + 1) >= sizeof(iface))
+			goto bad;
+		strcpy(iface, end + 1);
+		if (!check_ifname(ld, s, what, iface))
+			return false;
+	}
+	return true;
+bad:
+	ERR(ld, s,
+	    "%s '%s' is not a public address — write ADDRESS/PREFIX, optionally followed by "
+	    "an interface: \"192.0.2.50/24\" or \"192.0.2.50/24 eth1\"",
+	    what, v);
+	return false;
+}
+
+static void
+load_cluster(struct ld *ld, const config_setting_t *g)
+{
+	static const char *const keys[] = {
+		"name", "nodes", "public_addresses", "interface", "lock", "filesystem", NULL,
+	};
+	struct model *m = ld->m;
+	config_setting_t *s;
+	size_t i;
+
+	unknown_keys(ld, g, "cluster", keys);
+	m->cluster.enabled = true;
+	m->cluster.loc = loc_of(ld, g);
+	if ((s = member(ld, g, "name", K_STR, "cluster"))) {
+		const char *v = config_setting_get_string(s);
+		size_t n = strlen(v), k;
+		bool ok = n >= 1 && n <= 15 && v[0] != '-' && v[n - 1] != '-';
+
+		for (k = 0; k < n && ok; k++)
+			ok = isalnum((unsigned char)v[k]) || v[k] == '-';
+		if (ok)
+			set_str(&m->cluster.name, v);
+		else
+			ERR(ld, s,
+			    "cluster.name '%s' cannot be a NetBIOS and Bonjour name — use 1 to "
+			    "15 letters, digits or inner hyphens, e.g. \"nas\"",
+			    v);
+	}
+	if ((s = get_strlist(ld, g, "nodes", "cluster", &m->cluster.nodes, check_node)))
+		m->cluster.loc_nodes = loc_of(ld, s);
+	if ((s = get_strlist(ld, g, "public_addresses", "cluster", &m->cluster.public_addresses,
+			     check_public))) {
+		m->cluster.loc_public = loc_of(ld, s);
+		/* Split "ADDR/PREFIX IFACE" into the address and its interface. */
+		strlist_clear(&m->cluster.public_interfaces);
+		for (i = 0; i < m->cluster.public_addresses.n; i++) {
+			char *v = m->cluster.public_addresses.v[i], *sp = strchr(v, ' ');
+
+			strlist_add(&m->cluster.public_interfaces, sp ? sp + 1 : "");
+			if (sp)
+				*sp = '\0';
+		}
+	}
+	if ((s = member(ld, g, "interface", K_STR, "cluster")) &&
+	    check_ifname(ld, s, "cluster.interface", config_setting_get_string(s)))
+		set_str(&m->cluster.interface, config_setting_get_string(s));
+	if ((s = member(ld, g, "lock", K_STR, "cluster"))) {
+		const char *v = config_setting_get_string(s);
+
+		m->cluster.loc_lock = loc_of(ld, s);
+		if (check_text(ld, s, "cluster.lock", v, 255, "\"\\%")) {
+			if (v[0] == '/' || (v[0] == '!' && v[1] && v[1] != ' '))
+				set_str(&m->cluster.lock, v);
+			else
+				ERR(ld, s,
+				    "cluster.lock '%s' is neither an absolute path nor a helper — "
+				    "write a path on the cluster file system "
+				    "(\"/cluster/.ctdb/lock\") "
+				    "or \"!/usr/libexec/ctdb/ctdb_mutex_ceph_rados_helper ceph "
+				    "client.admin pool lock\"",
+				    v);
+		}
+	}
+	if ((s = member(ld, g, "filesystem", K_STR, "cluster"))) {
+		const char *v = config_setting_get_string(s);
+
+		m->cluster.loc_fs = loc_of(ld, s);
+		if (check_text(ld, s, "cluster.filesystem", v, 200, "\"\\% ") && v[0] == '/' &&
+		    strcmp(v, "/") != 0 && !strstr(v, "/../") && v[strlen(v) - 1] != '/')
+			set_str(&m->cluster.filesystem, v);
+		else
+			ERR(ld, s,
+			    "cluster.filesystem '%s' is not a mount point — write the absolute "
+			    "path where the cluster file system is mounted on every node, e.g. "
+			    "\"/cluster\"",
+			    v);
+	}
+}
+
 /* One file's settings over whatever the model already holds. */
 static void
 load_root(struct ld *ld, config_setting_t *root, bool is_preset)
@@ -1147,6 +1276,8 @@ load_root(struct ld *ld, config_setting_t *root, bool is_preset)
 		load_tuning(ld, s);
 	if ((s = member(ld, root, "services", K_GROUP, "config")))
 		load_services(ld, s);
+	if ((s = member(ld, root, "cluster", K_GROUP, "config")))
+		load_cluster(ld, s);
 }
 
 /* ---- whole-model checks ---- */
@@ -1302,6 +1433,116 @@ validate(struct ld *ld)
 			   "network.interface = \"eth0\"; or set mtu = \"keep\"");
 }
 
+/* The address part of a public address, without "/PREFIX". */
+static bool
+same_addr(const char *node, const char *pub)
+{
+	size_t n = strcspn(pub, "/");
+
+	return strlen(node) == n && strncmp(node, pub, n) == 0;
+}
+
+/* What a cluster needs that one box does not; the checks that look at this host's
+ * interfaces are cluster_check_host's (cluster.c). */
+static void
+validate_cluster(struct ld *ld)
+{
+	struct model *m = ld->m;
+	const struct loc *l = &m->cluster.loc;
+	size_t i, j;
+
+	if (!m->cluster.enabled)
+		return;
+	if (!m->cluster.name && m->server.name)
+		m->cluster.name = xstrdup(m->server.name);
+	if (!m->cluster.name)
+		ERRL(ld, *l,
+		     "cluster has no name — every node must answer to one SMB and Bonjour name: "
+		     "add name = \"nas\"; to cluster (or server.name)");
+	if (m->cluster.nodes.n == 0)
+		ERRL(ld, *l,
+		     "cluster.nodes is missing — list every node's private address, the same "
+		     "list on every node: nodes = [\"10.0.0.1\", \"10.0.0.2\"];");
+	for (i = 0; i < m->cluster.nodes.n; i++)
+		for (j = 0; j < i; j++)
+			if (strcmp(m->cluster.nodes.v[i], m->cluster.nodes.v[j]) == 0)
+				ERRL(ld, m->cluster.loc_nodes,
+				     "cluster.nodes lists %s twice — list each node once",
+				     m->cluster.nodes.v[i]);
+	if (m->cluster.public_addresses.n == 0)
+		ERRL(ld, *l,
+		     "cluster.public_addresses is missing — clients reach the cluster only "
+		     "through addresses CTDB moves between nodes: public_addresses = "
+		     "[\"192.0.2.50/24\"];");
+	for (i = 0; i < m->cluster.public_addresses.n; i++) {
+		const char *p = m->cluster.public_addresses.v[i];
+
+		for (j = 0; j < m->cluster.nodes.n; j++)
+			if (same_addr(m->cluster.nodes.v[j], p))
+				ERRL(ld, m->cluster.loc_public,
+				     "public address %s is also node %s's address — a public "
+				     "address moves between nodes and must be one no node owns: "
+				     "choose another",
+				     p, m->cluster.nodes.v[j]);
+		for (j = 0; j < i; j++)
+			if (same_addr(m->cluster.public_addresses.v[j], p) &&
+			    strcspn(p, "/") == strcspn(m->cluster.public_addresses.v[j], "/"))
+				ERRL(ld, m->cluster.loc_public,
+				     "cluster.public_addresses lists %s twice — list each once", p);
+		if (!*m->cluster.public_interfaces.v[i] && !m->cluster.interface)
+			ERRL(ld, m->cluster.loc_public,
+			     "public address %s has no interface — add interface = \"eth0\"; to "
+			     "cluster, or write \"%s eth0\"",
+			     p, p);
+	}
+	if (!m->cluster.filesystem)
+		ERRL(ld, *l,
+		     "cluster.filesystem is missing — name the mount point of the cluster file "
+		     "system (CephFS, GlusterFS, GPFS...), e.g. filesystem = \"/cluster\"; the "
+		     "lock, the shares and nastune's cluster record live there");
+	if (!m->cluster.lock)
+		ERRL(ld, *l,
+		     "cluster.lock is missing — without a cluster lock two halves of a split "
+		     "cluster both serve the shares: lock = \"/cluster/.ctdb/lock\"; (or "
+		     "\"!helper ARGS\")");
+	else if (m->cluster.lock[0] == '/' && m->cluster.filesystem &&
+		 !path_within(m->cluster.lock, m->cluster.filesystem))
+		ERRL(ld, m->cluster.loc_lock,
+		     "cluster.lock %s is outside the cluster file system %s — every node must "
+		     "take the same lock, so put it there (\"%s/.ctdb/lock\") or use a helper "
+		     "(\"!/usr/libexec/ctdb/ctdb_mutex_ceph_rados_helper ...\")",
+		     m->cluster.lock, m->cluster.filesystem, m->cluster.filesystem);
+	for (i = 0; i < m->n_shares; i++) {
+		const struct share *sh = &m->shares[i];
+
+		if (sh->path && m->cluster.filesystem &&
+		    !path_within(sh->path, m->cluster.filesystem))
+			ERRL(ld, sh->loc_path,
+			     "share '%s' (%s) is outside the cluster file system %s — a node "
+			     "that takes over a public address must serve the same files: move it "
+			     "under %s",
+			     sh->name, sh->path, m->cluster.filesystem, m->cluster.filesystem);
+		if (sh->tm_enabled)
+			ERRL(ld, sh->loc,
+			     "share '%s' is a Time Machine share, which nastune does not support "
+			     "on a cluster — a Mac's backup keeps a sparse bundle open with "
+			     "leases and durable handles that a takeover breaks, and nastune has "
+			     "not proven a restore after one: serve Time Machine from a single "
+			     "box, or remove time_machine",
+			     sh->name);
+		if (sh->protocols & PROTO_AFP && m->afp.enabled)
+			ERRL(ld, sh->loc,
+			     "share '%s' is shared over AFP, which cannot be clustered — "
+			     "netatalk keeps its CNID database and locks on one host: remove "
+			     "\"afp\" from its protocols",
+			     sh->name);
+	}
+	if (m->nfs.enabled && m->nfs.server != NFS_SERVER_GANESHA && model_uses(m, PROTO_NFS))
+		ERRL(ld, *l,
+		     "a cluster serves NFS with NFS-Ganesha only (CTDB puts it in grace on "
+		     "takeover) — set protocols.nfs.server = \"ganesha\"");
+}
+
 static void
 set_defaults(struct model *m)
 {
@@ -1401,6 +1642,7 @@ load(const char *name, const char *text, const char *const *dirs, size_t ndirs, 
 	else
 		intern_file(ld.m, name);
 	validate(&ld);
+	validate_cluster(&ld);
 out:
 	free(ppath);
 	config_destroy(&user);

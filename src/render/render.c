@@ -8,6 +8,7 @@
 #include "buf.h"
 #include "hash.h"
 #include "knobs.h"
+#include "cluster.h"
 #include "render.h"
 #include "tmpl.h"
 #include "units.h"
@@ -24,7 +25,9 @@ bool
 render_optional_path(const char *path)
 {
 	return strncmp(path, RENDER_NFS_SERVICE_PREFIX, strlen(RENDER_NFS_SERVICE_PREFIX)) == 0 ||
-	       strcmp(path, RENDER_SYSCTL_PATH) == 0 || strcmp(path, RENDER_TUNED_PATH) == 0;
+	       strncmp(path, CLUSTER_BONJOUR_DIR, strlen(CLUSTER_BONJOUR_DIR)) == 0 ||
+	       strcmp(path, CLUSTER_EVENT_SCRIPT) == 0 || strcmp(path, RENDER_SYSCTL_PATH) == 0 ||
+	       strcmp(path, RENDER_TUNED_PATH) == 0;
 }
 
 static const char *
@@ -310,16 +313,28 @@ build_view(const struct model *m)
 	size_t i;
 	char nb[16];
 
-	view_set_bool(v, "has_name", m->server.name != NULL);
-	view_set_str(v, "name", m->server.name ? m->server.name : "");
-	for (i = 0; m->server.name && m->server.name[i] && i < 15; i++)
-		nb[i] = (char)toupper((unsigned char)m->server.name[i]);
+	/* A cluster answers to one name on every node, whatever each node is called. */
+	const char *name = m->cluster.enabled ? m->cluster.name : m->server.name;
+
+	view_set_bool(v, "has_name", name != NULL);
+	view_set_str(v, "name", name ? name : "");
+	for (i = 0; name && name[i] && i < 15; i++)
+		nb[i] = (char)toupper((unsigned char)name[i]);
 	nb[i] = '\0';
 	view_set_str(v, "netbios_name", nb);
 	view_set_str(v, "workgroup", m->server.workgroup);
 	view_set_str(v, "description", m->server.description);
 	view_set_str(v, "model", m->server.model);
 	view_set_bool(v, "has_interfaces", m->server.interfaces.n > 0);
+	view_set_bool(v, "clustering", m->cluster.enabled);
+	if (m->cluster.enabled) {
+		/* Bonjour records point at the cluster's name, which resolves to its first
+		 * public address (cluster_bonjour_hosts), never at a node's own name. */
+		char *hn = cluster_host_name(m);
+
+		view_set_str(v, "host_name", hn);
+		free(hn);
+	}
 	set_joined(v, "interfaces", &m->server.interfaces, " ");
 
 	for (i = 0; i < m->n_shares; i++) {
@@ -447,6 +462,50 @@ add_file(struct rendered *r, const char *path, enum svc svc, struct buf *b)
 	f->data = buf_steal(b, &f->len);
 }
 
+static void
+add_text(struct rendered *r, const char *path, enum svc svc, char *text)
+{
+	struct buf b;
+
+	buf_init(&b);
+	buf_adds(&b, text);
+	free(text);
+	add_file(r, path, svc, &b);
+}
+
+/* A cluster: CTDB's files, and the Bonjour files moved aside, for only the node holding the
+ * first public address publishes them (a record published by every node would name each
+ * node's own address). */
+static void
+add_cluster_files(const struct model *m, struct rendered *r)
+{
+	size_t i, n = r->n;
+
+	for (i = 0; i < n; i++) {
+		const char *p = r->f[i].path;
+
+		if (strncmp(p, "/etc/avahi/services/", 20) == 0) {
+			char *staged = xasprintf(CLUSTER_BONJOUR_DIR "%s", p + 20);
+
+			free(r->f[i].path);
+			r->f[i].path = staged;
+			r->f[i].svc = SVC_SELF;
+		}
+	}
+	if (n)
+		add_text(r, CLUSTER_BONJOUR_DIR "hosts", SVC_SELF, cluster_bonjour_hosts(m));
+	add_text(r, CLUSTER_CTDB_CONF, SVC_SELF, cluster_ctdb_conf(m));
+	add_text(r, CLUSTER_NODES, SVC_SELF, cluster_nodes_file(m));
+	add_text(r, CLUSTER_PUBLIC, SVC_SELF, cluster_public_file(m));
+	add_text(r, CLUSTER_EVENT_SCRIPT, SVC_SELF, cluster_event_script(m));
+}
+
+unsigned
+render_file_mode(const char *path)
+{
+	return strcmp(path, CLUSTER_EVENT_SCRIPT) == 0 ? 0755 : 0644;
+}
+
 int
 render_all(const struct model *m, const struct render_templates *t, unsigned only,
 	   struct rendered *out, char *err, size_t errlen)
@@ -520,8 +579,17 @@ render_all(const struct model *m, const struct render_templates *t, unsigned onl
 		if (!(sh->protocols & PROTO_NFS))
 			continue;
 		sv = view_new_obj();
-		view_set_bool(sv, "has_name", m->server.name != NULL);
-		view_set_str(sv, "server_name", m->server.name ? m->server.name : "");
+		if (m->cluster.enabled) {
+			char *hn = cluster_host_name(m);
+
+			view_set_bool(sv, "has_name", true);
+			view_set_str(sv, "server_name", m->cluster.name);
+			view_set_str(sv, "host_name", hn);
+			free(hn);
+		} else {
+			view_set_bool(sv, "has_name", m->server.name != NULL);
+			view_set_str(sv, "server_name", m->server.name ? m->server.name : "");
+		}
 		view_set_str(sv, "name", sh->name);
 		view_set_str(sv, "path", sh->path);
 		rc = tmpl_render(nfs_tmpl, sv, TMPL_ESC_XML, &b, err, errlen);
@@ -532,6 +600,8 @@ render_all(const struct model *m, const struct render_templates *t, unsigned onl
 			 sh->nfs_fsid);
 		add_file(out, path, SVC_MDNS, &b);
 	}
+	if (m->cluster.enabled && (!only || only & (1u << SVC_SELF)))
+		add_cluster_files(m, out);
 out:
 	tmpl_free(nfs_tmpl);
 	buf_clear(&b);

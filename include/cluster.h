@@ -1,0 +1,112 @@
+/* cluster.h - a NAS of several nodes on CTDB: the files CTDB reads (pure), which node this
+ * host is, the cluster's configuration record on the cluster file system, and what ctdb
+ * says about the nodes and the public addresses.
+ *
+ * The record (<cluster.filesystem>/.nastune/cluster/, root-only): `desired` names the
+ * configuration every node should run (its id, a counter bumped by each cluster-wide apply,
+ * and the id before it); config/<id>.conf and config/<id>.tuned are the texts; nodes/<addr>
+ * is each node's own report (the id it runs, the counter it last followed, whether that
+ * apply worked). Functions return 0 or -errno unless said otherwise. */
+#ifndef NASTUNE_CLUSTER_H
+#define NASTUNE_CLUSTER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "model.h"
+
+/* ---- the files CTDB reads: pure, identical on every node; caller frees ---- */
+#define CLUSTER_CTDB_CONF "/etc/ctdb/ctdb.conf"
+#define CLUSTER_NODES "/etc/ctdb/nodes"
+#define CLUSTER_PUBLIC "/etc/ctdb/public_addresses"
+/* nastune's event script: health, NFS grace on takeover, Bonjour, the record. */
+#define CLUSTER_EVENT_SCRIPT "/etc/ctdb/events/legacy/90.nastune.script"
+/* The Bonjour files the node holding the first public address publishes (staged here on
+ * every node, copied into /etc/avahi by that node only). */
+#define CLUSTER_BONJOUR_DIR "/etc/nastune/cluster/avahi/"
+
+char *cluster_ctdb_conf(const struct model *m);
+char *cluster_nodes_file(const struct model *m);
+char *cluster_public_file(const struct model *m);
+char *cluster_event_script(const struct model *m);
+/* The staged Avahi hosts line: "ADDR NAME.local\n" for the first public address. */
+char *cluster_bonjour_hosts(const struct model *m);
+/* The cluster's mDNS host name, "NAME.local"; caller frees. */
+char *cluster_host_name(const struct model *m);
+
+/* ---- this host ---- */
+
+/* The index in cluster.nodes of the node this host is: one of its interfaces has that
+ * address, or NASTUNE_CLUSTER_NODE names it (tests, --root). Returns the index, or -ENOENT. */
+int cluster_this_node(const struct model *m);
+
+/* ---- the record ---- */
+#define CLUSTER_ID_LEN 16
+
+struct cluster_desired {
+	char id[CLUSTER_ID_LEN + 1];   /* the configuration every node should run */
+	char prev[CLUSTER_ID_LEN + 1]; /* the one before ("" none) */
+	long generation;	       /* bumped by each cluster-wide apply; 0: none yet */
+	char from[64];		       /* the node that applied it */
+};
+
+struct cluster_node_rec {
+	char addr[64];
+	char id[CLUSTER_ID_LEN + 1]; /* the configuration it runs; "" unknown */
+	long followed;		     /* the desired generation it last followed */
+	long local_generation;	     /* nastune's generation number on that node */
+	bool ok;		     /* its last apply worked */
+	bool alone;		     /* applied on that node only (apply --this-node) */
+	char error[512];
+	char time[32];
+};
+
+/* The id of a configuration: the SHA-256 of the texts, shortened. */
+void cluster_config_id(const char *conf, size_t conf_len, const char *tuned, size_t tuned_len,
+		       char out[CLUSTER_ID_LEN + 1]);
+/* Reads `desired`; -ENOENT when the cluster has none yet (d zeroed). */
+int cluster_read_desired(const struct model *m, const char *root, struct cluster_desired *d);
+/* Stores the texts under their id and makes them the desired configuration (generation
+ * bumped, prev set to the current one); d receives the new record. */
+int cluster_publish(const struct model *m, const char *root, const char *conf, size_t conf_len,
+		    const char *tuned, size_t tuned_len, const char *from,
+		    struct cluster_desired *d);
+/* Makes a stored id desired again (a rollback), generation bumped. */
+int cluster_republish(const struct model *m, const char *root, const char *id, const char *from,
+		      struct cluster_desired *d);
+/* The texts of id (tuned may come back NULL: none); caller frees. */
+int cluster_read_config(const struct model *m, const char *root, const char *id, char **conf,
+			size_t *conf_len, char **tuned, size_t *tuned_len);
+int cluster_write_node(const struct model *m, const char *root, const struct cluster_node_rec *r);
+/* One record per cluster.nodes entry, in that order (a node without one: id "", ok false);
+ * caller frees *out. */
+int cluster_read_nodes(const struct model *m, const char *root, struct cluster_node_rec **out);
+
+/* ---- ctdb's view ---- */
+enum cluster_node_state {
+	CN_OK,
+	CN_UNHEALTHY,
+	CN_DISCONNECTED,
+	CN_BANNED,
+	CN_INACTIVE,
+	CN_UNKNOWN
+};
+const char *cluster_state_name(enum cluster_node_state s);
+
+struct cluster_view {
+	enum cluster_node_state *state; /* per cluster.nodes entry */
+	char **holder;	/* per public address: the node address holding it, or NULL */
+	int this_pnn;	/* this node's index, -1 unknown */
+	bool reachable; /* ctdbd answered */
+	char err[256];
+};
+
+/* Asks the local ctdbd (`ctdb -X status`, `ctdb -X ip all`); v->reachable false with err
+ * when it does not answer. Release with cluster_view_clear. */
+void cluster_view_read(const struct model *m, struct cluster_view *v);
+void cluster_view_clear(const struct model *m, struct cluster_view *v);
+/* Asks every node to run its event scripts' ipreallocated event now (`ctdb ipreallocate`),
+ * so they follow a new desired configuration without waiting for the next monitor event. */
+int cluster_nudge(void);
+
+#endif

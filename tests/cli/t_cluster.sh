@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# A cluster group in nastune.conf: what check refuses (file:line, exit 2, nothing written),
+# what render adds for CTDB, and that one configuration renders the same on every node.
+set -uo pipefail
+# shellcheck source=tests/cli/lib.sh
+. "$(dirname "$0")/lib.sh"
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+plan 24
+
+# conf FILE [CLUSTER-LINES...]: a valid cluster configuration, with a cluster group of the
+# lines given (default: the good one).
+conf() {
+	local f=$1
+	shift
+	local protocols='protocols = { nfs = { enabled = true; server = "ganesha"; }; afp = { enabled = false; }; };'
+	local shares='shares = ( { name = "Media"; path = "/cluster/srv/media"; protocols = ["smb", "nfs"]; valid_users = ["alice"]; nfs = { clients = ["192.0.2.0/24"]; }; } );'
+	printf '%s\n' "${PROTOCOLS:-$protocols}" 'users = ( { name = "alice"; } );' \
+		"${SHARES:-$shares}" >"$f"
+	if (($#)); then
+		printf '%s\n' "$@" >>"$f"
+	else
+		cat >>"$f" <<-'EOT'
+		cluster = {
+		  name = "nas";
+		  nodes = ["10.9.0.1", "10.9.0.2", "10.9.0.3"];
+		  public_addresses = ["192.0.2.50/24", "192.0.2.51/24 eth1"];
+		  interface = "eth0";
+		  lock = "/cluster/.ctdb/lock";
+		  filesystem = "/cluster";
+		};
+		EOT
+	fi
+}
+
+good=$tmp/good.conf
+conf "$good"
+export NASTUNE_CLUSTER_NODE=10.9.0.2
+nt -c "$good" check
+is "$rc" 0 "a cluster configuration checks on one of its nodes"; [[ $rc = 0 ]] || echo "# $err"
+
+# This host must be one of the nodes; with no override, an address on no interface here.
+NASTUNE_CLUSTER_NODE=10.9.0.7 nt -c "$good" check
+is "$rc" 2 "a node list that does not name this host: exit 2"
+grep -qE "^$good:[0-9]+: cluster.nodes names no address of this host" <<<"$err"
+ok $? "... named with file:line" "$err"
+(unset NASTUNE_CLUSTER_NODE; nt -c "$good" check; echo "$rc") | grep -qx 2
+ok $? "... also when this host's own interfaces are looked at (10.9.0.x is on none)"
+mkdir -p "$tmp/root/cluster/srv/media"
+NASTUNE_CLUSTER_NODE=10.9.0.7 nt --root "$tmp/root" -c "$good" apply --no-reload
+is "$rc" 2 "apply on a host outside the node list: exit 2"
+is "$(find "$tmp/root" -type f | wc -l | tr -d ' ')" 0 "... and nothing was written"
+
+# refuse NAME REGEX LINES...: check exits 2 with REGEX in a file:line message.
+refuse() {
+	local name=$1 re=$2 f=$tmp/$1.conf
+	shift 2
+	conf "$f" "$@"
+	nt -c "$f" check
+	[[ $rc = 2 ]] && grep -qE "^$f:[0-9]+: .*$re" <<<"$err"
+	ok $? "check refuses $name (file:line, exit 2)" "rc $rc: $err"
+}
+refuse public-is-node "public address 10.9.0.3/24 is also node 10.9.0.3's address" \
+	'cluster = { name = "nas"; nodes = ["10.9.0.1", "10.9.0.2", "10.9.0.3"];' \
+	'  public_addresses = ["192.0.2.50/24", "10.9.0.3/24"]; interface = "eth0";' \
+	'  lock = "/cluster/.ctdb/lock"; filesystem = "/cluster"; };'
+refuse lock-outside "cluster.lock /var/lock/ctdb is outside the cluster file system" \
+	'cluster = { name = "nas"; nodes = ["10.9.0.1", "10.9.0.2"];' \
+	'  public_addresses = ["192.0.2.50/24"]; interface = "eth0";' \
+	'  lock = "/var/lock/ctdb"; filesystem = "/cluster"; };'
+refuse share-outside "share 'Media' \\(/cluster/srv/media\\) is outside the cluster file system /gluster" \
+	'cluster = { name = "nas"; nodes = ["10.9.0.1", "10.9.0.2"];' \
+	'  public_addresses = ["192.0.2.50/24"]; interface = "eth0";' \
+	'  lock = "/gluster/.ctdb/lock"; filesystem = "/gluster"; };'
+refuse no-lock "cluster.lock is missing" \
+	'cluster = { name = "nas"; nodes = ["10.9.0.1", "10.9.0.2"];' \
+	'  public_addresses = ["192.0.2.50/24"]; interface = "eth0"; filesystem = "/cluster"; };'
+refuse no-interface "public address 192.0.2.50/24 has no interface" \
+	'cluster = { name = "nas"; nodes = ["10.9.0.1", "10.9.0.2"];' \
+	'  public_addresses = ["192.0.2.50/24"]; lock = "/cluster/l"; filesystem = "/cluster"; };'
+refuse bad-public "is not a public address" \
+	'cluster = { name = "nas"; nodes = ["10.9.0.1", "10.9.0.2"];' \
+	'  public_addresses = ["192.0.2.50"]; interface = "eth0"; lock = "/cluster/l";' \
+	'  filesystem = "/cluster"; };'
+SHARES='shares = ( { name = "TM"; path = "/cluster/tm"; protocols = ["smb"]; valid_users = ["alice"]; time_machine = { enabled = true; }; } );' \
+refuse time-machine "Time Machine share, which nastune does not support on a cluster" \
+	'cluster = { name = "nas"; nodes = ["10.9.0.1", "10.9.0.2"];' \
+	'  public_addresses = ["192.0.2.50/24"]; interface = "eth0"; lock = "/cluster/l";' \
+	'  filesystem = "/cluster"; };'
+PROTOCOLS='protocols = { nfs = { enabled = true; server = "kernel"; }; };' \
+refuse kernel-nfs "a cluster serves NFS with NFS-Ganesha only" \
+	'cluster = { name = "nas"; nodes = ["10.9.0.1", "10.9.0.2"];' \
+	'  public_addresses = ["192.0.2.50/24"]; interface = "eth0"; lock = "/cluster/l";' \
+	'  filesystem = "/cluster"; };'
+
+# A helper lock needs no path on the file system.
+conf "$tmp/helper.conf" 'cluster = { name = "nas"; nodes = ["10.9.0.1", "10.9.0.2"];' \
+	'  public_addresses = ["192.0.2.50/24"]; interface = "eth0";' \
+	'  lock = "!/usr/libexec/ctdb/ctdb_mutex_ceph_rados_helper ceph client.admin rbd lock";' \
+	'  filesystem = "/cluster"; };'
+NASTUNE_CLUSTER_NODE=10.9.0.1 nt -c "$tmp/helper.conf" check
+is "$rc" 0 "a lock helper (\"!...\") is accepted"
+
+# render: CTDB's files, clustering = yes, Bonjour moved aside and naming the cluster.
+nt -c "$good" render -o "$tmp/r1"
+is "$rc" 0 "render writes the cluster's files"
+is "$(cat "$tmp/r1/etc/ctdb/nodes")" $'10.9.0.1\n10.9.0.2\n10.9.0.3' "nodes lists the private addresses"
+is "$(cat "$tmp/r1/etc/ctdb/public_addresses")" $'192.0.2.50/24 eth0\n192.0.2.51/24 eth1' \
+	"public_addresses: each with its interface, the group's by default"
+grep -qx '	cluster lock = /cluster/.ctdb/lock' "$tmp/r1/etc/ctdb/ctdb.conf"
+ok $? "ctdb.conf takes the cluster lock"
+grep -qx '	clustering = yes' "$tmp/r1/etc/samba/smb.conf" &&
+	grep -qx '	netbios name = NAS' "$tmp/r1/etc/samba/smb.conf"
+ok $? "smb.conf: clustering = yes, the cluster's name"
+[[ ! -e $tmp/r1/etc/avahi/services/nastune.service ]] &&
+	grep -q '<host-name>nas.local</host-name>' "$tmp/r1/etc/nastune/cluster/avahi/nastune.service" &&
+	[[ $(cat "$tmp/r1/etc/nastune/cluster/avahi/hosts") = "192.0.2.50 nas.local" ]]
+ok $? "Bonjour is staged, naming nas.local, which is the first public address"
+# One configuration, the same files on every node.
+NASTUNE_CLUSTER_NODE=10.9.0.3 nt -c "$good" render -o "$tmp/r3"
+diff -r "$tmp/r1" "$tmp/r3" >/dev/null
+ok $? "node 1 and node 3 render byte-identical files"
+# apply installs the event script executable (ctdb runs only executable ones).
+NASTUNE_CLUSTER_NODE=10.9.0.2 nt --root "$tmp/root" -c "$good" apply --no-reload
+is "$rc" 0 "apply on a node (--root, --no-reload)"; [[ $rc = 0 ]] || echo "# $err"
+[[ -x $tmp/root/etc/ctdb/events/legacy/90.nastune.script ]]
+ok $? "the event script is installed executable"
