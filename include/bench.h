@@ -95,8 +95,10 @@ struct bench_opts {
 	 * missing and left in place after the run with seq-read's file in it, which the next
 	 * runs of the same size read again instead of writing it anew (a tune measures one
 	 * target in dozens of short calls); whatever else a run made in it is removed at its
-	 * end. The caller removes it with bench_scratch_remove(). Ignored by the posix driver:
-	 * locally each run makes its own. */
+	 * end. It is reused only while it is the directory this process made (its identity:
+	 * device and inode, file id, CNID, owner); anything else found under the name is left
+	 * alone and the run fails. The caller removes it with bench_scratch_remove(). Ignored by
+	 * the posix driver: locally each run makes its own. */
 	const char *keep_scratch;
 };
 
@@ -225,7 +227,7 @@ struct bench_results {
 };
 
 /* Runs workload w with driver d on target t (connecting, and disconnecting at the end):
- * removes stale scratch directories of dead nastune processes on this host, refuses a
+ * removes what this host's crashed runs left (bench_clean_stale), refuses a
  * target that looks like a Time Machine share unless o->force (-EPERM), checks free space
  * (-ENOSPC when below 2 x the footprint + BENCH_SPACE_MARGIN), works only inside a new scratch
  * directory bench_scratch_name(n) at the target's root, runs o->warmup
@@ -274,14 +276,24 @@ int bench_preflight(const struct bench_driver *d, struct bench_conn *c, const ch
 void bench_scratch_name(char *buf, size_t len, const char *tag);
 
 /* Removes the kept scratch directory name (bench_opts.keep_scratch) from target t with
- * driver d: connects, removes the tree, disconnects. A missing one is not an error. Returns 0
- * or -errno with err. */
+ * driver d: connects, removes the tree when it is still the directory this process made
+ * (-ESTALE, left alone, when not), disconnects. A missing one is not an error. Returns 0 or
+ * -errno with err. */
 int bench_scratch_remove(const struct bench_driver *d, const struct bench_target *t,
 			 const char *name, char *err, size_t errlen);
 
-/* Removes this host's stale scratch directories and files (of processes no longer alive) at
- * the root of the target behind c. Returns how many were removed, or -errno. */
-int bench_clean_stale(const struct bench_driver *d, struct bench_conn *c);
+/* Where a run records the scratch directories it makes (one small 0600 file each: target,
+ * name, this host and pid, and the directory's identity: device, inode or file id, owner),
+ * so that a later run can remove what a crashed one left: <root>/var/lib/nastune/scratch for
+ * the commands. NULL (the default): records in memory only, and nothing stale is cleaned. */
+void bench_scratch_registry(const char *dir);
+
+/* Removes what this host's crashed runs left at the root of the target behind c (whose URL
+ * is url): every recorded scratch directory of a process that is gone, when it is still what
+ * was recorded. A name now carrying something else (renamed, replaced, a link, another
+ * owner) is left alone and reported; a name that was never recorded is never touched,
+ * whatever it looks like. Returns how many were removed. */
+int bench_clean_stale(const struct bench_driver *d, struct bench_conn *c, const char *url);
 
 /* Appends a deep copy of r to rs. */
 void bench_results_add(struct bench_results *rs, const struct bench_result *r);

@@ -71,6 +71,13 @@ int bench_target_prompt(struct bench_target *t);
 struct bench_stat {
 	uint64_t size;
 	bool is_dir;
+	bool is_link; /* a symbolic link itself, where the protocol shows one */
+	/* What the entry is, whatever its name: dev and ino (the server's device and inode, NFS
+	 * fileid, SMB file index, AFP CNID and volume) when has_id; uid its owner as the server
+	 * reports it, -1 when the protocol does not say (SMB without unix extensions, AFP). */
+	bool has_id;
+	uint64_t dev, ino;
+	int64_t uid;
 };
 
 struct bench_conn; /* a driver's connection; opaque to the engine */
@@ -90,8 +97,14 @@ struct bench_driver {
 	int (*rmdir)(struct bench_conn *c, const char *path);
 	int (*unlink)(struct bench_conn *c, const char *path);
 	int (*rename)(struct bench_conn *c, const char *from, const char *to);
-	/* -ENOENT for a missing name (the metadata workload stats missing names on purpose). */
+	/* -ENOENT for a missing name (the metadata workload stats missing names on purpose).
+	 * Does not follow a last component that is a symlink, where the protocol shows it. */
 	int (*stat)(struct bench_conn *c, const char *path, struct bench_stat *st);
+	/* Optional: from now on path (one component at the root) is the directory want
+	 * identifies, reached by what it is, not by its name: opened without following links,
+	 * checked against want's dev, ino and uid, and every later path below it resolved from
+	 * it. -ESTALE when the directory found is another one. (posix: a kept descriptor.) */
+	int (*pin)(struct bench_conn *c, const char *path, const struct bench_stat *want);
 	/* Calls fn for every entry but "." and ".."; stops early when fn returns non-zero and
 	 * returns that value. */
 	int (*list)(struct bench_conn *c, const char *path,

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "bench_scratch.h"
 #include "bench_driver.h"
 #include "proc.h"
 #include "timeutil.h"
@@ -136,7 +137,8 @@ bench_baseline_disk(const char *dir, const struct bench_opts *o, struct bench_ba
 				  errlen)) < 0)
 		goto out;
 	bench_scratch_name(name, sizeof(name), "disk");
-	if ((rc = d->mkdir(c, name)) < 0 || (made = true, dfd = bench_posix_dirfd(c, name)) < 0) {
+	if ((rc = d->mkdir(c, name)) < 0 ||
+	    (made = true, scratch_made(d, c, dir, name), dfd = bench_posix_dirfd(c, name)) < 0) {
 		rc = rc < 0 ? rc : dfd;
 		snprintf(err, errlen, "%s", d->error(c));
 		goto out;
@@ -156,7 +158,9 @@ bench_baseline_disk(const char *dir, const struct bench_opts *o, struct bench_ba
 out:
 	if (dfd >= 0)
 		close(dfd);
-	if (made && d->rmdir(c, name) < 0 && rc == 0) {
+	if (made && d->rmdir(c, name) == 0)
+		scratch_forget(dir, name);
+	else if (made && rc == 0) {
 		snprintf(err, errlen, "%s", d->error(c));
 		rc = -EIO;
 	}

@@ -83,6 +83,8 @@ enum {
 #define FILBIT_UTF8NAME 0x2000
 #define DIRBIT_NODEID 0x0100
 #define DIRBIT_UTF8NAME 0x2000
+#define VOLBIT_ATTR 0x0001
+#define VOLATTR_FILEIDS 0x0004 /* afpd: only with a persistent CNID scheme (dbd) */
 #define VOLBIT_VID 0x0020
 #define VOLBIT_XBFREE 0x0200
 
@@ -91,6 +93,7 @@ struct bench_conn {
 	int fd;
 	uint16_t reqid;
 	uint16_t vid;
+	bool file_ids; /* the volume's CNIDs are persistent (kSupportsFileIDs) */
 	bool vol_open, logged_in, dead;
 	int dead_err;	  /* why it is dead, errno */
 	uint32_t quantum; /* the server's request quantum: bound on one request */
@@ -945,7 +948,7 @@ afp_connect(const struct bench_target *t, struct bench_conn **out, char *err, si
 	c->logged_in = true;
 
 	m_start(&m, FP_OPENVOL, 0);
-	m_u16(&m, VOLBIT_VID);
+	m_u16(&m, VOLBIT_ATTR | VOLBIT_VID);
 	m_pstr(&m, t->share);
 	code = afp_msg(c, &m, "open volume", NULL);
 	if (code == AFPERR_NOOBJ) {
@@ -964,11 +967,13 @@ afp_connect(const struct bench_target *t, struct bench_conn **out, char *err, si
 		rc = IS_ERRNO(code) ? code : afpc_fail_code(c, code, "open volume", NULL);
 		goto fail;
 	}
-	if (c->rlen < 4) {
+	/* bitmap, then the parameters in bit order: attributes, volume id */
+	if (c->rlen < 6) {
 		rc = afpc_fail(c, EPROTO, "open volume", NULL, "malformed reply");
 		goto fail;
 	}
-	c->vid = get16(c->rbuf + 2);
+	c->file_ids = get16(c->rbuf + 2) & VOLATTR_FILEIDS;
+	c->vid = get16(c->rbuf + 4);
 	c->vol_open = true;
 
 	if (*t->subdir) { /* prove the subdirectory now, not at the first workload */
@@ -1151,9 +1156,18 @@ afp_stat(struct bench_conn *c, const char *path, struct bench_stat *st)
 	/* FileBitmap(2) DirBitmap(2) flags(1) pad(1) params */
 	if (c->rlen < 6)
 		return afpc_fail(c, EPROTO, "stat", path, "malformed reply");
+	memset(st, 0, sizeof(*st));
+	st->uid = -1;
 	st->is_dir = c->rbuf[4] & 0x80;
 	if (parse_params(c->rbuf + 6, c->rlen - 6, st->is_dir, &st->size, NULL, 0) < 0)
 		return afpc_fail(c, EPROTO, "stat", path, "malformed reply");
+	/* A directory's node id is its CNID, the volume's own name for it: an identity only
+	 * where the CNIDs persist (with "cnid scheme = last" they are handed out anew). */
+	if (st->is_dir && c->file_ids && c->rlen >= 10) {
+		st->has_id = true;
+		st->dev = c->vid;
+		st->ino = get32(c->rbuf + 6);
+	}
 	return 0;
 }
 

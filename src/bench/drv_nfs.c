@@ -281,13 +281,20 @@ nfsd_stat(struct bench_conn *c, const char *path, struct bench_stat *bs)
 {
 	char *p = nfs_path(c, path);
 	struct nfs_stat_64 st;
-	int rc = nfs_stat64(c->nfs, p, &st);
+	/* lstat: a symlink swapped in for a directory shows as what it is. */
+	int rc = nfs_lstat64(c->nfs, p, &st);
 
 	free(p);
 	if (rc < 0)
 		return nfs_fail_ctx(c, rc, "stat", path);
+	memset(bs, 0, sizeof(*bs));
 	bs->size = st.nfs_size;
 	bs->is_dir = S_ISDIR(st.nfs_mode);
+	bs->is_link = S_ISLNK(st.nfs_mode);
+	bs->has_id = true; /* fsid and fileid */
+	bs->dev = st.nfs_dev;
+	bs->ino = st.nfs_ino;
+	bs->uid = (int64_t)st.nfs_uid;
 	return 0;
 }
 

@@ -14,6 +14,7 @@ struct node {
 	char *path;
 	bool is_dir;
 	uint64_t size;
+	uint64_t ino; /* never reused: a directory made again is another one */
 };
 
 struct store {
@@ -129,9 +130,12 @@ add(struct store *s, const char *path, bool is_dir)
 
 	s->nodes = xreallocarray(s->nodes, s->n + 1, sizeof(*s->nodes));
 	n = &s->nodes[s->n++];
+	static uint64_t next_ino = 100;
+
 	n->path = xstrdup(path);
 	n->is_dir = is_dir;
 	n->size = 0;
+	n->ino = next_ino++;
 	return n;
 }
 
@@ -361,14 +365,18 @@ null_stat(struct bench_conn *c, const char *path, struct bench_stat *st)
 
 	pthread_mutex_lock(&lock);
 	if ((rc = count(c, BNULL_STAT)) == 0) {
+		memset(st, 0, sizeof(*st));
+		st->has_id = true;
+		st->uid = 0;
 		if (!*path) {
-			st->size = 0;
 			st->is_dir = true;
+			st->ino = 1;
 		} else if (!(n = find(c->s, path))) {
 			rc = fail(c, ENOENT, "stat", path);
 		} else {
 			st->size = n->size;
 			st->is_dir = n->is_dir;
+			st->ino = n->ino;
 		}
 	}
 	pthread_mutex_unlock(&lock);

@@ -36,6 +36,9 @@ struct bench_conn {
 	 * (or another directory) in its place redirects nothing. */
 	struct px_dir *dirs;
 	size_t ndirs;
+	/* The owner a network or FUSE file system gave the first directory this connection
+	 * made (root squash maps us to nobody; a CIFS mount to its uid=); -1 until then. */
+	long long made_uid;
 	char err[512];
 };
 
@@ -51,11 +54,32 @@ px_fail(struct bench_conn *c, int e, const char *op, const char *path)
 	return -e;
 }
 
-/* A directory below the root the walk may enter: ours (owner and no write for group or
- * others), so no share user can add entries to it. On a network filesystem the server maps
- * our uid (root squash): there only the O_NOFOLLOW walk protects. */
+/* The file system of fd is served from elsewhere (NFS, CIFS/SMB) or by a FUSE daemon
+ * (mergerfs pools on NAS boxes, sshfs): ownership there is what the server or daemon says. */
 static bool
-px_ours(int fd)
+px_foreign(int fd)
+{
+#ifdef __linux__
+	struct statfs sf;
+	uint32_t t;
+
+	if (fstatfs(fd, &sf) < 0)
+		return false;
+	t = (uint32_t)sf.f_type; /* a 32-bit magic in a signed word */
+	return t == 0x6969u /* NFS */ || t == 0xFF534D42u /* CIFS */ ||
+	       t == 0xFE534D42u /* SMB2 */ || t == 0x517Bu /* SMB */ || t == 0x65735546u /* FUSE */;
+#else
+	(void)fd;
+	return false;
+#endif
+}
+
+/* A directory below the root the walk may enter: ours, so no share user can add entries to
+ * it. Locally: our uid and no write for group or others. On NFS, CIFS and FUSE the owner
+ * still decides, as the server reports it: our uid, or the one it gave the directory this
+ * connection made (a server may force the mode bits, so they are not asked there). */
+static bool
+px_ours(struct bench_conn *c, int fd)
 {
 	struct stat sb;
 
@@ -63,22 +87,7 @@ px_ours(int fd)
 		return false;
 	if (sb.st_uid == geteuid() && !(sb.st_mode & 022))
 		return true;
-#ifdef __linux__
-	{
-		struct statfs sf;
-
-		uint32_t t;
-
-		if (fstatfs(fd, &sf) < 0)
-			return false;
-		t = (uint32_t)sf.f_type; /* a 32-bit magic in a signed word */
-		if (t == 0x6969u /* NFS */ || t == 0xFF534D42u /* CIFS */ ||
-		    t == 0xFE534D42u /* SMB2 */ || t == 0x517Bu /* SMB */ ||
-		    t == 0x65735546u /* FUSE */)
-			return true;
-	}
-#endif
-	return false;
+	return px_foreign(fd) && (sb.st_uid == geteuid() || (long long)sb.st_uid == c->made_uid);
 }
 
 static bool
@@ -138,7 +147,7 @@ px_walk(struct bench_conn *c, const char *dir, size_t len, int *owned)
 		if (*owned >= 0)
 			close(*owned);
 		*owned = fd = nfd;
-		if (!px_ours(fd)) {
+		if (!px_ours(c, fd)) {
 			close(fd);
 			*owned = -1;
 			return -EPERM;
@@ -192,6 +201,7 @@ px_connect(const struct bench_target *t, struct bench_conn **out, char *err, siz
 	c = xcalloc(1, sizeof(*c));
 	c->root = fd;
 	c->rootpath = path;
+	c->made_uid = -1;
 	snprintf(c->err, sizeof(c->err), "no error");
 	*out = c;
 	return 0;
@@ -241,7 +251,10 @@ px_mkdir(struct bench_conn *c, const char *path)
 	if (fd < 0)
 		return px_fail(c, errno, "mkdir", path);
 	(void)fchmod(fd, 0700); /* whatever the umask; refused on a squashed mount */
-	if (!px_ours(fd) || fstat(fd, &sb) < 0) {
+	/* The owner a foreign file system gives what we make is ours from now on. */
+	if (c->made_uid < 0 && px_foreign(fd) && fstat(fd, &sb) == 0)
+		c->made_uid = (long long)sb.st_uid;
+	if (!px_ours(c, fd) || fstat(fd, &sb) < 0) {
 		close(fd);
 		snprintf(c->err, sizeof(c->err),
 			 "mkdir %s/%s: replaced by a directory that is not "
@@ -345,6 +358,50 @@ px_rename(struct bench_conn *c, const char *from, const char *to)
 	return 0;
 }
 
+static void
+px_fill(struct bench_stat *bs, const struct stat *sb)
+{
+	bs->size = (uint64_t)sb->st_size;
+	bs->is_dir = S_ISDIR(sb->st_mode);
+	bs->is_link = S_ISLNK(sb->st_mode);
+	bs->has_id = true;
+	bs->dev = (uint64_t)sb->st_dev;
+	bs->ino = (uint64_t)sb->st_ino;
+	bs->uid = (int64_t)sb->st_uid;
+}
+
+/* A directory at the root that an earlier process made: kept open from here on as if this
+ * connection had made it, once it is the very directory want describes. */
+static int
+px_pin(struct bench_conn *c, const char *path, const struct bench_stat *want)
+{
+	struct stat sb;
+	size_t i;
+	int fd;
+
+	if (!px_name_ok(path, strlen(path)))
+		return px_fail(c, EINVAL, "open", path);
+	for (i = 0; i < c->ndirs; i++)
+		if (strcmp(c->dirs[i].path, path) == 0)
+			return 0;
+	fd = openat(c->root, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return px_fail(c, errno, "open", path);
+	if (fstat(fd, &sb) < 0 || !want->has_id || (uint64_t)sb.st_dev != want->dev ||
+	    (uint64_t)sb.st_ino != want->ino ||
+	    (want->uid >= 0 && (int64_t)sb.st_uid != want->uid) || !px_ours(c, fd)) {
+		close(fd);
+		snprintf(c->err, sizeof(c->err),
+			 "%s/%s is not the directory recorded when it was made (another one, or "
+			 "not ours); left alone",
+			 c->rootpath, path);
+		return -ESTALE;
+	}
+	c->dirs = xreallocarray(c->dirs, c->ndirs + 1, sizeof(*c->dirs));
+	c->dirs[c->ndirs++] = (struct px_dir){ xstrdup(path), fd, sb.st_dev, sb.st_ino };
+	return 0;
+}
+
 static int
 px_stat(struct bench_conn *c, const char *path, struct bench_stat *bs)
 {
@@ -364,8 +421,7 @@ px_stat(struct bench_conn *c, const char *path, struct bench_stat *bs)
 		if (e)
 			return px_fail(c, e, "stat", path);
 	}
-	bs->size = (uint64_t)sb.st_size;
-	bs->is_dir = S_ISDIR(sb.st_mode);
+	px_fill(bs, &sb);
 	return 0;
 }
 
@@ -397,10 +453,8 @@ px_list(struct bench_conn *c, const char *path,
 
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
 			continue;
-		if (fstatat(dirfd(d), de->d_name, &sb, AT_SYMLINK_NOFOLLOW) == 0) {
-			bs.size = (uint64_t)sb.st_size;
-			bs.is_dir = S_ISDIR(sb.st_mode);
-		}
+		if (fstatat(dirfd(d), de->d_name, &sb, AT_SYMLINK_NOFOLLOW) == 0)
+			px_fill(&bs, &sb);
 		rc = fn(de->d_name, &bs, arg);
 		errno = 0;
 	}
@@ -583,6 +637,7 @@ const struct bench_driver bench_drv_posix = {
 	.unlink = px_unlink,
 	.rename = px_rename,
 	.stat = px_stat,
+	.pin = px_pin,
 	.list = px_list,
 	.space = px_space,
 	.open = px_open,

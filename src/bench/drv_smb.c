@@ -429,8 +429,15 @@ smb_stat(struct bench_conn *c, const char *path, struct bench_stat *bs)
 	free(u);
 	if (rc < 0)
 		return smb_fail(c, errno, "stat", path);
+	memset(bs, 0, sizeof(*bs));
 	bs->size = (uint64_t)st.st_size;
 	bs->is_dir = S_ISDIR(st.st_mode);
+	/* The server's file index (Samba: the inode) and the share; a symlink the server follows
+	 * shows as its target, whose index differs. libsmbclient reports our own uid. */
+	bs->has_id = st.st_ino != 0;
+	bs->dev = (uint64_t)st.st_dev;
+	bs->ino = (uint64_t)st.st_ino;
+	bs->uid = -1;
 	return 0;
 }
 
@@ -449,7 +456,7 @@ smb_list(struct bench_conn *c, const char *path,
 		return smb_fail(c, errno, "list", path);
 	errno = 0;
 	while ((fi = smbc_getFunctionReaddirPlus2(c->ctx)(c->ctx, d, &st))) {
-		struct bench_stat bs;
+		struct bench_stat bs = { .uid = -1 };
 
 		if (strcmp(fi->name, ".") == 0 || strcmp(fi->name, "..") == 0)
 			continue;

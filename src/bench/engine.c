@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "bench_scratch.h"
 #include "proc.h"
 #include "timeutil.h"
 #include "units.h"
@@ -1342,176 +1343,6 @@ names_clear(struct names *ns)
 	memset(ns, 0, sizeof(*ns));
 }
 
-/* Removes path and everything below it; only ever called on scratch directories. With keep,
- * the file of that name directly in path stays, and so does path (a kept scratch directory
- * at the end of a run). */
-static int
-rm_tree(const struct bench_driver *d, struct bench_conn *c, const char *path, int depth,
-	const char *keep)
-{
-	struct names ns = { 0 };
-	size_t i;
-	int rc, first = 0;
-
-	if (strncmp(path, BENCH_SCRATCH_PREFIX, strlen(BENCH_SCRATCH_PREFIX)) != 0 || depth > 8)
-		return -EINVAL;
-	if ((rc = d->list(c, path, collect, &ns)) < 0) {
-		names_clear(&ns);
-		return rc;
-	}
-	for (i = 0; i < ns.n; i++) {
-		char *p;
-
-		if (keep && !ns.dir[i] && strcmp(ns.v[i], keep) == 0)
-			continue;
-		p = xasprintf("%s/%s", path, ns.v[i]);
-		rc = ns.dir[i] ? rm_tree(d, c, p, depth + 1, NULL) : d->unlink(c, p);
-		if (rc < 0 && !first)
-			first = rc;
-		free(p);
-	}
-	names_clear(&ns);
-	rc = keep ? 0 : d->rmdir(c, path);
-	return first ? first : rc;
-}
-
-int
-bench_scratch_remove(const struct bench_driver *d, const struct bench_target *t, const char *name,
-		     char *err, size_t errlen)
-{
-	struct bench_conn *c = NULL;
-	struct bench_stat st;
-	int rc;
-
-	if ((rc = d->connect(t, &c, err, errlen)) < 0)
-		return rc;
-	rc = d->stat(c, name, &st);
-	if (rc == -ENOENT)
-		rc = 0;
-	else if (rc == 0 && !st.is_dir)
-		rc = -ENOTDIR;
-	else if (rc == 0)
-		rc = rm_tree(d, c, name, 0, NULL);
-	if (rc < 0)
-		snprintf(err, errlen, "cannot remove the scratch directory %s in %s: %s", name,
-			 t->url, rc == -ENOTDIR ? "not a directory" : d->error(c));
-	d->disconnect(c);
-	return rc;
-}
-
-static void
-host_name(char *buf, size_t len)
-{
-	char *p;
-
-	if (gethostname(buf, len) < 0 || !*buf)
-		snprintf(buf, len, "localhost");
-	buf[len - 1] = '\0';
-	for (p = buf; *p; p++)
-		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-		      (*p >= '0' && *p <= '9') || *p == '.' || *p == '-'))
-			*p = '_';
-}
-
-/* Whether name is this host's scratch entry of a process that is gone: "<prefix><host>-<pid>-
- * <tag>-<16 hex>" (or without the hex, as older versions named them), parsed from the right,
- * since host names may hold '-' ("nas" must not take "nas-2"'s entries for its own). */
-static bool
-is_stale(const char *name)
-{
-	char host[128], *copy, *dash, *end;
-	size_t len;
-	long pid = 0;
-	bool stale = false;
-
-	if (strncmp(name, BENCH_SCRATCH_PREFIX, strlen(BENCH_SCRATCH_PREFIX)) != 0)
-		return false;
-	host_name(host, sizeof(host));
-	copy = xstrdup(name + strlen(BENCH_SCRATCH_PREFIX));
-	len = strlen(copy);
-	if (len > 17 && copy[len - 17] == '-' && strspn(copy + len - 16, "0123456789abcdef") == 16)
-		copy[len - 17] = '\0'; /* the random part */
-	if ((dash = strrchr(copy, '-'))) {
-		*dash = '\0'; /* the tag */
-		if ((dash = strrchr(copy, '-')) && dash[1] >= '1' && dash[1] <= '9') {
-			errno = 0;
-			pid = strtol(dash + 1, &end, 10);
-			*dash = '\0';
-			stale = !errno && !*end && strcmp(copy, host) == 0 &&
-				pid != (long)getpid() && kill((pid_t)pid, 0) < 0 && errno == ESRCH;
-		}
-	}
-	free(copy);
-	return stale;
-}
-
-static void
-random_hex(char *out, size_t bytes)
-{
-	unsigned char r[16];
-	size_t i, got = 0;
-
-	if (bytes > sizeof(r))
-		bytes = sizeof(r);
-#ifdef __linux__
-	while (got < bytes) {
-		ssize_t n = getrandom(r + got, bytes - got, 0);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-	}
-#else
-	arc4random_buf(r, bytes);
-	got = bytes;
-#endif
-	for (; got < bytes; got++) { /* no getrandom (Linux < 3.17): the clock, at least */
-		struct timespec ts;
-
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		r[got] = (unsigned char)(ts.tv_nsec ^ (ts.tv_nsec >> 8) ^ rand());
-	}
-	for (i = 0; i < bytes; i++)
-		sprintf(out + 2 * i, "%02x", r[i]);
-}
-
-void
-bench_scratch_name(char *buf, size_t len, const char *tag)
-{
-	char host[65], rnd[17]; /* HOST_NAME_MAX + 1 */
-
-	host_name(host, sizeof(host));
-	random_hex(rnd, 8);
-	snprintf(buf, len, "%s%s-%ld-%s-%s", BENCH_SCRATCH_PREFIX, host, (long)getpid(), tag, rnd);
-}
-
-/* Removes the stale scratch entry name (a directory tree, or a baseline's file). */
-static int
-rm_stale(const struct bench_driver *d, struct bench_conn *c, const char *name, bool dir)
-{
-	return dir ? rm_tree(d, c, name, 0, NULL) : d->unlink(c, name);
-}
-
-int
-bench_clean_stale(const struct bench_driver *d, struct bench_conn *c)
-{
-	struct names ns = { 0 };
-	size_t i;
-	int rc, removed = 0;
-
-	if ((rc = d->list(c, "", collect, &ns)) < 0) {
-		names_clear(&ns);
-		return rc;
-	}
-	for (i = 0; i < ns.n; i++)
-		if (is_stale(ns.v[i]) && rm_stale(d, c, ns.v[i], ns.dir[i]) == 0)
-			removed++;
-	names_clear(&ns);
-	return removed;
-}
-
 /* A Time Machine destination holds sparsebundles, a Backups.backupdb or Apple's markers. */
 static const char *
 time_machine_marker(const struct names *ns)
@@ -1546,7 +1377,6 @@ bench_preflight(const struct bench_driver *d, struct bench_conn *c, const char *
 	const char *marker;
 	uint64_t free_b = 0, need;
 	char a[32], b[32];
-	size_t i;
 	int rc;
 
 	if ((rc = d->list(c, "", collect, &ns)) < 0) {
@@ -1562,10 +1392,9 @@ bench_preflight(const struct bench_driver *d, struct bench_conn *c, const char *
 		names_clear(&ns);
 		return -EPERM;
 	}
-	for (i = 0; i < ns.n; i++)
-		if (is_stale(ns.v[i]))
-			rm_stale(d, c, ns.v[i], ns.dir[i]);
 	names_clear(&ns);
+	/* What this host's crashed runs left, known by what it is, never by its name. */
+	scratch_clean_stale(d, c, url);
 
 	if ((rc = d->space(c, "", &free_b)) < 0) {
 		snprintf(err, errlen, "cannot read the free space of %s: %s", url, d->error(c));
@@ -1624,14 +1453,12 @@ static int
 prepare(struct run *r, struct bench_session *sess)
 {
 	static unsigned seq;
-	char tag[16];
+	char tag[16], why[512];
 	int rc;
 
 	if ((rc = preflight(r, sess)) < 0)
 		return rc;
 	if (r->o.keep_scratch) {
-		struct bench_stat st;
-
 		if (strncmp(r->o.keep_scratch, BENCH_SCRATCH_PREFIX,
 			    strlen(BENCH_SCRATCH_PREFIX)) ||
 		    strchr(r->o.keep_scratch, '/') ||
@@ -1641,19 +1468,18 @@ prepare(struct run *r, struct bench_session *sess)
 			return -EINVAL;
 		}
 		snprintf(r->scratch, sizeof(r->scratch), "%s", r->o.keep_scratch);
-		/* Found or made by this session's workload before: runs leave it in place. */
-		if (strcmp(sess->kept, r->scratch) == 0)
-			return 0;
-		rc = r->d->stat(r->c, r->scratch, &st);
-		if (rc == 0 && st.is_dir) {
+		/* Reused only while it is the directory this process made (its identity, as
+		 * the protocol gives it): a link or another directory swapped in between calls
+		 * is left alone, and so is whatever a share user named so in advance. */
+		rc = scratch_check(r->d, r->c, r->t->url, r->scratch, why, sizeof(why));
+		if (rc == 0) {
 			snprintf(sess->kept, sizeof(sess->kept), "%s", r->scratch);
 			return 0;
 		}
-		if (rc == 0) {
-			snprintf(r->err, sizeof(r->err), "%s in %s is not a directory", r->scratch,
-				 r->t->url);
+		if (rc != -ENOENT) {
+			snprintf(r->err, sizeof(r->err), "%s", why);
 			r->scratch[0] = '\0';
-			return -ENOTDIR;
+			return rc;
 		}
 	} else {
 		snprintf(tag, sizeof(tag), "%u", __atomic_add_fetch(&seq, 1, __ATOMIC_SEQ_CST));
@@ -1665,6 +1491,17 @@ prepare(struct run *r, struct bench_session *sess)
 		r->scratch[0] = '\0';
 		return rc;
 	}
+	if ((rc = scratch_made(r->d, r->c, r->t->url, r->scratch)) < 0) {
+		snprintf(r->err, sizeof(r->err), "the scratch directory %s in %s: %s", r->scratch,
+			 r->t->url,
+			 rc == -ENOTDIR ? "no directory right after mkdir" : strerror(-rc));
+		r->scratch[0] = '\0';
+		return rc;
+	}
+	/* No identity to know it again by in the next call (AFP without persistent CNIDs):
+	 * this run removes it whole, and each call makes its own. */
+	if (rc == 1)
+		r->o.keep_scratch = NULL;
 	if (r->o.keep_scratch)
 		snprintf(sess->kept, sizeof(sess->kept), "%s", r->scratch);
 	return 0;
@@ -1810,6 +1647,7 @@ bench_session_run(struct bench_session *s, enum bench_workload w, const struct b
 	const struct bench_driver *d;
 	const struct bench_target *t;
 	struct run *r;
+	char e2[512];
 	unsigned i, total;
 	size_t k;
 	int rc, rc2;
@@ -1862,10 +1700,10 @@ out:
 	if (r->c2)
 		d->disconnect(r->c2);
 	if (r->scratch[0] &&
-	    (rc2 = rm_tree(d, r->c, r->scratch, 0, r->o.keep_scratch ? KEPT_SEQ_READ : NULL)) < 0 &&
+	    (rc2 = scratch_remove(d, r->c, t->url, r->scratch,
+				  r->o.keep_scratch ? KEPT_SEQ_READ : NULL, e2, sizeof(e2))) < 0 &&
 	    rc == 0) {
-		snprintf(r->err, sizeof(r->err), "cannot remove the scratch directory %s in %s: %s",
-			 r->scratch, t->url, d->error(r->c));
+		snprintf(r->err, sizeof(r->err), "%s", e2);
 		rc = rc2;
 	}
 	if (rc == 0)

@@ -6,7 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench.h"
 #include "cli.h"
+#include "fsutil.h"
 #include "log.h"
 
 static const struct {
@@ -190,6 +192,7 @@ main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct ctx ctx = { .root = "" };
+	char *scratch;
 	size_t i;
 	int c;
 
@@ -236,6 +239,11 @@ main(int argc, char **argv)
 			if (argc < 0)
 				return EXIT_USAGE;
 			log_init(ctx.verbosity);
+			/* Scratch directories are recorded (by what they are) where a later run
+			 * finds them after a crash; nothing is written until one is made. */
+			scratch = fs_rooted(ctx.root, "/var/lib/nastune/scratch");
+			bench_scratch_registry(scratch);
+			free(scratch);
 			optind = 0; /* reset getopt for the command's own parsing */
 			return flush_stdout(commands[i].fn(&ctx, argc, argv));
 		}

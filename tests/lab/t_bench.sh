@@ -2,7 +2,9 @@
 # The benchmark engine through every driver against the lab server (issue 7): every workload
 # over SMB, NFS (v3) and AFP from client1, results for each, nothing left on the share; wrong
 # credentials and a missing share give clear errors and leave nothing; a server killed
-# mid-run gives a clear error in bounded time, and the next run removes what was left.
+# mid-run gives a clear error in bounded time, and the next run removes what was left (what
+# it can tell is the directory the killed run made: not over the lab's AFP, which has no file
+# ids).
 # shellcheck source=tests/lab/lib.sh
 . "$(dirname "$0")/lib.sh"
 lab_ready
@@ -104,8 +106,17 @@ for p in smb afp; do
 		[[ $rc = 0 ]] && break
 		sleep 1
 	done
-	[[ $rc = 0 && -z $(scratch) ]]
-	ok $? "$p: the next run works and removes the scratch the killed run left" "$(scratch; both)"
+	if [[ $p = afp ]]; then
+		# The lab's afpd hands out CNIDs anew ("cnid scheme = last": no file ids), so
+		# nothing tells the killed run's directory from another one of that name: it
+		# stays, and the next run says so (issue 26: never by name alone).
+		[[ $rc = 0 && -n $(scratch) ]] && grep -q "cannot be told apart from another directory of that name" <<<"$err"
+		ok $? "$p: the next run works, and leaves the killed run's scratch alone, saying why (no file ids)" "$(scratch; both)"
+		rm -rf $(scratch)
+	else
+		[[ $rc = 0 && -z $(scratch) ]]
+		ok $? "$p: the next run works and removes the scratch the killed run left" "$(scratch; both)"
+	fi
 done
 [[ $TAP_N = 18 ]] || echo "# ran $TAP_N tests, planned 18"
 done_testing

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -16,6 +17,9 @@
 
 #include "bench.h"
 #include "bench_null.h"
+#include "bench_scratch.h"
+#include "fsutil.h"
+#include "xmalloc.h"
 
 /* Parses url and holds a connection to its store so its tree can be inspected. */
 struct held {
@@ -297,8 +301,9 @@ test_random_meta(void **state)
 	bench_null_reset();
 	run_ok(&h, BENCH_METADATA, &o, &rs);
 	bench_null_counts(&n);
-	assert_int_equal(n.ops[BNULL_STAT], 4 * 2 * 100); /* 50 hits + 50 misses, cold + hot */
-	assert_int_equal(n.ops[BNULL_CONNECT], 1 + 4);	  /* a new connection per run */
+	/* 50 hits + 50 misses, cold + hot; and the scratch directory as made and before removal */
+	assert_int_equal(n.ops[BNULL_STAT], 4 * 2 * 100 + 2);
+	assert_int_equal(n.ops[BNULL_CONNECT], 1 + 4); /* a new connection per run */
 	for (i = 0; i < 6; i++) {
 		const struct bench_result *r = find(&rs, "metadata", mm[i]);
 
@@ -505,8 +510,9 @@ test_session(void **state)
 		release(&h);
 	}
 
-	/* A kept scratch directory is looked for once a session: the first workload finds
-	 * (or makes) it, the next takes it from there; seq-read's file is looked for as ever. */
+	/* A kept scratch directory is made once; each workload checks that what has its name is
+	 * still that directory (its identity) as it starts and before it removes its files;
+	 * seq-read's file is looked for as ever. */
 	{
 		char keep[128];
 
@@ -522,7 +528,9 @@ test_session(void **state)
 				 0);
 		bench_null_counts(&n);
 		assert_int_equal(n.ops[BNULL_MKDIR], 1);
-		assert_int_equal(n.ops[BNULL_STAT], 2); /* the directory, then seq-read's file */
+		/* made: looked for, then its identity; each workload: checked at start and end;
+		 * and seq-read's file */
+		assert_int_equal(n.ops[BNULL_STAT], 6);
 		bench_session_close(s);
 		assert_int_equal(bench_null_entries("eng"), 2); /* the kept directory and file */
 		assert_int_equal(
@@ -621,14 +629,20 @@ test_stop_and_cold(void **state)
 	release(&h);
 }
 
+/* What a crashed run left is known by its record (identity, host, pid), never by its name:
+ * its directory goes, while a look-alike name a share user made, another host's entry, and
+ * a recorded name that now holds another directory (renamed in by someone) stay. */
 static void
 test_stale(void **state)
 {
 	struct bench_opts o = small_opts();
 	struct bench_results rs = { 0 };
 	struct bench_stat st;
-	char host[128], stale[256], err[512];
+	char host[128], reg[] = "/tmp/nastune-reg.XXXXXX", look[256], mine[256], swapped[256];
+	char err[512], *text, *path, *fixed, *p;
 	struct held h;
+	struct dirent *de;
+	DIR *dp;
 	pid_t pid;
 
 	(void)state;
@@ -636,28 +650,77 @@ test_stale(void **state)
 	if (pid == 0)
 		_exit(0);
 	waitpid(pid, NULL, 0); /* a pid that is surely gone */
+	assert_non_null(mkdtemp(reg));
+	bench_scratch_registry(reg);
 	gethostname(host, sizeof(host));
-	snprintf(stale, sizeof(stale), ".nastune-bench-%s-%ld-1", host, (long)pid);
 	hold(&h, "null://eng");
-	assert_int_equal(bench_drv_null.mkdir(h.c, stale), 0);
-	snprintf(err, sizeof(err), "%s/sub", stale);
+	/* Two directories "made" by the dead process: recorded, then the records rewritten to
+	 * its pid, as a crash leaves them. */
+	snprintf(mine, sizeof(mine), ".nastune-bench-%s-%ld-1-0123456789abcdef", host, (long)pid);
+	snprintf(swapped, sizeof(swapped), ".nastune-bench-%s-%ld-2-0123456789abcdef", host,
+		 (long)pid);
+	assert_int_equal(bench_drv_null.mkdir(h.c, mine), 0);
+	snprintf(err, sizeof(err), "%s/sub", mine);
 	assert_int_equal(bench_drv_null.mkdir(h.c, err), 0);
-	assert_int_equal(bench_drv_null.mkdir(h.c, ".nastune-bench-otherhost-1-1"), 0);
-	{ /* a raw disk baseline's file left by the dead process */
-		struct bench_file *f;
-		char file[256];
-
-		snprintf(file, sizeof(file), ".nastune-bench-%s-%ld-disk", host, (long)pid);
-		assert_int_equal(bench_drv_null.open(h.c, file, BENCH_WR | BENCH_CREATE, &f), 0);
-		bench_drv_null.close(h.c, f);
+	assert_int_equal(bench_drv_null.mkdir(h.c, swapped), 0);
+	assert_int_equal(scratch_made(&bench_drv_null, h.c, h.t.url, mine), 0);
+	assert_int_equal(scratch_made(&bench_drv_null, h.c, h.t.url, swapped), 0);
+	assert_non_null(dp = opendir(reg));
+	while ((de = readdir(dp))) {
+		if (de->d_name[0] == '.')
+			continue;
+		path = xasprintf("%s/%s", reg, de->d_name);
+		assert_int_equal(fs_read_file(path, 8192, &text, NULL), 0);
+		assert_non_null(p = strstr(text, "\npid "));
+		*p = '\0';
+		fixed = xasprintf("%s\npid %ld\n%s", text, (long)pid, strchr(p + 1, '\n') + 1);
+		assert_int_equal(fs_write_atomic(path, fixed, strlen(fixed), 0600, 0), 0);
+		free(fixed);
+		free(text);
+		free(path);
 	}
+	closedir(dp);
+	/* This process forgets them (the files stay: the dead one's records). */
+	text = xasprintf("%s", reg);
+	bench_scratch_registry(NULL);
+	scratch_forget(h.t.url, mine);
+	scratch_forget(h.t.url, swapped);
+	bench_scratch_registry(text);
+	free(text);
+	/* Someone renames another directory to the second name. */
+	assert_int_equal(bench_drv_null.rmdir(h.c, swapped), 0);
+	assert_int_equal(bench_drv_null.mkdir(h.c, swapped), 0);
+	snprintf(err, sizeof(err), "%s/private", swapped);
+	assert_int_equal(bench_drv_null.mkdir(h.c, err), 0);
+	/* Never recorded: a look-alike of this host's dead pid, another host's. */
+	snprintf(look, sizeof(look), ".nastune-bench-%s-%ld-3-0123456789abcdef", host, (long)pid);
+	assert_int_equal(bench_drv_null.mkdir(h.c, look), 0);
+	assert_int_equal(bench_drv_null.mkdir(h.c, ".nastune-bench-otherhost-1-1"), 0);
 	assert_int_equal(bench_drv_null.mkdir(h.c, "user-data"), 0);
+
 	assert_int_equal(
 		bench_run(&bench_drv_null, &h.t, BENCH_SEQ_WRITE, &o, &rs, err, sizeof(err)), 0);
-	assert_int_equal(bench_drv_null.stat(h.c, stale, &st), -ENOENT);
+	assert_int_equal(bench_drv_null.stat(h.c, mine, &st), -ENOENT);
+	assert_int_equal(bench_drv_null.stat(h.c, swapped, &st), 0);
+	snprintf(err, sizeof(err), "%s/private", swapped);
+	assert_int_equal(bench_drv_null.stat(h.c, err, &st), 0);
+	assert_int_equal(bench_drv_null.stat(h.c, look, &st), 0);
 	assert_int_equal(bench_drv_null.stat(h.c, ".nastune-bench-otherhost-1-1", &st), 0);
 	assert_int_equal(bench_drv_null.stat(h.c, "user-data", &st), 0);
-	assert_int_equal(bench_null_entries("eng"), 2);
+	assert_int_equal(bench_null_entries("eng"), 5);
+	/* Both records are gone: the next run does not look at the swapped name again. */
+	assert_non_null(dp = opendir(reg));
+	while ((de = readdir(dp)))
+		assert_true(de->d_name[0] == '.');
+	closedir(dp);
+	rmdir(reg);
+	bench_scratch_registry(NULL);
+	snprintf(err, sizeof(err), "%s/private", swapped);
+	bench_drv_null.rmdir(h.c, err);
+	bench_drv_null.rmdir(h.c, swapped);
+	bench_drv_null.rmdir(h.c, look);
+	bench_drv_null.rmdir(h.c, ".nastune-bench-otherhost-1-1");
+	bench_drv_null.rmdir(h.c, "user-data");
 	bench_results_clear(&rs);
 	release(&h);
 }
@@ -712,6 +775,36 @@ test_kept_scratch(void **state)
 	assert_int_equal(bench_drv_null.stat(h.c, keep, &st), -ENOENT);
 	assert_int_equal(bench_null_entries("eng"), 0);
 	assert_int_equal(bench_scratch_remove(&bench_drv_null, &h.t, keep, err, sizeof(err)), 0);
+	/* Swapped between calls for another directory of that name (what a symlink to a
+	 * sibling looks like over SMB, whose server follows it): the next call refuses it and
+	 * changes nothing in it, and so does the final removal. */
+	assert_int_equal(
+		bench_run(&bench_drv_null, &h.t, BENCH_SEQ_READ, &o, &rs, err, sizeof(err)), 0);
+	snprintf(p, sizeof(p), "%s/kept-seq-read.dat", keep);
+	assert_int_equal(bench_drv_null.unlink(h.c, p), 0);
+	assert_int_equal(bench_drv_null.rmdir(h.c, keep), 0);
+	assert_int_equal(bench_drv_null.mkdir(h.c, keep), 0);
+	{
+		struct bench_file *f;
+
+		snprintf(p, sizeof(p), "%s/victim", keep);
+		assert_int_equal(bench_drv_null.open(h.c, p, BENCH_WR | BENCH_CREATE, &f), 0);
+		bench_drv_null.close(h.c, f);
+	}
+	bench_null_reset();
+	assert_int_equal(
+		bench_run(&bench_drv_null, &h.t, BENCH_SMALL_FILES, &o, &rs, err, sizeof(err)),
+		-ESTALE);
+	assert_non_null(strstr(err, "is no longer the scratch directory made there"));
+	bench_null_counts(&n);
+	assert_int_equal(n.ops[BNULL_MKDIR] + n.ops[BNULL_UNLINK] + n.ops[BNULL_RMDIR], 0);
+	assert_int_equal(bench_scratch_remove(&bench_drv_null, &h.t, keep, err, sizeof(err)),
+			 -ESTALE);
+	assert_int_equal(bench_drv_null.stat(h.c, p, &st), 0);
+	assert_int_equal(bench_null_entries("eng"), 2);
+	assert_int_equal(bench_drv_null.unlink(h.c, p), 0);
+	assert_int_equal(bench_drv_null.rmdir(h.c, keep), 0);
+	bench_scratch_name(keep, sizeof(keep), "tune"); /* the next tune's */
 	/* refusals */
 	o.keep_scratch = "user-data";
 	assert_int_equal(
@@ -727,9 +820,10 @@ test_kept_scratch(void **state)
 	o.keep_scratch = keep;
 	assert_int_equal(
 		bench_run(&bench_drv_null, &h.t, BENCH_SEQ_READ, &o, &rs, err, sizeof(err)),
-		-ENOTDIR);
+		-ENODATA);
+	assert_non_null(strstr(err, "was not made by this process; left alone"));
 	assert_int_equal(bench_scratch_remove(&bench_drv_null, &h.t, keep, err, sizeof(err)),
-			 -ENOTDIR);
+			 -ENODATA);
 	snprintf(p, sizeof(p), "%s", keep);
 	assert_int_equal(bench_drv_null.unlink(h.c, p), 0);
 	assert_int_equal(bench_null_entries("eng"), 0);

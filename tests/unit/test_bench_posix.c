@@ -19,6 +19,9 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "bench_scratch.h"
+#include "fsutil.h"
+#include "xmalloc.h"
 
 struct fx {
 	char top[64]; /* temp dir holding share/ and outside/ */
@@ -246,8 +249,8 @@ test_walk(void **state)
 }
 
 /* The engine mid-run: before the second run the scratch directory is swapped for a symlink to
- * outside/. Nothing outside changes; the swap is reported when the scratch cannot be
- * removed. */
+ * outside/. Nothing outside changes; the swap is reported when the scratch is to be removed
+ * (what has its name is no longer the directory recorded). */
 struct swap {
 	struct fx *f;
 	int calls;
@@ -299,7 +302,7 @@ test_engine_swap(void **state)
 		s.calls = 0;
 		assert_true(bench_run(D, &f->t, (enum bench_workload)w, &o, &rs, err, sizeof(err)) <
 			    0);
-		assert_non_null(strstr(err, "renamed or replaced"));
+		assert_non_null(strstr(err, "renamed, replaced or a link"));
 		assert_listing(f->outside, before);
 		snprintf(cmd, sizeof(cmd), "rm -rf '%s'/.nastune-bench-* '%s/moved'", f->share,
 			 f->share);
@@ -394,50 +397,108 @@ test_preflight_huge(void **state)
 		0);
 }
 
-/* Stale scratch of a dead process of this host goes; another host's whose name starts with
- * ours ("<host>-2") stays, and so does a look-alike a share user made (not entered). */
+/* The records of this process in reg rewritten to pid, as a crash of pid leaves them, and
+ * forgotten here. */
+static void
+crash_records(const char *reg, pid_t pid, const char *url, const char *const *names, size_t n)
+{
+	char *text, *path, *fixed, *p;
+	struct dirent *de;
+	DIR *dp;
+	size_t i;
+
+	assert_non_null(dp = opendir(reg));
+	while ((de = readdir(dp))) {
+		if (de->d_name[0] == '.')
+			continue;
+		path = xasprintf("%s/%s", reg, de->d_name);
+		assert_int_equal(fs_read_file(path, 8192, &text, NULL), 0);
+		assert_non_null(p = strstr(text, "\npid "));
+		*p = '\0';
+		fixed = xasprintf("%s\npid %ld\n%s", text, (long)pid, strchr(p + 1, '\n') + 1);
+		assert_int_equal(fs_write_atomic(path, fixed, strlen(fixed), 0600, 0), 0);
+		free(fixed);
+		free(text);
+		free(path);
+	}
+	closedir(dp);
+	bench_scratch_registry(NULL); /* forget in memory only */
+	for (i = 0; i < n; i++)
+		scratch_forget(url, names[i]);
+	bench_scratch_registry(reg);
+}
+
+/* Issue 26: stale scratch is what a crashed run of this host recorded, and goes only while it
+ * is still that directory. A private directory (0700, another owner) renamed to a
+ * stale-looking name by a share user stays, and so does one renamed over a recorded name; a
+ * recorded directory of a dead pid goes. */
 static void
 test_stale(void **state)
 {
 	struct fx *f = *state;
-	char host[128], p[512];
+	char host[128], reg[200], mine[512], swapped[512], look[512], away[600], p[1200];
+	const char *names[2];
 	pid_t dead = fork();
 
 	if (dead == 0)
 		_exit(0);
 	assert_true(dead > 0);
 	assert_int_equal(waitpid(dead, NULL, 0), dead);
-	bench_drv_posix.disconnect(f->c); /* run as a new process would: nothing cached */
 	assert_int_equal(gethostname(host, sizeof(host)), 0);
-	snprintf(p, sizeof(p), "%s/%s%s-%ld-1-0123456789abcdef", f->share, BENCH_SCRATCH_PREFIX,
+	snprintf(reg, sizeof(reg), "%s/registry", f->top);
+	bench_scratch_registry(reg);
+	snprintf(mine, sizeof(mine), "%s%s-%ld-1-0123456789abcdef", BENCH_SCRATCH_PREFIX, host,
+		 (long)dead);
+	snprintf(swapped, sizeof(swapped), "%s%s-%ld-2-0123456789abcdef", BENCH_SCRATCH_PREFIX,
 		 host, (long)dead);
-	assert_int_equal(mkdir(p, 0700), 0);
+	snprintf(look, sizeof(look), "%s%s-%ld-3-0123456789abcdef", BENCH_SCRATCH_PREFIX, host,
+		 (long)dead);
+	/* Made and recorded through the driver, as the dead run did. */
+	assert_int_equal(D->mkdir(f->c, mine), 0);
+	assert_int_equal(D->mkdir(f->c, swapped), 0);
+	assert_int_equal(scratch_made(D, f->c, f->t.url, mine), 0);
+	assert_int_equal(scratch_made(D, f->c, f->t.url, swapped), 0);
+	snprintf(p, sizeof(p), "%s/%s", f->share, mine);
 	put(p, "f", "x");
-	snprintf(p, sizeof(p), "%s/%s%s-2-%ld-1-0123456789abcdef", f->share, BENCH_SCRATCH_PREFIX,
-		 host, (long)dead);
-	assert_int_equal(mkdir(p, 0700), 0);
-	snprintf(p, sizeof(p), "%s/%s%s-%ld-7", f->share, BENCH_SCRATCH_PREFIX, host, (long)dead);
-	assert_int_equal(mkdir(p, 0777), 0);
-	put(p, "keep", "x");
-	if (geteuid() == 0)
-		assert_int_equal(chown(p, 65534, 65534), 0);
+	names[0] = mine;
+	names[1] = swapped;
+	crash_records(reg, dead, f->t.url, names, 2);
+	D->disconnect(f->c); /* run as a new process would: nothing cached */
+	f->c = NULL;
+	/* A share user's private directories, renamed to scratch names: one over a recorded
+	 * name (the recorded directory renamed away), one to a look-alike never recorded. */
+	snprintf(p, sizeof(p), "%s/%s", f->share, swapped);
+	snprintf(away, sizeof(away), "%s/away", f->share);
+	assert_int_equal(rename(p, away), 0);
+	{
+		const char *priv[] = { swapped, look };
+		size_t i;
+
+		for (i = 0; i < 2; i++) {
+			snprintf(p, sizeof(p), "%s/%s", f->share, priv[i]);
+			assert_int_equal(mkdir(p, 0700), 0);
+			put(p, "letter", "dear diary");
+			if (geteuid() == 0)
+				assert_int_equal(chown(p, 65534, 65534), 0);
+		}
+	}
 	{
 		char err[256];
 
-		assert_int_equal(bench_drv_posix.connect(&f->t, &f->c, err, sizeof(err)), 0);
+		assert_int_equal(D->connect(&f->t, &f->c, err, sizeof(err)), 0);
 	}
-	assert_int_equal(bench_clean_stale(&bench_drv_posix, f->c), geteuid() == 0 ? 1 : 2);
-	snprintf(p, sizeof(p), "%s/%s%s-%ld-1-0123456789abcdef", f->share, BENCH_SCRATCH_PREFIX,
-		 host, (long)dead);
+	assert_int_equal(bench_clean_stale(D, f->c, f->t.url), 1);
+	snprintf(p, sizeof(p), "%s/%s", f->share, mine);
 	assert_int_equal(access(p, F_OK), -1);
-	snprintf(p, sizeof(p), "%s/%s%s-2-%ld-1-0123456789abcdef", f->share, BENCH_SCRATCH_PREFIX,
-		 host, (long)dead);
+	snprintf(p, sizeof(p), "%s/%s/letter", f->share, swapped);
 	assert_int_equal(access(p, F_OK), 0);
-	if (geteuid() == 0) {
-		snprintf(p, sizeof(p), "%s/%s%s-%ld-7/keep", f->share, BENCH_SCRATCH_PREFIX, host,
-			 (long)dead);
-		assert_int_equal(access(p, F_OK), 0);
-	}
+	snprintf(p, sizeof(p), "%s/%s/letter", f->share, look);
+	assert_int_equal(access(p, F_OK), 0);
+	/* The records are done with: a second pass finds nothing to do. */
+	assert_int_equal(bench_clean_stale(D, f->c, f->t.url), 0);
+	snprintf(p, sizeof(p), "%s/%s/letter", f->share, swapped);
+	assert_int_equal(access(p, F_OK), 0);
+	bench_scratch_registry(NULL);
 }
 
 int

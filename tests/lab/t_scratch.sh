@@ -1,0 +1,76 @@
+#!/bin/bash
+# Issue 26: over SMB, logged in as the owner of the files, the benchmark removes only what it
+# made. alice's private directory (0700), renamed by another share user to a stale-looking
+# scratch name (this host, a dead pid), survives `bench` and `tune`; a tune's kept scratch
+# directory swapped for a symlink to a sibling directory between calls changes nothing outside
+# the benchmark's own files (once, that sibling was emptied).
+# shellcheck source=tests/lab/lib.sh
+. "$(dirname "$0")/lib.sh"
+lab_ready
+plan 6
+
+MEDIA=$SROOT/srv/media
+CONF=$SROOT/etc/nastune/nastune.conf
+CR=$SROOT/etc/nastune/scratch.creds
+cleanup() {
+	rm -rf "$MEDIA"/.nastune-bench-* "$MEDIA/victim" "$MEDIA/kept.away" "$CR"
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+printf 'username = alice\npassword = %s\n' "$(password alice)" >"$CR"
+chmod 600 "$CR"
+cp "$DEMO" "$CONF"
+both() { printf 'rc=%s\nstdout:\n%s\nstderr:\n%s\n' "$rc" "$out" "$err" | head -c 20000; }
+nts() {
+	timeout 900 "$LAB" exec server "$NASTUNE" --root "$SROOT" -c "$CONF" "$@" >"$WORK/out" 2>"$WORK/err" 7>&-
+	rc=$?
+	out=$(<"$WORK/out")
+	err=$(<"$WORK/err")
+}
+dead=$(sh -c 'echo $$')
+host=$(on server hostname | tr -c 'A-Za-z0-9.\n-' '_')
+stale=".nastune-bench-$host-$dead-1-0123456789abcdef"
+# alice's private directory, renamed (by bob, who may rename in Media) to the stale name.
+mkdir -m 0700 "$MEDIA/diary"
+echo "dear diary" >"$MEDIA/diary/letter"
+chown -R 29001:29000 "$MEDIA/diary"
+mv "$MEDIA/diary" "$MEDIA/$stale"
+survives() { [[ $(cat "$MEDIA/$stale/letter" 2>/dev/null) = "dear diary" ]]; }
+
+nts bench --target "smb://alice@127.0.0.1/Media" --credentials "$CR" --workload seq-write \
+	--size 1M --repeat 1 --warmup 0 --cache hot --no-baseline
+[[ $rc = 0 ]] && survives
+ok $? "bench over SMB as alice: her private directory renamed to a stale scratch name survives" "$(both)"
+nts --json tune --dry-run --knobs smb.use_sendfile --size 8M --repeat 5 --credentials "$CR"
+[[ $rc = 0 ]] && survives
+ok $? "tune over SMB as alice: it survives too" "$(both)"
+
+# --- the kept directory swapped for a link between calls
+mkdir -p "$MEDIA/victim/sub"
+for f in a b sub/c; do echo "precious $f" >"$MEDIA/victim/$f"; done
+chown -R 29001:29000 "$MEDIA/victim"
+before=$(cd "$MEDIA/victim" && find . -printf '%p %s\n' | sort; cat a b sub/c)
+(
+	# Between two calls the kept directory holds seq-read's file alone.
+	for ((i = 0; i < 600; i++)); do
+		for d in "$MEDIA"/.nastune-bench-"$host"-*-tune-*; do
+			[[ -d $d && ! -L $d && $(ls -A "$d") = kept-seq-read.dat ]] || continue
+			mv "$d" "$MEDIA/kept.away" && ln -s victim "$d" && echo "swapped $d" >"$WORK/swapped"
+			exit 0
+		done
+		sleep 0.05
+	done
+) &
+wp=$!
+nts --json tune --dry-run --knobs smb.use_sendfile,smb.aio_read_size --size 8M --repeat 5 --credentials "$CR"
+wait "$wp"
+after=$(cd "$MEDIA/victim" && find . -printf '%p %s\n' | sort; cat a b sub/c)
+[[ -s $WORK/swapped ]]
+ok $? "the kept directory was swapped for a link to a sibling between calls" "$(both)"
+[[ $after = "$before" ]]
+ok $? "... and nothing in the sibling changed" "$(diff <(echo "$before") <(echo "$after"); both)"
+grep -q "no longer the scratch directory made there" <<<"$err"
+ok $? "... the tune says the kept directory was replaced and left alone" "$(both)"
+survives
+ok $? "... and alice's private directory is still there" "$(ls -la "$MEDIA")"
+done_testing
