@@ -283,25 +283,17 @@ smb_disconnect(struct bench_conn *c)
 	free(c);
 }
 
+/* A libsmbclient context for c's target speaking SMB2_02 up to maxproto. Returns 0, or
+ * -errno with err. */
 static int
-smb_connect(const struct bench_target *t, struct bench_conn **out, char *err, size_t errlen)
+smb_ctx(struct bench_conn *c, const char *maxproto, char *err, size_t errlen)
 {
-	struct bench_conn *c = xcalloc(1, sizeof(*c));
-	struct stat st;
-	char *u;
-	int rc = 0;
+	const struct bench_target *t = c->t;
 
-	*out = NULL;
-	if ((rc = smbc_load(err, errlen)) < 0) {
-		free(c);
-		return rc;
-	}
-	c->t = t;
 	c->ctx = smbc_new_context();
 	if (!c->ctx) {
 		snprintf(err, errlen, "%s: cannot create an SMB client context: %s", t->host,
 			 strerror(errno));
-		free(c);
 		return -ENOMEM;
 	}
 	smbc_setDebug(c->ctx, 0);
@@ -321,11 +313,32 @@ smb_connect(const struct bench_target *t, struct bench_conn **out, char *err, si
 		snprintf(err, errlen, "%s: cannot initialise libsmbclient: %s", t->host,
 			 strerror(errno));
 		smbc_free_context(c->ctx, 1);
-		free(c);
+		c->ctx = NULL;
 		return -EIO;
 	}
 	/* Set after init: init loads smb.conf, whose client protocol limits would win. */
-	smbc_setOptionProtocols(c->ctx, "SMB2_02", "SMB3");
+	smbc_setOptionProtocols(c->ctx, "SMB2_02", maxproto);
+	return 0;
+}
+
+static int
+smb_connect(const struct bench_target *t, struct bench_conn **out, char *err, size_t errlen)
+{
+	struct bench_conn *c = xcalloc(1, sizeof(*c));
+	struct stat st;
+	char *u;
+	int rc = 0, stat_rc;
+
+	*out = NULL;
+	if ((rc = smbc_load(err, errlen)) < 0) {
+		free(c);
+		return rc;
+	}
+	c->t = t;
+	if ((rc = smb_ctx(c, "SMB3", err, errlen)) < 0) {
+		free(c);
+		return rc;
+	}
 
 	c->base = xstrdup("smb://");
 	url_append(&c->base, t->host);
@@ -345,7 +358,21 @@ smb_connect(const struct bench_target *t, struct bench_conn **out, char *err, si
 
 	/* Log in and prove the share (and subdir) exist now, not at the first workload. */
 	u = smb_url(c, "");
-	if (smbc_getFunctionStat(c->ctx)(c->ctx, u, &st) < 0) {
+	stat_rc = smbc_getFunctionStat(c->ctx)(c->ctx, u, &st);
+	if (stat_rc < 0 && errno == EINVAL && !t->user) {
+		/* A guest on a share whose server desires encryption: libsmbclient 4.17 honours
+		 * the share's encrypt-data flag, which a guest session cannot, and fails with
+		 * EINVAL; clients that follow MS-SMB2 send a guest's requests in clear. SMB 2.1
+		 * negotiates no encryption (a guest signs nothing either), so it connects. */
+		smbc_free_context(c->ctx, 1);
+		if ((rc = smb_ctx(c, "SMB2_10", err, errlen)) < 0) {
+			free(u);
+			smb_disconnect(c);
+			return rc;
+		}
+		stat_rc = smbc_getFunctionStat(c->ctx)(c->ctx, u, &st);
+	}
+	if (stat_rc < 0) {
 		int e = errno;
 		/* A share that is not there comes back as ENOENT on the share's root. */
 		if (e == ENOENT && !*t->subdir)
