@@ -104,6 +104,10 @@ struct apply_result;
 int cli_cluster_apply(struct ctx *ctx, const struct model *m, const struct rendered *r,
 		      const struct apply_result *res, bool this_node, int wait_s,
 		      struct json_t **summary);
+/* What this node runs now (its nastune.conf and tuned.conf, as a tune left them) made the
+ * cluster's, as cli_cluster_apply does after an apply. EXIT_OK (also off a cluster), or
+ * EXIT_FAIL / EXIT_USAGE. */
+int cli_cluster_spread(struct ctx *ctx);
 /* The cluster's part of `status`: ctdb's view of the nodes and public addresses, and
  * whether every node runs the cluster's configuration (printed as text when print). A new
  * JSON reference. */

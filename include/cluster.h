@@ -40,6 +40,13 @@ char *cluster_host_name(const struct model *m);
  * address, or NASTUNE_CLUSTER_NODE names it (tests, --root). Returns the index, or -ENOENT. */
 int cluster_this_node(const struct model *m);
 
+/* Whether the public address ("ADDR/PREFIX" or "ADDR") is on one of this host's
+ * interfaces, i.e. CTDB placed it here. */
+bool cluster_holds(const char *pub);
+/* The first public address this node holds, into out (without the prefix): what a bench or
+ * tune on a node measures through, as clients reach it. Returns its index, or -ENOENT. */
+int cluster_local_public(const struct model *m, char *out, size_t len);
+
 /* ---- the record ---- */
 #define CLUSTER_ID_LEN 16
 

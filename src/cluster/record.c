@@ -72,6 +72,56 @@ cluster_this_node(const struct model *m)
 	return found;
 }
 
+/* Whether addr (textual) is configured on an interface of this host. */
+static bool
+local_address(const char *addr)
+{
+	struct ifaddrs *ifa = NULL, *p;
+	bool found = false;
+
+	if (getifaddrs(&ifa) < 0)
+		return false;
+	for (p = ifa; p && !found; p = p->ifa_next) {
+		char a[INET6_ADDRSTRLEN] = "";
+
+		if (!p->ifa_addr)
+			continue;
+		if (p->ifa_addr->sa_family == AF_INET)
+			inet_ntop(AF_INET, &((struct sockaddr_in *)p->ifa_addr)->sin_addr, a,
+				  sizeof(a));
+		else if (p->ifa_addr->sa_family == AF_INET6)
+			inet_ntop(AF_INET6, &((struct sockaddr_in6 *)p->ifa_addr)->sin6_addr, a,
+				  sizeof(a));
+		found = *a && addr_eq(a, addr);
+	}
+	freeifaddrs(ifa);
+	return found;
+}
+
+bool
+cluster_holds(const char *pub)
+{
+	char want[64];
+
+	snprintf(want, sizeof(want), "%.*s", (int)strcspn(pub, "/"), pub);
+	return local_address(want);
+}
+
+int
+cluster_local_public(const struct model *m, char *out, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < m->cluster.public_addresses.n; i++)
+		if (cluster_holds(m->cluster.public_addresses.v[i])) {
+			snprintf(out, len, "%.*s",
+				 (int)strcspn(m->cluster.public_addresses.v[i], "/"),
+				 m->cluster.public_addresses.v[i]);
+			return (int)i;
+		}
+	return -ENOENT;
+}
+
 void
 cluster_config_id(const char *conf, size_t conf_len, const char *tuned, size_t tuned_len,
 		  char out[CLUSTER_ID_LEN + 1])

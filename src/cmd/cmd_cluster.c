@@ -72,34 +72,6 @@ spawn_follow(const struct ctx *ctx)
 	free(log);
 }
 
-/* Whether addr (without "/PREFIX") is configured on an interface of this host. */
-static bool
-holds_address(const char *pub)
-{
-	struct ifaddrs *ifa = NULL, *p;
-	char want[64];
-	bool found = false;
-
-	snprintf(want, sizeof(want), "%.*s", (int)strcspn(pub, "/"), pub);
-	if (getifaddrs(&ifa) < 0)
-		return false;
-	for (p = ifa; p && !found; p = p->ifa_next) {
-		char a[INET6_ADDRSTRLEN] = "";
-
-		if (!p->ifa_addr)
-			continue;
-		if (p->ifa_addr->sa_family == AF_INET)
-			inet_ntop(AF_INET, &((struct sockaddr_in *)p->ifa_addr)->sin_addr, a,
-				  sizeof(a));
-		else if (p->ifa_addr->sa_family == AF_INET6)
-			inet_ntop(AF_INET6, &((struct sockaddr_in6 *)p->ifa_addr)->sin6_addr, a,
-				  sizeof(a));
-		found = strcmp(a, want) == 0;
-	}
-	freeifaddrs(ifa);
-	return found;
-}
-
 /* Makes path hold data (NULL: absent); *changed when it did not already. */
 static int
 put_file(const char *path, const char *data, size_t len, bool *changed)
@@ -165,7 +137,7 @@ static int
 cluster_bonjour(const struct ctx *ctx, const struct model *m)
 {
 	bool hold =
-		m->cluster.public_addresses.n && holds_address(m->cluster.public_addresses.v[0]);
+		m->cluster.public_addresses.n && cluster_holds(m->cluster.public_addresses.v[0]);
 	char *stage = fs_rooted(ctx->root, CLUSTER_BONJOUR_DIR), *svcdir;
 	char *hosts = NULL;
 	size_t hlen = 0;
@@ -732,4 +704,24 @@ cli_cluster_status(const struct ctx *ctx, const struct model *m, bool print)
 	cluster_view_clear(m, &v);
 	free(recs);
 	return o;
+}
+
+int
+cli_cluster_spread(struct ctx *ctx)
+{
+	struct apply_result res = { .generation = -1, .prev = -1 };
+	struct rendered r;
+	struct model *m;
+	json_t *cj = NULL;
+	int status = EXIT_OK;
+
+	if (!(m = cli_load_model(ctx, &status)))
+		return status;
+	if (m->cluster.enabled && (status = cli_render(ctx, m, 0, &r)) == EXIT_OK) {
+		status = cli_cluster_apply(ctx, m, &r, &res, false, 60, &cj);
+		json_decref(cj);
+		render_clear(&r);
+	}
+	model_free(m);
+	return status;
 }

@@ -267,6 +267,9 @@ cmd_tune(struct ctx *ctx, int argc, char **argv)
 	case TUNE_MACHINE_DONE:
 		status = EXIT_OK;
 		print_doc(ctx, doc);
+		/* On a cluster the choice is every node's: the same cluster-wide apply. */
+		if (m->cluster.enabled && !mo.dry_run)
+			status = cli_cluster_spread(ctx);
 		break;
 	case TUNE_MACHINE_APPLY_FAILED:
 		print_doc(ctx, doc);

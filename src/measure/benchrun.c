@@ -7,6 +7,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "cluster.h"
 #include "bench.h"
 #include "benchrun.h"
 #include "fsutil.h"
@@ -152,8 +153,12 @@ benchrun_derive_targets(struct benchrun *b, const struct model *m, const char *r
 		unsigned bit;
 	} ps[] = { { "smb", PROTO_SMB }, { "nfs", PROTO_NFS }, { "afp", PROTO_AFP } };
 	bool warned[3] = { false, false, false };
+	char host[64] = "127.0.0.1";
 	size_t i, k;
 
+	/* A cluster node is measured as clients reach it: through a public address it holds. */
+	if (m->cluster.enabled && cluster_local_public(m, host, sizeof(host)) < 0)
+		log_warnx("bench: this node holds no public address now; measuring over loopback");
 	for (i = 0; i < m->n_shares; i++) {
 		const struct share *s = &m->shares[i];
 		char *local = fs_rooted(root, s->path), *esc, *url, *shown;
@@ -173,7 +178,7 @@ benchrun_derive_targets(struct benchrun *b, const struct model *m, const char *r
 			if (!(s->protocols & ps[k].bit) || !enabled ||
 			    !units_in_list(protos, ps[k].name))
 				continue;
-			if (k == 1 && !model_nfs_loopback_ok(s)) {
+			if (k == 1 && !m->cluster.enabled && !model_nfs_loopback_ok(s)) {
 				log_info("bench: NFS export %s skipped: its clients do not include "
 					 "this "
 					 "host's loopback (measure it from a client: --client)",
@@ -188,7 +193,7 @@ benchrun_derive_targets(struct benchrun *b, const struct model *m, const char *r
 				continue;
 			}
 			esc = bench_url_escape(k == 1 ? s->path : s->name);
-			url = xasprintf("%s://127.0.0.1%s%s", ps[k].name, k == 1 ? "" : "/", esc);
+			url = xasprintf("%s://%s%s%s", ps[k].name, host, k == 1 ? "" : "/", esc);
 			add_derived(b, url, NULL, d, local);
 			free(esc);
 			free(url);

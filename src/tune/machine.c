@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cluster.h"
 #include "agentctl.h"
 #include "apply.h"
 #include "bench.h"
@@ -77,7 +78,13 @@ pick_targets(struct tuner *t, const char *creds)
 		unsigned bit;
 	} ps[] = { { "smb", PROTO_SMB }, { "nfs", PROTO_NFS }, { "afp", PROTO_AFP } };
 	const struct model *m = t->m;
+	char host[64] = "127.0.0.1";
 	size_t k, i;
+
+	/* A cluster node is measured as clients reach it: through a public address it holds
+	 * (a trial is installed on this node only, so that is where it is measured). */
+	if (m->cluster.enabled && cluster_local_public(m, host, sizeof(host)) < 0)
+		log_warnx("tune: this node holds no public address now; measuring over loopback");
 
 	for (k = 0; k < 3; k++) {
 		bool enabled = k == 0 ? m->smb.enabled : k == 1 ? m->nfs.enabled : m->afp.enabled;
@@ -108,14 +115,14 @@ pick_targets(struct tuner *t, const char *creds)
 
 					if (stat(local, &sb) == 0)
 						url = xasprintf(
-							"nfs://127.0.0.1%s?version=3&uid=%u&gid=%u",
+							"nfs://%s%s?version=3&uid=%u&gid=%u", host,
 							esc, (unsigned)sb.st_uid,
 							(unsigned)sb.st_gid);
 					else
-						url = xasprintf("nfs://127.0.0.1%s?version=3", esc);
+						url = xasprintf("nfs://%s%s?version=3", host, esc);
 					free(local);
 				} else {
-					url = xasprintf("%s://127.0.0.1/%s", ps[k].name, esc);
+					url = xasprintf("%s://%s/%s", ps[k].name, host, esc);
 				}
 				free(esc);
 				if (bench_target_parse(url, &tt.t, err, sizeof(err)) < 0) {
