@@ -28,6 +28,8 @@ pkgs=(
 	# clients nastune did not write (lab/t_indep): Samba's smbtorture, an SMB client that
 	# speaks AAPL (impacket) and an mDNS stack that is not avahi (zeroconf)
 	samba-testsuite python3-impacket python3-zeroconf
+	# the cluster lab (tests/lab/t_cluster.sh): CTDB, and jq to read status --json
+	ctdb jq
 	# packaging (make deb, tests/pkg): the build and lint tools, the man page and unit
 	# checkers (systemd for systemd-analyze; no systemd runs on the host: tests/pkg/t_systemd boots one in systemd-nspawn), completion, and sqlite3,
 	# which the package's postrm uses

@@ -1,0 +1,137 @@
+#!/bin/bash
+# A three-node CTDB cluster configured by nastune (tests/lab/cluster.conf), one client:
+# clustered smbd on every node and one healthy cluster; a file written over SMB through a
+# public address read back, the same bytes, through that address over SMB and NFS within
+# 60 s of its node losing its link; the others name that node and it rejoins when healed;
+# a configuration applied on one node only is named inconsistent by the others, and a
+# cluster-wide apply (a knob, as a tune's result is applied) puts every node on it again;
+# Bonjour shows the cluster on public addresses only, published once.
+# shellcheck source=tests/lab/lib.sh
+. "$(dirname "$0")/lib.sh"
+plan 22
+
+CONF=$TOPDIR/tests/lab/cluster.conf
+NODES=(node1 node2 node3)
+PUBLIC=(198.18.0.31 198.18.0.32 198.18.0.33)
+t0=$SECONDS
+if ! out=$("$LAB" up --cluster 3 --clients 1 2>&1); then
+	echo "Bail out! lab up --cluster 3 failed"
+	diag "$out" 40
+	exit 1
+fi
+# The lab's other tests stand on the single server: leave no cluster behind.
+trap '"$LAB" down >/dev/null 2>&1; rm -rf "$WORK"' EXIT
+echo "# lab up --cluster 3 in $((SECONDS - t0)) s"
+nt() { local h=$1; shift; "$LAB" nastune "$h" "$@" 7>&-; }
+addr() { "$LAB" addr "$1"; }
+A="alice%$(password alice)"
+
+# wait_for SECONDS CMD...: polls CMD every half second; true once it succeeds.
+wait_for() {
+	local end=$((SECONDS + $1))
+	shift
+	while ((SECONDS < end)); do
+		"$@" >/dev/null 2>&1 && return 0
+		sleep 0.5
+	done
+	return 1
+}
+all_ok() { [[ $(on "$1" ctdb -X status | grep -c '|0|0|0|0|0|0|0|0|[YN]|$') = "$2" ]]; }
+
+wait_for 60 all_ok node1 3
+ok $? "ctdb: three nodes OK" "$(on node1 ctdb status 2>&1)"
+for h in "${NODES[@]}"; do
+	# smbd with clustering = yes keeps its databases in CTDB: its locking.tdb is CTDB's.
+	tp=$(on "$h" testparm -s --parameter-name=clustering "$("$LAB" root "$h")/etc/samba/smb.conf" 2>/dev/null)
+	dbmap=$(on "$h" ctdb getdbmap 2>&1)
+	[[ $tp = Yes && $dbmap = *'name:locking.tdb '* &&
+		$(on "$h" ss -Hltn 'sport = :445') = *LISTEN* ]]
+	ok $? "$h: clustered smbd (clustering = yes, locking.tdb in CTDB, listening)" "$tp $dbmap"
+done
+js=$(nt node2 status --json 2>/dev/null)
+[[ $(jq -r '.cluster.consistent' <<<"$js") = true && $(jq -r '[.cluster.nodes[].state] | join(",")' <<<"$js") = ok,ok,ok ]]
+ok $? "status --json on node2: three nodes ok, consistent" "$js"
+
+# bench on a node measures through a public address it holds, as clients reach it.
+holds_public() { [[ $(on node1 ip -o -4 addr show lab0) =~ 198\.18\.0\.3[1-3]/ ]]; }
+wait_for 30 holds_public
+bj=$(nt node1 --json bench --protocol smb --workload seq-write --size 4M --repeat 1 2>/dev/null)
+[[ $(jq -r '[.. | .target? // empty | select(startswith("smb://"))] | unique | join(",")' \
+	<<<"$bj" 2>/dev/null) =~ ^smb://198\.18\.0\.3[1-3]/ ]]
+ok $? "bench on node1 measures through a public address it holds" "$bj"
+
+# Bonjour: the cluster's records resolve to the first public address, and only there.
+bonjour=$(on client1 avahi-browse -rtp _smb._tcp 2>/dev/null | grep '^=;lab0;IPv4;nascluster;')
+[[ $(wc -l <<<"$bonjour") = 1 && $(cut -d';' -f8 <<<"$bonjour") = "${PUBLIC[0]}" ]]
+ok $? "Bonjour: _smb._tcp 'nascluster' published once, at ${PUBLIC[0]}" "$bonjour"
+all=$(on client1 avahi-browse -artp 2>/dev/null | grep '^=;lab0;IPv4;')
+bad=$(grep -vE ";(${PUBLIC[0]//./\\.}|${PUBLIC[1]//./\\.}|${PUBLIC[2]//./\\.});" <<<"$all" |
+	grep -E ';198\.18\.0\.2[1-3];' || true)
+[[ -n $all && -z $bad ]]
+ok $? "no record points at a node's own address" "$all"
+
+# The node holding the first public address fails.
+holder=$(on node1 ctdb -X ip all | awk -F'|' -v ip="${PUBLIC[0]}" '$2 == ip { print "node" $3 + 1 }')
+src=$(randfile cluster.bin 4000000)
+out=$(on client1 smbclient -U "$A" "//${PUBLIC[0]}/Media" -c "put $src failover.bin" 2>&1)
+ok $? "client1 writes 4 MB over SMB through ${PUBLIC[0]} (held by $holder)" "$out"
+"$LAB" fail "$holder" 7>&-
+t1=$SECONDS
+smb_back() {
+	on client1 smbclient -U "$A" "//${PUBLIC[0]}/Media" -c "get failover.bin $WORK/smb.back" &&
+		cmp -s "$src" "$WORK/smb.back"
+}
+wait_for 60 smb_back
+ok $? "after $holder loses its link, the same bytes come back over SMB through ${PUBLIC[0]} ($((SECONDS - t1)) s)"
+nfs_back() {
+	on client1 nfs-cat "nfs://${PUBLIC[0]}/cluster/srv/media/failover.bin?version=3" >"$WORK/nfs.back" &&
+		cmp -s "$src" "$WORK/nfs.back"
+}
+wait_for $((60 - (SECONDS - t1))) nfs_back
+ok $? "... and over NFS, within 60 s of the cut ($((SECONDS - t1)) s)"
+others=()
+for h in "${NODES[@]}"; do [[ $h = "$holder" ]] || others+=("$h"); done
+for h in "${others[@]}"; do
+	st=$(nt "$h" status --json 2>/dev/null | jq -r --arg a "$(addr "$holder")" \
+		'.cluster.nodes[] | select(.address == $a) | .state')
+	[[ -n $st && $st != ok ]]
+	ok $? "$h names $holder $st" "$st"
+done
+moved=$(nt "${others[0]}" status --json 2>/dev/null | jq -r --arg p "${PUBLIC[0]}/24" \
+	'.cluster.public_addresses[] | select(.address == $p) | .node')
+[[ -n $moved && $moved != "$(addr "$holder")" && $moved != null ]]
+ok $? "status: ${PUBLIC[0]} moved to $moved" "$moved"
+bonjour=$(on client1 avahi-browse -rtp _smb._tcp 2>/dev/null | grep '^=;lab0;IPv4;nascluster;')
+[[ $(wc -l <<<"$bonjour") = 1 && $(cut -d';' -f8 <<<"$bonjour") = "${PUBLIC[0]}" ]]
+ok $? "Bonjour follows: still once, at ${PUBLIC[0]}, from its new holder" "$bonjour"
+
+"$LAB" heal "$holder" 7>&-
+wait_for 90 all_ok "$holder" 3
+ok $? "$holder rejoins when healed: three nodes OK again" "$(on "$holder" ctdb status 2>&1)"
+
+# A configuration applied on one node only: the others name it.
+sed 's/nastune lab cluster"/nastune lab cluster, node2 alone"/' "$CONF" >"$WORK/alone.conf"
+out=$(nt node2 -c "$WORK/alone.conf" apply --this-node 2>&1)
+ok $? "node2 applies a configuration on its own (apply --this-node)" "$out"
+for h in node1 node3; do
+	js=$(nt "$h" status --json 2>/dev/null)
+	[[ $(jq -r '.cluster.consistent' <<<"$js") = false &&
+		$(jq -r '[.cluster.inconsistent[].address] | join(",")' <<<"$js") = "$(addr node2)" ]]
+	ok $? "$h: status names node2 inconsistent" "$js"
+done
+
+# A tune's result is a knob in tuned.conf applied as one generation: the same path, a
+# cluster-wide apply from one node, must reach every node.
+printf 'knobs = {\n\tsmb = {\n\t\taio_read_size = "1";\n\t};\n};\n' >"$WORK/tuned.conf"
+cp "$WORK/tuned.conf" "$("$LAB" root node3)/etc/nastune/tuned.conf"
+out=$(nt node3 -c "$CONF" apply 2>&1)
+ok $? "node3 applies the cluster's configuration with a knob, cluster-wide" "$out"
+js=$(nt node1 status --json 2>/dev/null)
+[[ $(jq -r '.cluster.consistent' <<<"$js") = true ]]
+ok $? "node1: every node runs one configuration again" "$js"
+same=0
+for h in "${NODES[@]}"; do
+	grep -q 'aio read size = 1' "$("$LAB" root "$h")/etc/samba/smb.conf" || same=1
+done
+ok $same "the knob is in every node's smb.conf"
+done_testing
