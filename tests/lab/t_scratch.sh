@@ -1,19 +1,24 @@
 #!/bin/bash
 # Issue 26: over SMB, logged in as the owner of the files, the benchmark removes only what it
 # made. alice's private directory (0700), renamed by another share user to a stale-looking
-# scratch name (this host, a dead pid), survives `bench` and `tune`; a tune's kept scratch
-# directory swapped for a symlink to a sibling directory between calls changes nothing outside
-# the benchmark's own files (once, that sibling was emptied).
+# scratch name (this host, a dead pid), survives `bench` and `tune`, on a plain directory and
+# on a mergerfs pool (FUSE) shared over SMB; a tune's kept scratch directory swapped for a
+# symlink to a sibling directory between calls changes nothing outside the benchmark's own
+# files (once, that sibling was emptied).
 # shellcheck source=tests/lab/lib.sh
 . "$(dirname "$0")/lib.sh"
 lab_ready
-plan 6
+plan 8
 
 MEDIA=$SROOT/srv/media
 CONF=$SROOT/etc/nastune/nastune.conf
 CR=$SROOT/etc/nastune/scratch.creds
+POOL=$SROOT/srv/pool
 cleanup() {
-	rm -rf "$MEDIA"/.nastune-bench-* "$MEDIA/victim" "$MEDIA/kept.away" "$CR"
+	on server fusermount -u "$POOL" 2>/dev/null
+	rm -rf "$MEDIA"/.nastune-bench-* "$MEDIA/victim" "$MEDIA/kept.away" "$CR" "$POOL" \
+		"$SROOT/srv/pb1" "$SROOT/srv/pb2"
+	"$LAB" apply "$DEMO" >/dev/null 2>&1
 	rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -41,7 +46,7 @@ nts bench --target "smb://alice@127.0.0.1/Media" --credentials "$CR" --workload 
 	--size 1M --repeat 1 --warmup 0 --cache hot --no-baseline
 [[ $rc = 0 ]] && survives
 ok $? "bench over SMB as alice: her private directory renamed to a stale scratch name survives" "$(both)"
-nts --json tune --dry-run --knobs smb.use_sendfile --size 8M --repeat 5 --credentials "$CR"
+nts --json tune --dry-run --knobs smb.use_sendfile --size 8M --repeat 8 --credentials "$CR"
 [[ $rc = 0 ]] && survives
 ok $? "tune over SMB as alice: it survives too" "$(both)"
 
@@ -62,7 +67,7 @@ before=$(cd "$MEDIA/victim" && find . -printf '%p %s\n' | sort; cat a b sub/c)
 	done
 ) &
 wp=$!
-nts --json tune --dry-run --knobs smb.use_sendfile,smb.aio_read_size --size 8M --repeat 5 --credentials "$CR"
+nts --json tune --dry-run --knobs smb.use_sendfile,smb.aio_read_size --size 8M --repeat 8 --credentials "$CR"
 wait "$wp"
 after=$(cd "$MEDIA/victim" && find . -printf '%p %s\n' | sort; cat a b sub/c)
 [[ -s $WORK/swapped ]]
@@ -73,4 +78,24 @@ grep -q "no longer the scratch directory made there" <<<"$err"
 ok $? "... the tune says the kept directory was replaced and left alone" "$(both)"
 survives
 ok $? "... and alice's private directory is still there" "$(ls -la "$MEDIA")"
+
+# --- a mergerfs pool (the usual pooling on OMV boxes) shared over SMB
+mkdir -p "$SROOT/srv/pb1" "$SROOT/srv/pb2" "$POOL"
+chown 0:29000 "$SROOT/srv/pb1" "$SROOT/srv/pb2" "$POOL"
+chmod 2775 "$SROOT/srv/pb1" "$SROOT/srv/pb2" "$POOL"
+mfs=$(on server mergerfs -o allow_other,use_ino,category.create=ff "$SROOT/srv/pb1:$SROOT/srv/pb2" "$POOL" 2>&1)
+sed 's|^shares = (|shares = (\n  { name = "Pool"; path = "/srv/pool"; protocols = ["smb"]; valid_users = ["alice"]; },|' \
+	"$DEMO" >"$CONF"
+nts apply
+pool=$?
+mkdir -m 0700 "$SROOT/srv/pb1/diary"
+echo "dear diary" >"$SROOT/srv/pb1/diary/letter"
+chown -R 29001:29000 "$SROOT/srv/pb1/diary"
+mv "$SROOT/srv/pb1/diary" "$SROOT/srv/pb1/$stale"
+nts --json tune --dry-run --knobs smb.use_sendfile --size 8M --repeat 8 --credentials "$CR"
+[[ $pool = 0 && $rc = 0 ]] && j_pool=$(python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(" ".join(d.get("targets", [])))' "$out" 2>/dev/null) &&
+	grep -q "smb://127.0.0.1/Pool" <<<"$j_pool"
+ok $? "tune over SMB as alice measures the mergerfs pool share (Pool)" "$mfs$(both)"
+[[ $(cat "$SROOT/srv/pb1/$stale/letter" 2>/dev/null) = "dear diary" ]]
+ok $? "... and her private directory renamed to a stale scratch name in the pool survives" "$(ls -la "$SROOT/srv/pb1"; both)"
 done_testing
