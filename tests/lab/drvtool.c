@@ -1,7 +1,9 @@
 /* drvtool.c - exercises one benchmark driver without the engine: every vtable call from the
  * command line, with timings for the sequential transfers. Built as build/tests/drvtool.
  *
- * usage: drvtool [--credentials FILE] [--block SIZE (16M)] [--no-flush] URL COMMAND [ARGS]
+ * usage: drvtool [--credentials FILE] [--block SIZE] [--no-flush] URL COMMAND [ARGS]
+ * --block: the size of each transfer; by default the engine's for the driver: 1 MiB, and
+ * reads in its read_block when it has one.
  * put and seqwrite end with flush() (SMB: none in libsmbclient; NFS COMMIT; FPFlushFork)
  * unless --no-flush.
  * Exit: 0 ok; 1 the driver failed (its error() sentence on stderr); 2 usage. */
@@ -21,7 +23,8 @@
 
 static const struct bench_driver *drv;
 static struct bench_conn *conn;
-static size_t block = 16 << 20;	/* the engine's largest block */
+static size_t block;	   /* --block; 0: as the engine does (1 MiB; reads: read_block) */
+static bool block_forced;
 static bool no_flush;
 
 static void
@@ -345,6 +348,9 @@ run(const char *cmd, int argc, char **argv)
 		close(fd);
 		return rc;
 	}
+	if (!block_forced && drv->read_block &&
+	    (strcmp(cmd, "get") == 0 || strcmp(cmd, "seqread") == 0))
+		block = drv->read_block;
 	if (strcmp(cmd, "get") == 0) {
 		NARGS(2);
 		if (strcmp(argv[1], "/dev/null") == 0)	/* as smbclient's get: nothing to write */
@@ -471,6 +477,10 @@ main(int argc, char **argv)
 		bench_target_clear(&t);
 		return 2;
 	}
+	if (!block) /* put/seqwrite 1 MiB; get/seqread the driver's read size (run()) */
+		block = 1 << 20;
+	else
+		block_forced = true;
 	if (creds && bench_target_credentials(&t, creds, err, sizeof(err)) < 0) {
 		fprintf(stderr, "drvtool: %s\n", err);
 		bench_target_clear(&t);
