@@ -1215,7 +1215,7 @@ afp_list(struct bench_conn *c, const char *path,
 		uint32_t dlen = c->rlen;
 		memcpy(d, c->rbuf, dlen);
 		for (i = 0; i < count; i++) {
-			struct bench_stat st;
+			struct bench_stat st = { .uid = -1 };
 			char name[1024];
 			uint16_t len;
 			int rc;

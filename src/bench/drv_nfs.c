@@ -312,7 +312,7 @@ nfsd_list(struct bench_conn *c, const char *path,
 		return nfs_fail_ctx(c, rc, "list", path);
 	rc = 0;
 	while ((e = nfs_readdir(c->nfs, d))) {
-		struct bench_stat bs;
+		struct bench_stat bs = { .uid = -1 };
 
 		if (strcmp(e->name, ".") == 0 || strcmp(e->name, "..") == 0)
 			continue;

@@ -412,6 +412,7 @@ null_list(struct bench_conn *c, const char *path,
 			continue;
 		v = xreallocarray(v, nv + 1, sizeof(*v));
 		v[nv].name = xstrdup(rest);
+		v[nv].st = (struct bench_stat){ .has_id = true, .ino = c->s->nodes[i].ino };
 		v[nv].st.size = c->s->nodes[i].size;
 		v[nv++].st.is_dir = c->s->nodes[i].is_dir;
 	}
