@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <libconfig.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,7 @@ struct ld {
 	struct model *m;
 	struct diag *d;
 	const char *fallback; /* file name when libconfig has none (string input) */
+	bool is_preset;	      /* reading the preset, not the user's file */
 };
 
 /* ---- small helpers ---- */
@@ -140,7 +142,7 @@ unknown_keys(struct ld *ld, const config_setting_t *g, const char *where, const 
 	}
 }
 
-enum kind { K_STR, K_BOOL, K_INT, K_GROUP, K_LIST };
+enum kind { K_ANY, K_STR, K_BOOL, K_INT, K_GROUP, K_LIST };
 
 static const char *
 type_name(int t)
@@ -170,6 +172,8 @@ is_kind(const config_setting_t *s, enum kind k)
 	int t = config_setting_type(s);
 
 	switch (k) {
+	case K_ANY:
+		return true;
 	case K_STR:
 		return t == CONFIG_TYPE_STRING;
 	case K_BOOL:
@@ -185,6 +189,7 @@ is_kind(const config_setting_t *s, enum kind k)
 }
 
 static const char *const kind_fix[] = {
+	[K_ANY] = "%s",
 	[K_STR] = "a quoted string, e.g. %s = \"value\";",
 	[K_BOOL] = "true or false, e.g. %s = true;",
 	[K_INT] = "a whole number, e.g. %s = 3;",
@@ -192,20 +197,30 @@ static const char *const kind_fix[] = {
 	[K_LIST] = "a list, e.g. %s = [\"a\", \"b\"];",
 };
 
+/* Whether s is of kind k; when not, says so (what: "group.key"). */
+static bool
+kind_ok(struct ld *ld, const config_setting_t *s, enum kind k, const char *what)
+{
+	char fix[128];
+
+	if (is_kind(s, k))
+		return true;
+	snprintf(fix, sizeof(fix), kind_fix[k], config_setting_name(s));
+	ERR(ld, s, "%s is %s — make it %s", what, type_name(config_setting_type(s)), fix);
+	return false;
+}
+
 /* The member key of g when present and of the right kind; type errors are reported. */
 static config_setting_t *
 member(struct ld *ld, const config_setting_t *g, const char *key, enum kind k, const char *where)
 {
 	config_setting_t *s = config_setting_get_member(g, key);
-	char fix[128];
+	char what[128];
 
 	if (!s)
 		return NULL;
-	if (is_kind(s, k))
-		return s;
-	snprintf(fix, sizeof(fix), kind_fix[k], key);
-	ERR(ld, s, "%s.%s is %s — make it %s", where, key, type_name(config_setting_type(s)), fix);
-	return NULL;
+	snprintf(what, sizeof(what), "%s.%s", where, key);
+	return kind_ok(ld, s, k, what) ? s : NULL;
 }
 
 static void
@@ -271,20 +286,6 @@ check_word(struct ld *ld, const config_setting_t *s, const char *what, const cha
 }
 
 static void
-get_str(struct ld *ld, const config_setting_t *g, const char *key, const char *where, char **dst,
-	size_t maxlen, const char *forbid)
-{
-	config_setting_t *s = member(ld, g, key, K_STR, where);
-	char what[96];
-
-	if (!s)
-		return;
-	snprintf(what, sizeof(what), "%s.%s", where, key);
-	if (check_text(ld, s, what, config_setting_get_string(s), maxlen, forbid))
-		set_str(dst, config_setting_get_string(s));
-}
-
-static void
 get_bool(struct ld *ld, const config_setting_t *g, const char *key, const char *where, bool *dst)
 {
 	config_setting_t *s = member(ld, g, key, K_BOOL, where);
@@ -309,6 +310,33 @@ get_word(struct ld *ld, const config_setting_t *g, const char *key, const char *
 		set_str(dst, w);
 }
 
+/* The strings of list s, each checked by fn (may be NULL), replace *dst; what is the list's
+ * path ("group.key"). */
+static void
+read_strlist(struct ld *ld, const config_setting_t *s, const char *what, struct strlist *dst,
+	     bool (*fn)(struct ld *, const config_setting_t *, const char *, const char *))
+{
+	char ewhat[160];
+	int i, n = config_setting_length(s);
+
+	strlist_clear(dst);
+	for (i = 0; i < n; i++) {
+		config_setting_t *e = config_setting_get_elem(s, (unsigned)i);
+
+		snprintf(ewhat, sizeof(ewhat), "%s[%d]", what, i);
+		if (config_setting_type(e) != CONFIG_TYPE_STRING) {
+			ERR(ld, e, "%s is %s — list entries must be quoted strings", ewhat,
+			    type_name(config_setting_type(e)));
+			continue;
+		}
+		if (!check_text(ld, e, ewhat, config_setting_get_string(e), 255, "\"\\%"))
+			continue;
+		if (fn && !fn(ld, e, ewhat, config_setting_get_string(e)))
+			continue;
+		strlist_add(dst, config_setting_get_string(e));
+	}
+}
+
 /* A list of strings, each checked by fn (may be NULL); replaces *dst when present. */
 static config_setting_t *
 get_strlist(struct ld *ld, const config_setting_t *g, const char *key, const char *where,
@@ -317,27 +345,11 @@ get_strlist(struct ld *ld, const config_setting_t *g, const char *key, const cha
 {
 	config_setting_t *s = member(ld, g, key, K_LIST, where);
 	char what[128];
-	int i, n;
 
 	if (!s)
 		return NULL;
-	strlist_clear(dst);
-	n = config_setting_length(s);
-	for (i = 0; i < n; i++) {
-		config_setting_t *e = config_setting_get_elem(s, (unsigned)i);
-
-		snprintf(what, sizeof(what), "%s.%s[%d]", where, key, i);
-		if (config_setting_type(e) != CONFIG_TYPE_STRING) {
-			ERR(ld, e, "%s is %s — list entries must be quoted strings", what,
-			    type_name(config_setting_type(e)));
-			continue;
-		}
-		if (!check_text(ld, e, what, config_setting_get_string(e), 255, "\"\\%"))
-			continue;
-		if (fn && !fn(ld, e, what, config_setting_get_string(e)))
-			continue;
-		strlist_add(dst, config_setting_get_string(e));
-	}
+	snprintf(what, sizeof(what), "%s.%s", where, key);
+	read_strlist(ld, s, what, dst, fn);
 	return s;
 }
 
@@ -508,409 +520,581 @@ check_username(struct ld *ld, const config_setting_t *s, const char *what, const
 	return true;
 }
 
-/* ---- sections ---- */
+/* ---- the key tables ---- */
 
-static const char *const top_keys[] = {
-	"profile", "server", "network",	 "protocols", "users",
-	"shares",  "tuning", "services", "cluster",   NULL,
+/* How a key's value is read. */
+enum ftype {
+	F_STR,	   /* a string, checked by check then check_text, into a char * */
+	F_WORD,	   /* one of words (any case), kept as the canonical word, into a char * */
+	F_ENUM,	   /* one of words, kept as its index, into an enum */
+	F_BOOL,	   /* true/false, into a bool */
+	F_STRLIST, /* a list of strings, each checked by check, into a struct strlist */
+	F_GROUP,   /* a group with keys of its own: sub, over the same base */
+	F_FUNC,	   /* anything else: load reads it, once its kind is checked */
+};
+
+struct field;
+
+/* A value check: true, or false after saying why at s; what is "group.key" (or "...[i]"). */
+typedef bool (*value_check)(struct ld *, const config_setting_t *s, const char *what,
+			    const char *v);
+/* Reads the present key s, of the row's kind, into base; what is "group.key". */
+typedef void (*key_loader)(struct ld *, config_setting_t *s, const char *what,
+			   const struct field *f, void *base);
+
+/* One key of a group, as Redis's config table: its name, how it is read and checked, and
+ * where its value goes, an offset into the group's base (the model, a share, a service's
+ * settings). The table's order is the order its keys are read in (so the order of the
+ * diagnostics) and the order "did you mean" considers them in. A new group is one more
+ * table and an F_GROUP row in its parent's (or an F_FUNC row naming it in .sub: a list of
+ * groups is .kind = K_LIST); tests/pkg/doccheck follows the rows to hold nastune.conf(5)
+ * to the tables. */
+struct field {
+	const char *key;
+	enum ftype type;
+	size_t off;		  /* the value, in base */
+	value_check check;	  /* F_STR: before check_text; F_STRLIST: every entry */
+	size_t maxlen;		  /* F_STR: check_text's limit; 0: check alone decides */
+	const char *forbid;	  /* F_STR: characters check_text refuses */
+	const char *const *words; /* F_WORD, F_ENUM */
+	size_t loc_off;		  /* F_STRLIST: where the list's struct loc goes; 0: nowhere */
+	const struct field *sub;  /* F_GROUP; F_FUNC: the table its loader reads (documented) */
+	key_loader load;	  /* F_FUNC */
+	enum kind kind;		  /* F_FUNC: what s must be (K_ANY: load checks it) */
+	const char *missing;	  /* F_FUNC: the fix when the key is absent; NULL: optional */
+	int arg;		  /* F_FUNC: the loader's own */
+};
+
+/* F_ENUM writes an int. */
+_Static_assert(sizeof(enum nfs_server) == sizeof(int) && sizeof(enum tune_goal) == sizeof(int),
+	       "F_ENUM fields must be int-sized");
+
+#define M(member) offsetof(struct model, member)
+#define SH(member) offsetof(struct share, member)
+#define FIELD_PTR(base, off, type) ((type *)(void *)((char *)(base) + (off)))
+
+static void load_group(struct ld *ld, const config_setting_t *g, const char *where,
+		       const struct field *fields, void *base);
+
+/* The table's keys as a NULL-terminated list, for unknown_keys; into v (n entries). */
+static const char *const *
+field_keys(const struct field *fields, const char **v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; fields[i].key && i + 1 < n; i++)
+		v[i] = fields[i].key;
+	v[i] = NULL;
+	return v;
+}
+
+static void
+load_field(struct ld *ld, const config_setting_t *g, const char *where, const char *what,
+	   const struct field *f, void *base)
+{
+	config_setting_t *s;
+	const char *v;
+	char *w = NULL;
+	int i;
+
+	switch (f->type) {
+	case F_STR:
+		if (!(s = member(ld, g, f->key, K_STR, where)))
+			break;
+		v = config_setting_get_string(s);
+		if ((!f->check || f->check(ld, s, what, v)) &&
+		    (!f->maxlen || check_text(ld, s, what, v, f->maxlen, f->forbid)))
+			set_str(FIELD_PTR(base, f->off, char *), v);
+		break;
+	case F_WORD:
+		get_word(ld, g, f->key, where, FIELD_PTR(base, f->off, char *), f->words);
+		break;
+	case F_ENUM:
+		get_word(ld, g, f->key, where, &w, f->words);
+		for (i = 0; w && f->words[i]; i++)
+			if (strcmp(f->words[i], w) == 0)
+				*FIELD_PTR(base, f->off, int) = i;
+		free(w);
+		break;
+	case F_BOOL:
+		get_bool(ld, g, f->key, where, FIELD_PTR(base, f->off, bool));
+		break;
+	case F_STRLIST:
+		s = get_strlist(ld, g, f->key, where, FIELD_PTR(base, f->off, struct strlist),
+				f->check);
+		if (s && f->loc_off)
+			*FIELD_PTR(base, f->loc_off, struct loc) = loc_of(ld, s);
+		break;
+	case F_GROUP:
+		if ((s = member(ld, g, f->key, K_GROUP, where)))
+			load_group(ld, s, what, f->sub, base);
+		break;
+	case F_FUNC:
+		if ((s = member(ld, g, f->key, f->kind, where)))
+			f->load(ld, s, what, f, base);
+		else if (f->missing && !config_setting_get_member(g, f->key))
+			ERR(ld, g, "%s has no %s — %s", where, f->key, f->missing);
+		break;
+	}
+}
+
+/* Reads g's keys as fields says into base. A key's path is where.key, or the key alone at
+ * the top level (top: where is then only what type errors call the file). */
+static void
+load_fields(struct ld *ld, const config_setting_t *g, const char *where, bool top,
+	    const struct field *fields, void *base)
+{
+	const struct field *f;
+	char what[96];
+
+	for (f = fields; f->key; f++) {
+		if (top)
+			snprintf(what, sizeof(what), "%s", f->key);
+		else
+			snprintf(what, sizeof(what), "%s.%s", where, f->key);
+		load_field(ld, g, where, what, f, base);
+	}
+}
+
+/* A group: its unknown keys reported, then its fields read. */
+static void
+load_group(struct ld *ld, const config_setting_t *g, const char *where, const struct field *fields,
+	   void *base)
+{
+	const char *keys[32];
+
+	unknown_keys(ld, g, where, field_keys(fields, keys, 32));
+	load_fields(ld, g, where, false, fields, base);
+}
+
+/* ---- server ---- */
+
+/* A NetBIOS and Bonjour name: 1 to 15 letters, digits or inner hyphens. */
+static bool
+netbios_name_ok(struct ld *ld, const config_setting_t *s, const char *what, const char *v,
+		const char *example)
+{
+	size_t n = strlen(v), i;
+	bool ok = n >= 1 && n <= 15 && v[0] != '-' && v[n - 1] != '-';
+
+	for (i = 0; i < n && ok; i++)
+		ok = isalnum((unsigned char)v[i]) || v[i] == '-';
+	if (!ok)
+		ERR(ld, s,
+		    "%s '%s' cannot be a NetBIOS and Bonjour name — use 1 to 15 letters, digits "
+		    "or inner hyphens, e.g. \"%s\"",
+		    what, v, example);
+	return ok;
+}
+
+static bool
+check_netbios_name(struct ld *ld, const config_setting_t *s, const char *what, const char *v)
+{
+	return netbios_name_ok(ld, s, what, v, "atlas");
+}
+
+static bool
+check_cluster_name(struct ld *ld, const config_setting_t *s, const char *what, const char *v)
+{
+	return netbios_name_ok(ld, s, what, v, "nas");
+}
+
+static bool
+check_workgroup(struct ld *ld, const config_setting_t *s, const char *what, const char *v)
+{
+	size_t n = strlen(v);
+
+	if (n >= 1 && n <= 15 &&
+	    strspn(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.") == n)
+		return true;
+	ERR(ld, s,
+	    "%s '%s' is not valid — use 1 to 15 letters, digits, '-', '_' or '.', e.g. "
+	    "\"WORKGROUP\"",
+	    what, v);
+	return false;
+}
+
+static bool
+check_apple_model(struct ld *ld, const config_setting_t *s, const char *what, const char *v)
+{
+	size_t n = strlen(v);
+
+	if (n >= 1 && n <= 64 &&
+	    strspn(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789,._-") == n)
+		return true;
+	ERR(ld, s,
+	    "%s '%s' is not an Apple model identifier — use letters, digits, ',', '.', '_' or "
+	    "'-', e.g. \"TimeCapsule8,119\" or \"MacSamba\"",
+	    what, v);
+	return false;
+}
+
+static const struct field server_fields[] = {
+	{ "name", F_STR, .off = M(server.name), .check = check_netbios_name },
+	{ "workgroup", F_STR, .off = M(server.workgroup), .check = check_workgroup },
+	/* '%' would be expanded by Samba as a substitution variable. */
+	{ "description", F_STR, .off = M(server.description), .maxlen = 200, .forbid = "%\"\\" },
+	{ "model", F_STR, .off = M(server.model), .check = check_apple_model },
+	{ "interfaces", F_STRLIST, .off = M(server.interfaces), .check = check_ifname },
+	{ NULL },
+};
+
+/* ---- network ---- */
+
+static void
+load_mtu(struct ld *ld, config_setting_t *s, const char *what, const struct field *f, void *base)
+{
+	struct model *m = base;
+	const char *v = is_kind(s, K_STR) ? config_setting_get_string(s) : "";
+
+	(void)f;
+	if (is_kind(s, K_INT)) {
+		long long n = config_setting_type(s) == CONFIG_TYPE_INT
+				      ? config_setting_get_int(s)
+				      : config_setting_get_int64(s);
+		char num[16];
+
+		if (n < 576 || n > 9216) {
+			ERR(ld, s,
+			    "%s %lld is out of range — use 576 to 9216, \"auto\" or \"keep\"", what,
+			    n);
+			return;
+		}
+		m->network.mtu_mode = MTU_FIXED;
+		m->network.mtu = (int)n;
+		snprintf(num, sizeof(num), "%d", (int)n);
+		set_knob(ld, KNOB_NET_MTU, num, KNOB_CONFIG, s);
+	} else if (strcmp(v, "auto") == 0 || strcmp(v, "keep") == 0) {
+		m->network.mtu_mode = strcmp(v, "auto") == 0 ? MTU_AUTO : MTU_KEEP;
+		set_knob(ld, KNOB_NET_MTU, NULL, KNOB_UNSET, s);
+	} else {
+		ERR(ld, s,
+		    "%s must be a number from 576 to 9216, \"auto\" or \"keep\" — e.g. mtu = "
+		    "9000; or mtu = \"auto\";",
+		    what);
+	}
+}
+
+static const struct field network_fields[] = {
+	{ "interface", F_STR, .off = M(network.interface), .check = check_ifname },
+	{ "mtu", F_FUNC, .load = load_mtu, .kind = K_ANY },
+	{ "peers", F_STRLIST, .off = M(network.peers), .check = check_peer },
+	{ NULL },
+};
+
+/* ---- protocols ---- */
+
+static const char *const min_protocols[] = {
+	"SMB2", "SMB2_02", "SMB2_10", "SMB3", "SMB3_00", "SMB3_02", "SMB3_11", "NT1", NULL,
+};
+static const char *const signings[] = {
+	"default", "auto", "desired", "mandatory", "required", "disabled", NULL,
+};
+static const char *const encryptions[] = {
+	"default", "off", "if_required", "desired", "required", NULL,
+};
+/* Indexed by enum nfs_server. */
+static const char *const nfs_servers[] = { "kernel", "ganesha", NULL };
+static const char *const cnid_schemes[] = { "dbd", "last", "sqlite", "mysql", NULL };
+
+/* A word of min_protocols; NT1 in force (even from the preset) is warned about. */
+static void
+load_min_protocol(struct ld *ld, config_setting_t *s, const char *what, const struct field *f,
+		  void *base)
+{
+	struct model *m = base;
+	const char *w;
+
+	if (kind_ok(ld, s, K_STR, what) &&
+	    (w = check_word(ld, s, what, config_setting_get_string(s), f->words)))
+		set_str(&m->smb.min_protocol, w);
+	if (m->smb.min_protocol && strcmp(m->smb.min_protocol, "NT1") == 0)
+		diag_warning(ld->d, sfile(ld, s), sline(s),
+			     "%s NT1 allows SMB1, which is insecure and slow — prefer \"SMB2\"",
+			     what);
+}
+
+static void
+load_nfs_versions(struct ld *ld, config_setting_t *s, const char *what, const struct field *f,
+		  void *base)
+{
+	struct model *m = base;
+	int i, n = config_setting_length(s);
+	bool v3 = false, v4 = false, ok = true;
+
+	(void)f;
+	for (i = 0; i < n; i++) {
+		config_setting_t *e = config_setting_get_elem(s, (unsigned)i);
+		int v = config_setting_type(e) == CONFIG_TYPE_INT ? config_setting_get_int(e) : 0;
+
+		if (v == 3 || v == 4) {
+			v3 |= v == 3;
+			v4 |= v == 4;
+		} else {
+			ERR(ld, e, "%s[%d] must be 3 or 4 — e.g. versions = [3, 4];", what, i);
+			ok = false;
+		}
+	}
+	if (ok && !v3 && !v4)
+		ERR(ld, s, "%s is empty — list at least one of 3 and 4, or set enabled = false",
+		    what);
+	if (ok && (v3 || v4)) {
+		m->nfs.v3 = v3;
+		m->nfs.v4 = v4;
+	}
+}
+
+static const struct field smb_fields[] = {
+	{ "enabled", F_BOOL, .off = M(smb.enabled) },
+	{ "min_protocol", F_FUNC, .load = load_min_protocol, .kind = K_ANY,
+	  .words = min_protocols },
+	{ "signing", F_WORD, .off = M(smb.signing), .words = signings },
+	{ "encryption", F_WORD, .off = M(smb.encryption), .words = encryptions },
+	{ "apple", F_BOOL, .off = M(smb.apple) },
+	{ NULL },
+};
+
+static const struct field nfs_fields[] = {
+	{ "enabled", F_BOOL, .off = M(nfs.enabled) },
+	{ "server", F_ENUM, .off = M(nfs.server), .words = nfs_servers },
+	{ "versions", F_FUNC, .load = load_nfs_versions, .kind = K_LIST },
+	{ NULL },
+};
+
+static const struct field afp_fields[] = {
+	{ "enabled", F_BOOL, .off = M(afp.enabled) },
+	{ "cnid_scheme", F_WORD, .off = M(afp.cnid_scheme), .words = cnid_schemes },
+	{ NULL },
+};
+
+static const struct field protocol_fields[] = {
+	{ "smb", F_GROUP, .sub = smb_fields },
+	{ "nfs", F_GROUP, .sub = nfs_fields },
+	{ "afp", F_GROUP, .sub = afp_fields },
+	{ NULL },
+};
+
+/* ---- users ---- */
+
+static void
+load_user_name(struct ld *ld, config_setting_t *s, const char *what, const struct field *f,
+	       void *base)
+{
+	struct model *m = base;
+	const char *name = config_setting_get_string(s);
+	size_t k;
+
+	(void)what;
+	(void)f;
+	if (!check_username(ld, s, "users[].name", name))
+		return;
+	for (k = 0; k < m->n_users; k++)
+		if (strcmp(m->users[k].name, name) == 0)
+			break;
+	if (k < m->n_users) {
+		ERR(ld, s, "user '%s' is listed twice (first at line %d) — remove one", name,
+		    m->users[k].loc.line);
+		return;
+	}
+	m->users = xreallocarray(m->users, m->n_users + 1, sizeof(*m->users));
+	m->users[m->n_users].name = xstrdup(name);
+	m->users[m->n_users].loc = loc_of(ld, s);
+	m->n_users++;
+}
+
+/* users[]: existing system accounts. */
+static const struct field user_fields[] = {
+	{ "name", F_FUNC, .load = load_user_name, .kind = K_STR,
+	  .missing = "add name = \"alice\"; (an existing system account)" },
+	{ NULL },
 };
 
 static void
-load_server(struct ld *ld, const config_setting_t *g)
+load_users(struct ld *ld, config_setting_t *l, const char *what, const struct field *f, void *base)
 {
-	static const char *const keys[] = {
-		"name", "workgroup", "description", "model", "interfaces", NULL,
-	};
-	struct model *m = ld->m;
-	config_setting_t *s;
-
-	unknown_keys(ld, g, "server", keys);
-	if ((s = member(ld, g, "name", K_STR, "server"))) {
-		const char *v = config_setting_get_string(s);
-		size_t n = strlen(v), i;
-		bool ok = n >= 1 && n <= 15 && v[0] != '-' && v[n - 1] != '-';
-
-		for (i = 0; i < n && ok; i++)
-			ok = isalnum((unsigned char)v[i]) || v[i] == '-';
-		if (ok)
-			set_str(&m->server.name, v);
-		else
-			ERR(ld, s,
-			    "server.name '%s' cannot be a NetBIOS and Bonjour name — use 1 to "
-			    "15 letters, digits or inner hyphens, e.g. \"atlas\"",
-			    v);
-	}
-	if ((s = member(ld, g, "workgroup", K_STR, "server"))) {
-		const char *v = config_setting_get_string(s);
-		size_t n = strlen(v);
-
-		if (n >= 1 && n <= 15 &&
-		    strspn(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuv"
-			      "wxyz0123456789-_.") == n)
-			set_str(&m->server.workgroup, v);
-		else
-			ERR(ld, s,
-			    "server.workgroup '%s' is not valid — use 1 to 15 letters, digits, "
-			    "'-', '_' or '.', e.g. \"WORKGROUP\"",
-			    v);
-	}
-	/* '%' would be expanded by Samba as a substitution variable. */
-	get_str(ld, g, "description", "server", &m->server.description, 200, "%\"\\");
-	if ((s = member(ld, g, "model", K_STR, "server"))) {
-		const char *v = config_setting_get_string(s);
-		size_t n = strlen(v);
-
-		if (n >= 1 && n <= 64 &&
-		    strspn(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuv"
-			      "wxyz0123456789,._-") == n)
-			set_str(&m->server.model, v);
-		else
-			ERR(ld, s,
-			    "server.model '%s' is not an Apple model identifier — use letters, "
-			    "digits, ',', '.', '_' or '-', e.g. \"TimeCapsule8,119\" or "
-			    "\"MacSamba\"",
-			    v);
-	}
-	get_strlist(ld, g, "interfaces", "server", &m->server.interfaces, check_ifname);
-}
-
-static void
-load_network(struct ld *ld, const config_setting_t *g)
-{
-	static const char *const keys[] = { "interface", "mtu", "peers", NULL };
-	struct model *m = ld->m;
-	config_setting_t *s;
-
-	unknown_keys(ld, g, "network", keys);
-	if ((s = member(ld, g, "interface", K_STR, "network")) &&
-	    check_ifname(ld, s, "network.interface", config_setting_get_string(s)))
-		set_str(&m->network.interface, config_setting_get_string(s));
-	if ((s = config_setting_get_member(g, "mtu"))) {
-		if (is_kind(s, K_INT)) {
-			long long v = config_setting_get_int64(s);
-
-			if (config_setting_type(s) == CONFIG_TYPE_INT)
-				v = config_setting_get_int(s);
-			if (v < 576 || v > 9216) {
-				ERR(ld, s,
-				    "network.mtu %lld is out of range — use 576 to 9216, "
-				    "\"auto\" or \"keep\"",
-				    v);
-			} else {
-				m->network.mtu_mode = MTU_FIXED;
-				char num[16];
-
-				m->network.mtu = (int)v;
-				snprintf(num, sizeof(num), "%d", (int)v);
-				set_knob(ld, KNOB_NET_MTU, num, KNOB_CONFIG, s);
-			}
-		} else if (is_kind(s, K_STR) && strcmp(config_setting_get_string(s), "auto") == 0) {
-			m->network.mtu_mode = MTU_AUTO;
-			set_knob(ld, KNOB_NET_MTU, NULL, KNOB_UNSET, s);
-		} else if (is_kind(s, K_STR) && strcmp(config_setting_get_string(s), "keep") == 0) {
-			m->network.mtu_mode = MTU_KEEP;
-			set_knob(ld, KNOB_NET_MTU, NULL, KNOB_UNSET, s);
-		} else {
-			ERR(ld, s,
-			    "network.mtu must be a number from 576 to 9216, \"auto\" or "
-			    "\"keep\" — e.g. mtu = 9000; or mtu = \"auto\";");
-		}
-	}
-	get_strlist(ld, g, "peers", "network", &m->network.peers, check_peer);
-}
-
-static void
-load_protocols(struct ld *ld, const config_setting_t *g)
-{
-	static const char *const keys[] = { "smb", "nfs", "afp", NULL };
-	static const char *const smb_keys[] = {
-		"enabled", "min_protocol", "signing", "encryption", "apple", NULL,
-	};
-	static const char *const nfs_keys[] = { "enabled", "server", "versions", NULL };
-	static const char *const afp_keys[] = { "enabled", "cnid_scheme", NULL };
-	static const char *const min_protocols[] = {
-		"SMB2", "SMB2_02", "SMB2_10", "SMB3", "SMB3_00", "SMB3_02", "SMB3_11", "NT1", NULL,
-	};
-	static const char *const signing[] = {
-		"default", "auto", "desired", "mandatory", "required", "disabled", NULL,
-	};
-	static const char *const encryption[] = {
-		"default", "off", "if_required", "desired", "required", NULL,
-	};
-	static const char *const nfs_servers[] = { "kernel", "ganesha", NULL };
-	static const char *const cnid[] = { "dbd", "last", "sqlite", "mysql", NULL };
-	struct model *m = ld->m;
-	config_setting_t *p, *s;
-	char *tmp = NULL;
-
-	unknown_keys(ld, g, "protocols", keys);
-	if ((p = member(ld, g, "smb", K_GROUP, "protocols"))) {
-		unknown_keys(ld, p, "protocols.smb", smb_keys);
-		get_bool(ld, p, "enabled", "protocols.smb", &m->smb.enabled);
-		get_word(ld, p, "min_protocol", "protocols.smb", &m->smb.min_protocol,
-			 min_protocols);
-		if ((s = config_setting_get_member(p, "min_protocol")) && m->smb.min_protocol &&
-		    strcmp(m->smb.min_protocol, "NT1") == 0)
-			diag_warning(ld->d, sfile(ld, s), sline(s),
-				     "protocols.smb.min_protocol NT1 "
-				     "allows SMB1, which is insecure and slow — prefer \"SMB2\"");
-		get_word(ld, p, "signing", "protocols.smb", &m->smb.signing, signing);
-		get_word(ld, p, "encryption", "protocols.smb", &m->smb.encryption, encryption);
-		get_bool(ld, p, "apple", "protocols.smb", &m->smb.apple);
-	}
-	if ((p = member(ld, g, "nfs", K_GROUP, "protocols"))) {
-		unknown_keys(ld, p, "protocols.nfs", nfs_keys);
-		get_bool(ld, p, "enabled", "protocols.nfs", &m->nfs.enabled);
-		get_word(ld, p, "server", "protocols.nfs", &tmp, nfs_servers);
-		if (tmp)
-			m->nfs.server = strcmp(tmp, "ganesha") == 0 ? NFS_SERVER_GANESHA
-								    : NFS_SERVER_KERNEL;
-		free(tmp);
-		if ((s = member(ld, p, "versions", K_LIST, "protocols.nfs"))) {
-			int i, n = config_setting_length(s);
-			bool v3 = false, v4 = false, ok = true;
-
-			for (i = 0; i < n; i++) {
-				config_setting_t *e = config_setting_get_elem(s, (unsigned)i);
-
-				if (config_setting_type(e) == CONFIG_TYPE_INT &&
-				    config_setting_get_int(e) == 3)
-					v3 = true;
-				else if (config_setting_type(e) == CONFIG_TYPE_INT &&
-					 config_setting_get_int(e) == 4)
-					v4 = true;
-				else {
-					ERR(ld, e,
-					    "protocols.nfs.versions[%d] must be 3 or 4 — e.g. "
-					    "versions = [3, 4];",
-					    i);
-					ok = false;
-				}
-			}
-			if (ok && !v3 && !v4)
-				ERR(ld, s,
-				    "protocols.nfs.versions is empty — list at least one of 3 "
-				    "and 4, or set enabled = false");
-			if (ok && (v3 || v4)) {
-				m->nfs.v3 = v3;
-				m->nfs.v4 = v4;
-			}
-		}
-	}
-	if ((p = member(ld, g, "afp", K_GROUP, "protocols"))) {
-		unknown_keys(ld, p, "protocols.afp", afp_keys);
-		get_bool(ld, p, "enabled", "protocols.afp", &m->afp.enabled);
-		get_word(ld, p, "cnid_scheme", "protocols.afp", &m->afp.cnid_scheme, cnid);
-	}
-}
-
-static void
-load_users(struct ld *ld, const config_setting_t *l)
-{
-	static const char *const keys[] = { "name", NULL };
-	struct model *m = ld->m;
+	struct model *m = base;
 	char where[32];
 	int i, n = config_setting_length(l);
 	size_t k;
 
+	(void)what;
 	for (k = 0; k < m->n_users; k++)
 		free(m->users[k].name);
 	free(m->users);
 	m->users = NULL;
 	m->n_users = 0;
 	for (i = 0; i < n; i++) {
-		config_setting_t *u = config_setting_get_elem(l, (unsigned)i), *s;
-		const char *name;
+		config_setting_t *u = config_setting_get_elem(l, (unsigned)i);
 
 		snprintf(where, sizeof(where), "users[%d]", i);
-		if (config_setting_type(u) != CONFIG_TYPE_GROUP) {
+		if (config_setting_type(u) != CONFIG_TYPE_GROUP)
 			ERR(ld, u, "%s must be a group — write ( { name = \"alice\"; } )", where);
-			continue;
-		}
-		unknown_keys(ld, u, where, keys);
-		s = member(ld, u, "name", K_STR, where);
-		if (!s) {
-			if (!config_setting_get_member(u, "name"))
-				ERR(ld, u,
-				    "%s has no name — add name = \"alice\"; (an existing system "
-				    "account)",
-				    where);
-			continue;
-		}
-		name = config_setting_get_string(s);
-		if (!check_username(ld, s, "users[].name", name))
-			continue;
-		for (k = 0; k < m->n_users; k++)
-			if (strcmp(m->users[k].name, name) == 0)
-				break;
-		if (k < m->n_users) {
-			ERR(ld, s, "user '%s' is listed twice (first at line %d) — remove one",
-			    name, m->users[k].loc.line);
-			continue;
-		}
-		m->users = xreallocarray(m->users, m->n_users + 1, sizeof(*m->users));
-		m->users[m->n_users].name = xstrdup(name);
-		m->users[m->n_users].loc = loc_of(ld, s);
-		m->n_users++;
+		else
+			load_group(ld, u, where, f->sub, m);
 	}
 }
+
+/* ---- shares ---- */
 
 /* SMB forbids these in share names; '%' is a Samba substitution; ',' and '=' would break the
  * Time Machine TXT record; '[' ']' the smb.conf section header. */
 #define SHARE_FORBIDDEN "\\/:*?\"<>|[]+=;,%#"
 
 static void
-load_share(struct ld *ld, config_setting_t *g, int idx, struct share *sh)
+load_share_name(struct ld *ld, config_setting_t *s, const char *what, const struct field *f,
+		void *base)
 {
-	static const char *const keys[] = {
-		"name",	       "path",	  "protocols",	  "read_only", "guest",
-		"valid_users", "comment", "time_machine", "nfs",       NULL,
-	};
-	static const char *const tm_keys[] = { "enabled", "max_size", NULL };
-	static const char *const nfs_keys[] = { "clients", "async", NULL };
 	static const char *const reserved[] = { "global", "homes", "printers",
 						"print$", "ipc$",  NULL };
-	char where[32], what[64];
-	config_setting_t *s, *p;
-	size_t k;
+	struct share *sh = base;
+	const char *v = config_setting_get_string(s);
+	size_t n = strlen(v), k;
 
-	snprintf(where, sizeof(where), "shares[%d]", idx);
-	sh->loc = loc_of(ld, g);
-	sh->protocols = PROTO_SMB;
-	unknown_keys(ld, g, where, keys);
-	if ((s = member(ld, g, "name", K_STR, where))) {
-		const char *v = config_setting_get_string(s);
-		size_t n = strlen(v);
-
-		sh->loc_name = loc_of(ld, s);
-		snprintf(what, sizeof(what), "%s.name", where);
-		if (n == 0) {
-			ERR(ld, s, "%s is empty — give the share a name, e.g. \"Media\"", what);
-		} else if (v[0] == ' ' || v[n - 1] == ' ') {
-			ERR(ld, s, "share name '%s' starts or ends with a space — remove it", v);
-		} else if (check_text(ld, s, what, v, 80, SHARE_FORBIDDEN)) {
-			for (k = 0; reserved[k]; k++)
-				if (strcasecmp(v, reserved[k]) == 0)
-					break;
-			if (reserved[k])
-				ERR(ld, s,
-				    "share name '%s' is reserved by Samba — choose another "
-				    "name",
-				    v);
-			else
-				sh->name = xstrdup(v);
-		}
-	} else if (!config_setting_get_member(g, "name")) {
-		ERR(ld, g, "%s has no name — add name = \"Media\";", where);
-	}
-	if ((s = member(ld, g, "path", K_STR, where))) {
-		const char *v = config_setting_get_string(s);
-
-		sh->loc_path = loc_of(ld, s);
-		snprintf(what, sizeof(what), "%s.path", where);
-		if (v[0] != '/')
-			ERR(ld, s,
-			    "%s '%s' is not absolute — write the full path, e.g. "
-			    "\"/srv/media\"",
-			    what, v);
-		else if (strcmp(v, "/") == 0)
-			ERR(ld, s,
-			    "%s is / — sharing the whole file system is refused; share a "
-			    "directory such as \"/srv/media\"",
-			    what);
-		else if (strstr(v, "/../") || strstr(v, "/./") || strstr(v, "//") ||
-			 (strlen(v) >= 3 && strcmp(v + strlen(v) - 3, "/..") == 0) ||
-			 (strlen(v) >= 2 && strcmp(v + strlen(v) - 2, "/.") == 0) ||
-			 v[strlen(v) - 1] == '/')
-			ERR(ld, s,
-			    "%s '%s' is not a plain path — remove '..', '.', doubled and "
-			    "trailing slashes",
-			    what, v);
-		else if (check_text(ld, s, what, v, 1024, "\"\\%"))
-			sh->path = xstrdup(v);
-	} else if (!config_setting_get_member(g, "path")) {
-		ERR(ld, g, "%s has no path — add path = \"/srv/...\";", where);
-	}
-	if ((s = member(ld, g, "protocols", K_LIST, where))) {
-		int i, n = config_setting_length(s);
-		unsigned set = 0;
-
-		for (i = 0; i < n; i++) {
-			config_setting_t *e = config_setting_get_elem(s, (unsigned)i);
-			const char *v = config_setting_type(e) == CONFIG_TYPE_STRING
-						? config_setting_get_string(e)
-						: "";
-			unsigned bit = strcmp(v, "smb") == 0   ? PROTO_SMB
-				       : strcmp(v, "nfs") == 0 ? PROTO_NFS
-				       : strcmp(v, "afp") == 0 ? PROTO_AFP
-							       : 0;
-
-			if (!bit)
-				ERR(ld, e, "%s.protocols[%d] must be \"smb\", \"nfs\" or \"afp\"",
-				    where, i);
-			else if (set & bit)
-				ERR(ld, e, "%s.protocols lists \"%s\" twice — remove one", where,
-				    v);
-			set |= bit;
-		}
-		if (n == 0)
-			ERR(ld, s,
-			    "%s.protocols is empty — list at least one of \"smb\", \"nfs\", "
-			    "\"afp\"",
-			    where);
-		sh->protocols = set;
-	}
-	get_bool(ld, g, "read_only", where, &sh->read_only);
-	get_bool(ld, g, "guest", where, &sh->guest);
-	snprintf(what, sizeof(what), "%s.comment", where);
-	get_str(ld, g, "comment", where, &sh->comment, 256, "%\"\\");
-	if ((s = get_strlist(ld, g, "valid_users", where, &sh->valid_users, check_username)))
-		sh->loc_users = loc_of(ld, s);
-	if ((p = member(ld, g, "time_machine", K_GROUP, where))) {
-		snprintf(what, sizeof(what), "%s.time_machine", where);
-		unknown_keys(ld, p, what, tm_keys);
-		get_bool(ld, p, "enabled", what, &sh->tm_enabled);
-		if ((s = config_setting_get_member(p, "max_size"))) {
-			uint64_t b;
-			int rc = -EINVAL;
-
-			if (is_kind(s, K_STR))
-				rc = units_parse_size(config_setting_get_string(s), &b);
-			if (rc == -ERANGE)
-				ERR(ld, s, "%s.max_size is too large — use at most 16383P", what);
-			else if (rc < 0)
-				ERR(ld, s,
-				    "%s.max_size must be a size with a unit, e.g. \"2T\" or "
-				    "\"500G\" (units K, M, G, T, P)",
-				    what);
-			else if (b < (1ULL << 30))
-				ERR(ld, s,
-				    "%s.max_size is below 1G — Time Machine needs more; use "
-				    "e.g. \"500G\"",
-				    what);
-			else
-				sh->tm_max_size = b;
-		}
-	}
-	if ((p = member(ld, g, "nfs", K_GROUP, where))) {
-		snprintf(what, sizeof(what), "%s.nfs", where);
-		unknown_keys(ld, p, what, nfs_keys);
-		if ((s = get_strlist(ld, p, "clients", what, &sh->nfs_clients, check_nfs_client)))
-			sh->loc_clients = loc_of(ld, s);
-		if (member(ld, p, "async", K_BOOL, what)) {
-			get_bool(ld, p, "async", what, &sh->nfs_async);
-			sh->nfs_async_set = true;
-		}
+	(void)f;
+	sh->loc_name = loc_of(ld, s);
+	if (n == 0) {
+		ERR(ld, s, "%s is empty — give the share a name, e.g. \"Media\"", what);
+	} else if (v[0] == ' ' || v[n - 1] == ' ') {
+		ERR(ld, s, "share name '%s' starts or ends with a space — remove it", v);
+	} else if (check_text(ld, s, what, v, 80, SHARE_FORBIDDEN)) {
+		for (k = 0; reserved[k]; k++)
+			if (strcasecmp(v, reserved[k]) == 0)
+				break;
+		if (reserved[k])
+			ERR(ld, s, "share name '%s' is reserved by Samba — choose another name", v);
+		else
+			sh->name = xstrdup(v);
 	}
 }
 
 static void
-load_shares(struct ld *ld, config_setting_t *l)
+load_share_path(struct ld *ld, config_setting_t *s, const char *what, const struct field *f,
+		void *base)
 {
-	struct model *m = ld->m;
+	struct share *sh = base;
+	const char *v = config_setting_get_string(s);
+	size_t n = strlen(v);
+
+	(void)f;
+	sh->loc_path = loc_of(ld, s);
+	if (v[0] != '/')
+		ERR(ld, s, "%s '%s' is not absolute — write the full path, e.g. \"/srv/media\"",
+		    what, v);
+	else if (strcmp(v, "/") == 0)
+		ERR(ld, s,
+		    "%s is / — sharing the whole file system is refused; share a directory such "
+		    "as \"/srv/media\"",
+		    what);
+	else if (strstr(v, "/../") || strstr(v, "/./") || strstr(v, "//") ||
+		 (n >= 3 && strcmp(v + n - 3, "/..") == 0) ||
+		 (n >= 2 && strcmp(v + n - 2, "/.") == 0) || v[n - 1] == '/')
+		ERR(ld, s,
+		    "%s '%s' is not a plain path — remove '..', '.', doubled and trailing slashes",
+		    what, v);
+	else if (check_text(ld, s, what, v, 1024, "\"\\%"))
+		sh->path = xstrdup(v);
+}
+
+static void
+load_share_protocols(struct ld *ld, config_setting_t *s, const char *what, const struct field *f,
+		     void *base)
+{
+	struct share *sh = base;
+	unsigned set = 0, bit;
+	int i, n = config_setting_length(s);
+
+	(void)f;
+	for (i = 0; i < n; i++) {
+		config_setting_t *e = config_setting_get_elem(s, (unsigned)i);
+		const char *v = config_setting_type(e) == CONFIG_TYPE_STRING
+					? config_setting_get_string(e)
+					: "";
+
+		if (!(bit = model_proto_bit(v)))
+			ERR(ld, e, "%s[%d] must be \"smb\", \"nfs\" or \"afp\"", what, i);
+		else if (set & bit)
+			ERR(ld, e, "%s lists \"%s\" twice — remove one", what, v);
+		set |= bit;
+	}
+	if (n == 0)
+		ERR(ld, s, "%s is empty — list at least one of \"smb\", \"nfs\", \"afp\"", what);
+	sh->protocols = set;
+}
+
+/* A size with a unit, at least 1G. */
+static void
+load_tm_max_size(struct ld *ld, config_setting_t *s, const char *what, const struct field *f,
+		 void *base)
+{
+	struct share *sh = base;
+	uint64_t b;
+	int rc = is_kind(s, K_STR) ? units_parse_size(config_setting_get_string(s), &b) : -EINVAL;
+
+	(void)f;
+	if (rc == -ERANGE)
+		ERR(ld, s, "%s is too large — use at most 16383P", what);
+	else if (rc < 0)
+		ERR(ld, s,
+		    "%s must be a size with a unit, e.g. \"2T\" or \"500G\" (units K, M, G, T, P)",
+		    what);
+	else if (b < (1ULL << 30))
+		ERR(ld, s, "%s is below 1G — Time Machine needs more; use e.g. \"500G\"", what);
+	else
+		sh->tm_max_size = b;
+}
+
+/* Written at all, it overrides nfs.export_sync for the share. */
+static void
+load_nfs_async(struct ld *ld, config_setting_t *s, const char *what, const struct field *f,
+	       void *base)
+{
+	struct share *sh = base;
+
+	(void)ld;
+	(void)what;
+	(void)f;
+	sh->nfs_async = config_setting_get_bool(s);
+	sh->nfs_async_set = true;
+}
+
+static const struct field tm_fields[] = {
+	{ "enabled", F_BOOL, .off = SH(tm_enabled) },
+	{ "max_size", F_FUNC, .load = load_tm_max_size, .kind = K_ANY },
+	{ NULL },
+};
+
+static const struct field share_nfs_fields[] = {
+	{ "clients", F_STRLIST, .off = SH(nfs_clients), .check = check_nfs_client,
+	  .loc_off = SH(loc_clients) },
+	{ "async", F_FUNC, .load = load_nfs_async, .kind = K_BOOL },
+	{ NULL },
+};
+
+static const struct field share_fields[] = {
+	{ "name", F_FUNC, .load = load_share_name, .kind = K_STR,
+	  .missing = "add name = \"Media\";" },
+	{ "path", F_FUNC, .load = load_share_path, .kind = K_STR,
+	  .missing = "add path = \"/srv/...\";" },
+	{ "protocols", F_FUNC, .load = load_share_protocols, .kind = K_LIST },
+	{ "read_only", F_BOOL, .off = SH(read_only) },
+	{ "guest", F_BOOL, .off = SH(guest) },
+	{ "comment", F_STR, .off = SH(comment), .maxlen = 256, .forbid = "%\"\\" },
+	{ "valid_users", F_STRLIST, .off = SH(valid_users), .check = check_username,
+	  .loc_off = SH(loc_users) },
+	{ "time_machine", F_GROUP, .sub = tm_fields },
+	{ "nfs", F_GROUP, .sub = share_nfs_fields },
+	{ NULL },
+};
+
+static void
+load_shares(struct ld *ld, config_setting_t *l, const char *what, const struct field *f, void *base)
+{
+	struct model *m = base;
+	char where[32];
 	int i, n = config_setting_length(l);
 	size_t k;
 
+	(void)what;
 	for (k = 0; k < m->n_shares; k++) {
 		struct share *sh = &m->shares[k];
 
@@ -925,6 +1109,7 @@ load_shares(struct ld *ld, config_setting_t *l)
 	m->n_shares = 0;
 	for (i = 0; i < n; i++) {
 		config_setting_t *g = config_setting_get_elem(l, (unsigned)i);
+		struct share *sh;
 
 		if (config_setting_type(g) != CONFIG_TYPE_GROUP) {
 			ERR(ld, g,
@@ -934,11 +1119,15 @@ load_shares(struct ld *ld, config_setting_t *l)
 			continue;
 		}
 		m->shares = xreallocarray(m->shares, m->n_shares + 1, sizeof(*m->shares));
-		memset(&m->shares[m->n_shares], 0, sizeof(*m->shares));
-		load_share(ld, g, i, &m->shares[m->n_shares]);
-		m->n_shares++;
+		sh = memset(&m->shares[m->n_shares++], 0, sizeof(*m->shares));
+		sh->loc = loc_of(ld, g);
+		sh->protocols = PROTO_SMB;
+		snprintf(where, sizeof(where), "shares[%d]", i);
+		load_group(ld, g, where, f->sub, sh);
 	}
 }
+
+/* ---- tuning ---- */
 
 /* The knob groups of tuning.knobs and tuned.conf: smb = { use_sendfile = "yes"; }; ...
  * Values are strings, whole numbers, or true/false for yes/no knobs. A tuned value (src
@@ -1035,95 +1224,132 @@ load_knobs(struct ld *ld, const config_setting_t *g, const char *where, enum kno
 	}
 }
 
+/* Indexed by enum tune_goal. */
+static const char *const goals[] = { "throughput", "small-files", "video", "balanced", NULL };
+
 static void
-load_tuning(struct ld *ld, const config_setting_t *g)
+load_budget(struct ld *ld, config_setting_t *s, const char *what, const struct field *f, void *base)
 {
-	static const char *const keys[] = { "goal", "allow_unsafe", "budget", "knobs", NULL };
-	static const char *const goals[] = {
-		"throughput", "small-files", "video", "balanced", NULL,
+	struct model *m = base;
+	unsigned secs;
+
+	(void)f;
+	if (is_kind(s, K_STR) && units_parse_duration(config_setting_get_string(s), &secs) == 0 &&
+	    secs >= 10)
+		m->tuning.budget_s = secs;
+	else if (is_kind(s, K_INT) && config_setting_get_int(s) >= 10)
+		m->tuning.budget_s = (unsigned)config_setting_get_int(s);
+	else
+		ERR(ld, s,
+		    "%s must be a duration of at least 10 seconds — e.g. \"10m\", \"90s\" or "
+		    "\"1h\"",
+		    what);
+}
+
+/* tuning.knobs, pinned by the user; tuned.conf's knobs, chosen by tune. */
+static void
+load_knob_groups(struct ld *ld, config_setting_t *s, const char *what, const struct field *f,
+		 void *base)
+{
+	(void)base;
+	if (f->arg == KNOB_TUNED)
+		load_knobs(ld, s, "knobs", KNOB_TUNED);
+	else
+		load_knobs(ld, s, what, KNOB_CONFIG);
+}
+
+static const struct field tuning_fields[] = {
+	{ "goal", F_ENUM, .off = M(tuning.goal), .words = goals },
+	{ "allow_unsafe", F_BOOL, .off = M(tuning.allow_unsafe) },
+	{ "budget", F_FUNC, .load = load_budget, .kind = K_ANY },
+	{ "knobs", F_FUNC, .load = load_knob_groups, .kind = K_GROUP, .arg = KNOB_CONFIG },
+	{ NULL },
+};
+
+/* tuned.conf: only the knobs tune chose. */
+static const struct field tuned_fields[] = {
+	{ "knobs", F_FUNC, .load = load_knob_groups, .kind = K_GROUP, .arg = KNOB_TUNED },
+	{ NULL },
+};
+
+/* ---- services ---- */
+
+static const char *const backends[] = { "auto", "systemd", "pidfile", "none", NULL };
+
+/* services.<svc>: what the table reads for one daemon. */
+struct svc_settings {
+	enum svc svc;
+	char *backend, *pidfile, *start;
+};
+
+static bool
+check_pidfile(struct ld *ld, const config_setting_t *s, const char *what, const char *v)
+{
+	if (v[0] == '/')
+		return true;
+	ERR(ld, s, "%s must be an absolute path, e.g. \"/run/samba/smbd.pid\"", what);
+	return false;
+}
+
+static void
+load_start(struct ld *ld, config_setting_t *s, const char *what, const struct field *f, void *base)
+{
+	static const char *const daemons[] = {
+		[SVC_SMB] = "smbd",
+		[SVC_NFS] = "ganesha.nfsd",
+		[SVC_AFP] = "afpd",
+		[SVC_MDNS] = "avahi-daemon",
 	};
-	struct model *m = ld->m;
-	config_setting_t *s;
-	char *goal = NULL;
+	struct svc_settings *v = base;
+	const char *text = config_setting_get_string(s);
 
-	unknown_keys(ld, g, "tuning", keys);
-	get_word(ld, g, "goal", "tuning", &goal, goals);
-	if (goal) {
-		m->tuning.goal = strcmp(goal, "throughput") == 0    ? GOAL_THROUGHPUT
-				 : strcmp(goal, "small-files") == 0 ? GOAL_SMALL_FILES
-				 : strcmp(goal, "video") == 0	    ? GOAL_VIDEO
-								    : GOAL_BALANCED;
-		free(goal);
-	}
-	get_bool(ld, g, "allow_unsafe", "tuning", &m->tuning.allow_unsafe);
-	if ((s = config_setting_get_member(g, "budget"))) {
-		unsigned secs;
-
-		if (is_kind(s, K_STR) &&
-		    units_parse_duration(config_setting_get_string(s), &secs) == 0 && secs >= 10)
-			m->tuning.budget_s = secs;
-		else if (is_kind(s, K_INT) && config_setting_get_int(s) >= 10)
-			m->tuning.budget_s = (unsigned)config_setting_get_int(s);
-		else
-			ERR(ld, s,
-			    "tuning.budget must be a duration of at least 10 seconds — e.g. "
-			    "\"10m\", \"90s\" or \"1h\"");
-	}
-	if ((s = member(ld, g, "knobs", K_GROUP, "tuning")))
-		load_knobs(ld, s, "tuning.knobs", KNOB_CONFIG);
+	(void)f;
+	if (!text[strspn(text, " \t")])
+		ERR(ld, s,
+		    "%s is empty — write the command line that starts %s (run with /bin/sh -c), "
+		    "or remove it",
+		    what, daemons[v->svc]);
+	else if (check_text(ld, s, what, text, 1024, NULL))
+		set_str(&v->start, text);
 }
+
+static const struct field svc_fields[] = {
+	{ "backend", F_WORD, .off = offsetof(struct svc_settings, backend), .words = backends },
+	{ "pidfile", F_STR, .off = offsetof(struct svc_settings, pidfile), .check = check_pidfile,
+	  .maxlen = 1024 },
+	{ "start", F_FUNC, .load = load_start, .kind = K_STR },
+	{ NULL },
+};
 
 static void
-load_services(struct ld *ld, const config_setting_t *g)
+load_service(struct ld *ld, config_setting_t *p, const char *what, const struct field *f,
+	     void *base)
 {
-	static const char *const keys[] = { "backend", "smb", "nfs", "afp", "mdns", NULL };
-	static const char *const svc_keys[] = { "backend", "pidfile", "start", NULL };
-	static const char *const backends[] = { "auto", "systemd", "pidfile", "none", NULL };
-	struct model *m = ld->m;
-	char where[32];
-	int i;
+	struct model *m = base;
+	struct svc_settings v = {
+		.svc = f->arg,
+		.backend = m->services.svc_backend[f->arg],
+		.pidfile = m->services.svc_pidfile[f->arg],
+		.start = m->services.svc_start[f->arg],
+	};
 
-	unknown_keys(ld, g, "services", keys);
-	get_word(ld, g, "backend", "services", &m->services.backend, backends);
-	for (i = 0; i < SVC_DAEMONS; i++) {
-		config_setting_t *p;
-
-		snprintf(where, sizeof(where), "services.%s", svc_name(i));
-		if (!(p = member(ld, g, svc_name(i), K_GROUP, "services")))
-			continue;
-		unknown_keys(ld, p, where, svc_keys);
-		get_word(ld, p, "backend", where, &m->services.svc_backend[i], backends);
-		if (config_setting_get_member(p, "pidfile")) {
-			config_setting_t *s = member(ld, p, "pidfile", K_STR, where);
-
-			if (s && config_setting_get_string(s)[0] != '/')
-				ERR(ld, s,
-				    "%s.pidfile must be an absolute path, e.g. "
-				    "\"/run/samba/smbd.pid\"",
-				    where);
-			else if (s)
-				get_str(ld, p, "pidfile", where, &m->services.svc_pidfile[i], 1024,
-					NULL);
-		}
-		if (config_setting_get_member(p, "start")) {
-			config_setting_t *s = member(ld, p, "start", K_STR, where);
-
-			if (s && !config_setting_get_string(
-					 s)[strspn(config_setting_get_string(s), " \t")])
-				ERR(ld, s,
-				    "%s.start is empty — write the command line that starts %s "
-				    "(run with /bin/sh -c), or remove it",
-				    where,
-				    i == SVC_NFS   ? "ganesha.nfsd"
-				    : i == SVC_AFP ? "afpd"
-				    : i == SVC_SMB ? "smbd"
-						   : "avahi-daemon");
-			else if (s)
-				get_str(ld, p, "start", where, &m->services.svc_start[i], 1024,
-					NULL);
-		}
-	}
+	load_group(ld, p, what, f->sub, &v);
+	m->services.svc_backend[v.svc] = v.backend;
+	m->services.svc_pidfile[v.svc] = v.pidfile;
+	m->services.svc_start[v.svc] = v.start;
 }
+
+static const struct field service_fields[] = {
+	{ "backend", F_WORD, .off = M(services.backend), .words = backends },
+	{ "smb", F_FUNC, .load = load_service, .kind = K_GROUP, .sub = svc_fields, .arg = SVC_SMB },
+	{ "nfs", F_FUNC, .load = load_service, .kind = K_GROUP, .sub = svc_fields, .arg = SVC_NFS },
+	{ "afp", F_FUNC, .load = load_service, .kind = K_GROUP, .sub = svc_fields, .arg = SVC_AFP },
+	{ "mdns", F_FUNC, .load = load_service, .kind = K_GROUP, .sub = svc_fields,
+	  .arg = SVC_MDNS },
+	{ NULL },
+};
+
+/* ---- cluster ---- */
 
 /* cluster.nodes: private addresses only (ctdb binds them; names would need resolving). */
 static bool
@@ -1175,109 +1401,126 @@ bad:
 }
 
 static void
-load_cluster(struct ld *ld, const config_setting_t *g)
+load_public_addresses(struct ld *ld, config_setting_t *s, const char *what, const struct field *f,
+		      void *base)
 {
-	static const char *const keys[] = {
-		"name", "nodes", "public_addresses", "interface", "lock", "filesystem", NULL,
-	};
-	struct model *m = ld->m;
-	config_setting_t *s;
+	struct model *m = base;
 	size_t i;
 
-	unknown_keys(ld, g, "cluster", keys);
-	m->cluster.enabled = true;
-	m->cluster.loc = loc_of(ld, g);
-	if ((s = member(ld, g, "name", K_STR, "cluster"))) {
-		const char *v = config_setting_get_string(s);
-		size_t n = strlen(v), k;
-		bool ok = n >= 1 && n <= 15 && v[0] != '-' && v[n - 1] != '-';
+	(void)f;
+	read_strlist(ld, s, what, &m->cluster.public_addresses, check_public);
+	m->cluster.loc_public = loc_of(ld, s);
+	/* Split "ADDR/PREFIX IFACE" into the address and its interface. */
+	strlist_clear(&m->cluster.public_interfaces);
+	for (i = 0; i < m->cluster.public_addresses.n; i++) {
+		char *v = m->cluster.public_addresses.v[i], *sp = strchr(v, ' ');
 
-		for (k = 0; k < n && ok; k++)
-			ok = isalnum((unsigned char)v[k]) || v[k] == '-';
-		if (ok)
-			set_str(&m->cluster.name, v);
-		else
-			ERR(ld, s,
-			    "cluster.name '%s' cannot be a NetBIOS and Bonjour name — use 1 to "
-			    "15 letters, digits or inner hyphens, e.g. \"nas\"",
-			    v);
-	}
-	if ((s = get_strlist(ld, g, "nodes", "cluster", &m->cluster.nodes, check_node)))
-		m->cluster.loc_nodes = loc_of(ld, s);
-	if ((s = get_strlist(ld, g, "public_addresses", "cluster", &m->cluster.public_addresses,
-			     check_public))) {
-		m->cluster.loc_public = loc_of(ld, s);
-		/* Split "ADDR/PREFIX IFACE" into the address and its interface. */
-		strlist_clear(&m->cluster.public_interfaces);
-		for (i = 0; i < m->cluster.public_addresses.n; i++) {
-			char *v = m->cluster.public_addresses.v[i], *sp = strchr(v, ' ');
-
-			strlist_add(&m->cluster.public_interfaces, sp ? sp + 1 : "");
-			if (sp)
-				*sp = '\0';
-		}
-	}
-	if ((s = member(ld, g, "interface", K_STR, "cluster")) &&
-	    check_ifname(ld, s, "cluster.interface", config_setting_get_string(s)))
-		set_str(&m->cluster.interface, config_setting_get_string(s));
-	if ((s = member(ld, g, "lock", K_STR, "cluster"))) {
-		const char *v = config_setting_get_string(s);
-
-		m->cluster.loc_lock = loc_of(ld, s);
-		if (check_text(ld, s, "cluster.lock", v, 255, "\"\\%")) {
-			if (v[0] == '/' || (v[0] == '!' && v[1] && v[1] != ' '))
-				set_str(&m->cluster.lock, v);
-			else
-				ERR(ld, s,
-				    "cluster.lock '%s' is neither an absolute path nor a helper — "
-				    "write a path on the cluster file system "
-				    "(\"/cluster/.ctdb/lock\") "
-				    "or \"!/usr/libexec/ctdb/ctdb_mutex_ceph_rados_helper ceph "
-				    "client.admin pool lock\"",
-				    v);
-		}
-	}
-	if ((s = member(ld, g, "filesystem", K_STR, "cluster"))) {
-		const char *v = config_setting_get_string(s);
-
-		m->cluster.loc_fs = loc_of(ld, s);
-		if (check_text(ld, s, "cluster.filesystem", v, 200, "\"\\% ") && v[0] == '/' &&
-		    strcmp(v, "/") != 0 && !strstr(v, "/../") && v[strlen(v) - 1] != '/')
-			set_str(&m->cluster.filesystem, v);
-		else
-			ERR(ld, s,
-			    "cluster.filesystem '%s' is not a mount point — write the absolute "
-			    "path where the cluster file system is mounted on every node, e.g. "
-			    "\"/cluster\"",
-			    v);
+		strlist_add(&m->cluster.public_interfaces, sp ? sp + 1 : "");
+		if (sp)
+			*sp = '\0';
 	}
 }
+
+static void
+load_cluster_lock(struct ld *ld, config_setting_t *s, const char *what, const struct field *f,
+		  void *base)
+{
+	struct model *m = base;
+	const char *v = config_setting_get_string(s);
+
+	(void)f;
+	m->cluster.loc_lock = loc_of(ld, s);
+	if (!check_text(ld, s, what, v, 255, "\"\\%"))
+		return;
+	if (v[0] == '/' || (v[0] == '!' && v[1] && v[1] != ' '))
+		set_str(&m->cluster.lock, v);
+	else
+		ERR(ld, s,
+		    "%s '%s' is neither an absolute path nor a helper — write a path on the "
+		    "cluster file system (\"/cluster/.ctdb/lock\") or "
+		    "\"!/usr/libexec/ctdb/ctdb_mutex_ceph_rados_helper ceph client.admin pool "
+		    "lock\"",
+		    what, v);
+}
+
+static void
+load_cluster_fs(struct ld *ld, config_setting_t *s, const char *what, const struct field *f,
+		void *base)
+{
+	struct model *m = base;
+	const char *v = config_setting_get_string(s);
+
+	(void)f;
+	m->cluster.loc_fs = loc_of(ld, s);
+	if (check_text(ld, s, what, v, 200, "\"\\% ") && v[0] == '/' && strcmp(v, "/") != 0 &&
+	    !strstr(v, "/../") && v[strlen(v) - 1] != '/')
+		set_str(&m->cluster.filesystem, v);
+	else
+		ERR(ld, s,
+		    "%s '%s' is not a mount point — write the absolute path where the cluster "
+		    "file system is mounted on every node, e.g. \"/cluster\"",
+		    what, v);
+}
+
+static const struct field cluster_fields[] = {
+	{ "name", F_STR, .off = M(cluster.name), .check = check_cluster_name },
+	{ "nodes", F_STRLIST, .off = M(cluster.nodes), .check = check_node,
+	  .loc_off = M(cluster.loc_nodes) },
+	{ "public_addresses", F_FUNC, .load = load_public_addresses, .kind = K_LIST },
+	{ "interface", F_STR, .off = M(cluster.interface), .check = check_ifname },
+	{ "lock", F_FUNC, .load = load_cluster_lock, .kind = K_STR },
+	{ "filesystem", F_FUNC, .load = load_cluster_fs, .kind = K_STR },
+	{ NULL },
+};
+
+/* A cluster group makes this host one node of a CTDB cluster. */
+static void
+load_cluster(struct ld *ld, config_setting_t *g, const char *what, const struct field *f,
+	     void *base)
+{
+	struct model *m = base;
+
+	m->cluster.enabled = true;
+	m->cluster.loc = loc_of(ld, g);
+	load_group(ld, g, what, f->sub, m);
+}
+
+/* ---- the top level ---- */
+
+/* The user's file names its preset (load() reads it); a preset names none. */
+static void
+load_profile_key(struct ld *ld, config_setting_t *s, const char *what, const struct field *f,
+		 void *base)
+{
+	(void)what;
+	(void)f;
+	(void)base;
+	if (ld->is_preset)
+		ERR(ld, s, "a preset cannot name another profile — remove 'profile'");
+}
+
+static const struct field top_fields[] = {
+	{ "profile", F_FUNC, .load = load_profile_key, .kind = K_ANY },
+	{ "server", F_GROUP, .sub = server_fields },
+	{ "network", F_GROUP, .sub = network_fields },
+	{ "protocols", F_GROUP, .sub = protocol_fields },
+	{ "users", F_FUNC, .load = load_users, .kind = K_LIST, .sub = user_fields },
+	{ "shares", F_FUNC, .load = load_shares, .kind = K_LIST, .sub = share_fields },
+	{ "tuning", F_GROUP, .sub = tuning_fields },
+	{ "services", F_GROUP, .sub = service_fields },
+	{ "cluster", F_FUNC, .load = load_cluster, .kind = K_GROUP, .sub = cluster_fields },
+	{ NULL },
+};
 
 /* One file's settings over whatever the model already holds. */
 static void
 load_root(struct ld *ld, config_setting_t *root, bool is_preset)
 {
-	config_setting_t *s;
+	const char *keys[32];
 
-	unknown_keys(ld, root, "the top level", top_keys);
-	if (is_preset && (s = config_setting_get_member(root, "profile")))
-		ERR(ld, s, "a preset cannot name another profile — remove 'profile'");
-	if ((s = member(ld, root, "server", K_GROUP, "config")))
-		load_server(ld, s);
-	if ((s = member(ld, root, "network", K_GROUP, "config")))
-		load_network(ld, s);
-	if ((s = member(ld, root, "protocols", K_GROUP, "config")))
-		load_protocols(ld, s);
-	if ((s = member(ld, root, "users", K_LIST, "config")))
-		load_users(ld, s);
-	if ((s = member(ld, root, "shares", K_LIST, "config")))
-		load_shares(ld, s);
-	if ((s = member(ld, root, "tuning", K_GROUP, "config")))
-		load_tuning(ld, s);
-	if ((s = member(ld, root, "services", K_GROUP, "config")))
-		load_services(ld, s);
-	if ((s = member(ld, root, "cluster", K_GROUP, "config")))
-		load_cluster(ld, s);
+	ld->is_preset = is_preset;
+	unknown_keys(ld, root, "the top level", field_keys(top_fields, keys, 32));
+	load_fields(ld, root, "config", true, top_fields, ld->m);
 }
 
 /* ---- whole-model checks ---- */
@@ -1670,20 +1913,15 @@ profile_load_string(const char *name, const char *text, const char *const *dirs,
 static int
 load_tuned(struct model *m, const char *name, const char *text, struct diag *d)
 {
-	static const char *const keys[] = { "knobs", NULL };
 	struct ld ld = { .m = m, .d = d, .fallback = name };
-	config_setting_t *s;
 	config_t cfg;
 	size_t before = d->errors;
 
 	if (!text && access(name, F_OK) < 0 && errno == ENOENT)
 		return 0;
 	config_init(&cfg);
-	if (read_cfg(&ld, &cfg, name, text)) {
-		unknown_keys(&ld, config_root_setting(&cfg), "tuned.conf", keys);
-		if ((s = member(&ld, config_root_setting(&cfg), "knobs", K_GROUP, "tuned.conf")))
-			load_knobs(&ld, s, "knobs", KNOB_TUNED);
-	}
+	if (read_cfg(&ld, &cfg, name, text))
+		load_group(&ld, config_root_setting(&cfg), "tuned.conf", tuned_fields, m);
 	config_destroy(&cfg);
 	return d->errors > before ? -EINVAL : 0;
 }

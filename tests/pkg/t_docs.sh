@@ -9,7 +9,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=../cli/lib.sh
 . "$here/../cli/lib.sh"
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-plan 22
+plan 23
 
 DC=$here/doccheck
 MAN8=$top/packaging/man/nastune.8
@@ -34,7 +34,7 @@ sed 's/^} commands\[\] = {$/&\n\t{ "frobnicate", cmd_frob, "", "" },/' "$MAIN" >
 run "$DC" commands "$tmp/main.c" "$MAN8"
 [[ $rc -ne 0 ]] && grep -q "command 'frobnicate'" <<<"$out"
 ok $? "a new command without an entry is caught"
-sed 's/"goal", "allow_unsafe", "budget", "knobs", NULL/"goal", "allow_unsafe", "budget", "knobs", "rounds", NULL/' \
+sed '/^static const struct field tuning_fields\[\] = {$/a\	{ "rounds", F_BOOL, .off = 0 },' \
 	"$PROFILE" >"$tmp/profile.c"
 run "$DC" keys "$tmp/profile.c" "$MAN5"
 [[ $rc -ne 0 ]] && grep -q "key 'tuning.rounds'" <<<"$out"
@@ -44,12 +44,21 @@ run "$DC" keys "$PROFILE" "$tmp/stale.5"
 [[ $rc -ne 0 ]] && grep -q "key 'shares\[\].nfs.async'" <<<"$out" &&
 	grep -q "documents 'shares\[\].nfs.asink'" <<<"$out"
 ok $? "a misspelt entry is caught both ways (missing key, stale entry)"
-awk '{ print } /^load_tuning\(/ { f = 1 } f && /^{$/ {
-	print "\tstatic const char *const rate_keys[] = { \"max\", NULL };"; f = 0 }' \
-	"$PROFILE" >"$tmp/profile2.c"
+# A new table: placed by the row that names it, or an error when no row does.
+sed '/^static const struct field tuning_fields\[\] = {$/i\
+static const struct field rate_fields[] = {\
+	{ "max", F_BOOL, .off = 0 },\
+	{ NULL },\
+};\
+' "$PROFILE" >"$tmp/profile2.c"
 run "$DC" keys "$tmp/profile2.c" "$MAN5"
-[[ $rc -ne 0 ]] && grep -q "key table load_tuning/rate_keys is not known" <<<"$out"
+[[ $rc -ne 0 ]] && grep -q "key table rate_fields is not known" <<<"$out"
 ok $? "a key table the checker cannot place is an error, not skipped"
+sed '/^static const struct field tuning_fields\[\] = {$/a\	{ "rate", F_GROUP, .sub = rate_fields },' \
+	"$tmp/profile2.c" >"$tmp/profile3.c"
+run "$DC" keys "$tmp/profile3.c" "$MAN5"
+[[ $rc -ne 0 ]] && grep -q "key 'tuning.rate.max'" <<<"$out" && ! grep -q "rate_fields" <<<"$out"
+ok $? "a group row places its table: its keys need entries too"
 
 # Formatting, as lintian checks it and stricter.
 for page in "$MAN8" "$MAN5" "$top/packaging/man/nastune-tune.7"; do
