@@ -1534,127 +1534,143 @@ path_within(const char *a, const char *b)
 	return strncmp(a, b, lb) == 0 && (a[lb] == '\0' || a[lb] == '/');
 }
 
+/* Every user a share names is in users. */
+static void
+validate_users(struct ld *ld, const struct share *a)
+{
+	struct model *m = ld->m;
+	size_t k;
+
+	for (k = 0; k < a->valid_users.n; k++) {
+		const char *names[65];
+		size_t u, nn = 0;
+		const char *near;
+
+		for (u = 0; u < m->n_users; u++)
+			if (strcmp(m->users[u].name, a->valid_users.v[k]) == 0)
+				break;
+		if (u < m->n_users)
+			continue;
+		for (u = 0; u < m->n_users && nn < 64; u++)
+			names[nn++] = m->users[u].name;
+		names[nn] = NULL;
+		near = closest(a->valid_users.v[k], names);
+		if (near)
+			ERRL(ld, a->loc_users,
+			     "share '%s' names user '%s', who is not in "
+			     "users — did you mean '%s'?",
+			     a->name, a->valid_users.v[k], near);
+		else
+			ERRL(ld, a->loc_users,
+			     "share '%s' names user '%s', who is not in "
+			     "users — add ( { name = \"%s\"; } ) to users",
+			     a->name, a->valid_users.v[k], a->valid_users.v[k]);
+	}
+}
+
+/* Share i against the shares before it and the rest of the model. */
+static void
+validate_share(struct ld *ld, size_t i)
+{
+	struct model *m = ld->m;
+	struct share *a = &m->shares[i];
+	size_t j;
+
+	if (!a->name || !a->path)
+		return; /* already reported */
+	for (j = 0; j < i; j++) {
+		struct share *b = &m->shares[j];
+
+		if (b->name && strcasecmp(a->name, b->name) == 0)
+			ERRL(ld, a->loc_name,
+			     "share name '%s' is already used by '%s' "
+			     "(line %d); names are case-insensitive — rename one",
+			     a->name, b->name, b->loc_name.line);
+		if (!b->path || !(a->tm_enabled || b->tm_enabled))
+			continue;
+		if (path_within(a->path, b->path) || path_within(b->path, a->path))
+			ERRL(ld, a->loc_path,
+			     "share '%s' (%s) and Time Machine share '%s' (%s) "
+			     "overlap — a Time Machine share must have its directory to "
+			     "itself; move one of them",
+			     a->tm_enabled ? b->name : a->name, a->tm_enabled ? b->path : a->path,
+			     a->tm_enabled ? a->name : b->name, a->tm_enabled ? a->path : b->path);
+	}
+	if (a->tm_enabled && !(a->protocols & (PROTO_SMB | PROTO_AFP)))
+		ERRL(ld, a->loc,
+		     "Time Machine share '%s' has neither smb nor afp — add "
+		     "\"smb\" to its protocols (Macs back up over SMB or AFP only)",
+		     a->name);
+	else if (a->tm_enabled && !((a->protocols & PROTO_SMB && m->smb.enabled) ||
+				    (a->protocols & PROTO_AFP && m->afp.enabled)))
+		ERRL(ld, a->loc,
+		     "Time Machine share '%s' is served by no enabled protocol — "
+		     "enable protocols.smb (or protocols.afp)",
+		     a->name);
+	if (a->tm_enabled && a->read_only)
+		ERRL(ld, a->loc,
+		     "Time Machine share '%s' is read_only — backups need to "
+		     "write; set read_only = false",
+		     a->name);
+	if (a->guest && a->valid_users.n)
+		ERRL(ld, a->loc_users,
+		     "share '%s' is a guest share and also lists "
+		     "valid_users — drop guest = true or the user list",
+		     a->name);
+	validate_users(ld, a);
+	if (a->protocols & PROTO_NFS) {
+		if (a->nfs_clients.n == 0 && !a->guest)
+			ERRL(ld, a->loc,
+			     "share '%s' is exported over NFS to no one — NFS has no "
+			     "passwords, so list who may mount it: nfs = { clients = "
+			     "[\"192.0.2.0/24\"]; }; (guest shares default to \"*\")",
+			     a->name);
+		else if (a->nfs_clients.n == 0)
+			strlist_add(&a->nfs_clients, "*");
+		if (a->nfs_async && !m->tuning.allow_unsafe)
+			ERRL(ld, a->loc,
+			     "share '%s' asks for NFS async writes, which can lose "
+			     "data on power loss — set tuning.allow_unsafe = true to allow "
+			     "it, or remove nfs.async",
+			     a->name);
+		a->nfs_fsid = (model_hash32(a->path) & 0x7fffffffu) | 1u;
+		for (j = 0; j < i; j++)
+			if (m->shares[j].path && m->shares[j].protocols & PROTO_NFS &&
+			    m->shares[j].nfs_fsid == a->nfs_fsid &&
+			    strcmp(m->shares[j].path, a->path) != 0)
+				ERRL(ld, a->loc_path,
+				     "NFS fsid of '%s' collides with '%s' — "
+				     "change either path slightly",
+				     a->path, m->shares[j].path);
+	} else if (a->nfs_clients.n) {
+		diag_warning(ld->d, a->loc_clients.file, a->loc_clients.line,
+			     "share '%s' sets nfs.clients but is not shared over nfs — add "
+			     "\"nfs\" to its protocols or remove the nfs group",
+			     a->name);
+	}
+	/* netatalk's parser ends an unquoted value at ';' or '#': AFP would serve another
+	 * directory than SMB and NFS. */
+	if (a->protocols & PROTO_AFP && strpbrk(a->path, ";#"))
+		ERRL(ld, a->loc_path,
+		     "share '%s' path '%s' holds ';' or '#', which afp.conf cannot "
+		     "carry (netatalk ends the value there) — rename the directory or "
+		     "drop \"afp\" from its protocols",
+		     a->name, a->path);
+	if (a->tm_enabled && a->guest)
+		diag_warning(ld->d, a->loc.file, a->loc.line,
+			     "Time Machine share '%s' is a "
+			     "guest share: anyone on the network can read the backups",
+			     a->name);
+}
+
 static void
 validate(struct ld *ld)
 {
 	struct model *m = ld->m;
-	size_t i, j, k;
+	size_t i;
 
-	for (i = 0; i < m->n_shares; i++) {
-		struct share *a = &m->shares[i];
-
-		if (!a->name || !a->path)
-			continue; /* already reported */
-		for (j = 0; j < i; j++) {
-			struct share *b = &m->shares[j];
-
-			if (b->name && strcasecmp(a->name, b->name) == 0)
-				ERRL(ld, a->loc_name,
-				     "share name '%s' is already used by '%s' "
-				     "(line %d); names are case-insensitive — rename one",
-				     a->name, b->name, b->loc_name.line);
-			if (!b->path || !(a->tm_enabled || b->tm_enabled))
-				continue;
-			if (path_within(a->path, b->path) || path_within(b->path, a->path))
-				ERRL(ld, a->loc_path,
-				     "share '%s' (%s) and Time Machine share '%s' (%s) "
-				     "overlap — a Time Machine share must have its directory to "
-				     "itself; move one of them",
-				     a->tm_enabled ? b->name : a->name,
-				     a->tm_enabled ? b->path : a->path,
-				     a->tm_enabled ? a->name : b->name,
-				     a->tm_enabled ? a->path : b->path);
-		}
-		if (a->tm_enabled && !(a->protocols & (PROTO_SMB | PROTO_AFP)))
-			ERRL(ld, a->loc,
-			     "Time Machine share '%s' has neither smb nor afp — add "
-			     "\"smb\" to its protocols (Macs back up over SMB or AFP only)",
-			     a->name);
-		else if (a->tm_enabled && !((a->protocols & PROTO_SMB && m->smb.enabled) ||
-					    (a->protocols & PROTO_AFP && m->afp.enabled)))
-			ERRL(ld, a->loc,
-			     "Time Machine share '%s' is served by no enabled protocol — "
-			     "enable protocols.smb (or protocols.afp)",
-			     a->name);
-		if (a->tm_enabled && a->read_only)
-			ERRL(ld, a->loc,
-			     "Time Machine share '%s' is read_only — backups need to "
-			     "write; set read_only = false",
-			     a->name);
-		if (a->guest && a->valid_users.n)
-			ERRL(ld, a->loc_users,
-			     "share '%s' is a guest share and also lists "
-			     "valid_users — drop guest = true or the user list",
-			     a->name);
-		for (k = 0; k < a->valid_users.n; k++) {
-			const char *names[65];
-			size_t u, nn = 0;
-			const char *near;
-
-			for (u = 0; u < m->n_users; u++)
-				if (strcmp(m->users[u].name, a->valid_users.v[k]) == 0)
-					break;
-			if (u < m->n_users)
-				continue;
-			for (u = 0; u < m->n_users && nn < 64; u++)
-				names[nn++] = m->users[u].name;
-			names[nn] = NULL;
-			near = closest(a->valid_users.v[k], names);
-			if (near)
-				ERRL(ld, a->loc_users,
-				     "share '%s' names user '%s', who is not in "
-				     "users — did you mean '%s'?",
-				     a->name, a->valid_users.v[k], near);
-			else
-				ERRL(ld, a->loc_users,
-				     "share '%s' names user '%s', who is not in "
-				     "users — add ( { name = \"%s\"; } ) to users",
-				     a->name, a->valid_users.v[k], a->valid_users.v[k]);
-		}
-		if (a->protocols & PROTO_NFS) {
-			if (a->nfs_clients.n == 0 && !a->guest)
-				ERRL(ld, a->loc,
-				     "share '%s' is exported over NFS to no one — NFS has no "
-				     "passwords, so list who may mount it: nfs = { clients = "
-				     "[\"192.0.2.0/24\"]; }; (guest shares default to \"*\")",
-				     a->name);
-			else if (a->nfs_clients.n == 0)
-				strlist_add(&a->nfs_clients, "*");
-			if (a->nfs_async && !m->tuning.allow_unsafe)
-				ERRL(ld, a->loc,
-				     "share '%s' asks for NFS async writes, which can lose "
-				     "data on power loss — set tuning.allow_unsafe = true to allow "
-				     "it, or remove nfs.async",
-				     a->name);
-			a->nfs_fsid = (model_hash32(a->path) & 0x7fffffffu) | 1u;
-			for (j = 0; j < i; j++)
-				if (m->shares[j].path && m->shares[j].protocols & PROTO_NFS &&
-				    m->shares[j].nfs_fsid == a->nfs_fsid &&
-				    strcmp(m->shares[j].path, a->path) != 0)
-					ERRL(ld, a->loc_path,
-					     "NFS fsid of '%s' collides with '%s' — "
-					     "change either path slightly",
-					     a->path, m->shares[j].path);
-		} else if (a->nfs_clients.n) {
-			diag_warning(ld->d, a->loc_clients.file, a->loc_clients.line,
-				     "share '%s' sets nfs.clients but is not shared over nfs — add "
-				     "\"nfs\" to its protocols or remove the nfs group",
-				     a->name);
-		}
-		/* netatalk's parser ends an unquoted value at ';' or '#': AFP would serve another
-		 * directory than SMB and NFS. */
-		if (a->protocols & PROTO_AFP && strpbrk(a->path, ";#"))
-			ERRL(ld, a->loc_path,
-			     "share '%s' path '%s' holds ';' or '#', which afp.conf cannot "
-			     "carry (netatalk ends the value there) — rename the directory or "
-			     "drop \"afp\" from its protocols",
-			     a->name, a->path);
-		if (a->tm_enabled && a->guest)
-			diag_warning(ld->d, a->loc.file, a->loc.line,
-				     "Time Machine share '%s' is a "
-				     "guest share: anyone on the network can read the backups",
-				     a->name);
-	}
+	for (i = 0; i < m->n_shares; i++)
+		validate_share(ld, i);
 	for (i = 0; i < KNOB_COUNT; i++) {
 		const struct knob_setting *ks = &m->knobs[i];
 		const struct knob *kb = knob_get((enum knob_id)i);
