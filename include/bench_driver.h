@@ -119,11 +119,11 @@ struct bench_driver {
 			 uint64_t off);
 	ssize_t (*pwrite)(struct bench_conn *c, struct bench_file *f, const void *buf, size_t len,
 			  uint64_t off);
-	/* The request size bulk reads go in (seq-read, mixed-rw's reader), or 0 for the
-	 * engine's 1 MiB: a server that does work per request (a thread-pool handoff per SMB
-	 * READ) does less of it in fewer, larger ones. At most 16 MiB. Writes stay at 1 MiB: a
-	 * larger write leaves the server idle while it arrives and the client while it lands. */
-	size_t read_block;
+	/* The request sizes bulk transfers go in (seq-read, seq-write, mixed-rw, the setups'
+	 * files), or 0 for the engine's 1 MiB: a server that does work per request (a
+	 * thread-pool handoff per SMB READ or WRITE) does less of it in fewer, larger ones. At
+	 * most 16 MiB. */
+	size_t read_block, write_block;
 	/* Data on stable storage on the server (SMB flush, NFS COMMIT, FPFlushFork, fsync). */
 	int (*flush)(struct bench_conn *c, struct bench_file *f);
 	/* flush() cannot ask the server for it and returns 0 at once (libsmbclient 4.17 has no

@@ -697,9 +697,11 @@ const struct bench_driver bench_drv_smb = {
 	.pwrite = smb_pwrite,
 	.flush = smb_flush,
 	.flush_noop = true,
-	/* smbd's own limit (smb2 max read, 8 MiB), what smbclient asks for too: each READ costs
-	 * smbd a round trip through its thread pool, eight times as many at 1 MiB. */
+	/* smbd's own limits (smb2 max read/write, 8 MiB), what smbclient sends too: each READ
+	 * or WRITE costs smbd a round trip through its thread pool, eight times as many at 1 MiB.
+	 */
 	.read_block = SMB_MAX_READ,
+	.write_block = SMB_MAX_READ,
 	.close = smb_close,
 	.copy = smb_copy,
 	.copy_method = "copychunk",

@@ -23,9 +23,10 @@
 #include "xmalloc.h"
 
 #define BLOCK (1u << 20)
-/* Bulk reads (seq-read, mixed-rw's reader) go in the driver's own request size where it has
- * one (bench_driver.read_block), else in BLOCK. */
+/* Bulk transfers (seq-*, mixed-rw, the setups' files) go in the driver's own request sizes
+ * where it has them (bench_driver.read_block, write_block), else in BLOCK. */
 #define READ_BLOCK(r) ((r)->d->read_block ? (r)->d->read_block : BLOCK)
+#define WRITE_BLOCK(r) ((r)->d->write_block ? (r)->d->write_block : BLOCK)
 #define BUFSZ (16u << 20)
 #define SMALL_FILE 66000u /* "66 KB" */
 #define MAX_METRICS 16
@@ -337,7 +338,7 @@ seq_write(struct run *r)
 
 	spath(r, p, sizeof(p), "seq.dat");
 	t0 = timeutil_mono();
-	if ((rc = write_file(r, r->c, p, r->o.size, BLOCK, true, &fs, r->err)) < 0)
+	if ((rc = write_file(r, r->c, p, r->o.size, WRITE_BLOCK(r), true, &fs, r->err)) < 0)
 		return rc;
 	t = since(t0);
 	record(r, "write", "MB/s", mbps(r->o.size, t), r->cold);
@@ -367,7 +368,7 @@ seq_read_setup(struct run *r)
 		if ((rc = st.is_dir ? -EISDIR : r->d->unlink(r->c, p)) < 0)
 			return drv_fail(r, r->c, rc, "unlink", p, r->err);
 	}
-	return write_file(r, r->c, p, r->o.size, BLOCK, true, NULL, r->err);
+	return write_file(r, r->c, p, r->o.size, WRITE_BLOCK(r), true, NULL, r->err);
 }
 
 static int
@@ -397,7 +398,7 @@ copy_setup(struct run *r)
 	char p[256];
 
 	spath(r, p, sizeof(p), "copy-src.dat");
-	return write_file(r, r->c, p, r->o.size, BLOCK, true, NULL, r->err);
+	return write_file(r, r->c, p, r->o.size, WRITE_BLOCK(r), true, NULL, r->err);
 }
 
 static int
@@ -507,8 +508,8 @@ rw_job_run(void *arg)
 	double t0 = timeutil_mono();
 
 	if (j->write) {
-		j->rc = write_file(j->r, j->c, j->path, j->r->o.size, BLOCK, true, &j->fsecs,
-				   j->err);
+		j->rc = write_file(j->r, j->c, j->path, j->r->o.size, WRITE_BLOCK(j->r), true,
+				   &j->fsecs, j->err);
 		j->bytes = j->r->o.size;
 	} else {
 		j->rc = read_file(j->r, j->c, j->path, READ_BLOCK(j->r), &j->bytes, j->err);
@@ -524,7 +525,7 @@ mixed_setup(struct run *r)
 	int rc;
 
 	spath(r, p, sizeof(p), "mixed-src.dat");
-	if ((rc = write_file(r, r->c, p, r->o.size, BLOCK, true, NULL, r->err)) < 0)
+	if ((rc = write_file(r, r->c, p, r->o.size, WRITE_BLOCK(r), true, NULL, r->err)) < 0)
 		return rc;
 	if (r->d->concurrent && r->d->no_threads) {
 		snprintf(r->note, sizeof(r->note),
@@ -807,7 +808,7 @@ small_io_setup(struct run *r)
 	char p[256];
 
 	spath(r, p, sizeof(p), "smallio-r.dat");
-	return write_file(r, r->c, p, r->o.small_io_read, BLOCK, true, NULL, r->err);
+	return write_file(r, r->c, p, r->o.small_io_read, WRITE_BLOCK(r), true, NULL, r->err);
 }
 
 static int
@@ -916,7 +917,7 @@ random_setup(struct run *r)
 	char p[256];
 
 	spath(r, p, sizeof(p), "random.dat");
-	return write_file(r, r->c, p, random_file_size(&r->o), BLOCK, true, NULL, r->err);
+	return write_file(r, r->c, p, random_file_size(&r->o), WRITE_BLOCK(r), true, NULL, r->err);
 }
 
 static int

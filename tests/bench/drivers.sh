@@ -22,8 +22,8 @@ DRV_AFP=$TOPDIR/build/tests/drvtool-afp
 for d in "$DRV_SMB" "$DRV_NFS" "$DRV_AFP"; do
 	[[ -x $d ]] || { echo "drivers: $d missing (make bench builds it)"; exit 1; }
 done
-# Each driver's transfers in the engine's request size for it (drvtool's default: 1 MiB, SMB
-# reads 8 MiB as the engine's seq-read does); BENCH_DRIVER_BLOCK forces one.
+# Each driver's transfers in the engine's request size for it (drvtool's default: 8 MiB for
+# SMB, 1 MiB for the others); BENCH_DRIVER_BLOCK forces one.
 BLK=(${BENCH_DRIVER_BLOCK:+--block "$BENCH_DRIVER_BLOCK"})
 [[ -x $DRV ]] || { echo "drivers: $DRV missing (make build/tests/drvtool)"; exit 1; }
 lab_ready >/dev/null

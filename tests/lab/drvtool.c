@@ -2,8 +2,8 @@
  * command line, with timings for the sequential transfers. Built as build/tests/drvtool.
  *
  * usage: drvtool [--credentials FILE] [--block SIZE] [--no-flush] URL COMMAND [ARGS]
- * --block: the size of each transfer; by default the engine's for the driver: 1 MiB, and
- * reads in its read_block when it has one.
+ * --block: the size of each transfer; by default the engine's for the driver: its
+ * read_block or write_block when it has them, else 1 MiB.
  * put and seqwrite end with flush() (SMB: none in libsmbclient; NFS COMMIT; FPFlushFork)
  * unless --no-flush.
  * Exit: 0 ok; 1 the driver failed (its error() sentence on stderr); 2 usage. */
@@ -351,6 +351,9 @@ run(const char *cmd, int argc, char **argv)
 	if (!block_forced && drv->read_block &&
 	    (strcmp(cmd, "get") == 0 || strcmp(cmd, "seqread") == 0))
 		block = drv->read_block;
+	if (!block_forced && drv->write_block &&
+	    (strcmp(cmd, "put") == 0 || strcmp(cmd, "seqwrite") == 0))
+		block = drv->write_block;
 	if (strcmp(cmd, "get") == 0) {
 		NARGS(2);
 		if (strcmp(argv[1], "/dev/null") == 0)	/* as smbclient's get: nothing to write */
@@ -477,7 +480,7 @@ main(int argc, char **argv)
 		bench_target_clear(&t);
 		return 2;
 	}
-	if (!block) /* put/seqwrite 1 MiB; get/seqread the driver's read size (run()) */
+	if (!block) /* 1 MiB, or the driver's read/write size (run()) */
 		block = 1 << 20;
 	else
 		block_forced = true;
