@@ -358,8 +358,12 @@ cmd_follow(struct ctx *ctx)
 	me = recs[self];
 	if (want.generation <= me.followed)
 		goto out;
-	if (strcmp(want.id, me.id) == 0 && me.ok && !me.alone) {
+	/* Its id changes only when an apply works: it runs want.id already (a rollback to
+	 * what a failed apply left in force here, say). */
+	if (strcmp(want.id, me.id) == 0 && !me.alone) {
 		me.followed = want.generation;
+		me.ok = true;
+		me.error[0] = '\0';
 		stamp(&me);
 		cluster_write_node(m, ctx->root, &me);
 		goto out;

@@ -8,7 +8,7 @@
 # Bonjour shows the cluster on public addresses only, published once.
 # shellcheck source=tests/lab/lib.sh
 . "$(dirname "$0")/lib.sh"
-plan 22
+plan 24
 
 CONF=$TOPDIR/tests/lab/cluster.conf
 NODES=(node1 node2 node3)
@@ -134,4 +134,20 @@ for h in "${NODES[@]}"; do
 	grep -q 'aio read size = 1' "$("$LAB" root "$h")/etc/samba/smb.conf" || same=1
 done
 ok $same "the knob is in every node's smb.conf"
+# A node that cannot follow (node3 has lost its cluster file system: its /cluster is empty
+# for nastune, so it cannot even report) is named, and every node goes back to the
+# cluster's previous configuration.
+r3=$("$LAB" root node3)
+before=$(nt node1 status --json 2>/dev/null | jq -r '.cluster.desired.id')
+mv "$r3/cluster" "$r3/cluster.away" && mkdir "$r3/cluster"
+sed 's/nastune lab cluster"/nastune lab cluster, v3"/' "$CONF" >"$WORK/v3.conf"
+out=$(nt node1 -c "$WORK/v3.conf" apply --cluster-wait 15 2>&1)
+rc=$?
+rmdir "$r3/cluster" && mv "$r3/cluster.away" "$r3/cluster"
+[[ $rc = 1 ]] && grep -qE "node $(addr node3) did not (apply configuration|answer within)" <<<"$out"
+ok $? "an apply node3 cannot follow exits 1 naming node3" "$out"
+js=$(nt node2 status --json 2>/dev/null)
+[[ $(jq -r '.cluster.desired.id' <<<"$js") = "$before" && $(jq -r '.cluster.consistent' <<<"$js") = true ]] &&
+	! grep -q 'v3' "$("$LAB" root node1)/etc/samba/smb.conf" "$("$LAB" root node2)/etc/samba/smb.conf"
+ok $? "every node is back on the previous configuration" "$js"
 done_testing
