@@ -2,7 +2,7 @@
 # smb.io_uring in the lab: tune tries it like any knob (a dry run over that knob alone) where
 # this host's smbd and kernel can run io_uring, and applied, smbd serves the share through it
 # (an smbd holds an io_uring descriptor during a transfer); where they cannot, tune leaves it
-# with the reason. Short: 16 MiB files, 5 pairs (the fewest tune takes).
+# with the reason. Short: 16 MiB files, 8 pairs (the fewest tune takes).
 # shellcheck source=tests/lab/lib.sh
 . "$(dirname "$0")/lib.sh"
 lab_ready
@@ -25,7 +25,7 @@ nts() {
 nts --json knobs smb.io_uring
 can=$(python3 -c 'import json,sys; print(int(json.load(sys.stdin)["knobs"][0]["tune"]["allowed"]))' <<<"$out")
 
-nts --json tune --dry-run --knobs smb.io_uring --size 16M --repeat 5 --credentials "$CR"
+nts --json tune --dry-run --knobs smb.io_uring --size 16M --repeat 8 --credentials "$CR"
 k=$(python3 -c 'import json,sys; print(json.dumps([x for x in json.load(sys.stdin)["knobs"] if x["name"] == "smb.io_uring"][0]))' <<<"$out")
 if [[ $can = 1 ]]; then
 	[[ $rc = 0 ]] && python3 -c 'import json,sys; k=json.loads(sys.argv[1]); sys.exit(0 if k["tried"] else 1)' "$k"

@@ -202,7 +202,7 @@ CR=$SROOT/etc/nastune/reload.creds
 printf 'username = alice\npassword = %s\n' "$PA" >"$CR"
 chmod 600 "$CR"
 A2=$(apid)
-ns tune --dry-run --knobs afp.server_quantum --size 16M --repeat 5 --credentials "$CR" >"$WORK/tune.log" 2>&1
+ns tune --dry-run --knobs afp.server_quantum --size 16M --repeat 8 --credentials "$CR" >"$WORK/tune.log" 2>&1
 rc=$?
 log=$(<"$WORK/tune.log")
 [[ $rc = 0 ]] && [[ $(grep -c "afpd: restarted (pidfile backend): server quantum changed" <<<"$log") -ge 4 ]]
