@@ -9,7 +9,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../cli/lib.sh"
 BUILD=${BUILD:-build}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-plan 24
+plan 25
 
 mk() { out=$(make -C "$top" "$@" 2>&1); rc=$?; [[ $rc -eq 0 ]] || tail -n 15 <<<"$out" | sed 's/^/#   /'; }
 

@@ -147,14 +147,16 @@ postinst configure "$VERSION"
 check "postinst with an invalid configuration still exits 0"
 has "/etc/nastune/nastune.conf:1: server.name" && has "is not valid (the errors are above); nothing was changed"
 ok $? "the invalid configuration is reported with file:line and what happened"
-cp "$work/good.conf" "$m/etc/nastune/nastune.conf"
-# The lock as a directory makes apply fail at its first step (exit 1).
+# A change to apply (--if-changed with nothing to do never takes the lock), and the lock as
+# a directory: apply fails at its first step (exit 1).
+sed 's/"pkgtest"/"pkgtest2"/' "$work/good.conf" >"$m/etc/nastune/nastune.conf"
 mv "$m/var/lib/nastune/lock" "$work/lock" && mkdir "$m/var/lib/nastune/lock"
 postinst configure "$VERSION"
 check "postinst with a failing apply still exits 0"
 has "apply failed (exit 1"
 ok $? "the failed apply is reported with its exit status"
 rmdir "$m/var/lib/nastune/lock" && mv "$work/lock" "$m/var/lib/nastune/lock"
+cp "$work/good.conf" "$m/etc/nastune/nastune.conf"
 is "$(fsum /etc/samba/smb.conf)$(stat -c %Y "$m/etc/samba/smb.conf")" "$before" \
 	"the failures left smb.conf untouched"
 
