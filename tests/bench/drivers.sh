@@ -61,7 +61,7 @@ line() {	# line PROTO OP DRIVER_S [REF_S REFNAME PAIRS RATIO]
 	if [[ -n ${4:-} ]]; then
 		local ok
 		ok=$(awk "BEGIN{print ($7 >= 1.0) ? \"met\" : \"MISSED\"}")
-		printf '%-4s %-5s driver %7.1f MB/s  %-9s %7.1f MB/s  ratio %.2f (median of %d pairs, %s; target >= 1.0: %s)\n' \
+		printf '%-4s %-5s driver %7.1f MB/s  %-9s %7.1f MB/s  ratio %.3f (median of %d pairs, %s; target >= 1.0: %s)\n' \
 			"$1" "$2" "$(mbs "$3")" "$5" "$(mbs "$4")" "$7" "$REPS" "$6" "$ok"
 		[[ $ok = met ]] || missed+=("$1 $2 $7")
 	else
@@ -176,7 +176,7 @@ echo "($SIZE_MB MiB files, $REPS alternating pairs, wall time per process from c
 if ((${#missed[@]})); then
 	for m in "${missed[@]}"; do
 		set -- $m
-		echo "drivers: FAILED: $1 $2 driver at $3 of its reference client (target >= 1.0)"
+		printf "drivers: FAILED: %s %s driver at %.3f of its reference client (target >= 1.0)\n" "$1" "$2" "$3"
 	done
 	status=1
 fi
