@@ -35,7 +35,12 @@
 
 /* Runs of each workload when the clients are measured at the start and at the end: for the
  * protocol choice and the report, not for a decision. */
-#define CLIENT_RUNS 3
+#define CLIENT_RUNS 2
+/* A run the tune compares is time-boxed to about this many seconds: the first run on a
+ * target sizes the files of all the later ones (never below RUN_MIN_SIZE), so that a slow or
+ * loaded machine still measures enough pairs for a verdict. */
+#define RUN_BOX_S 1.0
+#define RUN_MIN_SIZE (8ull << 20)
 
 struct ttarget {
 	struct bench_target t;
@@ -44,6 +49,8 @@ struct ttarget {
 	 * is written once, not in every short call); removed when the tune ends. */
 	char keep[192];
 	bool used; /* a run was started on it: keep may exist */
+	/* The file size of its runs, fixed by its first run of the tune (0: not yet). */
+	uint64_t size;
 };
 
 struct tuner {
@@ -153,6 +160,23 @@ target_proto(const struct ttarget *tt)
 	return model_proto_bit(tt->d->name);
 }
 
+/* Fixes tt's file size from its first run (size, el seconds): RUN_BOX_S a run. */
+static void
+time_box(struct ttarget *tt, uint64_t size, double el)
+{
+	uint64_t boxed = size;
+
+	if (el > RUN_BOX_S)
+		boxed = (uint64_t)((double)size * RUN_BOX_S / el) & ~((1ull << 20) - 1);
+	if (boxed < RUN_MIN_SIZE)
+		boxed = size < RUN_MIN_SIZE ? size : RUN_MIN_SIZE;
+	tt->size = boxed;
+	if (boxed < size)
+		log_info("tune: runs on %s time-boxed to %llu MiB (one of %llu MiB took %.1fs)",
+			 tt->t.url, (unsigned long long)(boxed >> 20),
+			 (unsigned long long)(size >> 20), el);
+}
+
 /* Measures the configuration in force: every goal workload on every target of protos. Returns
  * 0 with the per-run scores (caller frees) and the results appended to out, or -errno. */
 static int
@@ -168,6 +192,7 @@ measure(struct tuner *t, unsigned protos, double **scores, size_t *n, struct ben
 	 * units the windows pair (tune/search.c). */
 	for (i = 0; i < t->ntg && rc == 0; i++) {
 		struct bench_session *bs = NULL;
+		double t0 = timeutil_mono();
 
 		if (!(target_proto(&t->tg[i]) & protos))
 			continue;
@@ -176,6 +201,8 @@ measure(struct tuner *t, unsigned protos, double **scores, size_t *n, struct ben
 
 			if (!t->wl[w])
 				continue;
+			if (t->tg[i].size)
+				bo.size = t->tg[i].size;
 			bo.keep_scratch = t->tg[i].keep;
 			t->tg[i].used = true;
 			if (sigstop_caught)
@@ -186,6 +213,8 @@ measure(struct tuner *t, unsigned protos, double **scores, size_t *n, struct ben
 						       errlen);
 		}
 		bench_session_close(bs);
+		if (rc == 0 && !t->tg[i].size && t->bo.repeats == 1 && !t->bo.warmup)
+			time_box(&t->tg[i], t->bo.size, timeutil_mono() - t0);
 	}
 	if (rc == 0 && (rc = tune_scores(&rs, 0, scores, n)) < 0)
 		snprintf(err, errlen, "no throughput result to score");
@@ -448,6 +477,7 @@ measure_clients(struct tuner *t, unsigned protos, unsigned runs, unsigned warmup
 	struct bench_results cl = { 0 };
 	json_t *scratch = json_array();
 	const char *proto = NULL;
+	bool wl[BENCH_NWORKLOADS];
 	int rc;
 
 	for (size_t i = 0; i < t->ntg && !proto; i++)
@@ -462,10 +492,15 @@ measure_clients(struct tuner *t, unsigned protos, unsigned runs, unsigned warmup
 			one.n_shares = 1;
 		}
 	}
+	/* The network path carries the bulk transfers: the goal's, when it has any. */
+	memcpy(wl, t->wl, sizeof(wl));
+	if (wl[BENCH_SEQ_WRITE] || wl[BENCH_SEQ_READ])
+		for (int w = 0; w < BENCH_NWORKLOADS; w++)
+			wl[w] = wl[w] && (w == BENCH_SEQ_WRITE || w == BENCH_SEQ_READ);
 	bo.repeats = runs;
 	bo.warmup = warmup;
 	bo.stop = &sigstop_caught;
-	(void)agentctl_bench(t->o->root, &one, t->clients, t->nclients, t->token, proto, t->wl, &bo,
+	(void)agentctl_bench(t->o->root, &one, t->clients, t->nclients, t->token, proto, wl, &bo,
 			     &cl, t->errors, scratch);
 	rc = tune_scores(&cl, 0, sc, n);
 	if (rc < 0)

@@ -37,6 +37,7 @@ struct tstate {
 	unsigned looks[TUNE_NLOOKS + 1], nlooks;
 	double alpha_look, alpha_same;
 	unsigned changed_protos; /* the protocols the changes made so far touch */
+	double client_pass;	 /* seconds the clients' pass at the start took */
 	char err[512];
 };
 
@@ -199,7 +200,7 @@ reserve(const struct tstate *s)
 	double r = s->r->changed && s->changed_protos ? after_cost(s, s->changed_protos) : 0;
 
 	if (s->o->clients_after)
-		r += s->ops->clients ? slot_cost(s, TUNER_CLIENTS) * 2 : 0;
+		r += s->client_pass;
 	return r;
 }
 
@@ -990,11 +991,11 @@ tuned_protos(struct tstate *s)
 }
 
 /* The starting configuration, each protocol on its own (what a run of each costs, the
- * report's "before" when nothing changes), and the clients. */
+ * report's "before" when nothing changes; the after-score measures more), and the clients. */
 static int
 measure_start(struct tstate *s)
 {
-	unsigned n = 6, protos = tuned_protos(s);
+	unsigned n = 2, protos = tuned_protos(s);
 	double *sc = xmalloc(n * sizeof(*sc)), t;
 	int rc = 0;
 
@@ -1017,8 +1018,7 @@ measure_start(struct tstate *s)
 	t = now(s);
 	s->ops->clients(s->ops->arg);
 	/* What one client run costs: a pass measures each share's protocols' workloads. */
-	if (!(s->slot_cost[TUNER_CLIENTS] > 0))
-		s->slot_cost[TUNER_CLIENTS] = (now(s) - t) / 4;
+	s->client_pass = now(s) - t;
 	return stopped(s) ? -EINTR : 0;
 }
 
@@ -1334,8 +1334,7 @@ tuner_run(struct model *m, const struct tuner_opts *o, const struct tuner_ops *o
 	if (r->changed)
 		score_after(&s);
 	/* The clients again only when they fit (the budget holds whatever the estimates). */
-	r->clients_after = o->clients_after &&
-			   now(&s) - s.t0 + 2 * slot_cost(&s, TUNER_CLIENTS) <= 1.03 * o->budget_s;
+	r->clients_after = o->clients_after && now(&s) - s.t0 + s.client_pass <= 1.03 * o->budget_s;
 out:
 	json_object_set_new(doc, "decided", s.decided);
 	json_object_set_new(doc, "not_tried_budget", s.untried);
