@@ -171,7 +171,7 @@ for b in 1 2; do
 	"$LAB" exec server sh -c "echo \$\$ >$WORK/busy.$b; exec sh -c 'while :; do :; done'" >/dev/null 2>&1 7>&- &
 done
 ( sleep 20; for b in 1 2; do [[ -s $WORK/busy.$b ]] && kill "$(cat "$WORK/busy.$b")"; done ) &
-nts --json tune --dry-run --goal throughput --knobs sys.rmem_max,sys.wmem_max,sys.tcp_rmem,sys.tcp_wmem "${quick[@]}" --budget 5m
+nts --json tune --dry-run --goal throughput --knobs sys.rmem_max,sys.wmem_max,sys.tcp_rmem,sys.tcp_wmem "${quick[@]}" --repeat 16 --budget 5m
 wait
 # (Not vacuous: at least two knobs were measured in windows. A window the tuner names
 # unsteady counts: declining to decide on a busy machine is the right answer there.)
@@ -183,7 +183,7 @@ printf 'knobs = { smb = { smb_encrypt = "required"; }; };\n' >"$SROOT/etc/nastun
 nts apply
 choices=() whys=()
 for r in 1 2 3; do
-	nts --json tune --dry-run --goal throughput --knobs smb.smb_encrypt,sys.rmem_max "${quick[@]}" --budget 5m
+	nts --json tune --dry-run --goal throughput --knobs smb.smb_encrypt,sys.rmem_max "${quick[@]}" --repeat 24 --budget 5m
 	choices+=("$(python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(",".join("%s=%s" % (k["name"], k["after"]) for k in d["knobs"] if k["applied"]) or "unchanged")' "$out" 2>/dev/null || echo "rc=$rc")")
 	# every knob's reason, each change's check on its own and the after-score (the log's
 	# last lines once lost the reason a placebo was applied)
