@@ -41,6 +41,7 @@
  * loaded machine still measures enough pairs for a verdict. */
 #define RUN_BOX_S 1.0
 #define RUN_MIN_SIZE (8ull << 20)
+#define RUN_MIN_FILES 20
 
 struct ttarget {
 	struct bench_target t;
@@ -49,8 +50,10 @@ struct ttarget {
 	 * is written once, not in every short call); removed when the tune ends. */
 	char keep[192];
 	bool used; /* a run was started on it: keep may exist */
-	/* The file size of its runs, fixed by its first run of the tune (0: not yet). */
+	/* Its runs' file size and small-files count, fixed by its first run of the tune. */
 	uint64_t size;
+	unsigned small_files;
+	bool sized;
 };
 
 struct tuner {
@@ -160,21 +163,38 @@ target_proto(const struct ttarget *tt)
 	return model_proto_bit(tt->d->name);
 }
 
-/* Fixes tt's file size from its first run (size, el seconds): RUN_BOX_S a run. */
+/* Fixes tt's runs from its first one (o, and what each workload took): the call should last
+ * about RUN_BOX_S, shared by its workloads; the bulk ones scale their file size (never below
+ * RUN_MIN_SIZE), small-files its count (never below RUN_MIN_FILES). */
 static void
-time_box(struct ttarget *tt, uint64_t size, double el)
+time_box(struct ttarget *tt, const struct bench_opts *o, const bool *wl, const double *took)
 {
-	uint64_t boxed = size;
+	unsigned nwl = 0, nseq = wl[BENCH_SEQ_WRITE] + wl[BENCH_SEQ_READ];
+	double seq = took[BENCH_SEQ_WRITE] + took[BENCH_SEQ_READ], per;
+	uint64_t size = o->size;
+	unsigned files = o->small_files;
 
-	if (el > RUN_BOX_S)
-		boxed = (uint64_t)((double)size * RUN_BOX_S / el) & ~((1ull << 20) - 1);
-	if (boxed < RUN_MIN_SIZE)
-		boxed = size < RUN_MIN_SIZE ? size : RUN_MIN_SIZE;
-	tt->size = boxed;
-	if (boxed < size)
-		log_info("tune: runs on %s time-boxed to %llu MiB (one of %llu MiB took %.1fs)",
-			 tt->t.url, (unsigned long long)(boxed >> 20),
-			 (unsigned long long)(size >> 20), el);
+	for (int w = 0; w < BENCH_NWORKLOADS; w++)
+		nwl += wl[w];
+	per = RUN_BOX_S / (nwl ? nwl : 1);
+	if (nseq && seq > per * nseq)
+		size = (uint64_t)((double)o->size * per * nseq / seq) & ~((1ull << 20) - 1);
+	if (size < RUN_MIN_SIZE)
+		size = o->size < RUN_MIN_SIZE ? o->size : RUN_MIN_SIZE;
+	if (wl[BENCH_SMALL_FILES] && took[BENCH_SMALL_FILES] > per)
+		files = (unsigned)((double)o->small_files * per / took[BENCH_SMALL_FILES]);
+	if (files < RUN_MIN_FILES)
+		files = o->small_files < RUN_MIN_FILES ? o->small_files : RUN_MIN_FILES;
+	tt->size = size;
+	tt->small_files = files;
+	tt->sized = true;
+	if (size < o->size || files < o->small_files)
+		log_info(
+			"tune: runs on %s time-boxed to %llu MiB and %u files (a first run of %llu "
+			"MiB and %u files took %.1fs)",
+			tt->t.url, (unsigned long long)(size >> 20), files,
+			(unsigned long long)(o->size >> 20), o->small_files,
+			seq + took[BENCH_SMALL_FILES]);
 }
 
 /* Measures the configuration in force: every goal workload on every target of protos. Returns
@@ -192,17 +212,20 @@ measure(struct tuner *t, unsigned protos, double **scores, size_t *n, struct ben
 	 * units the windows pair (tune/search.c). */
 	for (i = 0; i < t->ntg && rc == 0; i++) {
 		struct bench_session *bs = NULL;
-		double t0 = timeutil_mono();
+		double took[BENCH_NWORKLOADS] = { 0 };
 
 		if (!(target_proto(&t->tg[i]) & protos))
 			continue;
 		for (w = 0; w < BENCH_NWORKLOADS && rc == 0; w++) {
 			struct bench_opts bo = t->bo;
+			double t0 = timeutil_mono();
 
 			if (!t->wl[w])
 				continue;
-			if (t->tg[i].size)
+			if (t->tg[i].sized) {
 				bo.size = t->tg[i].size;
+				bo.small_files = t->tg[i].small_files;
+			}
 			bo.keep_scratch = t->tg[i].keep;
 			t->tg[i].used = true;
 			if (sigstop_caught)
@@ -211,10 +234,11 @@ measure(struct tuner *t, unsigned protos, double **scores, size_t *n, struct ben
 								errlen)) == 0)
 				rc = bench_session_run(bs, (enum bench_workload)w, &bo, &rs, err,
 						       errlen);
+			took[w] = timeutil_mono() - t0;
 		}
 		bench_session_close(bs);
-		if (rc == 0 && !t->tg[i].size && t->bo.repeats == 1 && !t->bo.warmup)
-			time_box(&t->tg[i], t->bo.size, timeutil_mono() - t0);
+		if (rc == 0 && !t->tg[i].sized && t->bo.repeats == 1 && !t->bo.warmup)
+			time_box(&t->tg[i], &t->bo, t->wl, took);
 	}
 	if (rc == 0 && (rc = tune_scores(&rs, 0, scores, n)) < 0)
 		snprintf(err, errlen, "no throughput result to score");
@@ -223,6 +247,17 @@ measure(struct tuner *t, unsigned protos, double **scores, size_t *n, struct ben
 			bench_results_add(out, &rs.v[i]);
 	bench_results_clear(&rs);
 	return rc;
+}
+
+/* The workloads measured through the clients: the goal's bulk transfers when it has any
+ * (the network path carries those, and the protocol choice compares MB/s), else the goal's. */
+static void
+client_workloads(const struct tuner *t, bool *wl)
+{
+	memcpy(wl, t->wl, BENCH_NWORKLOADS * sizeof(*wl));
+	if (wl[BENCH_SEQ_WRITE] || wl[BENCH_SEQ_READ])
+		for (int w = 0; w < BENCH_NWORKLOADS; w++)
+			wl[w] = wl[w] && (w == BENCH_SEQ_WRITE || w == BENCH_SEQ_READ);
 }
 
 /* ---- the tuner's callbacks: the real machine ---- */
@@ -343,10 +378,12 @@ cb_clients(void *arg)
 {
 	struct tuner *t = arg;
 	struct bench_opts cbo = t->bo;
+	bool wl[BENCH_NWORKLOADS];
 
 	cbo.repeats = CLIENT_RUNS;
 	cbo.stop = &sigstop_caught;
-	if (agentctl_bench(t->o->root, t->m, t->clients, t->nclients, t->token, NULL, t->wl, &cbo,
+	client_workloads(t, wl);
+	if (agentctl_bench(t->o->root, t->m, t->clients, t->nclients, t->token, NULL, wl, &cbo,
 			   &t->cl_before, t->errors, t->agents) < 0)
 		log_warnx("tune: some client measurements failed (see errors)");
 }
@@ -492,11 +529,7 @@ measure_clients(struct tuner *t, unsigned protos, unsigned runs, unsigned warmup
 			one.n_shares = 1;
 		}
 	}
-	/* The network path carries the bulk transfers: the goal's, when it has any. */
-	memcpy(wl, t->wl, sizeof(wl));
-	if (wl[BENCH_SEQ_WRITE] || wl[BENCH_SEQ_READ])
-		for (int w = 0; w < BENCH_NWORKLOADS; w++)
-			wl[w] = wl[w] && (w == BENCH_SEQ_WRITE || w == BENCH_SEQ_READ);
+	client_workloads(t, wl);
 	bo.repeats = runs;
 	bo.warmup = warmup;
 	bo.stop = &sigstop_caught;
@@ -616,10 +649,12 @@ run_tune(struct tuner *t, struct tuner_opts *o, struct tuner_result *res,
 	} else if (t->nclients && !dry_run) {
 		struct bench_opts cbo = t->bo;
 		json_t *scratch = json_array();
+		bool wl[BENCH_NWORKLOADS];
 
 		cbo.repeats = CLIENT_RUNS;
-		agentctl_bench(t->o->root, t->m, t->clients, t->nclients, t->token, NULL, t->wl,
-			       &cbo, cl_after, t->errors, scratch);
+		client_workloads(t, wl);
+		agentctl_bench(t->o->root, t->m, t->clients, t->nclients, t->token, NULL, wl, &cbo,
+			       cl_after, t->errors, scratch);
 		json_decref(scratch);
 	}
 	return 0;

@@ -1226,6 +1226,7 @@ plan(struct tstate *s)
 {
 	const char *vals[16];
 	size_t total = 0;
+	unsigned spending = 0;
 	json_t *lk = json_array();
 
 	for (const struct knob *k = knob_first(); k; k = knob_next(k)) {
@@ -1241,7 +1242,11 @@ plan(struct tstate *s)
 	s->looks[s->nlooks++] = s->o->pairs;
 	for (unsigned i = 0; i < s->nlooks; i++)
 		json_array_append_new(lk, json_integer(s->looks[i]));
-	s->alpha_look = TUNE_ALPHA / ((double)s->family * s->nlooks);
+	/* A look whose pairs cannot reach even a candidate's whole share (all n pairs one way
+	 * has probability 2^-n) can decide only "same": it spends none of the budget. */
+	for (unsigned i = 0; i < s->nlooks; i++)
+		spending += ldexp(1.0, -(int)s->looks[i]) <= TUNE_ALPHA / (double)s->family;
+	s->alpha_look = TUNE_ALPHA / ((double)s->family * (spending ? spending : 1));
 	s->alpha_same = TUNE_ALPHA;
 	json_object_set_new(s->doc, "plan",
 			    json_pack("{s:i, s:f, s:f, s:f, s:o, s:f}", "candidates", (int)total,
