@@ -28,7 +28,8 @@ tmp=$(mktemp -d)
 cleanup() {
 	"$LAB" exec server pkill -x -F /run/lab/iperf3.pid iperf3 >/dev/null 2>&1 || true
 	[[ -n ${SROOT:-} ]] && rm -f "$SROOT/srv/media/lab10g.bin"
-	[[ ${NASTUNE_10G_LAB_KEEP:-0} = 1 ]] || "$LAB" down >/dev/null 2>&1 || true
+	[[ ${NASTUNE_10G_LAB_KEEP:-0} = 1 ]] ||
+		{ "$LAB" down >/dev/null 2>&1; rm -f "$NASTUNE_LAB_STATE.lock"; } || true
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
