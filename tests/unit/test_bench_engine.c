@@ -326,16 +326,20 @@ test_video(void **state)
 	(void)state;
 	o.repeats = 1;
 	o.warmup = 0;
+	/* 8 fps: a frame is dropped only 125 ms late, which a loaded machine's scheduler does
+	 * not reach; at 24 fps (42 ms) a busy 2-core box dropped frames now and then. */
+	o.video_fps = 8;
+	o.video_seconds = 0.5;
 	hold(&h, "null://eng");
 	run_ok(&h, BENCH_VIDEO, &o, &rs);
 	r = find(&rs, "video-frames", "write-fps");
 	assert_non_null(r);
 	assert_int_equal(r->pass, 1);
-	assert_true(r->st.median > 20 && r->st.median <= 24.01);
+	assert_true(r->st.median > 6.5 && r->st.median <= 8.01);
 	assert_float_equal(find(&rs, "video-frames", "write-dropped")->st.median, 0, 0);
 	assert_int_equal(find(&rs, "video-frames", "read-fps")->pass, 1);
 	assert_int_equal(find(&rs, "video-frames", "read-p99")->pass, -1);
-	assert_non_null(strstr(r->note, "1080p ProRes 422 HQ at 24 fps"));
+	assert_non_null(strstr(r->note, "1080p ProRes 422 HQ at 8 fps"));
 	bench_results_clear(&rs);
 
 	/* 20 ms per frame at 60 fps (16.7 ms): frames are dropped, and it fails. */
