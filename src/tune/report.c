@@ -200,7 +200,7 @@ fx(double v)
 		v = -0.6;
 	if (!(v < 0.6))
 		v = 0.6;
-	return 260 + 400 * v / 1.2;
+	return 440 + 400 * v / 1.2; /* the labels take the first 230 px */
 }
 
 /* A forest plot: every candidate's effect (a dot) and its interval (a line; to the edge
@@ -220,7 +220,7 @@ forest(struct buf *b, const json_t *knobs)
 		return;
 	}
 	buf_printf(b,
-		   "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"760\" height=\"%zu\" "
+		   "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"900\" height=\"%zu\" "
 		   "role=\"img\" aria-label=\"effect of every candidate with its interval\" "
 		   "font-family=\"sans-serif\" font-size=\"11\">\n",
 		   rows * 18 + 40);
@@ -245,12 +245,17 @@ forest(struct buf *b, const json_t *knobs)
 		buf_add_html(b, str(k, "name", "?"));
 		buf_adds(b, " = ");
 		buf_add_html(b, str(c, "value", "?"));
+		/* An interval too few pairs bound (-100%, or 1e9) is drawn faint and dashed. */
+		bool open = json_number_value(json_array_get(iv, 0)) <= -1 ||
+			    json_number_value(json_array_get(iv, 1)) >= 1e9;
+
 		buf_printf(b,
 			   "</text>\n<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.0f\" y2=\"%.0f\" "
-			   "stroke=\"%s\" stroke-width=\"2\"/>\n<circle cx=\"%.1f\" cy=\"%.0f\" "
+			   "stroke=\"%s\" stroke-width=\"2\"%s/>\n<circle cx=\"%.1f\" cy=\"%.0f\" "
 			   "r=\"4\" fill=\"%s\"/>\n<text x=\"%.0f\" y=\"%.0f\" fill=\"%s\">",
 			   fx(json_number_value(json_array_get(iv, 0))),
 			   fx(json_number_value(json_array_get(iv, 1))), y, y, colour,
+			   open ? " stroke-dasharray=\"3 4\" stroke-opacity=\"0.4\"" : "",
 			   fx(num(c, "effect")), y, colour, fx(0.6) + 8, y + 4, colour);
 		buf_add_html(b, v);
 		buf_printf(b, " %+.1f%% (%lld pairs)</text>\n", 100 * num(c, "effect"),
