@@ -32,6 +32,7 @@ As a fake agent (the NAS connects to it):
     evil         a correct proof, then facts and a result whose host name and target hold
                  escape sequences and a newline (a forged "generation 42 installed" line)
     errpre       answers auth with an unauthenticated error holding the same
+    busy         a correct proof, then "busy: ..." (authenticated) in answer to facts
     stream       a correct proof, facts, then progress frames for any job, every 0.1 s,
                  never a result (until the NAS hangs up, or 120 s)
   Serves one connection, then prints "nas sent: TYPE" for each message after its answer
@@ -353,6 +354,13 @@ def fake_agent():
     else:
         c.send({"type": "auth_ok", "mac": mac(L_AGENT, nc, na)})
         c.session(na, nc, False)
+    if script == "busy":
+        m = c.recv()
+        print("nas sent:", "closed" if m is None else m["type"])
+        c.send({"type": "error", "error": "busy: every session of this agent is running a job"})
+        m = c.recv()
+        print("nas sent:", "closed" if m is None else m["type"])
+        return
     if script in ("evil", "stream"):
         c.s.settimeout(130)
     while True:

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Issue 26: no peer can stall or lock out the NAS. 64 idle connections from 16 addresses fill
 # every handshake place of the agent, and the NAS still gets in (it knocks with the key); one
-# key holder idling on every authenticated place is replaced by the newest session; a fake
+# key holder idling on every authenticated place is replaced by the newest session, and an
+# agent that is busy is reported as busy; a fake
 # agent streaming progress cannot keep `bench` past its job's wall-time deadline; SIGTERM
 # ends `bench` within 2 s whatever the agent does.
 . "$(dirname "$0")/lib.sh"
-plan 8
+plan 9
 tmp=$(mktemp -d /tmp/nastune-agentlim.XXXXXX)
 root=$tmp/root
 base=$((24000 + $$ % 20000))
@@ -49,7 +50,7 @@ ok $? "... and the 64 connections were held throughout" "$(cat "$tmp/hold.out")"
 # --- one key holder on every authenticated place: the newest session wins
 timeout 60 python3 "$top/tests/cli/agent_peer.py" "127.0.0.1:$PA" "$key" authidle:4:6 >"$tmp/idle.out" 2>&1 &
 ip=$!
-for _ in $(seq 50); do grep -q authenticated "$tmp/idle.out" && break; sleep 0.1; done
+for _ in $(seq 50); do grep -qs authenticated "$tmp/idle.out" && break; sleep 0.1; done
 bench --client "127.0.0.1:$PA"
 [ "$rc" = 0 ] && [ "$(results)" = 1 ]
 ok $? "4 idle sessions of a key holder do not keep the NAS out: the oldest idle one gives way" "$err"
@@ -57,13 +58,19 @@ wait "$ip"
 grep -q "^3 of 4 sessions still open" "$tmp/idle.out"
 ok $? "... exactly one of them was replaced" "$(cat "$tmp/idle.out")"
 
-# --- a fake agent (with the key) streaming progress, never a result
+# --- a fake agent (with the key): busy; streaming progress, never a result
 fake() {
-	timeout 150 python3 "$top/tests/cli/agent_peer.py" --fake-agent "127.0.0.1:$PF" "$key" stream \
+	timeout 150 python3 "$top/tests/cli/agent_peer.py" --fake-agent "127.0.0.1:$PF" "$key" "${1:-stream}" \
 		>"$tmp/fake.out" 2>&1 &
 	fp=$!
 	for _ in $(seq 50); do grep -q listening "$tmp/fake.out" && break; sleep 0.1; done
 }
+fake busy
+bench --client "127.0.0.1:$PF"
+wait "$fp"
+[ "$rc" = 1 ] && grep -q "agent .* is busy (busy: every session" <<<"$err" &&
+	python3 -c 'import json,sys; e=json.loads(sys.argv[1])["errors"]; assert len(e)==1 and e[0]["busy"] is True, e' "$out"
+ok $? "an agent that answers busy is reported as busy (\"busy\": true), not as an error in its answer" "$err"
 fake
 t0=$(date +%s.%N)
 NASTUNE_AGENT_JOB_TIMEOUT=3 timeout -k 5 30 "$NASTUNE" --datadir "$top" --root "$root" -c "$tmp/nas.conf" \
