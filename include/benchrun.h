@@ -54,6 +54,11 @@ void benchrun_init(struct benchrun *b);
 /* Frees what b holds (the targets, results and JSON arrays). */
 void benchrun_clear(struct benchrun *b);
 
+/* What to run: the protocols (protos, a comma list checked here; NULL: all), the workloads
+ * (wls, a comma list into b->wl; NULL: all) and the video formats (videos, FORMAT@FPS,...
+ * into b->videos; NULL: the default). Returns 0, or -EINVAL with err naming the entry. */
+int benchrun_select(struct benchrun *b, const char *protos, const char *wls, const char *videos,
+		    char *err, size_t errlen);
 /* Adds the target url (as the user wrote it). m, when not NULL, is the configuration: a
  * Time Machine share of it is refused unless b->o.force; root prefixes its paths. Returns 0
  * when added, 1 when skipped for want of a driver in this build (logged), -EINVAL for a bad

@@ -32,6 +32,9 @@ struct generation {
 /* Opens (creating and migrating) the state database under root. Returns 0 or -errno with a
  * message in err. Close with state_close. */
 int state_open(const char *root, struct state **st, char *err, size_t errlen);
+/* state_open, but only when the database can be seen: -ENOENT (err "no PATH") when not,
+ * so that commands that only read never create it. */
+int state_open_existing(const char *root, struct state **st, char *err, size_t errlen);
 void state_close(struct state *st);
 /* Opens the state database under root for reading only, writing nothing at all (no journal,
  * no WAL index: SQLite's immutable mode), for a caller that holds the apply lock shared so

@@ -1,13 +1,11 @@
 /* status.c - the facts behind `nastune status` (status.h). */
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "fsutil.h"
 #include "hwinfo.h"
 #include "knobs.h"
 #include "mdns.h"
-#include "paths.h"
 #include "runrec.h"
 #include "service.h"
 #include "status.h"
@@ -17,15 +15,13 @@ static void
 collect_generations(const char *root, struct status *st)
 {
 	struct state *db = NULL;
-	char err[512], *path = paths_state_db(root);
-	struct stat sb;
+	char err[512];
 
-	if (stat(path, &sb) == 0 && state_open(root, &db, err, sizeof(err)) == 0 &&
+	if (state_open_existing(root, &db, err, sizeof(err)) == 0 &&
 	    state_last_generation(db, &st->gen) == 0) {
 		st->has_generation = true;
 		state_generation_ids(db, &st->gen_ids, &st->ngen_ids);
 	}
-	free(path);
 	state_close(db);
 }
 

@@ -1,5 +1,5 @@
-/* cmd_bench.c - bench, report, history: options in, progress on stderr, the run (benchrun.c)
- * printed as a table or JSON. */
+/* cmd_bench.c - `nastune bench`: options in, progress on stderr, the run (benchrun.c) printed
+ * as a table or JSON. */
 #include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
@@ -12,18 +12,13 @@
 
 #include "agentctl.h"
 #include "bench.h"
-#include "esc.h"
 #include "benchrun.h"
-#include "buf.h"
 #include "cli.h"
-#include "fsutil.h"
+#include "esc.h"
 #include "log.h"
 #include "model.h"
-#include "paths.h"
 #include "sigstop.h"
-#include "state.h"
 #include "timeutil.h"
-#include "tune.h"
 #include "units.h"
 #include "xmalloc.h"
 
@@ -125,57 +120,55 @@ struct bench_args {
 	bool clients_only;
 };
 
-/* Checks --protocol and --workload and parses --video into b. Returns 0, or -1 after saying
- * what is wrong. */
+/* One option of how to measure (--repeat ... --video-seconds) into o. Returns 0, -1 after
+ * saying what is wrong, or 1 when c is not one of them. */
 static int
-parse_lists(struct benchrun *b, const char *protos, const char *wls, const char *video_arg)
+parse_measure_opt(struct bench_opts *o, int c, const char *arg)
 {
-	char *copy, *save = NULL, *tok;
-	size_t i;
-	int rc = 0, w;
+	char *end;
 
-	copy = xstrdup(protos ? protos : "");
-	for (tok = strtok_r(copy, ",", &save); tok && !rc; tok = strtok_r(NULL, ",", &save))
-		if (!units_in_list("null,posix,smb,nfs,afp", tok)) {
+	switch (c) {
+	case 'n':
+		return parse_uint("--repeat", arg, 1, BENCH_MAX_REPEATS, &o->repeats);
+	case 'W':
+		return parse_uint("--warmup", arg, 0, BENCH_MAX_WARMUP, &o->warmup);
+	case 'F':
+		return parse_uint("--files", arg, 1, BENCH_MAX_FILES, &o->small_files);
+	case 'E':
+		return parse_uint("--entries", arg, 1, BENCH_MAX_ENTRIES, &o->meta_entries);
+	case 's':
+		if (units_parse_size(arg, &o->size) < 0 || o->size < 4096 ||
+		    o->size > BENCH_MAX_SIZE) {
 			fprintf(stderr,
-				"nastune bench: unknown protocol '%s' (null, posix, smb, nfs, "
-				"afp)\n",
-				tok);
-			rc = -1;
+				"nastune bench: --size '%s' is not a size from 4K to 16T (e.g. "
+				"64M, 1G)\n",
+				arg);
+			return -1;
 		}
-	free(copy);
-	for (i = 0; i < BENCH_NWORKLOADS; i++)
-		b->wl[i] = !wls;
-	copy = xstrdup(wls ? wls : "");
-	for (tok = strtok_r(copy, ",", &save); tok && !rc; tok = strtok_r(NULL, ",", &save)) {
-		if ((w = bench_workload_parse(tok)) < 0) {
-			fprintf(stderr,
-				"nastune bench: unknown workload '%s' — see `nastune bench "
-				"--help`\n",
-				tok);
-			rc = -1;
-		} else {
-			b->wl[w] = true;
+		return 0;
+	case 'k':
+		if (strcmp(arg, "hot") == 0)
+			o->cache = BENCH_CACHE_HOT;
+		else if (strcmp(arg, "cold") == 0)
+			o->cache = BENCH_CACHE_COLD;
+		else if (strcmp(arg, "auto") != 0) {
+			fprintf(stderr, "nastune bench: --cache must be hot, cold or auto\n");
+			return -1;
 		}
+		return 0;
+	case 'S':
+		o->video_seconds = strtod(arg, &end);
+		if (*end || !(o->video_seconds >= 0.1 && o->video_seconds <= 3600)) {
+			fprintf(stderr, "nastune bench: --video-seconds '%s' must be 0.1 to 3600\n",
+				arg);
+			return -1;
+		}
+		return 0;
+	case 'f':
+		o->force = true;
+		return 0;
 	}
-	free(copy);
-	copy = xstrdup(video_arg ? video_arg : "");
-	for (tok = strtok_r(copy, ",", &save); tok && !rc; tok = strtok_r(NULL, ",", &save)) {
-		struct benchrun_video *v = &b->videos[b->nvideo];
-
-		if (b->nvideo == BENCHRUN_MAX_VIDEO ||
-		    bench_video_parse(tok, &v->fmt, &v->fps) < 0) {
-			fprintf(stderr,
-				"nastune bench: --video '%s' is not FORMAT@FPS with a known "
-				"format (see --help) and 1-240 fps\n",
-				tok);
-			rc = -1;
-		} else {
-			b->nvideo++;
-		}
-	}
-	free(copy);
-	return rc;
+	return 1;
 }
 
 /* The options into b and a. Returns 0, 1 after printing the help, or -1 (usage). */
@@ -203,12 +196,16 @@ parse_args(struct benchrun *b, struct bench_args *a, int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct bench_opts *o = &b->o;
 	const char *wls = NULL, *video_arg = NULL;
-	char *end;
-	int c;
+	char err[256];
+	int c, rc;
 
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		if ((rc = parse_measure_opt(&b->o, c, optarg)) <= 0) {
+			if (rc < 0)
+				return -1;
+			continue;
+		}
 		switch (c) {
 		case 'p':
 			a->protos = optarg;
@@ -220,62 +217,11 @@ parse_args(struct benchrun *b, struct bench_args *a, int argc, char **argv)
 			a->urls = xreallocarray(a->urls, a->nurls + 1, sizeof(*a->urls));
 			a->urls[a->nurls++] = optarg;
 			break;
-		case 'n':
-			if (parse_uint("--repeat", optarg, 1, BENCH_MAX_REPEATS, &o->repeats) < 0)
-				return -1;
-			break;
-		case 'W':
-			if (parse_uint("--warmup", optarg, 0, BENCH_MAX_WARMUP, &o->warmup) < 0)
-				return -1;
-			break;
-		case 's':
-			if (units_parse_size(optarg, &o->size) < 0 || o->size < 4096 ||
-			    o->size > BENCH_MAX_SIZE) {
-				fprintf(stderr,
-					"nastune bench: --size '%s' is not a size from 4K to "
-					"16T (e.g. 64M, 1G)\n",
-					optarg);
-				return -1;
-			}
-			break;
 		case 'C':
 			a->creds = optarg;
 			break;
-		case 'f':
-			o->force = true;
-			break;
-		case 'k':
-			if (strcmp(optarg, "hot") == 0)
-				o->cache = BENCH_CACHE_HOT;
-			else if (strcmp(optarg, "cold") == 0)
-				o->cache = BENCH_CACHE_COLD;
-			else if (strcmp(optarg, "auto") != 0) {
-				fprintf(stderr,
-					"nastune bench: --cache must be hot, cold or auto\n");
-				return -1;
-			}
-			break;
-		case 'F':
-			if (parse_uint("--files", optarg, 1, BENCH_MAX_FILES, &o->small_files) < 0)
-				return -1;
-			break;
-		case 'E':
-			if (parse_uint("--entries", optarg, 1, BENCH_MAX_ENTRIES,
-				       &o->meta_entries) < 0)
-				return -1;
-			break;
 		case 'V':
 			video_arg = optarg;
-			break;
-		case 'S':
-			o->video_seconds = strtod(optarg, &end);
-			if (*end || !(o->video_seconds >= 0.1 && o->video_seconds <= 3600)) {
-				fprintf(stderr,
-					"nastune bench: --video-seconds '%s' must be 0.1 to "
-					"3600\n",
-					optarg);
-				return -1;
-			}
 			break;
 		case 'B':
 			b->no_baseline = true;
@@ -304,7 +250,11 @@ parse_args(struct benchrun *b, struct bench_args *a, int argc, char **argv)
 		fprintf(stderr, "nastune bench: unexpected argument '%s'\n", argv[optind]);
 		return -1;
 	}
-	return parse_lists(b, a->protos, wls, video_arg);
+	if (benchrun_select(b, a->protos, wls, video_arg, err, sizeof(err)) < 0) {
+		fprintf(stderr, "nastune bench: %s\n", err);
+		return -1;
+	}
+	return 0;
 }
 
 /* The targets: the configuration (required to derive them; with --target, read when present
@@ -434,235 +384,5 @@ out:
 	json_decref(doc);
 	benchrun_clear(&b);
 	model_free(m);
-	return status;
-}
-
-/* Opens the state database only when it exists (report and history never create it). */
-static int
-open_existing(const struct ctx *ctx, struct state **st, const char *cmd)
-{
-	char *db = paths_state_db(ctx->root), err[512];
-	struct stat sb;
-	int rc;
-
-	if (stat(db, &sb) < 0) {
-		fprintf(stderr, "nastune %s: no benchmark runs yet (no %s) — run `nastune bench`\n",
-			cmd, db);
-		free(db);
-		return -ENOENT;
-	}
-	free(db);
-	if ((rc = state_open(ctx->root, st, err, sizeof(err))) < 0)
-		fprintf(stderr, "nastune %s: %s\n", cmd, err);
-	return rc;
-}
-
-int
-cmd_report(struct ctx *ctx, int argc, char **argv)
-{
-	static const struct option opts[] = {
-		{ "html", required_argument, NULL, 'H' },
-		{ "run", required_argument, NULL, 'r' },
-		{ "tune", no_argument, NULL, 't' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct state_bench_run run = { 0 };
-	bool tune = false;
-	const char *html = NULL;
-	struct state *st = NULL;
-	json_t *doc = NULL;
-	json_error_t jerr;
-	char err[512], *out = NULL, *end;
-	long id = -1;
-	int c, rc, status = EXIT_FAIL;
-
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'H':
-			html = optarg;
-			break;
-		case 'r':
-			id = strtol(optarg, &end, 10);
-			if (*end || id < 1) {
-				fprintf(stderr,
-					"nastune report: --run '%s' is not a run number — see "
-					"`nastune history`\n",
-					optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case 't':
-			tune = true;
-			break;
-		case 'h':
-			printf("usage: nastune report [--tune] [--html FILE] [--run ID]\n");
-			return EXIT_OK;
-		default:
-			return EXIT_USAGE;
-		}
-	}
-	if (optind < argc) {
-		fprintf(stderr, "nastune report: unexpected argument '%s'\n", argv[optind]);
-		return EXIT_USAGE;
-	}
-	if (open_existing(ctx, &st, "report") < 0)
-		return EXIT_FAIL;
-	if (tune) {
-		long tid;
-		char *hw = NULL, *text = NULL;
-
-		if ((rc = state_get_tune(st, id, &tid, &hw, &text)) < 0) {
-			fprintf(stderr,
-				rc == -ENOENT ? (id >= 0 ? "nastune report: no tune %ld\n"
-							 : "nastune report: no tune yet — run "
-							   "`nastune tune`\n")
-					      : "nastune report: cannot read the state database\n",
-				id);
-			state_close(st);
-			return rc == -ENOENT && id >= 0 ? EXIT_USAGE : EXIT_FAIL;
-		}
-		run.id = tid;
-		run.json = text;
-		free(hw);
-	} else if ((rc = state_get_bench_run(st, id, &run)) < 0) {
-		if (rc == -ENOENT && id >= 0)
-			fprintf(stderr, "nastune report: no run %ld — see `nastune history`\n", id);
-		else if (rc == -ENOENT)
-			fprintf(stderr,
-				"nastune report: no benchmark runs yet — run `nastune bench`\n");
-		else
-			fprintf(stderr, "nastune report: cannot read the state database\n");
-		status = rc == -ENOENT && id >= 0 ? EXIT_USAGE : EXIT_FAIL;
-		goto out;
-	}
-	if (!(doc = json_loads(run.json, 0, &jerr))) {
-		fprintf(stderr, "nastune report: run %ld is not valid JSON: %s\n", run.id,
-			jerr.text);
-		goto out;
-	}
-	if (ctx->json && !html) {
-		json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-		fputc('\n', stdout);
-		status = EXIT_OK;
-		goto out;
-	}
-	if (tune)
-		out = html ? tune_report_html(doc, err, sizeof(err))
-			   : tune_report_text(doc, err, sizeof(err));
-	else
-		out = html ? bench_report_html(doc, err, sizeof(err))
-			   : bench_report_text(doc, err, sizeof(err));
-	if (!out) {
-		fprintf(stderr, "nastune report: run %ld: %s\n", run.id, err);
-		goto out;
-	}
-	if (html) {
-		if ((rc = fs_write_atomic(html, out, strlen(out), 0644, 0)) < 0) {
-			fprintf(stderr, "nastune report: cannot write %s: %s\n", html,
-				strerror(-rc));
-			goto out;
-		}
-		log_info("report: run %ld written to %s", run.id, html);
-	} else {
-		fputs(out, stdout);
-	}
-	status = EXIT_OK;
-out:
-	free(out);
-	json_decref(doc);
-	state_bench_run_clear(&run);
-	state_close(st);
-	return status;
-}
-
-int
-cmd_history(struct ctx *ctx, int argc, char **argv)
-{
-	struct state_bench_run *runs = NULL;
-	struct state *st = NULL;
-	json_t *list = json_array();
-	size_t n = 0, i;
-	int status = EXIT_FAIL;
-
-	(void)argv;
-	if (argc > 1) {
-		fprintf(stderr, "usage: nastune history\n");
-		json_decref(list);
-		return strcmp(argv[1], "--help") == 0 ? EXIT_OK : EXIT_USAGE;
-	}
-	if (open_existing(ctx, &st, "history") < 0) {
-		json_decref(list);
-		return EXIT_FAIL;
-	}
-	if (state_list_bench_runs(st, &runs, &n) < 0) {
-		fprintf(stderr, "nastune history: cannot read the state database\n");
-		goto out;
-	}
-	if (!ctx->json)
-		printf("%5s  %-20s  %4s  %-12s  %7s  %6s  %s\n", "run", "created", "gen",
-		       "hardware", "results", "errors", "targets");
-	for (i = 0; i < n; i++) {
-		json_t *doc = json_loads(runs[i].json, 0, NULL), *targets = json_array(), *v;
-		const json_t *res = json_object_get(doc, "results");
-		size_t k, nres = json_array_size(res), nerr;
-		struct buf tl;
-
-		nerr = json_array_size(json_object_get(doc, "errors"));
-		buf_init(&tl);
-		json_array_foreach(res, k, v)
-		{
-			const char *t = json_string_value(json_object_get(v, "target"));
-			size_t j;
-			json_t *x;
-			bool seen = false;
-
-			json_array_foreach(targets, j, x) seen |=
-				t && strcmp(json_string_value(x), t) == 0;
-			if (t && !seen) {
-				json_array_append_new(targets, json_string(t));
-				char *e = esc_term(t);
-
-				buf_printf(&tl, "%s%s", tl.len ? " " : "", e);
-				free(e);
-			}
-		}
-		if (ctx->json) {
-			json_array_append_new(list,
-					      json_pack("{s:I, s:s, s:o, s:s, s:I, s:I, s:o}",
-							"run", (json_int_t)runs[i].id, "created",
-							runs[i].created, "generation",
-							runs[i].gen >= 0 ? json_integer(runs[i].gen)
-									 : json_null(),
-							"hw_hash", runs[i].hw_hash, "results",
-							(json_int_t)nres, "errors",
-							(json_int_t)nerr, "targets", targets));
-		} else {
-			char gen[16];
-
-			snprintf(gen, sizeof(gen), "%ld", runs[i].gen);
-			printf("%5ld  %-20s  %4s  %-12.12s  %7zu  %6zu  %s\n", runs[i].id,
-			       runs[i].created, runs[i].gen >= 0 ? gen : "-", runs[i].hw_hash, nres,
-			       nerr, tl.data ? tl.data : "");
-			json_decref(targets);
-		}
-		buf_clear(&tl);
-		json_decref(doc);
-	}
-	if (ctx->json) {
-		json_t *o = json_pack("{s:o}", "runs", list);
-
-		list = NULL;
-		json_dumpf(o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-		fputc('\n', stdout);
-		json_decref(o);
-	}
-	status = EXIT_OK;
-out:
-	for (i = 0; i < n; i++)
-		state_bench_run_clear(&runs[i]);
-	free(runs);
-	json_decref(list);
-	state_close(st);
 	return status;
 }

@@ -448,3 +448,51 @@ benchrun_store(struct benchrun *b, const char *root, json_t **doc, long *run_id,
 	state_close(st);
 	return rc;
 }
+
+int
+benchrun_select(struct benchrun *b, const char *protos, const char *wls, const char *videos,
+		char *err, size_t errlen)
+{
+	char *copy, *save = NULL, *tok;
+	size_t i;
+	int rc = 0, w;
+
+	copy = xstrdup(protos ? protos : "");
+	for (tok = strtok_r(copy, ",", &save); tok && !rc; tok = strtok_r(NULL, ",", &save))
+		if (!units_in_list("null,posix,smb,nfs,afp", tok)) {
+			snprintf(err, errlen, "unknown protocol '%s' (null, posix, smb, nfs, afp)",
+				 tok);
+			rc = -EINVAL;
+		}
+	free(copy);
+	for (i = 0; i < BENCH_NWORKLOADS; i++)
+		b->wl[i] = !wls;
+	copy = xstrdup(wls ? wls : "");
+	for (tok = strtok_r(copy, ",", &save); tok && !rc; tok = strtok_r(NULL, ",", &save)) {
+		if ((w = bench_workload_parse(tok)) < 0) {
+			snprintf(err, errlen, "unknown workload '%s' — see `nastune bench --help`",
+				 tok);
+			rc = -EINVAL;
+		} else {
+			b->wl[w] = true;
+		}
+	}
+	free(copy);
+	copy = xstrdup(videos ? videos : "");
+	for (tok = strtok_r(copy, ",", &save); tok && !rc; tok = strtok_r(NULL, ",", &save)) {
+		struct benchrun_video *v = &b->videos[b->nvideo];
+
+		if (b->nvideo == BENCHRUN_MAX_VIDEO ||
+		    bench_video_parse(tok, &v->fmt, &v->fps) < 0) {
+			snprintf(err, errlen,
+				 "--video '%s' is not FORMAT@FPS with a known format (see --help) "
+				 "and 1-240 fps",
+				 tok);
+			rc = -EINVAL;
+		} else {
+			b->nvideo++;
+		}
+	}
+	free(copy);
+	return rc;
+}

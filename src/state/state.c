@@ -163,6 +163,22 @@ uri_append(char **u, const char *s)
 }
 
 int
+state_open_existing(const char *root, struct state **st, char *err, size_t errlen)
+{
+	char *path = paths_state_db(root);
+	struct stat sb;
+	int rc = 0;
+
+	*st = NULL;
+	if (stat(path, &sb) < 0) {
+		rc = -ENOENT;
+		snprintf(err, errlen, "no %s", path);
+	}
+	free(path);
+	return rc < 0 ? rc : state_open(root, st, err, errlen);
+}
+
+int
 state_open_readonly(const char *root, struct state **out)
 {
 	char *path = paths_state_db(root);
