@@ -1,4 +1,4 @@
-/* cmd_apply.c - apply, rollback, repair, status. */
+/* cmd_apply.c - `nastune apply`: options in; the plan (a dry run), or what was done, out. */
 #include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
@@ -10,13 +10,11 @@
 #include "buf.h"
 #include "cli.h"
 #include "log.h"
-#include "mdns.h"
 #include "netif.h"
 #include "served.h"
 #include "model.h"
 #include "render.h"
 #include "service.h"
-#include "status.h"
 
 /* The dry run's plan: a diff per file, then what would be reloaded or restarted, and the MTU. */
 static void
@@ -258,8 +256,28 @@ print_text(const struct model *m, const struct apply_result *res)
 		 res->prev);
 }
 
-int
-cmd_apply(struct ctx *ctx, int argc, char **argv)
+/* Seconds from 0 to 3600 for option opt, or -1 after saying why not. */
+static int
+parse_seconds(const char *opt, const char *arg)
+{
+	char *end;
+	long v = strtol(arg, &end, 10);
+
+	if (*end || v < 0 || v > 3600) {
+		fprintf(stderr, "nastune apply: %s '%s' must be 0 to 3600 seconds\n", opt, arg);
+		return -1;
+	}
+	return (int)v;
+}
+
+struct apply_args {
+	bool this_node;
+	int wait_s;
+};
+
+/* The options into o and a. Returns EXIT_OK, or 100 after the help, or EXIT_USAGE. */
+static int
+parse_apply_args(int argc, char **argv, struct apply_opts *o, struct apply_args *a)
 {
 	static const struct option opts[] = {
 		{ "dry-run", no_argument, NULL, 'n' },
@@ -271,53 +289,34 @@ cmd_apply(struct ctx *ctx, int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct apply_opts o = { .root = ctx->root, .lock_timeout_s = 60 };
-	struct apply_result res;
-	struct rendered r;
-	struct model *m;
-	int c, status = EXIT_OK, rc, wait_s = 60;
-	bool this_node = false;
-	json_t *cj = NULL;
-	char *end;
+	int c;
 
 	while ((c = getopt_long(argc, argv, "nh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'n':
-			o.dry_run = true;
+			o->dry_run = true;
 			break;
 		case 'R':
-			o.no_reload = true;
+			o->no_reload = true;
 			break;
 		case 'i':
-			o.if_changed = true;
+			o->if_changed = true;
 			break;
 		case 't':
-			o.lock_timeout_s = (int)strtol(optarg, &end, 10);
-			if (*end || o.lock_timeout_s < 0 || o.lock_timeout_s > 3600) {
-				fprintf(stderr,
-					"nastune apply: --lock-timeout '%s' must be 0 to 3600 "
-					"seconds\n",
-					optarg);
+			if ((o->lock_timeout_s = parse_seconds("--lock-timeout", optarg)) < 0)
 				return EXIT_USAGE;
-			}
 			break;
 		case 'T':
-			this_node = true;
+			a->this_node = true;
 			break;
 		case 'W':
-			wait_s = (int)strtol(optarg, &end, 10);
-			if (*end || wait_s < 0 || wait_s > 3600) {
-				fprintf(stderr,
-					"nastune apply: --cluster-wait '%s' must be 0 to 3600 "
-					"seconds\n",
-					optarg);
+			if ((a->wait_s = parse_seconds("--cluster-wait", optarg)) < 0)
 				return EXIT_USAGE;
-			}
 			break;
 		case 'h':
 			printf("usage: nastune apply [--dry-run] [--no-reload] [--if-changed] "
 			       "[--lock-timeout SECONDS] [--this-node] [--cluster-wait SECONDS]\n");
-			return EXIT_OK;
+			return 100;
 		default:
 			return EXIT_USAGE;
 		}
@@ -326,6 +325,22 @@ cmd_apply(struct ctx *ctx, int argc, char **argv)
 		fprintf(stderr, "nastune apply: unexpected argument '%s'\n", argv[optind]);
 		return EXIT_USAGE;
 	}
+	return EXIT_OK;
+}
+
+int
+cmd_apply(struct ctx *ctx, int argc, char **argv)
+{
+	struct apply_opts o = { .root = ctx->root, .lock_timeout_s = 60 };
+	struct apply_args a = { .wait_s = 60 };
+	struct apply_result res;
+	struct rendered r;
+	struct model *m;
+	int status, rc;
+	json_t *cj = NULL;
+
+	if ((status = parse_apply_args(argc, argv, &o, &a)) != EXIT_OK)
+		return status == 100 ? EXIT_OK : status;
 	if (!(m = o.dry_run ? cli_load_model(ctx, &status)
 			    : cli_load_model_recovered(ctx, &status)))
 		return status;
@@ -333,7 +348,7 @@ cmd_apply(struct ctx *ctx, int argc, char **argv)
 		model_free(m);
 		return status;
 	}
-	if (this_node && !m->cluster.enabled) {
+	if (a.this_node && !m->cluster.enabled) {
 		fprintf(stderr, "nastune apply: --this-node is for a cluster (no cluster group)\n");
 		model_free(m);
 		return EXIT_USAGE;
@@ -352,7 +367,7 @@ cmd_apply(struct ctx *ctx, int argc, char **argv)
 		}
 		/* A cluster: the other nodes follow what this one applied (or it stays alone). */
 		if (rc == 0 && !o.dry_run && m->cluster.enabled)
-			status = cli_cluster_apply(ctx, m, &r, &res, this_node, wait_s, &cj);
+			status = cli_cluster_apply(ctx, m, &r, &res, a.this_node, a.wait_s, &cj);
 		if (ctx->json)
 			print_json(m, &res, rc, o.dry_run, cj);
 		else if (o.dry_run && rc == 0)
@@ -363,258 +378,6 @@ cmd_apply(struct ctx *ctx, int argc, char **argv)
 		apply_result_clear(&res);
 		render_clear(&r);
 	}
-	model_free(m);
-	return status;
-}
-
-int
-cmd_rollback(struct ctx *ctx, int argc, char **argv)
-{
-	struct apply_opts o = { .root = ctx->root, .lock_timeout_s = 60 };
-	struct model *m;
-	long id = -1;
-	int status = EXIT_OK;
-	char *end;
-
-	if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-		printf("usage: nastune rollback [GENERATION]\n");
-		return EXIT_OK;
-	}
-	if (argc > 2) {
-		fprintf(stderr, "nastune rollback: takes at most one generation number\n");
-		return EXIT_USAGE;
-	}
-	if (argc == 2) {
-		id = strtol(argv[1], &end, 10);
-		if (*end || id < 0) {
-			fprintf(stderr,
-				"nastune rollback: '%s' is not a generation number — see "
-				"`nastune status`\n",
-				argv[1]);
-			return EXIT_USAGE;
-		}
-	}
-	if (!(m = cli_load_model_recovered(ctx, &status)))
-		return status;
-	status = apply_rollback(m, id, &o);
-	status = status == 0 ? EXIT_OK : status == -ENOENT ? EXIT_USAGE : EXIT_FAIL;
-	model_free(m);
-	return status;
-}
-
-/* status --json: one object; "hardware" is null when its text is not valid UTF-8. */
-static void
-print_status_json(const struct ctx *ctx, const struct status *st, json_t *cluster)
-{
-	json_t *o = json_object(), *svcs = json_array(), *gens = json_array(), *h;
-	json_error_t jerr;
-	size_t i;
-	int s;
-
-	json_object_set_new(o, "interrupted_apply",
-			    st->interrupted ? cli_interrupted_json(ctx, &st->pending)
-					    : json_null());
-	if (st->has_generation)
-		json_object_set_new(o, "generation",
-				    json_pack("{s:I, s:s, s:s, s:s, s:s, s:i}", "id",
-					      (json_int_t)st->gen.id, "created", st->gen.created,
-					      "reason", st->gen.reason, "version", st->gen.version,
-					      "mtu_interface", st->gen.mtu_iface, "mtu",
-					      st->gen.mtu));
-	else
-		json_object_set_new(o, "generation", json_null());
-	for (i = 0; i < st->ngen_ids; i++)
-		json_array_append_new(gens, json_integer(st->gen_ids[i]));
-	json_object_set_new(o, "generations", gens);
-	for (s = 0; s < SVC_DAEMONS; s++)
-		json_array_append_new(svcs, json_pack("{s:s, s:s, s:s, s:b}", "service",
-						      svc_name(s), "daemon", st->services[s].daemon,
-						      "backend", st->services[s].backend,
-						      "listening", st->services[s].listening));
-	json_object_set_new(o, "services", svcs);
-	h = json_pack_ex(&jerr, 0, "{s:s, s:s, s:s, s:b}", "hash", st->hw_hash, "text",
-			 st->hw_text ? st->hw_text : "", "changed_since_apply",
-			 st->hw_changes ? st->hw_changes : "", "retune_due", status_retune_due(st));
-	if (!h)
-		log_warnx("status: %s", jerr.text);
-	json_object_set_new(o, "hardware", h ? h : json_null());
-	json_object_set_new(o, "bonjour",
-			    json_pack("{s:b, s:s?, s:o}", "available", st->mdns_rc == 0, "error",
-				      st->mdns_rc ? st->mdns_err : NULL, "services",
-				      mdns_services_json(st->seen, st->nseen)));
-	if (cluster)
-		json_object_set(o, "cluster", cluster);
-	json_dumpf(o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-	fputc('\n', stdout);
-	json_decref(o);
-}
-
-static void
-print_status_text(const struct ctx *ctx, const struct status *st)
-{
-	const struct generation *g = &st->gen;
-	size_t i;
-	int s;
-
-	if (st->interrupted) {
-		struct buf b;
-
-		buf_init(&b);
-		cli_interrupted_text(ctx, &st->pending, false, &b);
-		printf("INTERRUPTED: %s", b.data);
-		buf_clear(&b);
-	}
-	if (st->has_generation)
-		printf("generation %ld, %s (%s, nastune %s); kept:", g->id, g->created, g->reason,
-		       g->version);
-	else
-		printf("no generation applied yet (run `nastune apply`)");
-	for (i = 0; i < st->ngen_ids; i++)
-		printf(" %ld", st->gen_ids[i]);
-	if (st->has_generation && g->mtu)
-		printf("\nMTU of %s with this generation: %d", g->mtu_iface, g->mtu);
-	printf("\nservices:\n");
-	for (s = 0; s < SVC_DAEMONS; s++) {
-		const struct status_service *v = &st->services[s];
-
-		printf("  %-5s %-13s backend %-8s %s\n", svc_name(s), v->daemon, v->backend,
-		       !v->has_port   ? ""
-		       : v->listening ? "listening"
-				      : "not listening");
-	}
-	printf("knobs: %u pinned in nastune.conf, %u from tuned.conf, the rest at the daemons' "
-	       "defaults (nastune knobs)\n",
-	       st->knobs_pinned, st->knobs_tuned);
-	printf("hardware %.16s…:\n%s", st->hw_hash, st->hw_text);
-	if (status_retune_due(st))
-		printf("changed since the last apply (a re-tune is due):\n%s", st->hw_changes);
-	else if (st->has_generation)
-		printf("unchanged since the last apply\n");
-	if (st->mdns_rc < 0) {
-		printf("Bonjour: cannot browse: %s\n", st->mdns_err);
-		return;
-	}
-	printf("Bonjour, as clients see it (IPv4):\n");
-	for (i = 0; i < st->nseen; i++)
-		printf("  %-18s %-24s %s:%d%s\n", st->seen[i].type, st->seen[i].name,
-		       st->seen[i].address ? st->seen[i].address : "?", st->seen[i].port,
-		       st->seen[i].local ? " (this host)" : "");
-	if (st->nseen == 0)
-		printf("  nothing advertised\n");
-}
-
-int
-cmd_repair(struct ctx *ctx, int argc, char **argv)
-{
-	static const struct option opts[] = {
-		{ "boot", no_argument, NULL, 'b' },
-		{ "no-reload", no_argument, NULL, 'R' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct apply_opts o = { .root = ctx->root, .lock_timeout_s = 60 };
-	struct apply_interruption ai;
-	struct model *m;
-	long recorded = -1;
-	int c, status = EXIT_OK, rc;
-
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'b':
-			o.boot = true;
-			break;
-		case 'R':
-			o.no_reload = true;
-			break;
-		case 'h':
-			printf("usage: nastune repair [--boot] [--no-reload]\n");
-			return EXIT_OK;
-		default:
-			return EXIT_USAGE;
-		}
-	}
-	if (optind < argc) {
-		fprintf(stderr, "nastune repair: unexpected argument '%s'\n", argv[optind]);
-		return EXIT_USAGE;
-	}
-	if (apply_interrupted(ctx->root, &ai) == 0) {
-		if (ctx->json)
-			printf("{\n  \"repaired\": false\n}\n");
-		else
-			log_info("nothing to repair: no apply was interrupted");
-		apply_interruption_clear(&ai);
-		return EXIT_OK;
-	}
-	cli_warn_interrupted(ctx, &ai, true);
-	if (!(m = cli_load_model_as(ctx, &status, CLI_PENDING_QUIET))) {
-		if (!o.boot)
-			goto out;
-		/* At boot the repair must not wait for a configuration edited since: the service
-		 * backends' defaults serve (only the sysctl file is loaded). */
-		log_warnx("repair: the configuration does not load; repairing with the defaults");
-		m = model_new();
-		status = EXIT_OK;
-	}
-	rc = apply_repair(m, &o, &recorded);
-	if (rc < 0) {
-		status = EXIT_FAIL;
-	} else if (rc == 1 && recorded >= 0) {
-		log_info("repaired: generation %ld is back in force, recorded as generation %ld",
-			 ai.prev, recorded);
-	} else if (rc == 1) {
-		log_info("repaired: generation %ld is in force; its journal is dropped",
-			 ai.recorded);
-	}
-	if (ctx->json) {
-		json_t *j = json_pack("{s:b, s:o, s:o}", "repaired", rc == 1, "interrupted_apply",
-				      cli_interrupted_json(ctx, &ai), "generation",
-				      recorded >= 0 ? json_integer(recorded) : json_null());
-
-		json_dumpf(j, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-		fputc('\n', stdout);
-		json_decref(j);
-	}
-	model_free(m);
-out:
-	apply_interruption_clear(&ai);
-	return status;
-}
-
-int
-cmd_status(struct ctx *ctx, int argc, char **argv)
-{
-	struct status st;
-	struct model *m;
-	json_t *cj;
-	int status = EXIT_OK;
-
-	(void)argv;
-	if (argc > 1) {
-		fprintf(stderr, "usage: nastune status\n");
-		return EXIT_USAGE;
-	}
-	if (!(m = cli_load_model_as(ctx, &status, CLI_PENDING_QUIET))) {
-		struct apply_interruption ai;
-
-		/* Named even so: the files may be of two generations. */
-		if (apply_interrupted(ctx->root, &ai) == 1)
-			cli_warn_interrupted(ctx, &ai, false);
-		apply_interruption_clear(&ai);
-		return status;
-	}
-	status_collect(m, ctx->root, &st);
-	if (st.hw_unread)
-		log_warnx("status: cannot read the hardware fingerprint");
-	/* A cluster: every node's state and configuration first (ctdb and the record). */
-	cj = m->cluster.enabled ? cli_cluster_status(ctx, m, !ctx->json) : NULL;
-	if (ctx->json)
-		print_status_json(ctx, &st, cj);
-	else
-		print_status_text(ctx, &st);
-	json_decref(cj);
-	/* Until it is repaired the NAS may serve files of two generations. */
-	status = st.interrupted ? EXIT_FAIL : EXIT_OK;
-	status_release(&st);
 	model_free(m);
 	return status;
 }
