@@ -108,4 +108,9 @@ int netif_mtu_ensure(const char *ifname, enum netif_mtu_mode mode, int mtu,
 
 void netif_mtu_report_clear(struct netif_mtu_report *rep);
 
+/* Whether -errno r of the calls above means the request itself was wrong (no such
+ * interface, an MTU outside the driver's limits, a bond member, a peer that does not
+ * resolve): nothing was touched, and the caller should say how to ask. */
+bool netif_error_is_request(int r);
+
 #endif

@@ -26,6 +26,9 @@ int units_parse_duration(const char *s, unsigned *seconds);
 /* Largest exact binary unit: 2199023255552 -> "2T", 1536 -> "1536" ... writes into buf. */
 void units_format_size(uint64_t bytes, char *buf, size_t len);
 
+/* A whole number from lo to hi, the whole of s ("12"; no sign is needed, no space or unit is
+ * allowed). Returns 0, or -EINVAL. */
+int units_parse_int(const char *s, int lo, int hi, int *out);
 /* Whether name is one of the comma-separated list ("smb,nfs"); a NULL list holds everything. */
 bool units_in_list(const char *list, const char *name);
 

@@ -11,7 +11,9 @@
 #include "cli.h"
 #include "log.h"
 #include "netif.h"
+#include "netjson.h"
 #include "probe.h"
+#include "units.h"
 #include "xmalloc.h"
 
 #define MTU_USAGE                                                                                  \
@@ -29,36 +31,11 @@ mtu_usage(const char *why)
 	return EXIT_USAGE;
 }
 
-/* Errors where nothing was touched because the request itself is wrong. */
+/* EXIT_USAGE when nothing was touched because the request itself is wrong. */
 static int
 mtu_exit(int r)
 {
-	switch (r) {
-	case 0:
-		return EXIT_OK;
-	case -ENODEV:
-	case -ERANGE:
-	case -EINVAL:
-	case -EBUSY:
-	case -EADDRNOTAVAIL:
-		return EXIT_USAGE;
-	default:
-		return EXIT_FAIL;
-	}
-}
-
-static int
-mtu_parse_int(const char *s, int lo, int hi, int *out)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v < lo || v > hi)
-		return -EINVAL;
-	*out = (int)v;
-	return 0;
+	return r == 0 ? EXIT_OK : netif_error_is_request(r) ? EXIT_USAGE : EXIT_FAIL;
 }
 
 static void
@@ -67,35 +44,6 @@ mtu_json_print(json_t *o)
 	json_dumpf(o, stdout, JSON_INDENT(2));
 	fputc('\n', stdout);
 	json_decref(o);
-}
-
-/* A stable word for --json consumers; the message is for people. */
-static const char *
-mtu_reason(int r)
-{
-	switch (r) {
-	case -ENODEV:
-		return "no_such_interface";
-	case -ERANGE:
-		return "outside_driver_limits";
-	case -EINVAL:
-		return "invalid_value";
-	case -EBUSY:
-		return "bond_member";
-	case -EADDRNOTAVAIL:
-		return "peer_not_resolvable";
-	case -EPERM:
-	case -EACCES:
-		return "permission_denied";
-	case -EHOSTUNREACH:
-		return "peer_unreachable";
-	case -EPROTO:
-		return "path_too_small";
-	case -ETIMEDOUT:
-		return "not_confirmed";
-	default:
-		return "system_error";
-	}
 }
 
 static int
@@ -107,39 +55,13 @@ mtu_fail(const struct ctx *ctx, json_t *o, int r, const char *msg)
 			o = json_object();
 		json_object_set_new(o, "ok", json_false());
 		json_object_set_new(o, "error", json_string(msg));
-		json_object_set_new(o, "reason", json_string(mtu_reason(r)));
+		json_object_set_new(o, "reason", json_string(netjson_reason(r)));
 		json_object_set_new(o, "errno", json_string(strerror(-r)));
 		mtu_json_print(o);
 	} else {
 		json_decref(o);
 	}
 	return mtu_exit(r);
-}
-
-static json_t *
-mtu_json_int_or_null(int v, int unknown)
-{
-	return v == unknown ? json_null() : json_integer(v);
-}
-
-static json_t *
-mtu_info_json(const struct netif_info *in)
-{
-	json_t *o = json_object();
-
-	json_object_set_new(o, "name", json_string(in->name));
-	json_object_set_new(o, "ifindex", json_integer(in->ifindex));
-	json_object_set_new(o, "mtu", json_integer(in->mtu));
-	json_object_set_new(o, "min_mtu", mtu_json_int_or_null(in->min_mtu, 0));
-	json_object_set_new(o, "max_mtu", mtu_json_int_or_null(in->max_mtu, 0));
-	json_object_set_new(o, "kind", in->kind[0] ? json_string(in->kind) : json_null());
-	json_object_set_new(o, "driver", in->driver[0] ? json_string(in->driver) : json_null());
-	json_object_set_new(o, "operstate", json_string(in->operstate));
-	json_object_set_new(o, "admin_up", json_boolean(in->admin_up));
-	json_object_set_new(o, "speed_mbps", mtu_json_int_or_null(in->speed_mbps, -1));
-	json_object_set_new(o, "master", in->master[0] ? json_string(in->master) : json_null());
-	json_object_set_new(o, "parent", in->parent[0] ? json_string(in->parent) : json_null());
-	return o;
 }
 
 static int
@@ -180,7 +102,7 @@ mtu_show(struct ctx *ctx, int argc, char **argv)
 			continue;
 		shown++;
 		if (ctx->json) {
-			json_array_append_new(arr, mtu_info_json(in));
+			json_array_append_new(arr, netjson_link(in));
 			continue;
 		}
 		snprintf(min, sizeof(min), in->min_mtu ? "%d" : "-", in->min_mtu);
@@ -214,7 +136,65 @@ mtu_show(struct ctx *ctx, int argc, char **argv)
 	return EXIT_OK;
 }
 
-static json_t *mtu_report_json(const char *ifname, const struct netif_mtu_report *rep);
+/* netif_mtu_ensure for ifname, its report printed as JSON or by text; peers are freed. */
+static int
+mtu_ensure(struct ctx *ctx, const char *ifname, enum netif_mtu_mode mode, int mtu,
+	   const char **peers, size_t npeers,
+	   void (*text)(const char *ifname, const struct netif_mtu_report *rep))
+{
+	struct netif_mtu_report rep;
+	char err[768];
+	json_t *o;
+	int r;
+
+	r = netif_mtu_ensure(ifname, mode, mtu, peers, npeers, &rep, err, sizeof(err));
+	free(peers);
+	if (r < 0) {
+		o = ctx->json ? netjson_mtu_report(ifname, &rep) : NULL;
+		netif_mtu_report_clear(&rep);
+		return mtu_fail(ctx, o, r, err);
+	}
+	if (ctx->json) {
+		o = netjson_mtu_report(ifname, &rep);
+		json_object_set_new(o, "ok", json_true());
+		mtu_json_print(o);
+	} else {
+		text(ifname, &rep);
+	}
+	netif_mtu_report_clear(&rep);
+	return EXIT_OK;
+}
+
+static void
+set_text(const char *ifname, const struct netif_mtu_report *rep)
+{
+	printf("%s: MTU %d -> %d, proven to %zu peer(s) in %d ms\n", ifname, rep->old_mtu,
+	       rep->final_mtu, rep->npeers, rep->elapsed_ms);
+}
+
+static void
+auto_text(const char *ifname, const struct netif_mtu_report *rep)
+{
+	size_t i;
+
+	if (rep->changed)
+		printf("%s: MTU %d -> %d", ifname, rep->old_mtu, rep->final_mtu);
+	else
+		printf("%s: MTU %d kept", ifname, rep->final_mtu);
+	if (rep->tried_mtu && rep->tried_mtu != rep->final_mtu)
+		printf(" (tried %d)", rep->tried_mtu);
+	printf(", proven to %zu peer(s) in %d ms\n", rep->npeers, rep->elapsed_ms);
+	if (rep->peers_mtu)
+		printf("  not above %d: the MTU %s sends with itself\n", rep->peers_mtu,
+		       rep->peers_mtu_from);
+	for (i = 0; i < rep->npeers; i++) {
+		printf("  %s (%s): %d bytes pass", rep->peers[i].peer, rep->peers[i].addr,
+		       rep->peers[i].largest);
+		if (rep->peers[i].peer_mtu)
+			printf(", replies whole up to %d", rep->peers[i].peer_mtu);
+		putchar('\n');
+	}
+}
 
 /* With --peer, the MTU is kept only if every peer receives full-size packets (commit-confirm,
  * as network.mtu = N does in apply); without, it is just set. */
@@ -225,7 +205,6 @@ mtu_set(struct ctx *ctx, int argc, char **argv)
 		{ "peer", required_argument, NULL, 'p' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct netif_mtu_report rep;
 	const char **peers = NULL;
 	size_t npeers = 0;
 	char err[768];
@@ -245,34 +224,14 @@ mtu_set(struct ctx *ctx, int argc, char **argv)
 		return mtu_usage("set needs an interface and an MTU");
 	}
 	argv += optind - 1;
-	if (mtu_parse_int(argv[2], 1, INT_MAX, &mtu) < 0) {
+	if (units_parse_int(argv[2], 1, INT_MAX, &mtu) < 0) {
 		free(peers);
 		snprintf(err, sizeof(err), "'%s' is not an MTU (a positive number of bytes)",
 			 argv[2]);
 		return mtu_fail(ctx, NULL, -EINVAL, err);
 	}
-	if (npeers > 0) {
-		r = netif_mtu_ensure(argv[1], NETIF_MTU_FIXED, mtu, peers, npeers, &rep, err,
-				     sizeof(err));
-		free(peers);
-		if (r < 0) {
-			json_t *o = ctx->json ? mtu_report_json(argv[1], &rep) : NULL;
-
-			netif_mtu_report_clear(&rep);
-			return mtu_fail(ctx, o, r, err);
-		}
-		if (ctx->json) {
-			json_t *o = mtu_report_json(argv[1], &rep);
-
-			json_object_set_new(o, "ok", json_true());
-			mtu_json_print(o);
-		} else {
-			printf("%s: MTU %d -> %d, proven to %zu peer(s) in %d ms\n", argv[1],
-			       rep.old_mtu, rep.final_mtu, rep.npeers, rep.elapsed_ms);
-		}
-		netif_mtu_report_clear(&rep);
-		return EXIT_OK;
-	}
+	if (npeers > 0)
+		return mtu_ensure(ctx, argv[1], NETIF_MTU_FIXED, mtu, peers, npeers, set_text);
 	free(peers);
 	(void)netif_get_mtu(argv[1], &old);
 	r = netif_set_mtu(argv[1], mtu, err, sizeof(err));
@@ -316,11 +275,11 @@ mtu_probe(struct ctx *ctx, int argc, char **argv)
 			o.ifname = optarg;
 			break;
 		case 'm':
-			if (mtu_parse_int(optarg, PROBE_MIN_V4, 65535, &o.max) < 0)
+			if (units_parse_int(optarg, PROBE_MIN_V4, 65535, &o.max) < 0)
 				return mtu_usage("--max wants a size from 68 to 65535");
 			break;
 		case 't':
-			if (mtu_parse_int(optarg, 1, 10000, &o.timeout_ms) < 0)
+			if (units_parse_int(optarg, 1, 10000, &o.timeout_ms) < 0)
 				return mtu_usage("--timeout wants milliseconds, 1 to 10000");
 			break;
 		case 'h':
@@ -350,11 +309,8 @@ mtu_probe(struct ctx *ctx, int argc, char **argv)
 			snprintf(msg, sizeof(msg), "%s: %s", argv[i], res.why);
 			if (!ctx->json)
 				return mtu_fail(ctx, NULL, r, msg);
-			json_t *e = json_object();
-
-			json_object_set_new(e, "peer", json_string(argv[i]));
-			json_object_set_new(e, "error", json_string(res.why));
-			json_array_append_new(arr, e);
+			json_array_append_new(
+				arr, json_pack("{s:s, s:s}", "peer", argv[i], "error", res.why));
 			log_warnx("mtu: %s", msg);
 			if (mtu_exit(r) > status)
 				status = mtu_exit(r);
@@ -363,29 +319,7 @@ mtu_probe(struct ctx *ctx, int argc, char **argv)
 		if (!res.reachable && status == EXIT_OK)
 			status = EXIT_FAIL;
 		if (ctx->json) {
-			json_t *e = json_object();
-
-			json_object_set_new(e, "peer", json_string(argv[i]));
-			json_object_set_new(e, "address", json_string(res.addr));
-			json_object_set_new(e, "family",
-					    json_integer(res.family == AF_INET6 ? 6 : 4));
-			json_object_set_new(e, "reachable", json_boolean(res.reachable));
-			json_object_set_new(e, "largest",
-					    res.reachable ? json_integer(res.largest)
-							  : json_null());
-			json_object_set_new(e, "min", json_integer(res.min));
-			json_object_set_new(e, "max", json_integer(res.max));
-			if (res.hint)
-				json_object_set_new(e, "router_mtu", json_integer(res.hint));
-			json_object_set_new(e, "peer_mtu",
-					    res.peer_mtu ? json_integer(res.peer_mtu)
-							 : json_null());
-			json_object_set_new(e, "probes", json_integer(res.probes));
-			json_object_set_new(e, "elapsed_ms", json_integer(res.elapsed_ms));
-			json_object_set_new(e, "raw_socket", json_boolean(res.raw));
-			if (!res.reachable)
-				json_object_set_new(e, "why", json_string(res.why));
-			json_array_append_new(arr, e);
+			json_array_append_new(arr, netjson_probe(argv[i], &res));
 		} else if (res.reachable) {
 			printf("%s (%s): %d bytes pass with don't-fragment (searched %d..%d, "
 			       "%d probes, %d ms)%s",
@@ -409,40 +343,6 @@ mtu_probe(struct ctx *ctx, int argc, char **argv)
 	return status;
 }
 
-static json_t *
-mtu_report_json(const char *ifname, const struct netif_mtu_report *rep)
-{
-	json_t *o = json_object(), *arr = json_array();
-	size_t i;
-
-	json_object_set_new(o, "interface", json_string(ifname));
-	json_object_set_new(o, "old_mtu", json_integer(rep->old_mtu));
-	json_object_set_new(o, "tried_mtu",
-			    rep->tried_mtu ? json_integer(rep->tried_mtu) : json_null());
-	json_object_set_new(o, "mtu", json_integer(rep->final_mtu));
-	json_object_set_new(o, "changed", json_boolean(rep->changed));
-	json_object_set_new(o, "reverted", json_boolean(rep->reverted));
-	json_object_set_new(o, "elapsed_ms", json_integer(rep->elapsed_ms));
-	for (i = 0; i < rep->npeers; i++) {
-		const struct netif_mtu_peer *p = &rep->peers[i];
-		json_t *e = json_object();
-
-		json_object_set_new(e, "peer", json_string(p->peer));
-		json_object_set_new(e, "address", p->addr[0] ? json_string(p->addr) : json_null());
-		json_object_set_new(e, "reachable", json_boolean(p->reachable));
-		json_object_set_new(e, "largest",
-				    p->reachable ? json_integer(p->largest) : json_null());
-		json_object_set_new(e, "peer_mtu",
-				    p->peer_mtu ? json_integer(p->peer_mtu) : json_null());
-		json_object_set_new(e, "elapsed_ms", json_integer(p->elapsed_ms));
-		json_array_append_new(arr, e);
-	}
-	json_object_set_new(o, "peers", arr);
-	json_object_set_new(o, "peers_mtu",
-			    rep->peers_mtu ? json_integer(rep->peers_mtu) : json_null());
-	return o;
-}
-
 static int
 mtu_auto(struct ctx *ctx, int argc, char **argv)
 {
@@ -451,12 +351,9 @@ mtu_auto(struct ctx *ctx, int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct netif_mtu_report rep;
 	const char **peers = NULL;
-	size_t npeers = 0, i;
-	const char *ifname;
-	char err[768];
-	int c, r;
+	size_t npeers = 0;
+	int c;
 
 	optind = 0;
 	while ((c = getopt_long(argc, argv, "p:h", opts, NULL)) != -1) {
@@ -478,41 +375,7 @@ mtu_auto(struct ctx *ctx, int argc, char **argv)
 		free(peers);
 		return mtu_usage("auto needs one interface and at least one --peer");
 	}
-	ifname = argv[optind];
-	r = netif_mtu_ensure(ifname, NETIF_MTU_AUTO, 0, peers, npeers, &rep, err, sizeof(err));
-	free(peers);
-	if (r < 0) {
-		json_t *o = ctx->json ? mtu_report_json(ifname, &rep) : NULL;
-
-		netif_mtu_report_clear(&rep);
-		return mtu_fail(ctx, o, r, err);
-	}
-	if (ctx->json) {
-		json_t *o = mtu_report_json(ifname, &rep);
-
-		json_object_set_new(o, "ok", json_true());
-		mtu_json_print(o);
-	} else {
-		if (rep.changed)
-			printf("%s: MTU %d -> %d", ifname, rep.old_mtu, rep.final_mtu);
-		else
-			printf("%s: MTU %d kept", ifname, rep.final_mtu);
-		if (rep.tried_mtu && rep.tried_mtu != rep.final_mtu)
-			printf(" (tried %d)", rep.tried_mtu);
-		printf(", proven to %zu peer(s) in %d ms\n", rep.npeers, rep.elapsed_ms);
-		if (rep.peers_mtu)
-			printf("  not above %d: the MTU %s sends with itself\n", rep.peers_mtu,
-			       rep.peers_mtu_from);
-		for (i = 0; i < rep.npeers; i++) {
-			printf("  %s (%s): %d bytes pass", rep.peers[i].peer, rep.peers[i].addr,
-			       rep.peers[i].largest);
-			if (rep.peers[i].peer_mtu)
-				printf(", replies whole up to %d", rep.peers[i].peer_mtu);
-			putchar('\n');
-		}
-	}
-	netif_mtu_report_clear(&rep);
-	return EXIT_OK;
+	return mtu_ensure(ctx, argv[optind], NETIF_MTU_AUTO, 0, peers, npeers, auto_text);
 }
 
 int

@@ -164,3 +164,17 @@ units_in_list(const char *list, const char *name)
 	free(copy);
 	return found;
 }
+
+int
+units_parse_int(const char *s, int lo, int hi, int *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < lo || v > hi)
+		return -EINVAL;
+	*out = (int)v;
+	return 0;
+}

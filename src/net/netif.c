@@ -951,3 +951,18 @@ out:
 		netif_mtu_report_clear(&local);
 	return r;
 }
+
+bool
+netif_error_is_request(int r)
+{
+	switch (r) {
+	case -ENODEV:
+	case -ERANGE:
+	case -EINVAL:
+	case -EBUSY:
+	case -EADDRNOTAVAIL:
+		return true;
+	default:
+		return false;
+	}
+}
