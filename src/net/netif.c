@@ -808,6 +808,81 @@ settle(const char *ifname, int best, const char *const *peers, size_t npeers,
 	return 0;
 }
 
+/* Sets the candidate MTU cand (old in force) under the watchdog's guard. Returns 0 or -errno
+ * with err (the MTU unchanged, the watchdog gone). */
+static int
+try_mtu(const char *ifname, int old, int cand, struct netif_watchdog *w,
+	struct netif_mtu_report *rep, char *err, size_t errlen)
+{
+	int r = netif_watchdog_arm(w, ifname, old);
+
+	if (r < 0) {
+		snprintf(err, errlen, "cannot start the MTU watchdog: %s", strerror(-r));
+		return r;
+	}
+	if ((r = netif_change_mtu(ifname, cand, err, errlen)) < 0) {
+		(void)netif_watchdog_disarm(w);
+		return r;
+	}
+	rep->tried_mtu = cand;
+	rep->final_mtu = cand;
+	log_debug("%s: MTU %d -> %d, probing %zu peer(s)", ifname, old, cand, rep->npeers);
+	netif_debug_crash("mtu-after-set");
+	netif_wait_oper_up(ifname);
+	return 0;
+}
+
+/* Why best, the largest size peer (addr) took, will not do: below the fixed MTU cand, or
+ * (auto) below the MTU old already in force, a black hole. Into err. */
+static void
+too_small(const char *ifname, enum netif_mtu_mode mode, int old, int cand, int best,
+	  const char *peer, const char *addr, char *err, size_t errlen)
+{
+	if (mode == NETIF_MTU_FIXED)
+		snprintf(err, errlen,
+			 "peer %s (%s) receives don't-fragment packets of at most %d bytes, not %d",
+			 peer, addr, best, cand);
+	else
+		snprintf(err, errlen,
+			 "black hole: peer %s (%s) receives don't-fragment packets of at most %d "
+			 "bytes, below the MTU %d of %s; fix the path (switch port or peer MTU) or "
+			 "run 'nastune mtu set %s %d'",
+			 peer, addr, best, old, ifname, ifname, best);
+}
+
+/* Puts the MTU old back after a failed change (the watchdog retries when that fails too),
+ * and says so after err. */
+static void
+restore_mtu(const char *ifname, int old, struct netif_watchdog *w, struct netif_mtu_report *rep,
+	    char *err, size_t errlen)
+{
+	int now;
+
+	if (rep->final_mtu != old) {
+		char rerr[256];
+		int rr = netif_change_mtu(ifname, old, rerr, sizeof(rerr));
+
+		if (rr < 0) {
+			/* Leave it to the watchdog, which tries again as it exits. */
+			log_warnx("%s; the watchdog will retry", rerr);
+			netif_watchdog_fire(w);
+		} else {
+			rep->final_mtu = old;
+		}
+		rep->reverted = true;
+	}
+	if (w->pid > 0)
+		(void)netif_watchdog_disarm(w);
+	if (netif_get_mtu(ifname, &now) == 0)
+		rep->final_mtu = now;
+	if (rep->reverted) {
+		size_t l = strlen(err);
+
+		snprintf(err + l, errlen > l ? errlen - l : 0, "; MTU of %s restored to %d", ifname,
+			 rep->final_mtu);
+	}
+}
+
 int
 netif_mtu_ensure(const char *ifname, enum netif_mtu_mode mode, int mtu, const char *const *peers,
 		 size_t npeers, struct netif_mtu_report *rep, char *err, size_t errlen)
@@ -816,7 +891,6 @@ netif_mtu_ensure(const char *ifname, enum netif_mtu_mode mode, int mtu, const ch
 	struct netif_watchdog w = { 0 };
 	struct netif_info in;
 	long long t0 = timeutil_mono_ms();
-	char why[512];
 	size_t i, worst;
 	int r, cand, best;
 
@@ -858,43 +932,15 @@ netif_mtu_ensure(const char *ifname, enum netif_mtu_mode mode, int mtu, const ch
 		goto out;
 	}
 
-	if (cand != in.mtu) {
-		r = netif_watchdog_arm(&w, ifname, in.mtu);
-		if (r < 0) {
-			snprintf(err, errlen, "cannot start the MTU watchdog: %s", strerror(-r));
-			goto out;
-		}
-		r = netif_change_mtu(ifname, cand, err, errlen);
-		if (r < 0) {
-			(void)netif_watchdog_disarm(&w);
-			goto out;
-		}
-		rep->tried_mtu = cand;
-		rep->final_mtu = cand;
-		log_debug("%s: MTU %d -> %d, probing %zu peer(s)", ifname, in.mtu, cand, npeers);
-		netif_debug_crash("mtu-after-set");
-		netif_wait_oper_up(ifname);
-	}
+	if (cand != in.mtu && (r = try_mtu(ifname, in.mtu, cand, &w, rep, err, errlen)) < 0)
+		goto out;
 
 	r = netif_probe_all(ifname, peers, npeers, cand, rep->peers, &best, &worst, err, errlen);
 	if (r < 0)
 		goto restore;
 	if (best < cand && (mode == NETIF_MTU_FIXED || best < in.mtu)) {
-		if (mode == NETIF_MTU_FIXED)
-			snprintf(why, sizeof(why),
-				 "peer %s (%s) receives don't-fragment packets of "
-				 "at most %d bytes, not %d",
-				 peers[worst], rep->peers[worst].addr, best, cand);
-		else
-			snprintf(why, sizeof(why),
-				 "black hole: peer %s (%s) receives "
-				 "don't-fragment packets of at most %d bytes, below the MTU %d of "
-				 "%s; fix the path (switch port or peer MTU) or run 'nastune mtu "
-				 "set "
-				 "%s %d'",
-				 peers[worst], rep->peers[worst].addr, best, in.mtu, ifname, ifname,
-				 best);
-		snprintf(err, errlen, "%s", why);
+		too_small(ifname, mode, in.mtu, cand, best, peers[worst], rep->peers[worst].addr,
+			  err, errlen);
 		r = -EPROTO;
 		goto restore;
 	}
@@ -921,29 +967,7 @@ netif_mtu_ensure(const char *ifname, enum netif_mtu_mode mode, int mtu, const ch
 	goto out;
 
 restore:
-	if (rep->final_mtu != in.mtu) {
-		char rerr[256];
-		int rr = netif_change_mtu(ifname, in.mtu, rerr, sizeof(rerr));
-
-		if (rr < 0) {
-			/* Leave it to the watchdog, which tries again as it exits. */
-			log_warnx("%s; the watchdog will retry", rerr);
-			netif_watchdog_fire(&w);
-		} else {
-			rep->final_mtu = in.mtu;
-		}
-		rep->reverted = true;
-	}
-	if (w.pid > 0)
-		(void)netif_watchdog_disarm(&w);
-	if (netif_get_mtu(ifname, &best) == 0)
-		rep->final_mtu = best;
-	if (rep->reverted) {
-		size_t l = strlen(err);
-
-		snprintf(err + l, errlen > l ? errlen - l : 0, "; MTU of %s restored to %d", ifname,
-			 rep->final_mtu);
-	}
+	restore_mtu(ifname, in.mtu, &w, rep, err, errlen);
 out:
 	rep->changed = rep->final_mtu != rep->old_mtu;
 	rep->elapsed_ms = (int)(timeutil_mono_ms() - t0);
