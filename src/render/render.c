@@ -304,17 +304,26 @@ tm_disks_view(struct view *v, const struct model *m)
 	}
 }
 
+/* A new object under v, named key. */
 static struct view *
-build_view(const struct model *m)
+child_obj(struct view *v, const char *key)
 {
-	struct view *v = view_new_obj(), *o;
-	bool smb = m->smb.enabled, afp = m->afp.enabled;
-	bool tm = false, guest_smb = false, guest_afp = false;
-	size_t i;
-	char nb[16];
+	struct view *o = view_new_obj();
 
+	o->key = xstrdup(key);
+	v->items = xreallocarray(v->items, v->n + 1, sizeof(*v->items));
+	v->items[v->n++] = o;
+	return o;
+}
+
+/* The server's names and interfaces. */
+static void
+server_view(struct view *v, const struct model *m)
+{
 	/* A cluster answers to one name on every node, whatever each node is called. */
 	const char *name = m->cluster.enabled ? m->cluster.name : m->server.name;
+	char nb[16];
+	size_t i;
 
 	view_set_bool(v, "has_name", name != NULL);
 	view_set_str(v, "name", name ? name : "");
@@ -336,7 +345,17 @@ build_view(const struct model *m)
 		free(hn);
 	}
 	set_joined(v, "interfaces", &m->server.interfaces, " ");
+}
 
+static struct view *
+build_view(const struct model *m)
+{
+	struct view *v = view_new_obj(), *o;
+	bool smb = m->smb.enabled, afp = m->afp.enabled;
+	bool tm = false, guest_smb = false, guest_afp = false;
+	size_t i;
+
+	server_view(v, m);
 	for (i = 0; i < m->n_shares; i++) {
 		const struct share *sh = &m->shares[i];
 
@@ -347,8 +366,7 @@ build_view(const struct model *m)
 		guest_afp |= sh->guest && sh->protocols & PROTO_AFP;
 	}
 
-	o = view_new_obj();
-	o->key = xstrdup("smb");
+	o = child_obj(v, "smb");
 	view_set_str(o, "min_protocol", m->smb.min_protocol);
 	/* Samba 4.17 reads every word of protocols.smb.signing; "desired" is its own level
 	 * (it used to be written as "auto", which Samba reads as if_required). */
@@ -360,19 +378,13 @@ build_view(const struct model *m)
 	view_set_str(o, "vfs_objects", smb_vfs_objects(m, tm || m->smb.apple));
 	/* Without fruit, io_uring's line stands alone in [global]; shares inherit it. */
 	view_set_bool(o, "vfs_alone", !(tm || m->smb.apple) && *smb_vfs_objects(m, false));
-	v->items = xreallocarray(v->items, v->n + 1, sizeof(*v->items));
-	v->items[v->n++] = o;
 
-	o = view_new_obj();
-	o->key = xstrdup("afp");
+	o = child_obj(v, "afp");
 	view_set_bool(o, "guest", guest_afp);
 	view_set_str(o, "cnid_scheme", m->afp.cnid_scheme);
 	knob_list(o, "knobs", m, KNOB_AT_AFP_GLOBAL, KNOB_COUNT, KNOB_COUNT);
-	v->items = xreallocarray(v->items, v->n + 1, sizeof(*v->items));
-	v->items[v->n++] = o;
 
-	o = view_new_obj();
-	o->key = xstrdup("nfs");
+	o = child_obj(v, "nfs");
 	if (knob_value(m, KNOB_NFS_VERSIONS)) {
 		char pv[16];
 
@@ -387,25 +399,17 @@ build_view(const struct model *m)
 	}
 	knob_list(o, "core_knobs", m, KNOB_AT_GANESHA_CORE, KNOB_NFS_VERSIONS, KNOB_COUNT);
 	knob_list(o, "export_knobs", m, KNOB_AT_GANESHA_EXPORT, KNOB_COUNT, KNOB_COUNT);
-	v->items = xreallocarray(v->items, v->n + 1, sizeof(*v->items));
-	v->items[v->n++] = o;
 
 	smb_shares_view(v, m, tm);
 	afp_shares_view(v, m);
 	nfs_shares_view(v, m);
 
-	o = view_new_obj();
-	o->key = xstrdup("mdns");
+	o = child_obj(v, "mdns");
 	view_set_bool(o, "smb", model_uses(m, PROTO_SMB));
 	view_set_bool(o, "afp", model_uses(m, PROTO_AFP));
 	view_set_bool(o, "adisk", tm);
-	v->items = xreallocarray(v->items, v->n + 1, sizeof(*v->items));
-	v->items[v->n++] = o;
-	o = view_new_obj();
-	o->key = xstrdup("sys");
+	o = child_obj(v, "sys");
 	knob_list(o, "knobs", m, KNOB_AT_SYSCTL, KNOB_COUNT, KNOB_COUNT);
-	v->items = xreallocarray(v->items, v->n + 1, sizeof(*v->items));
-	v->items[v->n++] = o;
 	tuned_view(v, m);
 	tm_disks_view(v, m);
 	return v;

@@ -200,6 +200,65 @@ trim(const char **s, size_t *len)
 		(*len)--;
 }
 
+/* A section, inverted section, closing or comment tag alone on its line (blanks aside)
+ * takes the line with it: the text before the tag (from p, *textlen) then ends where the
+ * line starts, and *after moves past the line's end. */
+static void
+standalone(const char *text, const char *end, const char *p, const char *open, const char **after,
+	   size_t *textlen)
+{
+	const char *ls = open, *le = *after;
+
+	while (ls > text && (ls[-1] == ' ' || ls[-1] == '\t'))
+		ls--;
+	while (le < end && (*le == ' ' || *le == '\t'))
+		le++;
+	if ((ls == text || ls[-1] == '\n') &&
+	    (le == end || *le == '\n' || (*le == '\r' && le + 1 < end && le[1] == '\n')) &&
+	    ls >= p) {
+		*textlen = (size_t)(ls - p);
+		if (le < end && *le == '\r')
+			le++;
+		if (le < end)
+			le++;
+		*after = le;
+	}
+}
+
+/* The node of a tag under the innermost open section: a section or inverted section opens
+ * one (stack[++*depth]), a closing tag closes it. Returns 0, or -1 with err. */
+static int
+add_tag(const char *name, struct node **stack, int *depth, char sigil, bool triple, const char *tag,
+	size_t taglen, int tagline, char *err, size_t errlen)
+{
+	struct node *top = stack[*depth];
+
+	switch (sigil) {
+	case '#':
+	case '^':
+		if (*depth == TMPL_MAX_DEPTH) {
+			snprintf(err, errlen, "%s:%d: sections nested too deeply", name, tagline);
+			return -1;
+		}
+		stack[++*depth] =
+			node_add(top, sigil == '#' ? N_SECTION : N_INVERTED, tag, taglen, tagline);
+		return 0;
+	case '/':
+		if (*depth == 0 || strlen(top->text) != taglen ||
+		    memcmp(top->text, tag, taglen) != 0) {
+			snprintf(err, errlen, "%s:%d: '{{/%.*s}}' does not close %s%s%s", name,
+				 tagline, (int)taglen, tag, *depth ? "'" : "any section",
+				 *depth ? top->text : "", *depth ? "'" : "");
+			return -1;
+		}
+		--*depth;
+		return 0;
+	default:
+		node_add(top, triple || sigil == '&' ? N_RAW : N_VAR, tag, taglen, tagline);
+		return 0;
+	}
+}
+
 struct tmpl *
 tmpl_parse(const char *name, const char *text, size_t len, char *err, size_t errlen)
 {
@@ -215,7 +274,7 @@ tmpl_parse(const char *name, const char *text, size_t len, char *err, size_t err
 		goto fail;
 	}
 	while (p < end) {
-		const char *open = NULL, *q, *close, *tag, *after, *ls, *le;
+		const char *open = NULL, *q, *close, *tag, *after;
 		size_t taglen, textlen;
 		char sigil = 0;
 		bool triple = false;
@@ -267,26 +326,8 @@ tmpl_parse(const char *name, const char *text, size_t len, char *err, size_t err
 				 sigil == '>' ? "partials" : "delimiter changes");
 			goto fail;
 		}
-		/* Standalone lines: only whitespace around a non-variable tag on its line. */
-		if (sigil == '#' || sigil == '^' || sigil == '/' || sigil == '!') {
-			ls = open;
-			while (ls > text && (ls[-1] == ' ' || ls[-1] == '\t'))
-				ls--;
-			le = after;
-			while (le < end && (*le == ' ' || *le == '\t'))
-				le++;
-			if ((ls == text || ls[-1] == '\n') &&
-			    (le == end || *le == '\n' ||
-			     (*le == '\r' && le + 1 < end && le[1] == '\n')) &&
-			    ls >= p) {
-				textlen = (size_t)(ls - p);
-				if (le < end && *le == '\r')
-					le++;
-				if (le < end)
-					le++;
-				after = le;
-			}
-		}
+		if (sigil == '#' || sigil == '^' || sigil == '/' || sigil == '!')
+			standalone(text, end, p, open, &after, &textlen);
 		if (textlen)
 			node_add(stack[depth], N_TEXT, p, textlen, line);
 		line = tagline + count_lines(open, after);
@@ -299,34 +340,9 @@ tmpl_parse(const char *name, const char *text, size_t len, char *err, size_t err
 				 (int)(taglen > 40 ? 40 : taglen), tag);
 			goto fail;
 		}
-		switch (sigil) {
-		case '#':
-		case '^':
-			if (depth == TMPL_MAX_DEPTH) {
-				snprintf(err, errlen, "%s:%d: sections nested too deeply", name,
-					 tagline);
-				goto fail;
-			}
-			stack[depth + 1] =
-				node_add(stack[depth], sigil == '#' ? N_SECTION : N_INVERTED, tag,
-					 taglen, tagline);
-			depth++;
-			break;
-		case '/':
-			if (depth == 0 || strlen(stack[depth]->text) != taglen ||
-			    memcmp(stack[depth]->text, tag, taglen) != 0) {
-				snprintf(err, errlen, "%s:%d: '{{/%.*s}}' does not close %s%s%s",
-					 name, tagline, (int)taglen, tag,
-					 depth ? "'" : "any section",
-					 depth ? stack[depth]->text : "", depth ? "'" : "");
-				goto fail;
-			}
-			depth--;
-			break;
-		default:
-			node_add(stack[depth], triple || sigil == '&' ? N_RAW : N_VAR, tag, taglen,
-				 tagline);
-		}
+		if (add_tag(name, stack, &depth, sigil, triple, tag, taglen, tagline, err, errlen) <
+		    0)
+			goto fail;
 	}
 	if (depth) {
 		snprintf(err, errlen, "%s:%d: section '%s' is never closed", name,
