@@ -116,13 +116,75 @@ parse_login(struct bench_target *t, const char *p, const char *end)
 	return NULL;
 }
 
+/* The host and port, p up to end ("host", "host:port", "[v6]", "[v6]:port"), into t.
+ * Returns 0, or -1 when either is malformed. */
+static int
+parse_hostport(struct bench_target *t, const char *p, const char *end)
+{
+	char *hostport = xstrndup(p, end - p);
+	int rc = 0;
+
+	if (hostport[0] == '[') { /* [v6 address][:port] */
+		char *close = strchr(hostport, ']');
+
+		if (!close) {
+			free(hostport);
+			return -1;
+		}
+		t->host = xstrndup(hostport + 1, close - hostport - 1);
+		if (close[1] == ':')
+			t->port = atoi(close + 2), rc = (t->port <= 0 || t->port > 65535) ? -1 : 0;
+		else if (close[1])
+			rc = -1;
+	} else {
+		char *colon = strrchr(hostport, ':');
+
+		if (colon) {
+			char *tail;
+			long port = strtol(colon + 1, &tail, 10);
+
+			if (*tail || port <= 0 || port > 65535)
+				rc = -1;
+			t->port = (int)port;
+			*colon = '\0';
+		}
+		t->host = xstrdup(hostport);
+	}
+	free(hostport);
+	return rc < 0 || !t->host || !*t->host ? -1 : 0;
+}
+
+/* The URL's query, "&"-separated options (nfs: version=3|4, uid=N, gid=N), into t. Returns
+ * 0, or -1 with why. query is cut up. */
+static int
+parse_query(struct bench_target *t, char *query, char *why, size_t whylen)
+{
+	bool nfs = strcmp(t->scheme, "nfs") == 0;
+	char *save = NULL, *kv;
+
+	for (kv = strtok_r(query, "&", &save); kv; kv = strtok_r(NULL, "&", &save)) {
+		if (nfs && strcmp(kv, "version=3") == 0)
+			t->nfs_version = 3;
+		else if (nfs && strcmp(kv, "version=4") == 0)
+			t->nfs_version = 4;
+		else if (nfs && (strncmp(kv, "uid=", 4) == 0 || strncmp(kv, "gid=", 4) == 0) &&
+			 parse_id(kv + 4) >= 0)
+			*(kv[0] == 'u' ? &t->nfs_uid : &t->nfs_gid) = parse_id(kv + 4);
+		else {
+			snprintf(why, whylen, "unknown option \"%s\"", kv);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 int
 bench_target_parse(const char *url, struct bench_target *t, char *err, size_t errlen)
 {
 	const char *p, *auth_end, *path;
-	char *hostport = NULL, *query = NULL;
+	char *query = NULL;
 	size_t i;
-	int rc = 0;
+	int rc;
 
 	memset(t, 0, sizeof(*t));
 	t->nfs_uid = t->nfs_gid = -1;
@@ -163,33 +225,7 @@ bench_target_parse(const char *url, struct bench_target *t, char *err, size_t er
 			return fail(t, err, errlen, url, why);
 		p = auth_end + 1;
 	}
-	hostport = xstrndup(p, path - p);
-	if (hostport[0] == '[') { /* [v6 address][:port] */
-		char *close = strchr(hostport, ']');
-		if (!close) {
-			rc = -1;
-			goto hostdone;
-		}
-		t->host = xstrndup(hostport + 1, close - hostport - 1);
-		if (close[1] == ':')
-			t->port = atoi(close + 2), rc = (t->port <= 0 || t->port > 65535) ? -1 : 0;
-		else if (close[1])
-			rc = -1;
-	} else {
-		char *colon = strrchr(hostport, ':');
-		if (colon) {
-			char *end;
-			long port = strtol(colon + 1, &end, 10);
-			if (*end || port <= 0 || port > 65535)
-				rc = -1;
-			t->port = (int)port;
-			*colon = '\0';
-		}
-		t->host = xstrdup(hostport);
-	}
-hostdone:
-	free(hostport);
-	if (rc < 0 || !t->host || !*t->host)
+	if (parse_hostport(t, p, path) < 0)
 		return fail(t, err, errlen, url, "bad host or port");
 
 	/* path: /share[/sub...][?query] */
@@ -226,24 +262,12 @@ hostdone:
 		return fail(t, err, errlen, url, "\"..\" is not allowed in the path");
 	}
 	if (query) {
-		char *save = NULL, *kv;
-		for (kv = strtok_r(query, "&", &save); kv; kv = strtok_r(NULL, "&", &save)) {
-			if (strcmp(t->scheme, "nfs") == 0 && strcmp(kv, "version=3") == 0)
-				t->nfs_version = 3;
-			else if (strcmp(t->scheme, "nfs") == 0 && strcmp(kv, "version=4") == 0)
-				t->nfs_version = 4;
-			else if (strcmp(t->scheme, "nfs") == 0 &&
-				 (strncmp(kv, "uid=", 4) == 0 || strncmp(kv, "gid=", 4) == 0) &&
-				 parse_id(kv + 4) >= 0)
-				*(kv[0] == 'u' ? &t->nfs_uid : &t->nfs_gid) = parse_id(kv + 4);
-			else {
-				char why[160];
-				snprintf(why, sizeof(why), "unknown option \"%s\"", kv);
-				free(query);
-				return fail(t, err, errlen, url, why);
-			}
-		}
+		char why[160];
+
+		rc = parse_query(t, query, why, sizeof(why));
 		free(query);
+		if (rc < 0)
+			return fail(t, err, errlen, url, why);
 	}
 	return 0;
 }
