@@ -57,8 +57,18 @@ default_name(const struct ctx *ctx)
 	return name;
 }
 
+/* What `mdns publish` announces, and for how long. */
+struct publish_args {
+	char *name;
+	const char *type;
+	const char **txt;
+	size_t ntxt;
+	long port, secs; /* secs 0: until interrupted */
+};
+
+/* The options into a. Returns EXIT_OK, 100 after the help, or EXIT_USAGE. */
 static int
-cmd_mdns_publish(struct ctx *ctx, int argc, char **argv)
+parse_publish(int argc, char **argv, struct publish_args *a)
 {
 	static const struct option opts[] = {
 		{ "name", required_argument, NULL, 'n' },
@@ -69,77 +79,96 @@ cmd_mdns_publish(struct ctx *ctx, int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *type = "_nastune._tcp", **txt = NULL;
-	struct mdns_publisher *pub = NULL;
-	struct mdns_record rec;
-	struct sigaction sa = { .sa_handler = sigstop_handler };
-	char *name = NULL, *pidfile = NULL, *end, err[512], cur[128], last[128];
-	char version_txt[64];
-	size_t ntxt = 0;
-	long port = 0, secs = 0;
-	time_t until = 0;
-	int c, rc, status = EXIT_FAIL;
+	char *end;
+	int c;
 
 	optind = 0;
 	while ((c = getopt_long(argc, argv, "n:t:p:x:f:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'n':
-			free(name);
-			name = xstrdup(optarg);
+			free(a->name);
+			a->name = xstrdup(optarg);
 			break;
 		case 't':
-			type = optarg;
+			a->type = optarg;
 			break;
 		case 'p':
-			port = strtol(optarg, &end, 10);
-			if (*end || end == optarg || port < 0 || port > 65535) {
-				free(name);
-				free(txt);
+			a->port = strtol(optarg, &end, 10);
+			if (*end || end == optarg || a->port < 0 || a->port > 65535)
 				return cmd_mdns_usage("--port takes 0 to 65535");
-			}
 			break;
 		case 'x':
-			txt = xreallocarray(txt, ntxt + 1, sizeof(*txt));
-			txt[ntxt++] = optarg;
+			a->txt = xreallocarray(a->txt, a->ntxt + 1, sizeof(*a->txt));
+			a->txt[a->ntxt++] = optarg;
 			break;
 		case 'f':
-			secs = strtol(optarg, &end, 10);
-			if (*end || end == optarg || secs <= 0) {
-				free(name);
-				free(txt);
+			a->secs = strtol(optarg, &end, 10);
+			if (*end || end == optarg || a->secs <= 0)
 				return cmd_mdns_usage("--for takes a number of seconds");
-			}
 			break;
 		case 'h':
 			fputs(MDNS_USAGE, stdout);
-			free(name);
-			free(txt);
-			return EXIT_OK;
+			return 100;
 		default:
-			free(name);
-			free(txt);
 			return cmd_mdns_usage(NULL);
 		}
 	}
-	if (optind != argc) {
-		free(name);
-		free(txt);
+	if (optind != argc)
 		return cmd_mdns_usage("publish takes no operands");
+	return EXIT_OK;
+}
+
+/* Until a signal (or secs), saying each name the record takes (mdns.c logs renames and
+ * re-registrations); last holds the name published first. */
+static void
+publish_until(struct mdns_publisher *pub, long secs, char *last, size_t lastlen)
+{
+	time_t until = secs ? time(NULL) + secs : 0;
+	char cur[128];
+
+	while (!sigstop_caught && (!until || time(NULL) < until)) {
+		usleep(100000);
+		mdns_publisher_name(pub, cur, sizeof(cur));
+		if (strcmp(cur, last) != 0) {
+			printf("now published as \"%s\"\n", cur);
+			fflush(stdout);
+			snprintf(last, lastlen, "%s", cur);
+		}
 	}
-	if (!name)
-		name = default_name(ctx);
-	if (strcmp(type, "_nastune._tcp") == 0 && ntxt == 0) {
+}
+
+static int
+cmd_mdns_publish(struct ctx *ctx, int argc, char **argv)
+{
+	struct publish_args a = { .type = "_nastune._tcp" };
+	struct mdns_publisher *pub = NULL;
+	struct mdns_record rec;
+	struct sigaction sa = { .sa_handler = sigstop_handler };
+	char *pidfile = NULL, err[512], last[128], version_txt[64];
+	int rc, status;
+
+	if ((status = parse_publish(argc, argv, &a)) != EXIT_OK) {
+		free(a.name);
+		free(a.txt);
+		return status == 100 ? EXIT_OK : status;
+	}
+	status = EXIT_FAIL;
+	if (!a.name)
+		a.name = default_name(ctx);
+	if (strcmp(a.type, "_nastune._tcp") == 0 && a.ntxt == 0) {
 		snprintf(version_txt, sizeof(version_txt), "version=%s", NASTUNE_VERSION);
-		txt = xreallocarray(txt, 2, sizeof(*txt));
-		txt[ntxt++] = "role=server";
-		txt[ntxt++] = version_txt;
+		a.txt = xreallocarray(a.txt, 2, sizeof(*a.txt));
+		a.txt[a.ntxt++] = "role=server";
+		a.txt[a.ntxt++] = version_txt;
 	}
-	rec = (struct mdns_record){ .type = type, .port = (int)port, .txt = txt, .ntxt = ntxt };
+	rec = (struct mdns_record){
+		.type = a.type, .port = (int)a.port, .txt = a.txt, .ntxt = a.ntxt
+	};
 
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
-	rc = mdns_publisher_start(name, &rec, 1, 5000, &pub, err, sizeof(err));
+	rc = mdns_publisher_start(a.name, &rec, 1, 5000, &pub, err, sizeof(err));
 	if (rc < 0) {
 		log_warnx("mdns publish: %s", err);
 		status = rc == -EINVAL ? EXIT_USAGE : EXIT_FAIL;
@@ -151,21 +180,10 @@ cmd_mdns_publish(struct ctx *ctx, int argc, char **argv)
 		log_warnx("mdns publish: cannot write %s: %s (withdraw will not find this process)",
 			  pidfile, strerror(-rc));
 	mdns_publisher_name(pub, last, sizeof(last));
-	printf("published \"%s\" (%s port %ld) until interrupted%s\n", last, type, port,
-	       secs ? "" : " (Ctrl-C or `nastune mdns withdraw` stops it)");
+	printf("published \"%s\" (%s port %ld) until interrupted%s\n", last, a.type, a.port,
+	       a.secs ? "" : " (Ctrl-C or `nastune mdns withdraw` stops it)");
 	fflush(stdout);
-	if (secs)
-		until = time(NULL) + secs;
-	while (!sigstop_caught && (!until || time(NULL) < until)) {
-		usleep(100000);
-		/* mdns.c logs renames and re-registrations; say the name in force. */
-		mdns_publisher_name(pub, cur, sizeof(cur));
-		if (strcmp(cur, last) != 0) {
-			printf("now published as \"%s\"\n", cur);
-			fflush(stdout);
-			snprintf(last, sizeof(last), "%s", cur);
-		}
-	}
+	publish_until(pub, a.secs, last, sizeof(last));
 	printf("withdrawn \"%s\"\n", last);
 	status = EXIT_OK;
 out:
@@ -173,8 +191,8 @@ out:
 	if (pidfile)
 		service_pidfile_release(pidfile);
 	free(pidfile);
-	free(name);
-	free(txt);
+	free(a.name);
+	free(a.txt);
 	return status;
 }
 

@@ -476,6 +476,55 @@ txt_valid(const char *s)
 	return *s && *s != '=' && strlen(s) <= 255;
 }
 
+/* Whether name and recs cannot be published as given; says why in err. */
+static bool
+records_invalid(const char *name, const struct mdns_record *recs, size_t nrecs, char *err,
+		size_t errlen)
+{
+	size_t i, k;
+
+	if (!avahi_is_valid_service_name(name)) {
+		snprintf(err, errlen, "\"%s\" is not a valid service name (1-63 bytes)", name);
+		return true;
+	}
+	for (i = 0; i < nrecs; i++) {
+		if (!avahi_is_valid_service_type_strict(recs[i].type)) {
+			snprintf(err, errlen, "\"%s\" is not a service type like _name._tcp",
+				 recs[i].type);
+			return true;
+		}
+		if (recs[i].port < 0 || recs[i].port > 65535) {
+			snprintf(err, errlen, "port %d is out of range 0-65535", recs[i].port);
+			return true;
+		}
+		for (k = 0; k < recs[i].ntxt; k++)
+			if (!txt_valid(recs[i].txt[k])) {
+				snprintf(err, errlen,
+					 "TXT \"%s\" must be key=value, at most 255 bytes",
+					 recs[i].txt[k]);
+				return true;
+			}
+	}
+	return false;
+}
+
+/* 0 when a client can reach avahi-daemon now, else the Avahi error. */
+static int
+daemon_reachable(void)
+{
+	AvahiSimplePoll *sp = avahi_simple_poll_new();
+	AvahiClient *probe;
+	int aerr = 0;
+
+	if (!sp)
+		fatalx("out of memory");
+	probe = avahi_client_new(avahi_simple_poll_get(sp), 0, NULL, NULL, &aerr);
+	if (probe)
+		avahi_client_free(probe);
+	avahi_simple_poll_free(sp);
+	return probe ? 0 : aerr ? aerr : AVAHI_ERR_FAILURE;
+}
+
 int
 mdns_publisher_start(const char *name, const struct mdns_record *recs, size_t nrecs, int wait_ms,
 		     struct mdns_publisher **out, char *err, size_t errlen)
@@ -486,29 +535,8 @@ mdns_publisher_start(const char *name, const struct mdns_record *recs, size_t nr
 	int aerr = 0;
 
 	*out = NULL;
-	if (!avahi_is_valid_service_name(name)) {
-		snprintf(err, errlen, "\"%s\" is not a valid service name (1-63 bytes)", name);
+	if (records_invalid(name, recs, nrecs, err, errlen))
 		return -EINVAL;
-	}
-	for (i = 0; i < nrecs; i++) {
-		if (!avahi_is_valid_service_type_strict(recs[i].type)) {
-			snprintf(err, errlen, "\"%s\" is not a service type like _name._tcp",
-				 recs[i].type);
-			return -EINVAL;
-		}
-		if (recs[i].port < 0 || recs[i].port > 65535) {
-			snprintf(err, errlen, "port %d is out of range 0-65535", recs[i].port);
-			return -EINVAL;
-		}
-		for (k = 0; k < recs[i].ntxt; k++)
-			if (!txt_valid(recs[i].txt[k])) {
-				snprintf(err, errlen,
-					 "TXT \"%s\" must be key=value, at most 255 "
-					 "bytes",
-					 recs[i].txt[k]);
-				return -EINVAL;
-			}
-	}
 	p = xcalloc(1, sizeof(*p));
 	p->name = xstrdup(name);
 	p->nrecs = nrecs;
@@ -525,22 +553,13 @@ mdns_publisher_start(const char *name, const struct mdns_record *recs, size_t nr
 		fatalx("out of memory");
 
 	/* First a plain client: without a daemon it fails now, with the right error. */
-	{
-		AvahiSimplePoll *sp = avahi_simple_poll_new();
-		AvahiClient *probe =
-			avahi_client_new(avahi_simple_poll_get(sp), 0, NULL, NULL, &aerr);
-
-		if (probe)
-			avahi_client_free(probe);
-		avahi_simple_poll_free(sp);
-		if (!probe) {
-			snprintf(err, errlen,
-				 aerr == AVAHI_ERR_NO_DAEMON ? NO_DAEMON_HINT
-							     : "cannot connect to avahi-daemon: %s",
-				 avahi_strerror(aerr));
-			mdns_publisher_stop(p);
-			return avahi_to_errno(aerr);
-		}
+	if ((aerr = daemon_reachable()) != 0) {
+		snprintf(err, errlen,
+			 aerr == AVAHI_ERR_NO_DAEMON ? NO_DAEMON_HINT
+						     : "cannot connect to avahi-daemon: %s",
+			 avahi_strerror(aerr));
+		mdns_publisher_stop(p);
+		return avahi_to_errno(aerr);
 	}
 	/* Then one that survives daemon restarts. */
 	p->retry = avahi_threaded_poll_get(p->poll)->timeout_new(avahi_threaded_poll_get(p->poll),
