@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Sizes a newcomer can read (issue 27): no command file (src/cmd/*.c) over 400 lines, no
+# function anywhere in src/ over 100 lines. Tables are data, not functions: only function
+# bodies count, found as the house style writes them (the name at column 0, the braces of
+# the body alone on their lines at column 0).
+. "$(dirname "$0")/lib.sh"
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+plan 5
+MAX_CMD=400
+MAX_FN=100
+# Files still being cut down by the helper that owns them; one line, empty when none.
+EXEMPT="src/cmd/cmd_cluster.c"
+
+# fnlen FILE...: "LINES FILE:LINE NAME" for every function body.
+fnlen() {
+	awk '
+		FNR == 1 { sig = ""; body = 0 }
+		!body && /^[A-Za-z_][A-Za-z0-9_]*\(/ { sig = $0; sub(/\(.*/, "", sig); at = FNR; next }
+		!body && /^\{$/ && sig != "" { body = 1; start = FNR; next }
+		body && /^\}$/ { print FNR - start - 1, FILENAME ":" at, sig; body = 0; sig = "" }
+	' "$@"
+}
+exempt() { local f; for f in $EXEMPT; do [[ $1 = "$f" ]] && return 0; done; return 1; }
+# bigcmd: the command files (src/cmd/*.c under the current directory) over MAX_CMD lines.
+bigcmd() {
+	local f n
+	for f in src/cmd/*.c; do
+		exempt "$f" && continue
+		n=$(wc -l <"$f")
+		[ "$n" -le $MAX_CMD ] || echo "$f ($n lines)"
+	done
+}
+
+cd "$top" || exit 1
+srcs=$(ls src/*/*.c src/*.c 2>/dev/null)
+is "$(bigcmd)" "" "no command file is over $MAX_CMD lines"
+
+# shellcheck disable=SC2086
+long=$(fnlen $srcs | while read -r n where name; do
+	[ "$n" -le $MAX_FN ] && continue
+	exempt "${where%%:*}" && continue
+	echo "$where $name ($n lines)"
+done)
+is "$long" "" "no function in src/ is over $MAX_FN lines"
+
+# shellcheck disable=SC2086
+nfn=$(fnlen $srcs | wc -l)
+nbody=$(cat $srcs | grep -c '^{$')
+[ "$nfn" -ge $((nbody * 99 / 100)) ]
+ok $? "the scan finds the functions ($nfn of the $nbody bodies opened at column 0)"
+
+# The checks can fail: a long function and a long command file are reported.
+{
+	printf 'static int\nlong_one(int x)\n{\n'
+	for i in $(seq 101); do printf '\tx += %d;\n' "$i"; done
+	printf '\treturn x;\n}\n\nstatic const int table[] = {\n'
+	for i in $(seq 200); do printf '\t%d,\n' "$i"; done
+	printf '};\n'
+} >"$tmp/long.c"
+is "$(fnlen "$tmp/long.c" | awk '{ print $1, $3 }')" "102 long_one" \
+	"a 102-line function is measured as such, and a 200-line table is no function"
+mkdir -p "$tmp/src/cmd" && seq 401 | sed 's|^|// |' >"$tmp/src/cmd/cmd_big.c"
+seq 400 | sed 's|^|// |' >"$tmp/src/cmd/cmd_ok.c"
+is "$(cd "$tmp" && bigcmd)" "src/cmd/cmd_big.c (401 lines)" \
+	"a 401-line command file is reported, a 400-line one is not"
