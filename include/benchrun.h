@@ -16,7 +16,6 @@
 #include "bench.h"
 
 struct model;
-struct state;
 
 #define BENCHRUN_MAX_VIDEO 8
 

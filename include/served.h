@@ -8,7 +8,6 @@
 #include <stddef.h>
 
 struct model;
-struct share;
 
 enum served_state {
 	SERVED_YES,	/* the server knows the share (an access refusal counts) */
