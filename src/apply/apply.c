@@ -905,8 +905,8 @@ out:
 /* ---- validation ---- */
 
 /* The smb.conf texts testparm approved in this process, for a tune's trials: they switch
- * between the same two texts a dozen times a window, and testparm (~20 ms) was a third of
- * what a switch cost. The key is the SHA-256 of what testparm reads: the text and every file
+ * between the same two texts many times a window, and testparm is a large part of what a
+ * switch costs. The key is the SHA-256 of what testparm reads: the text and every file
  * it includes (the site's local.conf, which an admin may edit during a tune), as testparm
  * finds them. A real apply (not a trial) always runs testparm. */
 #define APPROVED_MAX 8

@@ -54,8 +54,7 @@ smbd_build_info_run(int *rc)
 
 /* Runs `smbd -b` and returns its output (caller frees), or NULL with *rc: 1 when smbd is
  * not installed, -errno otherwise. What one run said is kept for the process: a tune checks
- * every trial's smb.conf, and `smbd -b` (~25 ms) was run at every switch; the binary does
- * not change under a running nastune. */
+ * every trial's smb.conf, and the binary does not change under a running nastune. */
 static char *
 smbd_build_info(int *rc)
 {
