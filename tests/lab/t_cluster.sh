@@ -8,7 +8,7 @@
 # Bonjour shows the cluster on public addresses only, published once.
 # shellcheck source=tests/lab/lib.sh
 . "$(dirname "$0")/lib.sh"
-plan 24
+plan 25
 
 CONF=$TOPDIR/tests/lab/cluster.conf
 NODES=(node1 node2 node3)
@@ -101,6 +101,12 @@ moved=$(nt "${others[0]}" status --json 2>/dev/null | jq -r --arg p "${PUBLIC[0]
 	'.cluster.public_addresses[] | select(.address == $p) | .node')
 [[ -n $moved && $moved != "$(addr "$holder")" && $moved != null ]]
 ok $? "status: ${PUBLIC[0]} moved to $moved" "$moved"
+# CTDB's takeip ran nastune's hook, which asked Ganesha over D-Bus for a grace period (the
+# lab's Ganesha is Graceless, so it logs that it skips it).
+for h in "${NODES[@]}"; do [[ $(addr "$h") = "$moved" ]] && taker=$h; done
+glog=$(grep 'dbus_heartbeat\] nfs_start_grace' "$("$LAB" root "${taker:-node1}")/var/log/ganesha/ganesha.log")
+[[ -n $glog ]]
+ok $? "the node that took ${PUBLIC[0]} put Ganesha in grace over D-Bus" "$glog"
 bonjour=$(on client1 avahi-browse -rtp _smb._tcp 2>/dev/null | grep '^=;lab0;IPv4;nascluster;')
 [[ $(wc -l <<<"$bonjour") = 1 && $(cut -d';' -f8 <<<"$bonjour") = "${PUBLIC[0]}" ]]
 ok $? "Bonjour follows: still once, at ${PUBLIC[0]}, from its new holder" "$bonjour"
