@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# README.md is the code's (issue 27): at most 450 lines, the two set-up commands at the top,
+# and an Architecture section naming every source file (src/**/*.c) and none that is gone;
+# the files it links to exist.
+. "$(dirname "$0")/lib.sh"
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+plan 7
+README=$top/README.md
+MAX=450
+
+n=$(wc -l <"$README")
+[ "$n" -le $MAX ]
+ok $? "README.md is at most $MAX lines ($n)"
+
+# The first code lines are the two commands a newcomer types.
+cmds=$(grep -m 2 -E '^    (apt-get|make)' "$README" | sed -E 's/ +#.*//; s/^ +//')
+is "$cmds" "apt-get update && apt-get install -y make && make demo
+make check" "README.md opens with make demo and make check"
+
+# architecture FILE: the src/....c paths named in FILE's "## Architecture" section.
+architecture() {
+	awk '/^## / { on = ($0 == "## Architecture") } on' "$1" |
+		grep -oE 'src/[a-z0-9_/]+\.c' | sort -u
+}
+# unnamed README ROOT: the source files under ROOT not named, and the named ones absent.
+unnamed() {
+	local named files
+	named=$(architecture "$1")
+	files=$(cd "$2" && find src -name '*.c' | sort)
+	comm -23 <(echo "$files") <(echo "$named") | sed 's/^/not named: /'
+	comm -13 <(echo "$files") <(echo "$named") | sed 's/^/named, absent: /'
+}
+is "$(unnamed "$README" "$top")" "" "the Architecture section names every src/**/*.c, none absent"
+
+# The check can fail: a new file, and a file named but gone, are both reported.
+mkdir -p "$tmp/src/x" && touch "$tmp/src/x/new.c"
+printf '## Architecture\n`src/x/old.c`\n## Next\n`src/x/new.c`\n' >"$tmp/README.md"
+is "$(unnamed "$tmp/README.md" "$tmp" | tr '\n' ';')" "not named: src/x/new.c;named, absent: src/x/old.c;" \
+	"a file missing from the section, and one named but absent, are reported"
+
+# Every relative link resolves.
+bad=$(grep -oE '\]\([^)#:]+\)' "$README" | sed -E 's/^\]\(//; s/\)$//' | while read -r l; do
+	[ -e "$top/$l" ] || echo "$l"
+done)
+is "$bad" "" "every file README.md links to exists"
+
+# The same documents hold what the README sends the reader to.
+for d in src/bench/README.md src/agent/README.md tests/lab/README.md; do
+	[ -s "$top/$d" ] || echo "$d"
+done | grep -q .
+[ $? -ne 0 ]
+ok $? "the side documents (src/bench, src/agent, tests/lab READMEs) exist"
+grep -q '^## Tuning' "$README" && grep -q 'nastune-tune(7)' "$README"
+ok $? "a Tuning section points to nastune-tune(7)"
