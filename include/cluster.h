@@ -116,4 +116,12 @@ void cluster_view_clear(const struct model *m, struct cluster_view *v);
  * so they follow a new desired configuration without waiting for the next monitor event. */
 int cluster_nudge(void);
 
+/* Bonjour for the cluster: the node holding the first public address publishes the staged
+ * records (and the cluster's name for that address) and reloads avahi-daemon; every other
+ * node withdraws them. Returns 0, or -EIO when a record could not be written. */
+int cluster_bonjour_update(const char *root, const struct model *m);
+/* NFS-Ganesha's grace for an address ip this node takes (event 5) or releases (2), as
+ * ctdb's Ganesha callout does: clients that held locks through it reclaim them first. */
+void cluster_ganesha_grace(const struct model *m, int event, const char *ip);
+
 #endif

@@ -1,0 +1,333 @@
+/* cli_cluster.c - the cluster's part of apply and status (cli.h): a configuration made the
+ * cluster's and followed by every node, or rolled back; each node's state. The `cluster`
+ * command itself, which the nodes run, is cmd_cluster.c. */
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "apply.h"
+#include "cli.h"
+#include "cluster.h"
+#include "fsutil.h"
+#include "log.h"
+#include "model.h"
+#include "render.h"
+#include "timeutil.h"
+#include "xmalloc.h"
+
+static void
+stamp(struct cluster_node_rec *r)
+{
+	timeutil_now_iso(r->time, sizeof(r->time));
+}
+
+struct node_outcome {
+	enum { NO_FOLLOWED, NO_FAILED, NO_AWAY, NO_SILENT } what;
+};
+
+/* Waits until every node ctdb counts as connected has followed generation gen (or failed
+ * it), up to wait_s. Fills out[i] per node; returns the number failed or silent. */
+static int
+wait_nodes(const struct ctx *ctx, const struct model *m, long gen, int self, int wait_s,
+	   struct node_outcome *out, struct cluster_node_rec **recs_out)
+{
+	long long end = timeutil_mono_ms() + (long long)wait_s * 1000;
+	struct cluster_node_rec *recs = NULL;
+	size_t i, n = m->cluster.nodes.n;
+	int bad;
+
+	for (;;) {
+		struct cluster_view v;
+		bool pending = false;
+
+		cluster_view_read(m, &v);
+		free(recs);
+		cluster_read_nodes(m, ctx->root, &recs);
+		bad = 0;
+		for (i = 0; i < n; i++) {
+			bool connected =
+				(int)i == self || v.state[i] == CN_OK || v.state[i] == CN_UNHEALTHY;
+
+			if (recs[i].followed >= gen && !recs[i].alone)
+				out[i].what = recs[i].ok ? NO_FOLLOWED : NO_FAILED;
+			else if (!connected)
+				out[i].what = NO_AWAY;
+			else {
+				out[i].what = NO_SILENT;
+				pending = true;
+			}
+			bad += out[i].what == NO_FAILED || out[i].what == NO_SILENT;
+		}
+		cluster_view_clear(m, &v);
+		if (!pending || timeutil_mono_ms() >= end)
+			break;
+		usleep(250 * 1000);
+	}
+	*recs_out = recs;
+	return bad;
+}
+
+/* Runs `cluster follow` in this process: the cluster's desired configuration onto this
+ * node. */
+static int
+follow_here(struct ctx *ctx)
+{
+	char *argv[] = { "cluster", "follow", NULL };
+
+	return cmd_cluster(ctx, 2, argv);
+}
+
+/* Each node's outcome, into nodes (JSON) and, when not applied, the log. */
+static void
+report_nodes(const struct node_outcome *out, const struct cluster_node_rec *recs, size_t n,
+	     const char *id, int wait_s, json_t *nodes)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		const char *what = out[i].what == NO_FOLLOWED ? "applied"
+				   : out[i].what == NO_FAILED ? "failed"
+				   : out[i].what == NO_AWAY   ? "away"
+							      : "no answer";
+
+		json_array_append_new(nodes, json_pack("{s:s, s:s, s:s}", "address", recs[i].addr,
+						       "result", what, "error", recs[i].error));
+		if (out[i].what == NO_FAILED)
+			log_warnx("cluster: node %s did not apply configuration %s: %s",
+				  recs[i].addr, id, recs[i].error);
+		else if (out[i].what == NO_SILENT)
+			log_warnx("cluster: node %s did not answer within %d s", recs[i].addr,
+				  wait_s);
+		else if (out[i].what == NO_AWAY)
+			log_warnx("cluster: node %s is not connected: it follows configuration %s "
+				  "when it rejoins",
+				  recs[i].addr, id);
+	}
+}
+
+/* Whether ctdbd answers here; when not, says the other nodes follow when theirs runs their
+ * event scripts, and sets *summary. */
+static bool
+ctdb_answers(const struct model *m, const struct cluster_desired *want, json_t **summary)
+{
+	struct cluster_view v;
+	bool up;
+
+	cluster_view_read(m, &v);
+	up = v.reachable;
+	cluster_view_clear(m, &v);
+	if (up)
+		return true;
+	log_info("cluster: configuration %s is the cluster's (generation %ld); ctdbd does not "
+		 "answer here, so the other nodes follow when their ctdbd runs its event scripts",
+		 want->id, want->generation);
+	*summary = json_pack("{s:s, s:I, s:b}", "id", want->id, "generation",
+			     (json_int_t)want->generation, "ctdb", 0);
+	return false;
+}
+
+/* Every node back to the cluster's configuration before want, when there was one. */
+static void
+roll_back(struct ctx *ctx, const struct model *m, const struct cluster_desired *want, int self,
+	  int wait_s, struct node_outcome *out, struct cluster_node_rec **recs)
+{
+	struct cluster_desired back;
+
+	if (!*want->prev) {
+		log_warnx("cluster: no earlier cluster configuration to go back to: fix the nodes "
+			  "named above and apply again");
+	} else if (cluster_republish(m, ctx->root, want->prev, m->cluster.nodes.v[self], &back) ==
+		   0) {
+		log_warnx("cluster: rolling every node back to configuration %s", want->prev);
+		follow_here(ctx);
+		cluster_nudge();
+		wait_nodes(ctx, m, back.generation, self, wait_s, out, recs);
+	}
+}
+
+int
+cli_cluster_apply(struct ctx *ctx, const struct model *m, const struct rendered *r,
+		  const struct apply_result *res, bool this_node, int wait_s, json_t **summary)
+{
+	struct cluster_desired want;
+	struct cluster_node_rec *recs = NULL, me;
+	struct node_outcome *out;
+	char *cpath = cli_config_path(ctx), *conf = NULL, *def;
+	const char *tuned = NULL;
+	size_t clen = 0, tlen = 0, i, n = m->cluster.nodes.n;
+	int self = cluster_this_node(m), rc, bad, status = EXIT_OK;
+	json_t *nodes = json_array();
+
+	*summary = NULL;
+	for (i = 0; i < r->n; i++)
+		if (strcmp(r->f[i].path, RENDER_TUNED_PATH) == 0) {
+			tuned = r->f[i].data;
+			tlen = r->f[i].len;
+		}
+	if ((rc = fs_read_file(cpath, 1 << 20, &conf, &clen)) < 0) {
+		log_warnx("cluster: cannot read %s: %s", cpath, strerror(-rc));
+		free(cpath);
+		json_decref(nodes);
+		return EXIT_FAIL;
+	}
+	cluster_read_nodes(m, ctx->root, &recs);
+	me = recs[self];
+	cluster_config_id(conf, clen, tuned, tlen, me.id);
+	me.ok = true;
+	me.error[0] = '\0';
+	me.local_generation = res->generation >= 0 ? res->generation : me.local_generation;
+	stamp(&me);
+	/* This node's nastune.conf is the cluster's (its event hook reads it). */
+	def = fs_rooted(ctx->root, "/etc/nastune/nastune.conf");
+	if (strcmp(def, cpath) != 0 && (rc = fs_write_atomic(def, conf, clen, 0644, 1)) < 0)
+		log_warnx("cluster: writing %s: %s", def, strerror(-rc));
+	free(def);
+	if (this_node) {
+		me.alone = true;
+		cluster_write_node(m, ctx->root, &me);
+		log_warnx("cluster: applied on this node only (configuration %s): the others "
+			  "name it inconsistent until the next cluster-wide apply",
+			  me.id);
+		*summary = json_pack("{s:s, s:b}", "id", me.id, "this_node_only", 1);
+		goto out;
+	}
+	if ((rc = cluster_publish(m, ctx->root, conf, clen, tuned, tlen, m->cluster.nodes.v[self],
+				  &want)) < 0) {
+		log_warnx("cluster: cannot write the cluster's record under %s: %s",
+			  m->cluster.filesystem, strerror(-rc));
+		status = EXIT_FAIL;
+		goto out;
+	}
+	me.alone = false;
+	me.followed = want.generation;
+	cluster_write_node(m, ctx->root, &me);
+	if (!ctdb_answers(m, &want, summary))
+		goto out;
+	cluster_nudge();
+	out = xcalloc(n + 1, sizeof(*out));
+	free(recs);
+	bad = wait_nodes(ctx, m, want.generation, self, wait_s, out, &recs);
+	report_nodes(out, recs, n, want.id, wait_s, nodes);
+	if (bad == 0) {
+		log_info("cluster: every connected node runs configuration %s (cluster "
+			 "generation %ld)",
+			 want.id, want.generation);
+		*summary = json_pack("{s:s, s:I, s:o}", "id", want.id, "generation",
+				     (json_int_t)want.generation, "nodes", nodes);
+		nodes = NULL;
+		free(out);
+		goto out;
+	}
+	status = EXIT_FAIL;
+	roll_back(ctx, m, &want, self, wait_s, out, &recs);
+	*summary =
+		json_pack("{s:s, s:I, s:o, s:s}", "id", want.id, "generation",
+			  (json_int_t)want.generation, "nodes", nodes, "rolled_back_to", want.prev);
+	nodes = NULL;
+	free(out);
+out:
+	json_decref(nodes);
+	free(recs);
+	free(conf);
+	free(cpath);
+	return status;
+}
+
+json_t *
+cli_cluster_status(const struct ctx *ctx, const struct model *m, bool print)
+{
+	struct cluster_desired want;
+	struct cluster_node_rec *recs = NULL;
+	struct cluster_view v;
+	json_t *o, *nodes = json_array(), *pubs = json_array(), *odd = json_array();
+	size_t i, n = m->cluster.nodes.n;
+	int self = cluster_this_node(m), drc;
+	bool consistent = true;
+
+	cluster_view_read(m, &v);
+	drc = cluster_read_desired(m, ctx->root, &want);
+	cluster_read_nodes(m, ctx->root, &recs);
+	if (print) {
+		printf("cluster %s: ctdb %s", m->cluster.name,
+		       v.reachable ? "answers" : "does not answer here");
+		if (drc == 0)
+			printf("; configuration %s (cluster generation %ld, applied from %s)\n",
+			       want.id, want.generation, want.from);
+		else
+			printf("; no cluster-wide apply yet\n");
+	}
+	for (i = 0; i < n; i++) {
+		const struct cluster_node_rec *r = &recs[i];
+		bool same = drc == 0 && *r->id && strcmp(r->id, want.id) == 0 && !r->alone;
+		const char *why = same	     ? NULL
+				  : !*r->id  ? "has applied nothing yet"
+				  : r->alone ? "applied a configuration on its own"
+				  : !r->ok   ? "failed to apply the cluster's configuration"
+					     : "runs another configuration";
+
+		if (drc == 0 && !same) {
+			consistent = false;
+			json_array_append_new(
+				odd, json_pack("{s:s, s:s}", "address", r->addr, "why", why));
+		}
+		json_array_append_new(nodes,
+				      json_pack("{s:s, s:s, s:s, s:I, s:I, s:b, s:b, s:b, s:s}",
+						"address", r->addr, "state",
+						cluster_state_name(v.state[i]), "generation", r->id,
+						"cluster_generation", (json_int_t)r->followed,
+						"local_generation", (json_int_t)r->local_generation,
+						"alone", r->alone, "this_node", (int)i == self,
+						"consistent", drc == 0 && same, "error", r->error));
+		if (print)
+			printf("  node %-16s %-12s configuration %-16s%s%s%s\n", r->addr,
+			       cluster_state_name(v.state[i]), *r->id ? r->id : "-",
+			       (int)i == self ? " (this node)" : "", why ? " INCONSISTENT: " : "",
+			       why ? why : "");
+	}
+	for (i = 0; i < m->cluster.public_addresses.n; i++) {
+		json_array_append_new(pubs, json_pack("{s:s, s:s?}", "address",
+						      m->cluster.public_addresses.v[i], "node",
+						      v.holder[i]));
+		if (print)
+			printf("  public %-18s on %s\n", m->cluster.public_addresses.v[i],
+			       v.holder[i] ? v.holder[i] : "no node");
+	}
+	if (print)
+		printf("consistent: %s\n",
+		       drc != 0	    ? "unknown (no cluster-wide apply yet)"
+		       : consistent ? "yes, every node runs the cluster's configuration"
+				    : "NO (nodes named above)");
+	o = json_pack("{s:s, s:b, s:s?, s:o, s:o, s:o, s:o, s:o}", "name", m->cluster.name, "ctdb",
+		      v.reachable, "ctdb_error", v.reachable ? NULL : v.err, "desired",
+		      drc == 0 ? json_pack("{s:s, s:I, s:s}", "id", want.id, "generation",
+					   (json_int_t)want.generation, "from", want.from)
+			       : json_null(),
+		      "nodes", nodes, "public_addresses", pubs, "consistent",
+		      drc == 0 ? json_boolean(consistent) : json_null(), "inconsistent", odd);
+	cluster_view_clear(m, &v);
+	free(recs);
+	return o;
+}
+
+int
+cli_cluster_spread(struct ctx *ctx)
+{
+	struct apply_result res = { .generation = -1, .prev = -1 };
+	struct rendered r;
+	struct model *m;
+	json_t *cj = NULL;
+	int status = EXIT_OK;
+
+	if (!(m = cli_load_model(ctx, &status)))
+		return status;
+	if (m->cluster.enabled && (status = cli_render(ctx, m, 0, &r)) == EXIT_OK) {
+		status = cli_cluster_apply(ctx, m, &r, &res, false, 60, &cj);
+		json_decref(cj);
+		render_clear(&r);
+	}
+	model_free(m);
+	return status;
+}
