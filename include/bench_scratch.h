@@ -11,7 +11,25 @@
 #ifndef NASTUNE_BENCH_SCRATCH_H
 #define NASTUNE_BENCH_SCRATCH_H
 
+#include <stdbool.h>
+#include <stddef.h>
+
 #include "bench_driver.h"
+
+/* The entries of one directory: names (v) and whether each is a directory and not a link
+ * (dir), n of them. Freed by scratch_names_clear(). */
+struct scratch_names {
+	char **v;
+	bool *dir;
+	size_t n;
+};
+
+/* Lists path (relative to the target's root, "" for the root) through d into ns. Returns 0
+ * or the driver's -errno; ns holds what was listed either way. */
+int scratch_names_list(const struct bench_driver *d, struct bench_conn *c, const char *path,
+		       struct scratch_names *ns);
+/* Frees what ns holds and resets it for reuse. */
+void scratch_names_clear(struct scratch_names *ns);
 
 /* Records name (just made by this process at the root of the target behind c, whose URL is
  * url) by its identity. Returns 0, or -errno when it cannot be stat'ed or has no identity

@@ -1317,39 +1317,9 @@ bench_opts_check(const struct bench_opts *o, char *err, size_t errlen)
 
 /* ---- scratch directories ---- */
 
-struct names {
-	char **v;
-	bool *dir;
-	size_t n;
-};
-
-static int
-collect(const char *name, const struct bench_stat *st, void *arg)
-{
-	struct names *ns = arg;
-
-	ns->v = xreallocarray(ns->v, ns->n + 1, sizeof(*ns->v));
-	ns->dir = xreallocarray(ns->dir, ns->n + 1, sizeof(*ns->dir));
-	ns->v[ns->n] = xstrdup(name);
-	ns->dir[ns->n++] = st->is_dir;
-	return 0;
-}
-
-static void
-names_clear(struct names *ns)
-{
-	size_t i;
-
-	for (i = 0; i < ns->n; i++)
-		free(ns->v[i]);
-	free(ns->v);
-	free(ns->dir);
-	memset(ns, 0, sizeof(*ns));
-}
-
 /* A Time Machine destination holds sparsebundles, a Backups.backupdb or Apple's markers. */
 static const char *
-time_machine_marker(const struct names *ns)
+time_machine_marker(const struct scratch_names *ns)
 {
 	size_t i, len;
 
@@ -1377,15 +1347,15 @@ int
 bench_preflight(const struct bench_driver *d, struct bench_conn *c, const char *url,
 		const char *what, uint64_t footprint, bool force, char *err, size_t errlen)
 {
-	struct names ns = { 0 };
+	struct scratch_names ns = { 0 };
 	const char *marker;
 	uint64_t free_b = 0, need;
 	char a[32], b[32];
 	int rc;
 
-	if ((rc = d->list(c, "", collect, &ns)) < 0) {
+	if ((rc = scratch_names_list(d, c, "", &ns)) < 0) {
 		snprintf(err, errlen, "cannot list %s: %s", url, d->error(c));
-		names_clear(&ns);
+		scratch_names_clear(&ns);
 		return rc;
 	}
 	if (!force && (marker = time_machine_marker(&ns))) {
@@ -1393,10 +1363,10 @@ bench_preflight(const struct bench_driver *d, struct bench_conn *c, const char *
 			 "%s looks like a Time Machine share (it holds %s); refusing to "
 			 "benchmark it — use --force to do it anyway",
 			 url, marker);
-		names_clear(&ns);
+		scratch_names_clear(&ns);
 		return -EPERM;
 	}
-	names_clear(&ns);
+	scratch_names_clear(&ns);
 	/* What this host's crashed runs left, known by what it is, never by its name. */
 	scratch_clean_stale(d, c, url);
 

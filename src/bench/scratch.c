@@ -267,16 +267,10 @@ scratch_check(const struct bench_driver *d, struct bench_conn *c, const char *ur
 
 /* ---- removal ---- */
 
-struct names {
-	char **v;
-	bool *dir;
-	size_t n;
-};
-
 static int
 collect(const char *name, const struct bench_stat *st, void *arg)
 {
-	struct names *ns = arg;
+	struct scratch_names *ns = arg;
 
 	ns->v = xreallocarray(ns->v, ns->n + 1, sizeof(*ns->v));
 	ns->dir = xreallocarray(ns->dir, ns->n + 1, sizeof(*ns->dir));
@@ -285,8 +279,15 @@ collect(const char *name, const struct bench_stat *st, void *arg)
 	return 0;
 }
 
-static void
-names_clear(struct names *ns)
+int
+scratch_names_list(const struct bench_driver *d, struct bench_conn *c, const char *path,
+		   struct scratch_names *ns)
+{
+	return d->list(c, path, collect, ns);
+}
+
+void
+scratch_names_clear(struct scratch_names *ns)
 {
 	size_t i;
 
@@ -304,14 +305,14 @@ static int
 rm_tree(const struct bench_driver *d, struct bench_conn *c, const char *path, int depth,
 	const char *keep)
 {
-	struct names ns = { 0 };
+	struct scratch_names ns = { 0 };
 	size_t i;
 	int rc, first = 0;
 
 	if (strncmp(path, BENCH_SCRATCH_PREFIX, strlen(BENCH_SCRATCH_PREFIX)) != 0 || depth > 8)
 		return -EINVAL;
-	if ((rc = d->list(c, path, collect, &ns)) < 0) {
-		names_clear(&ns);
+	if ((rc = scratch_names_list(d, c, path, &ns)) < 0) {
+		scratch_names_clear(&ns);
 		return rc;
 	}
 	for (i = 0; i < ns.n; i++) {
@@ -325,7 +326,7 @@ rm_tree(const struct bench_driver *d, struct bench_conn *c, const char *path, in
 			first = rc;
 		free(p);
 	}
-	names_clear(&ns);
+	scratch_names_clear(&ns);
 	rc = keep ? 0 : d->rmdir(c, path);
 	return first ? first : rc;
 }
