@@ -17,6 +17,7 @@
 #include "tune.h"
 
 struct json_t;
+struct tuner_result;
 
 /* In a measure call's protocol mask: measure through the clients (the agents) instead of over
  * loopback. */
@@ -61,8 +62,8 @@ struct tuner_ops {
 	void (*progress)(void *arg, const char *line);
 	/* Whether to stop now (a signal); NULL: never. */
 	bool (*stopped)(void *arg);
-	/* Called with the document after every decision (resume after an interruption). */
-	void (*save)(void *arg, struct json_t *doc);
+	/* Called with the result so far after every decision (resume after an interruption). */
+	void (*save)(void *arg, const struct tuner_result *r);
 	/* Measures the clients at the configuration in force (the starting one); NULL: none. */
 	void (*clients)(void *arg);
 	/* The MTU step's probe: the NIC's MTU in force (*cur) and the largest MTU every peer
@@ -88,9 +89,40 @@ struct tuner_opts {
 	bool exhaustive;     /* every combination of the selected knobs instead (validation) */
 	bool clients_after;  /* reserve time for measuring the clients again at the end */
 	bool clients_decide; /* knobs on the network path are measured through the clients */
-	/* Decisions of an interrupted tune of the same configuration ({name: decision}), or
-	 * NULL. Kept as they were; their measurements are not reused. */
-	const struct json_t *resume;
+	/* Decisions of an interrupted tune of the same configuration, KNOB_COUNT of them by
+	 * knob id (k NULL: none), or NULL. Kept as they were; their measurements are not
+	 * reused. */
+	const struct tuner_kept *resume;
+};
+
+/* The plan: the candidates the false-positive budget is shared by, the levels, the looks. */
+struct tuner_plan {
+	size_t candidates;
+	double alpha, alpha_look, alpha_same, min_gain;
+	unsigned looks[TUNE_NLOOKS + 1], nlooks;
+};
+
+/* One configuration's scores, one a run (higher is better; tune_scores). n 0: none. */
+struct tuner_score {
+	double *v;
+	size_t n;
+};
+
+/* One combination of --exhaustive's grid: each knob's value (NULL: the default), its runs. */
+struct tuner_grid_entry {
+	struct tuner_score score;
+	const struct knob **k;
+	char **value;
+	size_t nk;
+};
+
+/* A decision as it was when made: what an interrupted tune resumes from. */
+struct tuner_kept {
+	const struct knob *k;
+	char *after; /* NULL: the default */
+	bool applied, tried;
+	enum tune_verdict verdict;
+	char *reason;
 };
 
 struct tuner_result {
@@ -100,20 +132,51 @@ struct tuner_result {
 	struct bench_results after;  /* ... and the chosen one (start again when unchanged) */
 	bool changed;		     /* some knob's value changed */
 	bool clients_after;	     /* time is left to measure the clients again */
+
+	/* What the tune document reports, in the order the search reaches it. */
+	bool planned;
+	struct tuner_plan plan;
+	bool started;			/* the starting configuration was measured */
+	struct tuner_score start_score; /* its scores */
+	struct tuner_grid_entry *grid;	/* --exhaustive: every combination measured */
+	size_t ngrid;
+	bool has_grid;
+	bool paired;			 /* the after-score was reached: */
+	unsigned after_protos;		 /* the protocols it measured (PROTO_*) */
+	unsigned unchanged_protos;	 /* those no change touched */
+	size_t after_pairs;		 /* its pairs (0: none) */
+	struct tune_effect improvement;	 /* the chosen over the start, with after_pairs */
+	struct tuner_score before_score; /* the after-score's sides, n 0: none */
+	struct tuner_score after_score;
+	struct tuner_kept kept[KNOB_COUNT]; /* the decisions in the order made */
+	size_t nkept;
+	const struct knob *untried[KNOB_COUNT]; /* not tried: no time for a round */
+	size_t nuntried;
+	bool done;	/* the search returned */
+	double tuner_s; /* seconds it took */
 };
 
 /* Runs the tune on m (its knob values are the starting configuration; on return they are the
- * chosen ones, network.mtu fixed to the MTU the step raised) and writes into doc (an object)
- * "plan", "knobs", "decided", "before", "after", "improvement", "improvement_interval",
- * "after_pairs", "grid" (exhaustive). Returns 0, -EINTR when ops->stopped said so, or -errno
- * with err (the measurement of the starting point or of the after-score failed). r is filled
- * in every case; release it with tuner_result_release. */
+ * chosen ones, network.mtu fixed to the MTU the step raised). Returns 0, -EINTR when
+ * ops->stopped said so, or -errno with err (the measurement of the starting point or of the
+ * after-score failed). r is filled in every case; release it with tuner_result_release. */
 int tuner_run(struct model *m, const struct tuner_opts *o, const struct tuner_ops *ops,
-	      struct tuner_result *r, struct json_t *doc, char *err, size_t errlen);
+	      struct tuner_result *r, char *err, size_t errlen);
 void tuner_result_release(struct tuner_result *r);
 
-/* The decisions as the document's "knobs" array (new reference). */
-struct json_t *tuner_decisions_json(const struct tuner_result *r);
+/* ---- the tune document (tune/doc.c): the JSON edge ---- */
+
+/* Writes r into doc (an object): "plan", "before", "after", "improvement", "grid",
+ * "after_protocols", "unchanged_protocols", "after_pairs", "improvement_interval",
+ * "improvement_verdict", "decided", "not_tried_budget", "knobs", "tuner_s", each once the
+ * search reached it. A key doc holds keeps its place, so writing the result again as the
+ * search goes on (ops->save) orders the keys as the search reached them. */
+void tuner_result_json(const struct tuner_result *r, struct json_t *doc);
+
+/* The "decided" object of a stored document into out[KNOB_COUNT] by knob id (unknown names
+ * and entries that are not objects are skipped). Release with tuner_resume_release. */
+void tuner_resume_from_json(const struct json_t *decided, struct tuner_kept *out);
+void tuner_resume_release(struct tuner_kept *kept);
 
 /* Sets a knob's value in m (a copy; NULL: unset) with its source. */
 void tuner_set_knob(struct model *m, enum knob_id id, const char *value, enum knob_src src);

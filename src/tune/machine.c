@@ -74,8 +74,8 @@ struct tuner {
 	const char *token;
 	struct bench_results cl_before;
 	json_t *agents, *errors;
-	json_t *resume;	 /* an interrupted tune's decisions, or NULL */
-	char **resolved; /* the clients as HOST:PORT, looked up once ("auto": mDNS) */
+	struct tuner_kept *resume; /* an interrupted tune's decisions (KNOB_COUNT), or NULL */
+	char **resolved;	   /* the clients as HOST:PORT, looked up once ("auto": mDNS) */
 };
 
 /* ---- targets: one writable, non-Time-Machine share per enabled protocol, over loopback ---- */
@@ -359,18 +359,28 @@ cb_stopped(void *arg)
 	return sigstop_caught != 0;
 }
 
+/* The document as it is now into the state store. */
 static void
-cb_save(void *arg, json_t *doc)
+save(struct tuner *t)
 {
-	struct tuner *t = arg;
 	char *text;
 
 	if (!t->st || t->id < 0)
 		return;
-	text = json_dumps(doc, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	text = json_dumps(t->doc, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	if (state_set_tune(t->st, t->id, text) < 0)
 		log_warnx("tune: cannot save progress in the state database");
 	free(text);
+}
+
+/* The search's result so far into the document, kept (resume after an interruption). */
+static void
+cb_save(void *arg, const struct tuner_result *r)
+{
+	struct tuner *t = arg;
+
+	tuner_result_json(r, t->doc);
+	save(t);
 }
 
 static void
@@ -407,12 +417,6 @@ cb_measurable(void *arg, const struct knob *k, const char *v, char *why, size_t 
 			return false;
 		}
 	return true;
-}
-
-static void
-save(struct tuner *t)
-{
-	cb_save(t, t->doc);
 }
 
 /* ---- the MTU step's machine: the probe, the NIC, the clients ---- */
@@ -607,7 +611,8 @@ run_tune(struct tuner *t, struct tuner_opts *o, struct tuner_result *res,
 
 	for (size_t i = 0; i < t->ntg; i++)
 		o->protos |= target_proto(&t->tg[i]);
-	rc = tuner_run(t->m, o, &ops, res, t->doc, err, sizeof(err));
+	rc = tuner_run(t->m, o, &ops, res, err, sizeof(err));
+	tuner_result_json(res, t->doc);
 	if (rc == -EINTR || sigstop_caught) {
 		log_warnx("tune: interrupted by %s",
 			  sigstop_caught == SIGINT ? "SIGINT" : "SIGTERM");
@@ -711,7 +716,7 @@ record(struct tuner *t, const struct tuner_result *res, const struct bench_resul
  * another window never decide). */
 static int
 previous_tune(struct tuner *t, const char *hwhash, enum tune_goal goal, bool if_changed,
-	      json_t **resume)
+	      struct tuner_kept **resume)
 {
 	long lid;
 	char *lhw = NULL, *ljson = NULL;
@@ -730,10 +735,11 @@ previous_tune(struct tuner *t, const char *hwhash, enum tune_goal goal, bool if_
 	} else if (lst && strcmp(lst, "running") == 0 && strcmp(lhw, hwhash) == 0 &&
 		   json_is_object(json_object_get(ld, "decided")) && lgoal &&
 		   strcmp(lgoal, goal_name(goal)) == 0) {
-		*resume = json_incref(json_object_get(ld, "decided"));
+		*resume = xcalloc(KNOB_COUNT, sizeof(**resume));
+		tuner_resume_from_json(json_object_get(ld, "decided"), *resume);
 		log_info("tune: resuming tune %ld (%zu decision(s) kept; nothing measured then is "
 			 "reused)",
-			 lid, json_object_size(*resume));
+			 lid, json_object_size(json_object_get(ld, "decided")));
 	}
 	json_decref(ld);
 	free(lhw);
@@ -899,7 +905,8 @@ out:
 	bench_results_clear(&t.cl_before);
 	json_decref(t.agents);
 	json_decref(t.errors);
-	json_decref(t.resume);
+	tuner_resume_release(t.resume);
+	free(t.resume);
 	json_decref(t.doc);
 	for (size_t i = 0; t.resolved && t.resolved[i]; i++)
 		free(t.resolved[i]);

@@ -4,7 +4,6 @@
  * the whole tune's false-positive rate at TUNE_ALPHA, and the chosen configuration paired with
  * the start at the end. The machine is reached through struct tuner_ops only. */
 #include <errno.h>
-#include <jansson.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -29,7 +28,6 @@ struct tstate {
 	const struct tuner_opts *o;
 	const struct tuner_ops *ops;
 	struct tuner_result *r;
-	json_t *doc, *decided, *untried;
 	double t0;
 	double slot_cost[NMASK]; /* seconds a measure call of one run takes, switch included */
 	unsigned gen, installed; /* the model's generation, and the one installed */
@@ -615,17 +613,26 @@ knob_cmp(struct tstate *s, const struct knob *k, struct tuner_decision *d)
 	return c;
 }
 
+/* Keeps d as it is now among the decisions made (again in its place when made before). */
 static void
-decided_json(struct tstate *s, const struct tuner_decision *d)
+decided(struct tstate *s, const struct tuner_decision *d)
 {
-	json_object_set_new(s->decided, d->k->name,
-			    json_pack("{s:s?, s:b, s:b, s:s, s:s}", "after", d->after, "applied",
-				      d->applied, "tried", d->tried, "verdict",
-				      tune_verdict_name(d->verdict), "reason", d->reason));
-	if (s->ops->save) {
-		json_object_set(s->doc, "decided", s->decided);
-		s->ops->save(s->ops->arg, s->doc);
-	}
+	struct tuner_kept *x = s->r->kept;
+
+	while (x < s->r->kept + s->r->nkept && x->k != d->k)
+		x++;
+	if (x == s->r->kept + s->r->nkept)
+		s->r->nkept++;
+	free(x->after);
+	free(x->reason);
+	*x = (struct tuner_kept){ .k = d->k,
+				  .after = d->after ? xstrdup(d->after) : NULL,
+				  .applied = d->applied,
+				  .tried = d->tried,
+				  .verdict = d->verdict,
+				  .reason = xstrdup(d->reason) };
+	if (s->ops->save)
+		s->ops->save(s->ops->arg, s->r);
 }
 
 /* The knob's verdict from its candidates': the first better one in the table's order (the
@@ -691,31 +698,24 @@ finish(struct tstate *s, struct cmp *c, struct tuner_decision *d)
 		snprintf(d->reason + len, sizeof(d->reason) - len, "; %s kept", cur);
 	}
 	say(s, "tune: %s: %s", c->k->name, d->reason);
-	decided_json(s, d);
+	decided(s, d);
 }
 
 /* An interrupted tune of the same configuration decided k already: keep that decision. */
 static bool
 resumed(struct tstate *s, const struct knob *k, struct tuner_decision *d)
 {
-	json_t *j = s->o->resume ? json_object_get(s->o->resume, k->name) : NULL;
-	const char *after, *reason, *verdict;
+	const struct tuner_kept *j = s->o->resume ? &s->o->resume[k->id] : NULL;
 
-	if (!json_is_object(j))
+	if (!j || !j->k)
 		return false;
-	after = json_string_value(json_object_get(j, "after"));
-	reason = json_string_value(json_object_get(j, "reason"));
-	verdict = json_string_value(json_object_get(j, "verdict"));
-	d->applied = json_is_true(json_object_get(j, "applied")) && after;
-	d->tried = json_is_true(json_object_get(j, "tried"));
-	for (int v = TUNE_UNDECIDED; v <= TUNE_SAME && verdict; v++)
-		if (strcmp(verdict, tune_verdict_name((enum tune_verdict)v)) == 0)
-			d->verdict = (enum tune_verdict)v;
-	snprintf(d->reason, sizeof(d->reason), "%s (decided before the interruption)",
-		 reason ? reason : "?");
+	d->applied = j->applied && j->after;
+	d->tried = j->tried;
+	d->verdict = j->verdict;
+	snprintf(d->reason, sizeof(d->reason), "%s (decided before the interruption)", j->reason);
 	if (d->applied) {
-		d->after = xstrdup(after);
-		setk(s, k->id, after, KNOB_TUNED);
+		d->after = xstrdup(j->after);
+		setk(s, k->id, j->after, KNOB_TUNED);
 		s->r->changed = true;
 		s->changed_protos |= knob_protos(s, k);
 	}
@@ -740,7 +740,7 @@ step(struct tstate *s, struct cmp **cp, struct tuner_decision *d, size_t upto)
 	if ((rc = advance(s, c, upto)) < 0) {
 		snprintf(d->reason, sizeof(d->reason), "failed: %.400s", s->err);
 		d->tried = true;
-		decided_json(s, d);
+		decided(s, d);
 		cmp_release(c);
 		free(c);
 		*cp = NULL;
@@ -753,7 +753,7 @@ step(struct tstate *s, struct cmp **cp, struct tuner_decision *d, size_t upto)
 			 "not tried: budget exhausted (a round of %zu measurements needs about "
 			 "%.0fs)",
 			 c->nc + 1, (double)(c->nc + 1) * slot_cost(s, c->protos));
-		json_array_append_new(s->untried, json_string(c->k->name));
+		s->r->untried[s->r->nuntried++] = c->k;
 	} else {
 		finish(s, c, d);
 	}
@@ -805,7 +805,7 @@ knobs_all(struct tstate *s)
 			if (cs[leaders[i]])
 				cs[leaders[i]]->until = 0;
 		} else
-			decided_json(s, d);
+			decided(s, d);
 	}
 	for (unsigned lv = 0; lv < s->nlooks && rc == 0; lv++) {
 		const struct knob *order[KNOB_COUNT];
@@ -816,7 +816,7 @@ knobs_all(struct tstate *s)
 
 			if (lv == 0 && !is_leader(k) && !d->reason[0] &&
 			    !(cs[k->id] = knob_cmp(s, k, d)))
-				decided_json(s, d);
+				decided(s, d);
 			if (cs[k->id])
 				order[n++] = k;
 		}
@@ -869,7 +869,7 @@ mtu_step(struct tstate *s)
 			free(d->before);
 			d->before = xasprintf("%d", cur);
 		}
-		decided_json(s, d);
+		decided(s, d);
 		return 0;
 	}
 	free(d->before);
@@ -922,7 +922,7 @@ mtu_step(struct tstate *s)
 			 d->verdict == TUNE_BETTER ? "" : ", and not measured slower");
 	}
 	say(s, "tune: net.mtu: %s", d->reason);
-	decided_json(s, d);
+	decided(s, d);
 	cmp_release(&c);
 	return 0;
 }
@@ -1022,30 +1022,6 @@ measure_start(struct tstate *s)
 	return stopped(s) ? -EINTR : 0;
 }
 
-static json_t *
-protos_json(unsigned mask)
-{
-	json_t *a = json_array();
-
-	for (unsigned b = 1; b < NMASK; b <<= 1)
-		if (mask & b)
-			json_array_append_new(a, json_string(model_proto_name(b)));
-	return a;
-}
-
-static json_t *
-score_json(const double *v, size_t n)
-{
-	struct bench_stats st;
-	json_t *runs = json_array();
-
-	bench_stats_compute(v, n, 1, &st);
-	for (size_t i = 0; i < n; i++)
-		json_array_append_new(runs, json_real(v[i]));
-	return json_pack("{s:f, s:f, s:f, s:o}", "median", st.median, "ci95_low", st.ci95_low,
-			 "ci95_high", st.ci95_high, "runs", runs);
-}
-
 /* The after-score: the starting and the chosen configuration side by side on the protocols a
  * change touched, a first look's pairs at most, for the report (each change was decided on
  * its own). Unchanged: the starting runs are both. */
@@ -1060,10 +1036,10 @@ final_pairing(struct tstate *s, struct snap *start, struct snap *chosen)
 		if (s->r->dec[i].applied && i != KNOB_NET_MTU && s->r->dec[i].k)
 			tp |= knob_protos(s, s->r->dec[i].k);
 	tp &= s->o->protos;
-	json_object_set_new(s->doc, "after_protocols", protos_json(s->r->changed ? tp : 0));
-	json_object_set_new(s->doc, "unchanged_protocols",
-			    protos_json(s->r->changed ? s->o->protos & ~tp : s->o->protos));
-	json_object_set_new(s->doc, "after_pairs", json_integer(0));
+	s->r->paired = true;
+	s->r->after_protos = s->r->changed ? tp : 0;
+	s->r->unchanged_protos = s->r->changed ? s->o->protos & ~tp : s->o->protos;
+	s->r->after_pairs = 0;
 	if (!s->r->changed || !tp) {
 		merge_results(&s->r->before, &s->r->start);
 		merge_results(&s->r->after, &s->r->start);
@@ -1092,17 +1068,9 @@ final_pairing(struct tstate *s, struct snap *start, struct snap *chosen)
 			merge_results(&s->r->before, &s->r->start);
 			merge_results(&s->r->after, &s->r->start);
 		}
-		json_object_set_new(s->doc, "after_pairs", json_integer((json_int_t)c.c[0].n));
-		if (c.c[0].n) {
-			const struct tune_effect *e = &c.c[0].e;
-
-			json_object_set_new(s->doc, "improvement", json_real(e->est));
-			json_object_set_new(s->doc, "improvement_interval",
-					    json_pack("[f, f]", isfinite(e->lo) ? e->lo : -1.0,
-						      isfinite(e->hi) ? e->hi : 1e9));
-			json_object_set_new(s->doc, "improvement_verdict",
-					    json_string(tune_verdict_name(e->verdict)));
-		}
+		s->r->after_pairs = c.c[0].n;
+		if (c.c[0].n)
+			s->r->improvement = c.c[0].e;
 	}
 	cmp_release(&c);
 	return rc;
@@ -1119,17 +1087,34 @@ struct grid {
 };
 
 static void
-grid_assign(struct tstate *s, struct grid *g, size_t c, json_t *assign)
+grid_entry_release(struct tuner_grid_entry *e)
 {
+	for (size_t i = 0; i < e->nk; i++)
+		free(e->value[i]);
+	free(e->value);
+	free(e->k);
+	free(e->score.v);
+	memset(e, 0, sizeof(*e));
+}
+
+/* Puts combination c in force; with e, records it there. */
+static void
+grid_assign(struct tstate *s, struct grid *g, size_t c, struct tuner_grid_entry *e)
+{
+	if (e) {
+		e->k = xcalloc(g->nk, sizeof(*e->k));
+		e->value = xcalloc(g->nk, sizeof(*e->value));
+		e->nk = g->nk;
+	}
 	for (size_t i = 0, j = c; i < g->nk; i++) {
 		size_t idx = j % g->nv[i];
 
 		j /= g->nv[i];
 		setk(s, g->ks[i]->id, g->vals[i][idx], idx == 0 ? g->osrc[i] : KNOB_TUNED);
-		if (assign)
-			json_object_set_new(assign, g->ks[i]->name,
-					    g->vals[i][idx] ? json_string(g->vals[i][idx])
-							    : json_null());
+		if (e) {
+			e->k[i] = g->ks[i];
+			e->value[i] = g->vals[i][idx] ? xstrdup(g->vals[i][idx]) : NULL;
+		}
 	}
 }
 
@@ -1140,8 +1125,7 @@ grid_run(struct tstate *s, char *err, size_t errlen)
 {
 	struct grid g = { .total = 1 };
 	size_t best = (size_t)-1, c, n = s->o->pairs;
-	double bestmed = -1, *sc = xmalloc(n * sizeof(*sc));
-	json_t *gj = json_array();
+	double bestmed = -1, *sc;
 	unsigned protos = 0;
 	int rc = 0;
 
@@ -1179,23 +1163,26 @@ grid_run(struct tstate *s, char *err, size_t errlen)
 		goto out;
 	}
 	say(s, "tune: exhaustive grid of %zu combination(s) over %zu knob(s)", g.total, g.nk);
+	s->r->grid = xcalloc(g.total, sizeof(*s->r->grid));
 	for (c = 0; c < g.total && rc == 0; c++) {
-		json_t *assign = json_object(), *e;
+		struct tuner_grid_entry *e = &s->r->grid[s->r->ngrid];
+		struct bench_stats st;
 
-		grid_assign(s, &g, c, assign);
+		grid_assign(s, &g, c, e);
+		sc = xmalloc(n * sizeof(*sc));
 		if ((rc = measure(s, protos & s->o->protos, (unsigned)n, 1, sc, NULL)) < 0) {
-			json_decref(assign);
+			grid_entry_release(e);
+			free(sc);
 			snprintf(err, errlen, "%s", s->err);
 			break;
 		}
-		e = score_json(sc, n);
-		json_object_set_new(e, "assign", assign);
-		json_array_append(gj, e);
-		if (json_real_value(json_object_get(e, "median")) > bestmed) {
-			bestmed = json_real_value(json_object_get(e, "median"));
+		e->score = (struct tuner_score){ .v = sc, .n = n };
+		s->r->ngrid++;
+		bench_stats_compute(sc, n, 1, &st);
+		if (st.median > bestmed) {
+			bestmed = st.median;
 			best = c;
 		}
-		json_decref(e);
 	}
 	grid_assign(s, &g, best == (size_t)-1 ? 0 : best, NULL);
 	for (size_t i = 0, j = best == (size_t)-1 ? 0 : best; i < g.nk; i++) {
@@ -1210,10 +1197,9 @@ grid_run(struct tstate *s, char *err, size_t errlen)
 			 g.total, d->applied ? "" : " keeps the current value");
 	}
 out:
-	json_object_set_new(s->doc, "grid", gj);
+	s->r->has_grid = true;
 	for (size_t i = 0; i < g.nk; i++)
 		free(g.orig[i]);
-	free(sc);
 	return rc;
 }
 
@@ -1227,7 +1213,6 @@ plan(struct tstate *s)
 	const char *vals[16];
 	size_t total = 0;
 	unsigned spending = 0;
-	json_t *lk = json_array();
 
 	for (const struct knob *k = knob_first(); k; k = knob_next(k)) {
 		struct tuner_decision d = { 0 };
@@ -1240,58 +1225,41 @@ plan(struct tstate *s)
 	for (unsigned i = 0; i < TUNE_NLOOKS && tune_looks[i] < s->o->pairs; i++)
 		s->looks[s->nlooks++] = tune_looks[i];
 	s->looks[s->nlooks++] = s->o->pairs;
-	for (unsigned i = 0; i < s->nlooks; i++)
-		json_array_append_new(lk, json_integer(s->looks[i]));
 	/* A look whose pairs cannot reach even a candidate's whole share (all n pairs one way
 	 * has probability 2^-n) can decide only "same": it spends none of the budget. */
 	for (unsigned i = 0; i < s->nlooks; i++)
 		spending += ldexp(1.0, -(int)s->looks[i]) <= TUNE_ALPHA / (double)s->family;
 	s->alpha_look = TUNE_ALPHA / ((double)s->family * (spending ? spending : 1));
 	s->alpha_same = TUNE_ALPHA;
-	json_object_set_new(s->doc, "plan",
-			    json_pack("{s:i, s:f, s:f, s:f, s:o, s:f}", "candidates", (int)total,
-				      "alpha", TUNE_ALPHA, "alpha_look", s->alpha_look,
-				      "alpha_same", s->alpha_same, "looks", lk, "min_gain",
-				      TUNE_MIN_GAIN));
+	s->r->planned = true;
+	s->r->plan = (struct tuner_plan){ .candidates = total,
+					  .alpha = TUNE_ALPHA,
+					  .alpha_look = s->alpha_look,
+					  .alpha_same = s->alpha_same,
+					  .min_gain = TUNE_MIN_GAIN,
+					  .nlooks = s->nlooks };
+	memcpy(s->r->plan.looks, s->looks, sizeof(s->r->plan.looks));
 	say(s,
 	    "tune: plan: %zu candidate value(s) share a false-positive budget of %.2f; looks at "
 	    "up to %u pairs",
 	    total, TUNE_ALPHA, s->o->pairs);
 }
 
+/* The scores of rs into sc (n 0: none). */
 static void
-score_start(struct tstate *s)
+score_of(const struct bench_results *rs, struct tuner_score *sc)
 {
-	double *sc = NULL;
-	size_t n = 0;
-
-	if (tune_scores(&s->r->start, 0, &sc, &n) == 0) {
-		json_object_set_new(s->doc, "before", score_json(sc, n));
-		json_object_set_new(s->doc, "after", score_json(sc, n));
-	}
-	json_object_set_new(s->doc, "improvement", json_real(0));
-	free(sc);
-}
-
-static void
-score_after(struct tstate *s)
-{
-	double *sc = NULL;
-	size_t n = 0;
-
-	if (tune_scores(&s->r->before, 0, &sc, &n) == 0)
-		json_object_set_new(s->doc, "before", score_json(sc, n));
-	free(sc);
-	if (tune_scores(&s->r->after, 0, &sc, &n) == 0)
-		json_object_set_new(s->doc, "after", score_json(sc, n));
-	free(sc);
+	free(sc->v);
+	*sc = (struct tuner_score){ 0 };
+	if (tune_scores(rs, 0, &sc->v, &sc->n) < 0)
+		*sc = (struct tuner_score){ 0 };
 }
 
 int
 tuner_run(struct model *m, const struct tuner_opts *o, const struct tuner_ops *ops,
-	  struct tuner_result *r, json_t *doc, char *err, size_t errlen)
+	  struct tuner_result *r, char *err, size_t errlen)
 {
-	struct tstate s = { .m = m, .o = o, .ops = ops, .r = r, .doc = doc, .gen = 1 };
+	struct tstate s = { .m = m, .o = o, .ops = ops, .r = r, .gen = 1 };
 	struct snap start = { 0 }, chosen = { 0 };
 	int rc;
 
@@ -1304,8 +1272,6 @@ tuner_run(struct model *m, const struct tuner_opts *o, const struct tuner_ops *o
 		r->dec[i].e.more = SIZE_MAX;
 		snprintf(r->dec[i].reason, sizeof(r->dec[i].reason), "not reached");
 	}
-	s.decided = json_object();
-	s.untried = json_array();
 	s.t0 = now(&s);
 	snap_take(&start, m);
 	plan(&s);
@@ -1314,7 +1280,8 @@ tuner_run(struct model *m, const struct tuner_opts *o, const struct tuner_ops *o
 			 s.err);
 		goto out;
 	}
-	score_start(&s);
+	r->started = true;
+	score_of(&r->start, &r->start_score);
 	if (o->exhaustive)
 		rc = grid_run(&s, err, errlen);
 	else if ((rc = mtu_step(&s)) == 0 && (rc = knobs_all(&s)) < 0)
@@ -1336,64 +1303,18 @@ tuner_run(struct model *m, const struct tuner_opts *o, const struct tuner_ops *o
 		snprintf(err, errlen, "the after-score could not be measured: %s", s.err);
 		goto out;
 	}
-	if (r->changed)
-		score_after(&s);
+	if (r->changed) {
+		score_of(&r->before, &r->before_score);
+		score_of(&r->after, &r->after_score);
+	}
 	/* The clients again only when they fit (the budget holds whatever the estimates). */
 	r->clients_after = o->clients_after && now(&s) - s.t0 + s.client_pass <= 1.03 * o->budget_s;
 out:
-	json_object_set_new(doc, "decided", s.decided);
-	json_object_set_new(doc, "not_tried_budget", s.untried);
-	json_object_set_new(doc, "knobs", tuner_decisions_json(r));
-	json_object_set_new(doc, "tuner_s", json_real(now(&s) - s.t0));
+	r->done = true;
+	r->tuner_s = now(&s) - s.t0;
 	snap_release(&start);
 	snap_release(&chosen);
 	return rc;
-}
-
-static json_t *
-interval_json(const struct tune_effect *e)
-{
-	return json_pack("[f, f]", isfinite(e->lo) ? e->lo : -1.0, isfinite(e->hi) ? e->hi : 1e9);
-}
-
-static json_t *
-effect_json(const char *value, const struct tune_effect *e)
-{
-	json_t *j = json_pack("{s:s, s:s, s:f, s:o, s:i}", "value", value, "verdict",
-			      tune_verdict_name(e->verdict), "effect", e->est, "interval",
-			      interval_json(e), "pairs", (int)e->n);
-
-	if (e->verdict == TUNE_UNDECIDED && e->more != SIZE_MAX)
-		json_object_set_new(j, "more_pairs", json_integer((json_int_t)e->more));
-	return j;
-}
-
-json_t *
-tuner_decisions_json(const struct tuner_result *r)
-{
-	json_t *arr = json_array();
-
-	for (size_t i = 0; i < KNOB_COUNT; i++) {
-		const struct tuner_decision *d = &r->dec[i];
-		json_t *cands = json_array(), *x;
-
-		if (!d->k)
-			continue;
-		for (size_t j = 0; j < d->ncand; j++)
-			json_array_append_new(cands, effect_json(d->cand[j].value, &d->cand[j].e));
-		x = json_pack("{s:s, s:s, s:s?, s:s?, s:b, s:b, s:s?, s:s, s:f, s:o, s:i, s:s?, "
-			      "s:o}",
-			      "name", d->k->name, "safety", knob_safety_name(d->k->safety),
-			      "before", d->before, "after", d->after, "applied", d->applied,
-			      "tried", d->tried, "verdict",
-			      d->tried ? tune_verdict_name(d->verdict) : NULL, "reason", d->reason,
-			      "effect", d->e.est, "interval", interval_json(&d->e), "pairs",
-			      (int)d->e.n, "decided_by",
-			      d->tried ? (d->by_clients ? "clients" : "loopback") : NULL,
-			      "candidates", cands);
-		json_array_append_new(arr, x);
-	}
-	return arr;
 }
 
 void
@@ -1406,5 +1327,15 @@ tuner_result_release(struct tuner_result *r)
 	bench_results_clear(&r->start);
 	bench_results_clear(&r->before);
 	bench_results_clear(&r->after);
+	free(r->start_score.v);
+	free(r->before_score.v);
+	free(r->after_score.v);
+	for (size_t i = 0; i < r->ngrid; i++)
+		grid_entry_release(&r->grid[i]);
+	free(r->grid);
+	for (size_t i = 0; i < r->nkept; i++) {
+		free(r->kept[i].after);
+		free(r->kept[i].reason);
+	}
 	memset(r, 0, sizeof(*r));
 }

@@ -249,7 +249,8 @@ tune_once(struct sim *s, double budget, const char *const *plant, struct outcome
 	if (getenv("TUNER_TRACE"))
 		ops.progress = sim_progress;
 	memset(out, 0, sizeof(*out));
-	out->rc = tuner_run(m, &o, &ops, &r, doc, err, sizeof(err));
+	out->rc = tuner_run(m, &o, &ops, &r, err, sizeof(err));
+	tuner_result_json(&r, doc);
 	for (size_t i = 0; i < KNOB_COUNT; i++) {
 		out->applied += r.dec[i].applied;
 		out->tried += r.dec[i].tried;
@@ -515,7 +516,8 @@ test_encryption_first(void **state)
 	(void)state;
 	o.wlmask = tune_goal_workloads(GOAL_THROUGHPUT, wl);
 	sim_init(&s, 5);
-	assert_int_equal(tuner_run(m, &o, &ops, &r, doc, err, sizeof(err)), 0);
+	assert_int_equal(tuner_run(m, &o, &ops, &r, err, sizeof(err)), 0);
+	tuner_result_json(&r, doc);
 	dec = json_object_get(doc, "decided");
 	json_object_foreach(dec, key, v)
 	{

@@ -1,0 +1,220 @@
+/* tune/doc.c - the tune document's JSON (tuner.h): the search's typed result written into the
+ * document `tune --json` prints and the state store keeps, and an interrupted tune's
+ * decisions read back from it. The one place the tuner's data meets JSON. */
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tuner.h"
+#include "xmalloc.h"
+
+static json_t *
+protos_json(unsigned mask)
+{
+	json_t *a = json_array();
+
+	for (unsigned b = 1; b < 16; b <<= 1)
+		if (mask & b)
+			json_array_append_new(a, json_string(model_proto_name(b)));
+	return a;
+}
+
+static json_t *
+score_json(const struct tuner_score *sc)
+{
+	struct bench_stats st;
+	json_t *runs = json_array();
+
+	bench_stats_compute(sc->v, sc->n, 1, &st);
+	for (size_t i = 0; i < sc->n; i++)
+		json_array_append_new(runs, json_real(sc->v[i]));
+	return json_pack("{s:f, s:f, s:f, s:o}", "median", st.median, "ci95_low", st.ci95_low,
+			 "ci95_high", st.ci95_high, "runs", runs);
+}
+
+/* An interval's unbounded ends as -1 and 1e9: JSON has no infinity. */
+static json_t *
+interval_json(const struct tune_effect *e)
+{
+	return json_pack("[f, f]", isfinite(e->lo) ? e->lo : -1.0, isfinite(e->hi) ? e->hi : 1e9);
+}
+
+static json_t *
+effect_json(const char *value, const struct tune_effect *e)
+{
+	json_t *j = json_pack("{s:s, s:s, s:f, s:o, s:i}", "value", value, "verdict",
+			      tune_verdict_name(e->verdict), "effect", e->est, "interval",
+			      interval_json(e), "pairs", (int)e->n);
+
+	if (e->verdict == TUNE_UNDECIDED && e->more != SIZE_MAX)
+		json_object_set_new(j, "more_pairs", json_integer((json_int_t)e->more));
+	return j;
+}
+
+/* The decisions as the document's "knobs" array. */
+static json_t *
+decisions_json(const struct tuner_result *r)
+{
+	json_t *arr = json_array();
+
+	for (size_t i = 0; i < KNOB_COUNT; i++) {
+		const struct tuner_decision *d = &r->dec[i];
+		json_t *cands = json_array(), *x;
+
+		if (!d->k) {
+			json_decref(cands);
+			continue;
+		}
+		for (size_t j = 0; j < d->ncand; j++)
+			json_array_append_new(cands, effect_json(d->cand[j].value, &d->cand[j].e));
+		x = json_pack("{s:s, s:s, s:s?, s:s?, s:b, s:b, s:s?, s:s, s:f, s:o, s:i, s:s?, "
+			      "s:o}",
+			      "name", d->k->name, "safety", knob_safety_name(d->k->safety),
+			      "before", d->before, "after", d->after, "applied", d->applied,
+			      "tried", d->tried, "verdict",
+			      d->tried ? tune_verdict_name(d->verdict) : NULL, "reason", d->reason,
+			      "effect", d->e.est, "interval", interval_json(&d->e), "pairs",
+			      (int)d->e.n, "decided_by",
+			      d->tried ? (d->by_clients ? "clients" : "loopback") : NULL,
+			      "candidates", cands);
+		json_array_append_new(arr, x);
+	}
+	return arr;
+}
+
+/* The decisions made, {name: decision}, as an interrupted tune resumes them. */
+static json_t *
+kept_json(const struct tuner_result *r)
+{
+	json_t *o = json_object();
+
+	for (size_t i = 0; i < r->nkept; i++) {
+		const struct tuner_kept *x = &r->kept[i];
+
+		json_object_set_new(o, x->k->name,
+				    json_pack("{s:s?, s:b, s:b, s:s, s:s}", "after", x->after,
+					      "applied", x->applied, "tried", x->tried, "verdict",
+					      tune_verdict_name(x->verdict), "reason", x->reason));
+	}
+	return o;
+}
+
+static json_t *
+plan_json(const struct tuner_plan *p)
+{
+	json_t *lk = json_array();
+
+	for (unsigned i = 0; i < p->nlooks; i++)
+		json_array_append_new(lk, json_integer(p->looks[i]));
+	return json_pack("{s:i, s:f, s:f, s:f, s:o, s:f}", "candidates", (int)p->candidates,
+			 "alpha", p->alpha, "alpha_look", p->alpha_look, "alpha_same",
+			 p->alpha_same, "looks", lk, "min_gain", p->min_gain);
+}
+
+static json_t *
+grid_json(const struct tuner_result *r)
+{
+	json_t *gj = json_array();
+
+	for (size_t i = 0; i < r->ngrid; i++) {
+		const struct tuner_grid_entry *g = &r->grid[i];
+		json_t *e = score_json(&g->score), *assign = json_object();
+
+		for (size_t j = 0; j < g->nk; j++)
+			json_object_set_new(assign, g->k[j]->name,
+					    g->value[j] ? json_string(g->value[j]) : json_null());
+		json_object_set_new(e, "assign", assign);
+		json_array_append_new(gj, e);
+	}
+	return gj;
+}
+
+/* The after-score's keys: the protocols, the pairs, the effect when there are pairs. */
+static void
+paired_json(const struct tuner_result *r, json_t *doc)
+{
+	const struct tune_effect *e = &r->improvement;
+
+	json_object_set_new(doc, "after_protocols", protos_json(r->after_protos));
+	json_object_set_new(doc, "unchanged_protocols", protos_json(r->unchanged_protos));
+	json_object_set_new(doc, "after_pairs", json_integer((json_int_t)r->after_pairs));
+	if (!r->after_pairs)
+		return;
+	json_object_set_new(doc, "improvement_interval", interval_json(e));
+	json_object_set_new(doc, "improvement_verdict", json_string(tune_verdict_name(e->verdict)));
+}
+
+void
+tuner_result_json(const struct tuner_result *r, json_t *doc)
+{
+	if (r->planned)
+		json_object_set_new(doc, "plan", plan_json(&r->plan));
+	/* The start's scores stand for both sides until the after-score replaces them. */
+	if (r->started && r->start_score.n) {
+		json_object_set_new(doc, "before", score_json(&r->start_score));
+		json_object_set_new(doc, "after", score_json(&r->start_score));
+	}
+	if (r->started)
+		json_object_set_new(doc, "improvement",
+				    json_real(r->after_pairs ? r->improvement.est : 0));
+	if (r->has_grid)
+		json_object_set_new(doc, "grid", grid_json(r));
+	if (r->paired)
+		paired_json(r, doc);
+	if (r->before_score.n)
+		json_object_set_new(doc, "before", score_json(&r->before_score));
+	if (r->after_score.n)
+		json_object_set_new(doc, "after", score_json(&r->after_score));
+	if (r->nkept || r->done)
+		json_object_set_new(doc, "decided", kept_json(r));
+	if (!r->done)
+		return;
+	json_object_set_new(doc, "not_tried_budget", json_array());
+	for (size_t i = 0; i < r->nuntried; i++)
+		json_array_append_new(json_object_get(doc, "not_tried_budget"),
+				      json_string(r->untried[i]->name));
+	json_object_set_new(doc, "knobs", decisions_json(r));
+	json_object_set_new(doc, "tuner_s", json_real(r->tuner_s));
+}
+
+void
+tuner_resume_from_json(const json_t *decided, struct tuner_kept *out)
+{
+	const char *name;
+	json_t *j;
+
+	memset(out, 0, KNOB_COUNT * sizeof(*out));
+	json_object_foreach((json_t *)decided, name, j)
+	{
+		const struct knob *k = knob_find(name);
+		const char *after = json_string_value(json_object_get(j, "after"));
+		const char *reason = json_string_value(json_object_get(j, "reason"));
+		const char *verdict = json_string_value(json_object_get(j, "verdict"));
+		struct tuner_kept *x;
+
+		if (!k || !json_is_object(j))
+			continue;
+		x = &out[k->id];
+		free(x->after);
+		free(x->reason);
+		*x = (struct tuner_kept){ .k = k,
+					  .after = after ? xstrdup(after) : NULL,
+					  .applied = json_is_true(json_object_get(j, "applied")) &&
+						     after,
+					  .tried = json_is_true(json_object_get(j, "tried")) };
+		for (int v = TUNE_UNDECIDED; v <= TUNE_SAME && verdict; v++)
+			if (strcmp(verdict, tune_verdict_name((enum tune_verdict)v)) == 0)
+				x->verdict = (enum tune_verdict)v;
+		x->reason = xstrdup(reason ? reason : "?");
+	}
+}
+
+void
+tuner_resume_release(struct tuner_kept *kept)
+{
+	for (size_t i = 0; kept && i < KNOB_COUNT; i++) {
+		free(kept[i].after);
+		free(kept[i].reason);
+	}
+}
