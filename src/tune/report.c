@@ -506,33 +506,51 @@ lfl_key(const json_t *r)
 			 str(r, "metric", ""));
 }
 
-/* Adds log(v) to the accumulator [sum, count] at acc[i], acc[i + 1]. */
+/* A geometric mean being accumulated. */
+struct gmean {
+	double logs;
+	size_t n;
+};
+
 static void
-acc_add(json_t *acc, size_t i, double v)
+gmean_add(struct gmean *g, double v)
 {
-	json_array_set_new(acc, i, json_real(json_real_value(json_array_get(acc, i)) + log(v)));
-	json_array_set_new(acc, i + 1,
-			   json_integer(json_integer_value(json_array_get(acc, i + 1)) + 1));
+	g->logs += log(v);
+	g->n++;
 }
 
 static double
-acc_mean(const json_t *acc, size_t i)
+gmean_of(const struct gmean *g)
 {
-	json_int_t n = json_integer_value(json_array_get(acc, i + 1));
-
-	return n ? exp(json_real_value(json_array_get(acc, i)) / (double)n) : 0;
+	return g->n ? exp(g->logs / (double)g->n) : 0;
 }
+
+/* One protocol's MB/s medians from one client: like for like (an unflushed figure where the
+ * protocols' durabilities differ), and as measured (flushed where it could be). */
+struct pacc {
+	const char *protocol;
+	struct gmean like, flushed;
+	bool replaced; /* an unflushed figure replaced a flushed one */
+};
+
+/* One client's accumulators, by protocol in the order first measured. */
+struct cacc {
+	const char *client;
+	struct pacc *p;
+	size_t np;
+};
 
 /* One client's choice from its per-protocol accumulators cl (see tune_protocol_choice), or
  * NULL when it measured nothing it can use. */
 static json_t *
-client_choice(const char *client, json_t *cl, const json_t *agents, const json_t *shares)
+client_choice(const struct cacc *cl, const json_t *agents, const json_t *shares)
 {
+	const char *client = cl->client;
 	const json_t *f;
 	size_t i;
 
-	const char *os = "?", *ver = "", *p, *bestp = NULL;
-	json_t *acc, *scores = json_object(), *flushed = json_object();
+	const char *os = "?", *ver = "", *bestp = NULL;
+	json_t *scores = json_object(), *flushed = json_object();
 	double best = -1;
 	char unfl[160] = "";
 	bool mac = false, no_afp = false, tm = false;
@@ -557,17 +575,17 @@ client_choice(const char *client, json_t *cl, const json_t *agents, const json_t
 		snprintf(cls, sizeof(cls), "macOS (Darwin %d)", atoi(ver));
 	else
 		snprintf(cls, sizeof(cls), "%s", os);
-	json_object_foreach(cl, p, acc)
-	{
-		double score = acc_mean(acc, 0);
+	for (size_t k = 0; k < cl->np; k++) {
+		const char *p = cl->p[k].protocol;
+		double score = gmean_of(&cl->p[k].like);
 
 		json_object_set_new(scores, p, json_real(score));
-		if (json_is_true(json_array_get(acc, 4))) {
+		if (cl->p[k].replaced) {
 			size_t l = strlen(unfl);
 
-			json_object_set_new(flushed, p, json_real(acc_mean(acc, 2)));
+			json_object_set_new(flushed, p, json_real(gmean_of(&cl->p[k].flushed)));
 			snprintf(unfl + l, sizeof(unfl) - l, "%s%s %.1f", l ? ", " : "", p,
-				 acc_mean(acc, 2));
+				 gmean_of(&cl->p[k].flushed));
 		}
 		if (strncmp(p, "afp", 3) == 0 && (no_afp || !mac))
 			continue;
@@ -605,63 +623,93 @@ client_choice(const char *client, json_t *cl, const json_t *agents, const json_t
 	return one;
 }
 
+/* Which durabilities the results of one like-for-like key were measured with (1 flushed,
+ * 2 unflushed). */
+struct mix {
+	char *key;
+	unsigned durab;
+};
+
+static unsigned *
+mix_at(struct mix **v, size_t *n, char *key)
+{
+	for (size_t i = 0; i < *n; i++)
+		if (strcmp((*v)[i].key, key) == 0) {
+			free(key);
+			return &(*v)[i].durab;
+		}
+	*v = xreallocarray(*v, *n + 1, sizeof(**v));
+	(*v)[*n] = (struct mix){ .key = key };
+	return &(*v)[(*n)++].durab;
+}
+
+static struct pacc *
+pacc_at(struct cacc **v, size_t *n, const char *client, const char *protocol)
+{
+	struct cacc *c = NULL;
+
+	for (size_t i = 0; i < *n && !c; i++)
+		if (strcmp((*v)[i].client, client) == 0)
+			c = &(*v)[i];
+	if (!c) {
+		*v = xreallocarray(*v, *n + 1, sizeof(**v));
+		c = &(*v)[(*n)++];
+		*c = (struct cacc){ .client = client };
+	}
+	for (size_t i = 0; i < c->np; i++)
+		if (strcmp(c->p[i].protocol, protocol) == 0)
+			return &c->p[i];
+	c->p = xreallocarray(c->p, c->np + 1, sizeof(*c->p));
+	c->p[c->np] = (struct pacc){ .protocol = protocol };
+	return &c->p[c->np++];
+}
+
 json_t *
 tune_protocol_choice(const json_t *results, const json_t *agents, const json_t *shares)
 {
-	json_t *out = json_array(), *by = json_object(), *mix = json_object(), *r, *cl;
-	const char *client;
-	size_t i;
+	json_t *out = json_array(), *r;
+	struct mix *mix = NULL;
+	struct cacc *by = NULL;
+	size_t i, nmix = 0, nby = 0;
 
 	/* Which durabilities each client's write metric was measured with, over the protocols:
 	 * where they differ (SMB cannot flush, NFS COMMITs), the unflushed figures decide. */
 	json_array_foreach(results, i, r)
 	{
 		const char *d = str(r, "durability", NULL);
-		char *k;
 
-		if (!d)
-			continue;
-		k = lfl_key(r);
-		json_object_set_new(mix, k,
-				    json_integer(json_integer_value(json_object_get(mix, k)) |
-						 (strcmp(d, "flushed") == 0 ? 1 : 2)));
-		free(k);
+		if (d)
+			*mix_at(&mix, &nmix, lfl_key(r)) |= strcmp(d, "flushed") == 0 ? 1 : 2;
 	}
-	/* client -> protocol -> [sum of logs, count, the same with flushed figures, count,
-	 * whether an unflushed figure replaced a flushed one] of MB/s medians. */
+	/* client -> protocol -> the geometric means of MB/s medians. */
 	json_array_foreach(results, i, r)
 	{
 		const char *c = str(r, "client", NULL), *p = str(r, "protocol", NULL);
-		json_t *pc, *acc, *uf;
+		json_t *uf;
+		struct pacc *acc;
 		double v = num(r, "median"), like = v;
-		char *k;
 
 		if (!c || !p || strcmp(str(r, "unit", ""), "MB/s") != 0 || v <= 0)
 			continue;
-		k = lfl_key(r);
 		uf = json_object_get(r, "unflushed_median");
-		if (json_integer_value(json_object_get(mix, k)) == 3 && json_is_number(uf) &&
+		if (*mix_at(&mix, &nmix, lfl_key(r)) == 3 && json_is_number(uf) &&
 		    json_number_value(uf) > 0)
 			like = json_number_value(uf);
-		free(k);
-		if (!(pc = json_object_get(by, c)))
-			json_object_set_new(by, c, pc = json_object());
-		if (!(acc = json_object_get(pc, p)))
-			json_object_set_new(pc, p,
-					    acc = json_pack("[f, i, f, i, b]", 0.0, 0, 0.0, 0, 0));
-		acc_add(acc, 0, like);
-		acc_add(acc, 2, v);
-		if (like != v)
-			json_array_set_new(acc, 4, json_true());
+		acc = pacc_at(&by, &nby, c, p);
+		gmean_add(&acc->like, like);
+		gmean_add(&acc->flushed, v);
+		acc->replaced |= like != v;
 	}
-	json_decref(mix);
-	json_object_foreach(by, client, cl)
-	{
-		json_t *one = client_choice(client, cl, agents, shares);
+	for (i = 0; i < nmix; i++)
+		free(mix[i].key);
+	free(mix);
+	for (i = 0; i < nby; i++) {
+		json_t *one = client_choice(&by[i], agents, shares);
 
 		if (one)
 			json_array_append_new(out, one);
+		free(by[i].p);
 	}
-	json_decref(by);
+	free(by);
 	return out;
 }
