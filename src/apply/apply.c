@@ -1020,7 +1020,14 @@ validate_smb(struct job *j, const struct rfile *f, char *err, size_t errlen)
 			;
 		else
 			nl = text;
-		snprintf(err, errlen, "testparm rejects it: %.300s", nl ? nl : "(no output)");
+		if (nl && *nl)
+			snprintf(err, errlen, "testparm rejects it: %.300s", nl);
+		else if (WIFEXITED(st))
+			snprintf(err, errlen, "testparm rejects it (exit status %d, no message)",
+				 WEXITSTATUS(st));
+		else
+			snprintf(err, errlen, "testparm was killed (signal %d)",
+				 WIFSIGNALED(st) ? WTERMSIG(st) : 0);
 		for (nl = err; *nl; nl++)
 			if (*nl == '\n')
 				*nl = ' ';

@@ -14,7 +14,7 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
-plan 103
+plan 105
 conf="$top/profiles/demo.conf"
 
 # A config whose services use pidfiles we control.
@@ -95,6 +95,11 @@ nt --root "$r" -c "$conf" apply;   is "$rc" 1 "a candidate testparm rejects fail
 echo "$err" | grep -q "apply failed at validate: $r/etc/samba/smb.conf: testparm rejects it"; ok $? "message names the step, the file and the cause"
 is "$(sums "$r")" "$before" "the previous files are intact"
 rm "$r/etc/nastune/templates/smb.conf.mustache"
+# A testparm that refuses without a word (exit 1, nothing on stderr) still gives a cause.
+mkdir -p "$tmp/bin"; printf '#!/bin/sh\nexit 1\n' >"$tmp/bin/testparm"; chmod +x "$tmp/bin/testparm"
+sed 's/nastune demo NAS/nastune demo NAS, silent testparm/' "$conf" >"$tmp/silent.conf"
+PATH="$tmp/bin:$PATH" nt --root "$r" -c "$tmp/silent.conf" apply; is "$rc" 1 "a candidate a silent testparm rejects fails with exit 1"
+echo "$err" | grep -q "testparm rejects it (exit status 1, no message); nothing was changed"; ok $? "the message gives testparm's exit status" "$err"
 
 # --- a service that dies on reload (a process that HUP kills), then one that survives
 r="$tmp/r3"; mkdir -p "$r/run"; srvdirs "$r"
