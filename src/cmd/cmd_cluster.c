@@ -142,7 +142,9 @@ stamp(struct cluster_node_rec *r)
 }
 
 /* Applies nm, configuration id (conf: its nastune.conf), here, and makes conf this node's
- * nastune.conf; the outcome into me. */
+ * nastune.conf (the one its event hook reads: never an `apply -c FILE`'s FILE, which a
+ * rollback would otherwise overwrite with the configuration it replaced); the outcome into
+ * me. */
 static void
 follow_apply(struct ctx *ctx, const struct model *nm, const char *id, const char *conf, size_t clen,
 	     struct cluster_node_rec *me)
@@ -162,7 +164,7 @@ follow_apply(struct ctx *ctx, const struct model *nm, const char *id, const char
 		snprintf(me->error, sizeof(me->error), "%.500s", res.msg);
 	} else {
 		/* The node's nastune.conf is the cluster's from now on. */
-		cpath = cli_config_path(ctx);
+		cpath = fs_rooted(ctx->root, "/etc/nastune/nastune.conf");
 		if ((rc = fs_write_atomic(cpath, conf, clen, 0644, 1)) < 0) {
 			snprintf(me->error, sizeof(me->error), "writing %s: %s", cpath,
 				 strerror(-rc));

@@ -4,11 +4,13 @@
 # public address read back, the same bytes, through that address over SMB and NFS within
 # 60 s of its node losing its link; the others name that node and it rejoins when healed;
 # a configuration applied on one node only is named inconsistent by the others, and a
-# cluster-wide apply (a knob, as a tune's result is applied) puts every node on it again;
-# Bonjour shows the cluster on public addresses only, published once.
+# cluster-wide apply puts every node on it again; a tune on one node measures through a
+# public address and its choice becomes every node's generation; an apply one node fails
+# or does not answer names it and rolls every node back; Bonjour shows the cluster on
+# public addresses only, published once.
 # shellcheck source=tests/lab/lib.sh
 . "$(dirname "$0")/lib.sh"
-plan 25
+plan 31
 
 CONF=$TOPDIR/tests/lab/cluster.conf
 NODES=(node1 node2 node3)
@@ -126,27 +128,91 @@ for h in node1 node3; do
 	ok $? "$h: status names node2 inconsistent" "$js"
 done
 
-# A tune's result is a knob in tuned.conf applied as one generation: the same path, a
-# cluster-wide apply from one node, must reach every node.
-printf 'knobs = {\n\tsmb = {\n\t\taio_read_size = "1";\n\t};\n};\n' >"$WORK/tuned.conf"
+# A knob in tuned.conf (where a tune's choices go) applied as one generation: a
+# cluster-wide apply from one node must reach every node. smb encrypt = required is the
+# bad value the tune below removes.
+printf 'knobs = {\n\tsmb = {\n\t\taio_read_size = "1";\n\t\tsmb_encrypt = "required";\n\t};\n};\n' >"$WORK/tuned.conf"
 cp "$WORK/tuned.conf" "$("$LAB" root node3)/etc/nastune/tuned.conf"
 out=$(nt node3 -c "$CONF" apply 2>&1)
-ok $? "node3 applies the cluster's configuration with a knob, cluster-wide" "$out"
+ok $? "node3 applies the cluster's configuration with knobs, cluster-wide" "$out"
 js=$(nt node1 status --json 2>/dev/null)
 [[ $(jq -r '.cluster.consistent' <<<"$js") = true ]]
 ok $? "node1: every node runs one configuration again" "$js"
 same=0
 for h in "${NODES[@]}"; do
-	grep -q 'aio read size = 1' "$("$LAB" root "$h")/etc/samba/smb.conf" || same=1
+	c=$(<"$("$LAB" root "$h")/etc/samba/smb.conf")
+	[[ $c = *'aio read size = 1'* && $c = *'smb encrypt = required'* ]] || same=1
 done
-ok $same "the knob is in every node's smb.conf"
+ok $same "the knobs are in every node's smb.conf"
+
+# A tune on node1 measures through the public address it holds and its choice becomes
+# every node's, as one cluster generation.
+wait_for 30 holds_public
+before=$(nt node2 status --json 2>/dev/null | jq -r '.cluster.desired.generation')
+CR=$("$LAB" root node1)/etc/nastune/tune.creds
+printf 'username = alice\npassword = %s\n' "$(password alice)" >"$CR"
+chmod 600 "$CR"
+t1=$SECONDS
+tj=$(nt node1 --json tune --goal throughput --budget 40s --knobs smb.smb_encrypt --size 8M \
+	--credentials "$CR" 2>"$WORK/tune.err")
+rc=$?
+terr=$(grep -v 'reloaded (pidfile' "$WORK/tune.err")
+[[ $rc = 0 ]] && jq -e '[.targets[], (.. | .target? // empty)] | map(strings) |
+	(all(test("^(smb|nfs)://198\\.18\\.0\\.3[1-3]/")) and any(startswith("smb://")))' \
+	<<<"$tj" >/dev/null 2>&1
+ok $? "tune on node1 ($((SECONDS - t1)) s) measures through a public address, not loopback" "$terr
+$tj"
+k=$(jq -c '.knobs[] | select(.name == "smb.smb_encrypt")' <<<"$tj" 2>/dev/null)
+after=$(jq -r '.after' <<<"$k")
+[[ $(jq -r '.applied' <<<"$k") = true && $(jq -r '.before' <<<"$k") = required && -n $after &&
+	$after != required ]]
+ok $? "... and chooses smb encrypt = $after over the planted required ($(jq -r '.reason' <<<"$k" | cut -c1-60))" "$k"
+js=$(nt node2 status --json 2>/dev/null)
+jq -e --argjson b "$before" --arg a "$(addr node1)" '.cluster.consistent == true and
+	.cluster.desired.generation > $b and .cluster.desired.from == $a and
+	([.cluster.nodes[].generation] | unique) == [.cluster.desired.id]' <<<"$js" >/dev/null
+ok $? "node2: every node on the tune's cluster generation $(jq -r '.cluster.desired.generation' <<<"$js"), consistent" "$js"
+want=$(grep 'smb encrypt' "$("$LAB" root node1)/etc/samba/smb.conf")
+same=0
+for h in "${NODES[@]}"; do
+	c=$(<"$("$LAB" root "$h")/etc/samba/smb.conf")
+	[[ $c != *'smb encrypt = required'* && $c = *'aio read size = 1'* &&
+		$(grep 'smb encrypt' <<<"$c") = "$want" ]] || same=1
+done
+ok $same "the tune's choice is in every node's smb.conf (${want:-no smb encrypt line}; aio read size kept)"
+
+# A node whose apply fails (node3's testparm refuses every smb.conf): the apply names it,
+# exits 1, and every node ends on the previous configuration; the -c FILE is left as it was.
+r3=$("$LAB" root node3)
+before=$(nt node1 status --json 2>/dev/null | jq -r '.cluster.desired.id')
+sum3=$(md5sum <"$r3/etc/samba/smb.conf")
+printf '#!/bin/sh\necho "ERROR: planted on node3" >&2\nexit 1\n' >"$r3/testparm.fail"
+chmod +x "$r3/testparm.fail"
+on node3 mount --bind "$r3/testparm.fail" /usr/bin/testparm
+sed 's/nastune lab cluster"/nastune lab cluster, v3"/' "$CONF" >"$WORK/v3.conf"
+cp "$WORK/v3.conf" "$WORK/v3.orig"
+aj=$(nt node1 -c "$WORK/v3.conf" --json apply --cluster-wait 30 2>"$WORK/apply.err")
+rc=$?
+on node3 umount /usr/bin/testparm
+out=$(<"$WORK/apply.err")
+[[ $rc = 1 ]] &&
+	grep -qE "node $(addr node3) did not apply configuration [0-9a-f]+: .*testparm rejects it: ERROR: planted on node3" <<<"$out" &&
+	grep -q "rolling every node back to configuration $before" <<<"$out" &&
+	jq -e --arg a "$(addr node3)" '[.cluster.nodes[] | select(.result != "applied") | .address] == [$a]
+		and .cluster.rolled_back_to != null' <<<"$aj" >/dev/null
+ok $? "an apply node3 fails (its testparm refuses) exits 1 naming node3 and why" "$out
+$aj"
+js=$(nt node2 status --json 2>/dev/null)
+jq -e --arg b "$before" '.cluster.consistent == true and .cluster.desired.id == $b and
+	([.cluster.nodes[].generation] | unique) == [$b]' <<<"$js" >/dev/null &&
+	! grep -q 'v3' "$("$LAB" root node1)/etc/samba/smb.conf" "$("$LAB" root node2)/etc/samba/smb.conf" &&
+	[[ $(md5sum <"$r3/etc/samba/smb.conf") = "$sum3" ]] && cmp -s "$WORK/v3.conf" "$WORK/v3.orig"
+ok $? "every node is back on the previous configuration, node3's untouched; the -c file intact" "$js"
+
 # A node that cannot follow (node3 has lost its cluster file system: its /cluster is empty
 # for nastune, so it cannot even report) is named, and every node goes back to the
 # cluster's previous configuration.
-r3=$("$LAB" root node3)
-before=$(nt node1 status --json 2>/dev/null | jq -r '.cluster.desired.id')
 mv "$r3/cluster" "$r3/cluster.away" && mkdir "$r3/cluster"
-sed 's/nastune lab cluster"/nastune lab cluster, v3"/' "$CONF" >"$WORK/v3.conf"
 out=$(nt node1 -c "$WORK/v3.conf" apply --cluster-wait 15 2>&1)
 rc=$?
 rmdir "$r3/cluster" && mv "$r3/cluster.away" "$r3/cluster"
