@@ -32,6 +32,9 @@ struct netif_info {
 /* Every link in this network namespace, in ifindex order. *out is malloc'd; the caller
  * frees it with free(). Returns 0 or -errno. */
 int netif_list(struct netif_info **out, size_t *n);
+/* The same from netlink alone: driver "" and speed_mbps -1 (no ethtool, no sysfs), for the
+ * callers that need only names and MTUs (the hardware fingerprint of every apply). */
+int netif_list_quick(struct netif_info **out, size_t *n);
 
 /* One link by name. Returns 0, -ENODEV when there is no such interface, or -errno. */
 int netif_get_info(const char *ifname, struct netif_info *info);

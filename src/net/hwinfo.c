@@ -167,15 +167,19 @@ hwinfo_read_nics(const char *root, int real, struct hwinfo_builder *hb)
 		if (de->d_name[0] == '.' || strcmp(de->d_name, "lo") == 0)
 			continue;
 		ifdir = xasprintf("%s/%s", dir, de->d_name);
-		/* Virtual links (veth, bridges, ifb, containers) come and go: not hardware. */
+		/* Virtual links (veth, bridges, ifb, containers) come and go: not hardware. The
+		 * class entry is a link into /sys/devices: one readlink tells (realpath would
+		 * read the link of every component on the way). */
 		{
-			char *rp = realpath(ifdir, NULL);
-			bool virt = rp && strstr(rp, "/devices/virtual/");
+			char tgt[PATH_MAX];
+			ssize_t k = readlink(ifdir, tgt, sizeof(tgt) - 1);
 
-			free(rp);
-			if (virt) {
-				free(ifdir);
-				continue;
+			if (k > 0) {
+				tgt[k] = '\0';
+				if (strstr(tgt, "devices/virtual/")) {
+					free(ifdir);
+					continue;
+				}
 			}
 		}
 		if (!real || hwinfo_ethtool_drvinfo(fd, de->d_name, &driver, &fw) < 0) {

@@ -267,8 +267,10 @@ netif_ethtool(struct netif_info *in)
 	fclose(fp);
 }
 
-int
-netif_list(struct netif_info **out, size_t *n)
+/* Every link over netlink; with ethtool, also each one's driver and speed (three ioctls
+ * under the RTNL lock and a sysfs read per link). */
+static int
+netif_dump_links(struct netif_info **out, size_t *n, bool ethtool)
 {
 	struct netif_dump d = { 0 };
 	struct ifinfomsg ifi = { .ifi_family = AF_UNSPEC };
@@ -314,7 +316,8 @@ netif_list(struct netif_info **out, size_t *n)
 			snprintf(in->parent, sizeof(in->parent), "%s", p->name);
 			in->parent_mtu = p->mtu;
 		}
-		netif_ethtool(in);
+		if (ethtool)
+			netif_ethtool(in);
 	}
 	*out = d.v;
 	*n = d.n;
@@ -325,6 +328,18 @@ out:
 	nlmsg_free(msg);
 	nl_socket_free(sk);
 	return r;
+}
+
+int
+netif_list(struct netif_info **out, size_t *n)
+{
+	return netif_dump_links(out, n, true);
+}
+
+int
+netif_list_quick(struct netif_info **out, size_t *n)
+{
+	return netif_dump_links(out, n, false);
 }
 
 int

@@ -13,21 +13,30 @@
 int
 runrec_read_hw(struct hwinfo *hw)
 {
-	size_t i;
+	struct netif_info *links = NULL;
+	size_t i, k, nlinks = 0;
 	int rc = hwinfo_read(NULL, hw);
 
-	/* The driver's max MTU is only available over netlink (netif.c), not in sysfs. */
+	/* The driver's max MTU is only available over netlink (netif.c), not in sysfs: one
+	 * dump for every NIC, without ethtool (apply --if-changed reads this every time). */
 	for (i = 0; rc == 0 && i < hw->n; i++) {
-		struct netif_info ni;
+		const struct netif_info *ni = NULL;
 		char *v;
 
-		if (strcmp(hw->items[i].kind, "nic") != 0 ||
-		    netif_get_info(hw->items[i].name, &ni) < 0 || ni.max_mtu <= 0)
+		if (strcmp(hw->items[i].kind, "nic") != 0)
 			continue;
-		v = xasprintf("%s maxmtu=%d", hw->items[i].value, ni.max_mtu);
+		if (!links && netif_list_quick(&links, &nlinks) < 0)
+			break;
+		for (k = 0; k < nlinks && !ni; k++)
+			if (strcmp(links[k].name, hw->items[i].name) == 0)
+				ni = &links[k];
+		if (!ni || ni->max_mtu <= 0)
+			continue;
+		v = xasprintf("%s maxmtu=%d", hw->items[i].value, ni->max_mtu);
 		free(hw->items[i].value);
 		hw->items[i].value = v;
 	}
+	free(links);
 	return rc;
 }
 
