@@ -47,6 +47,8 @@ int state_schema_version(struct state *st);
 
 /* The newest generation (highest id). Returns 0, -ENOENT when there is none, or -EIO. */
 int state_last_generation(struct state *st, struct generation *g);
+/* The same without its files (nfiles 0): what apply --if-changed compares. */
+int state_last_generation_head(struct state *st, struct generation *g);
 int state_get_generation(struct state *st, long id, struct generation *g);
 /* Stores g with its files; g->id is used when >= 0, else the next id is assigned into it. */
 int state_add_generation(struct state *st, struct generation *g);

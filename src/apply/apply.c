@@ -1826,7 +1826,7 @@ unchanged_fast(struct job *j, const char *ihash, const char *hwhash)
 	if (fd < 0 || flock(fd, LOCK_SH | LOCK_NB) < 0 || access(pending, F_OK) == 0 ||
 	    errno != ENOENT || state_open_readonly(j->o->root, &st) < 0)
 		goto out;
-	same = state_last_generation(st, &last) == 0 && strcmp(last.inputs_hash, ihash) == 0 &&
+	same = state_last_generation_head(st, &last) == 0 && strcmp(last.inputs_hash, ihash) == 0 &&
 	       strcmp(last.hw_hash, hwhash) == 0 && !mtu_drifted(j->m, &last);
 	if (same)
 		log_info("nothing to do: configuration, templates, version and hardware are "

@@ -342,14 +342,15 @@ netif_list_quick(struct netif_info **out, size_t *n)
 	return netif_dump_links(out, n, false);
 }
 
-int
-netif_get_info(const char *ifname, struct netif_info *info)
+/* One link by name, from netif_list or netif_list_quick. */
+static int
+netif_find(const char *ifname, struct netif_info *info, bool ethtool)
 {
 	struct netif_info *v;
 	size_t n, i;
 	int r;
 
-	r = netif_list(&v, &n);
+	r = netif_dump_links(&v, &n, ethtool);
 	if (r < 0)
 		return r;
 	r = -ENODEV;
@@ -365,12 +366,19 @@ netif_get_info(const char *ifname, struct netif_info *info)
 }
 
 int
+netif_get_info(const char *ifname, struct netif_info *info)
+{
+	return netif_find(ifname, info, true);
+}
+
+int
 netif_get_mtu(const char *ifname, int *mtu)
 {
 	struct netif_info in;
 	int r;
 
-	r = netif_get_info(ifname, &in);
+	/* Netlink alone: apply --if-changed asks this every time the MTU is managed. */
+	r = netif_find(ifname, &in, false);
 	if (r == 0)
 		*mtu = in.mtu;
 	return r;

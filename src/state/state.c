@@ -1,5 +1,6 @@
 /* state.c - SQLite state with versioned migrations. */
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -252,7 +253,7 @@ col_str(sqlite3_stmt *s, int i)
 }
 
 static int
-load_gen(struct state *st, const char *where, long id, struct generation *g)
+load_gen(struct state *st, const char *where, long id, struct generation *g, bool files)
 {
 	sqlite3_stmt *s;
 	char *sql = xasprintf("SELECT id, created, reason, version, inputs_hash, hw_hash, hw_text, "
@@ -282,6 +283,8 @@ load_gen(struct state *st, const char *where, long id, struct generation *g)
 	snprintf(g->mtu_iface, sizeof(g->mtu_iface), "%s", sqlite3_column_text(s, 7));
 	g->mtu = sqlite3_column_int(s, 8);
 	sqlite3_finalize(s);
+	if (!files)
+		return 0;
 	if (sqlite3_prepare_v2(st->db,
 			       "SELECT path, sha256, mode, uid, gid, present FROM files "
 			       "WHERE gen = ? ORDER BY path",
@@ -309,13 +312,19 @@ load_gen(struct state *st, const char *where, long id, struct generation *g)
 int
 state_last_generation(struct state *st, struct generation *g)
 {
-	return load_gen(st, "ORDER BY id DESC LIMIT 1", 0, g);
+	return load_gen(st, "ORDER BY id DESC LIMIT 1", 0, g, true);
+}
+
+int
+state_last_generation_head(struct state *st, struct generation *g)
+{
+	return load_gen(st, "ORDER BY id DESC LIMIT 1", 0, g, false);
 }
 
 int
 state_get_generation(struct state *st, long id, struct generation *g)
 {
-	return load_gen(st, "WHERE id = ?", id, g);
+	return load_gen(st, "WHERE id = ?", id, g, true);
 }
 
 /* Binds one row of INSERT INTO files (gen, path, sha256, mode, uid, gid, present). */
