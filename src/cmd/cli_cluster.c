@@ -15,6 +15,7 @@
 #include "log.h"
 #include "model.h"
 #include "render.h"
+#include "state.h"
 #include "timeutil.h"
 #include "xmalloc.h"
 
@@ -324,6 +325,16 @@ cli_cluster_spread(struct ctx *ctx)
 	if (!(m = cli_load_model(ctx, &status)))
 		return status;
 	if (m->cluster.enabled && (status = cli_render(ctx, m, 0, &r)) == EXIT_OK) {
+		struct state *st = NULL;
+		char err[256];
+		struct generation g = { 0 };
+
+		/* The tune's winner is this node's newest generation: its record says so. */
+		if (state_open(ctx->root, &st, err, sizeof(err)) == 0 &&
+		    state_last_generation(st, &g) == 0)
+			res.generation = g.id;
+		generation_clear(&g);
+		state_close(st);
 		status = cli_cluster_apply(ctx, m, &r, &res, false, 60, &cj);
 		json_decref(cj);
 		render_clear(&r);

@@ -10,7 +10,7 @@
 # public addresses only, published once.
 # shellcheck source=tests/lab/lib.sh
 . "$(dirname "$0")/lib.sh"
-plan 31
+plan 32
 
 CONF=$TOPDIR/tests/lab/cluster.conf
 NODES=(node1 node2 node3)
@@ -172,6 +172,10 @@ jq -e --argjson b "$before" --arg a "$(addr node1)" '.cluster.consistent == true
 	.cluster.desired.generation > $b and .cluster.desired.from == $a and
 	([.cluster.nodes[].generation] | unique) == [.cluster.desired.id]' <<<"$js" >/dev/null
 ok $? "node2: every node on the tune's cluster generation $(jq -r '.cluster.desired.generation' <<<"$js"), consistent" "$js"
+js=$(nt node1 status --json 2>/dev/null)
+jq -e '.generation.id as $g | [.cluster.nodes[] | select(.this_node) | .local_generation] == [$g]' \
+	<<<"$js" >/dev/null
+ok $? "node1's record names the tune's local generation $(jq -r '.generation.id' <<<"$js")" "$js"
 want=$(grep 'smb encrypt' "$("$LAB" root node1)/etc/samba/smb.conf")
 same=0
 for h in "${NODES[@]}"; do
