@@ -17,10 +17,10 @@
 #define TUNE_MIN_GAIN 0.03
 /* The pairs at which a comparison looks (tune_looks[]): it stops at the first look that
  * decides, and its error budget is split evenly over the looks. */
-#define TUNE_NLOOKS 5
+#define TUNE_NLOOKS 9
 extern const unsigned tune_looks[TUNE_NLOOKS];
 /* The default most pairs a comparison measures (--repeat N sets it; at least 8). */
-#define TUNE_PAIRS 32
+#define TUNE_PAIRS 128
 
 /* Marks in wl[BENCH_NWORKLOADS] the workloads goal g measures; returns the knob workload mask
  * (WL_*) for matching knobs. */
@@ -34,9 +34,9 @@ int tune_scores(const struct bench_results *rs, size_t from, double **scores, si
 
 /* ---- the one comparison every decision makes ----
  * A candidate and the incumbent measured in alternation (A B B A, one run each), pair by pair:
- * the pairs' log-ratios d = log(candidate / incumbent), their median and its distribution-free
- * interval from the order statistics (the sign test's). A drift between pairs cancels within
- * each pair; a pair in eight flipped moves the estimate and each bound by one rank at most. */
+ * the pairs' log-ratios d = log(candidate / incumbent), their Hodges-Lehmann estimate (the
+ * median of the Walsh averages) and its distribution-free interval from the signed-rank test.
+ * A drift between pairs cancels within each pair; an outlier pair moves the estimate little. */
 enum tune_verdict {
 	TUNE_UNDECIDED, /* the interval spans more than one verdict */
 	TUNE_BETTER,	/* lower bound above 0 and the estimate at least +TUNE_MIN_GAIN */

@@ -154,9 +154,9 @@ parse_opt(int c, char *arg, struct targs *a)
 		return 0;
 	case 'r':
 		*a->repeats = (unsigned)strtoul(arg, &end, 10);
-		if (*end || *a->repeats < 8 || *a->repeats > 100) {
+		if (*end || *a->repeats < 8 || *a->repeats > 400) {
 			fprintf(stderr,
-				"nastune tune: --repeat must be 8 to 100 (the most pairs of runs "
+				"nastune tune: --repeat must be 8 to 400 (the most pairs of runs "
 				"side by side a comparison measures; with fewer none can be "
 				"decided)\n");
 			return -EINVAL;

@@ -1225,11 +1225,18 @@ plan(struct tstate *s)
 	for (unsigned i = 0; i < TUNE_NLOOKS && tune_looks[i] < s->o->pairs; i++)
 		s->looks[s->nlooks++] = tune_looks[i];
 	s->looks[s->nlooks++] = s->o->pairs;
-	/* A look whose pairs cannot reach even a candidate's whole share (all n pairs one way
-	 * has probability 2^-n) can decide only "same": it spends none of the budget. */
-	for (unsigned i = 0; i < s->nlooks; i++)
-		spending += ldexp(1.0, -(int)s->looks[i]) <= TUNE_ALPHA / (double)s->family;
-	s->alpha_look = TUNE_ALPHA / ((double)s->family * (spending ? spending : 1));
+	/* A look whose pairs cannot reach the level a look gets (all n pairs one way has
+	 * probability 2^-n) can decide only "same": it spends none of the budget. The level
+	 * depends on how many looks spend, so settle both together. */
+	s->alpha_look = TUNE_ALPHA / (double)s->family;
+	for (unsigned prev = 0;; prev = spending) {
+		spending = 0;
+		for (unsigned i = 0; i < s->nlooks; i++)
+			spending += ldexp(1.0, -(int)s->looks[i]) <= s->alpha_look;
+		if (spending == prev || !spending)
+			break;
+		s->alpha_look = TUNE_ALPHA / ((double)s->family * spending);
+	}
 	s->alpha_same = TUNE_ALPHA;
 	s->r->planned = true;
 	s->r->plan = (struct tuner_plan){ .candidates = total,

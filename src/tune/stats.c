@@ -90,7 +90,7 @@ tune_median(const double *v, size_t n)
 
 /* ---- the one comparison: paired log-ratios, their Hodges-Lehmann effect and interval ---- */
 
-const unsigned tune_looks[TUNE_NLOOKS] = { 8, 12, 16, 24, 32 };
+const unsigned tune_looks[TUNE_NLOOKS] = { 8, 12, 16, 24, 32, 48, 64, 96, 128 };
 
 double
 tune_log_ratio(double inc, double cand)
@@ -106,42 +106,62 @@ cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* The largest c with P(B <= c) <= alpha for B ~ Binomial(n, 1/2), the number of pairs below
- * the median; -1 when even B = 0 is likelier than alpha. */
-static long
-sign_crit(size_t n, double alpha)
+/* The standard normal's alpha quantile, by bisection on erfc (alpha in (0, 1/2]). */
+static double
+norm_quantile(double alpha)
 {
-	double p = ldexp(1.0, -(int)n), cum = 0;
+	double lo = -40, hi = 0;
+
+	for (int i = 0; i < 100; i++) {
+		double mid = (lo + hi) / 2;
+
+		if (0.5 * erfc(-mid / sqrt(2)) < alpha)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return (lo + hi) / 2;
+}
+
+/* Exact up to this many pairs; beyond it the normal approximation, close in the tails by then. */
+#define WSR_EXACT 60
+
+/* The largest c with P(W <= c) <= alpha for W the Wilcoxon signed-rank statistic of n pairs
+ * with a median of 0; -1 when even W = 0 is likelier than alpha. */
+static long
+wsr_crit(size_t n, double alpha)
+{
+	size_t top = n * (n + 1) / 2;
+	double cum = 0;
 	long c = -1;
 
-	for (size_t k = 0; k <= n; k++) {
-		cum += p;
+	if (n > WSR_EXACT) {
+		/* Normal with continuity correction: solve P(W <= c) = alpha for c. */
+		double mu = (double)top / 2, sd = sqrt((double)n * (n + 1) * (2 * n + 1) / 24.0);
+		double z = norm_quantile(alpha);
+
+		c = (long)floor(mu + z * sd - 0.5);
+		return c < 0 ? -1 : c;
+	}
+	/* f[s]: the share of the 2^n sign patterns whose positive ranks sum to s. */
+	double *f = xcalloc(top + 1, sizeof(*f));
+
+	f[0] = 1;
+	for (size_t r = 1; r <= n; r++)
+		for (size_t s = r * (r + 1) / 2;; s--) {
+			f[s] = 0.5 * (f[s] + (s >= r ? f[s - r] : 0));
+			if (s == 0)
+				break;
+		}
+	for (size_t s = 0; s <= top; s++) {
+		cum += f[s];
 		if (cum > alpha)
 			break;
-		c = (long)k;
-		p = p * (double)(n - k) / (double)(k + 1);
+		c = (long)s;
 	}
+	free(f);
 	return c;
 }
-
-/* The (1 - 2 alpha) interval of the median of the sorted d[0..n): the order statistics
- * [d(c+1), d(n-c)] with c the sign test's lower alpha critical value. It holds for any
- * distribution of independent pairs, and a few wild pairs move it no further than one rank
- * each. Infinite where n pairs cannot reach alpha. */
-static void
-median_interval(const double *d, size_t n, double alpha, double *lo, double *hi)
-{
-	long c = sign_crit(n, alpha);
-
-	if (c < 0 || (size_t)c >= (n + 1) / 2) {
-		*lo = -INFINITY;
-		*hi = INFINITY;
-		return;
-	}
-	*lo = d[c];
-	*hi = d[n - 1 - (size_t)c];
-}
-
 /* Pairs that would likely take an interval half as wide as h at n pairs below need (the
  * width shrinks as 1/sqrt(n)). */
 static size_t
@@ -155,11 +175,42 @@ pairs_for(double h, size_t n, double need)
 	return want > 1e6 ? SIZE_MAX : (size_t)want;
 }
 
+/* The Walsh averages (d[i] + d[j]) / 2, i <= j, of d[0..n), sorted; n(n+1)/2 of them. */
+static double *
+walsh(const double *d, size_t n, size_t *nw)
+{
+	double *w = xmalloc(n * (n + 1) / 2 * sizeof(*w));
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = i; j < n; j++)
+			w[k++] = (d[i] + d[j]) / 2;
+	qsort(w, k, sizeof(*w), cmp_double);
+	*nw = k;
+	return w;
+}
+
+/* The (1 - 2 alpha) interval of the pairs' centre: the Walsh averages w(c+1) and w(N-c), c
+ * the signed-rank test's critical value. Infinite where n pairs cannot reach alpha. */
+static void
+hl_interval(const double *w, size_t nw, size_t n, double alpha, double *lo, double *hi)
+{
+	long c = wsr_crit(n, alpha);
+
+	if (c < 0 || (size_t)c >= (nw + 1) / 2) {
+		*lo = -INFINITY;
+		*hi = INFINITY;
+		return;
+	}
+	*lo = w[c];
+	*hi = w[nw - 1 - (size_t)c];
+}
+
 void
 tune_effect_of(const double *d, size_t n, double alpha, double alpha_same, struct tune_effect *out)
 {
-	size_t need = SIZE_MAX, p;
-	double *v, est, lo, hi, slo, shi, g = log1p(TUNE_MIN_GAIN);
+	size_t need = SIZE_MAX, p, nw;
+	double *w, est, lo, hi, slo, shi, g = log1p(TUNE_MIN_GAIN);
 
 	memset(out, 0, sizeof(*out));
 	out->n = n;
@@ -168,13 +219,11 @@ tune_effect_of(const double *d, size_t n, double alpha, double alpha_same, struc
 	out->more = SIZE_MAX;
 	if (!n)
 		return;
-	v = xmalloc(n * sizeof(*v));
-	memcpy(v, d, n * sizeof(*v));
-	qsort(v, n, sizeof(*v), cmp_double);
-	est = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-	median_interval(v, n, alpha, &lo, &hi);
-	median_interval(v, n, alpha_same, &slo, &shi);
-	free(v);
+	w = walsh(d, n, &nw);
+	est = nw % 2 ? w[nw / 2] : (w[nw / 2 - 1] + w[nw / 2]) / 2;
+	hl_interval(w, nw, n, alpha, &lo, &hi);
+	hl_interval(w, nw, n, alpha_same, &slo, &shi);
+	free(w);
 	out->est = expm1(est);
 	out->lo = isinf(lo) ? -INFINITY : expm1(lo);
 	out->hi = isinf(hi) ? INFINITY : expm1(hi);

@@ -147,7 +147,7 @@ nts tune --exhaustive
 [[ $rc = 2 ]] && grep -q "needs --knobs" <<<"$err"
 ok $? "--exhaustive without --knobs: exit 2" "$(both)"
 nts tune --repeat 7
-[[ $rc = 2 ]] && grep -q "repeat must be 8 to 100 (the most pairs of runs side by side" <<<"$err"
+[[ $rc = 2 ]] && grep -q "repeat must be 8 to 400 (the most pairs of runs side by side" <<<"$err"
 ok $? "--repeat 7: exit 2 (the first look is at 8 pairs)" "$(both)"
 
 # --- an SMB-only NAS (the default: shares are SMB only): a change accepted, and the after-score
