@@ -375,15 +375,29 @@ knob_same(const struct model *m, const struct knob *k, const char *a, const char
 	if (strcasecmp(a, b) == 0)
 		return true;
 	switch (k->id) {
-	case KNOB_SMB_SMB_ENCRYPT:
-		if ((strcmp(a, "default") == 0 && strcmp(b, "if_required") == 0) ||
-		    (strcmp(b, "default") == 0 && strcmp(a, "if_required") == 0)) {
-			if (why)
-				snprintf(why, whylen,
-					 "\"default\" is \"if_required\" (smb.conf(5))");
-			return true;
+	case KNOB_SMB_SMB_ENCRYPT: {
+		/* None of these seals a session whose client does not ask for it, and no client
+		 * the tune measures with asks: they differ only for a client that demands it. */
+		static const char *const lax[] = { "default", "if_required", "off" };
+		bool la = false, lb = false;
+
+		for (size_t i = 0; i < 3; i++) {
+			la |= strcmp(a, lax[i]) == 0;
+			lb |= strcmp(b, lax[i]) == 0;
 		}
-		return false;
+		if (!la || !lb)
+			return false;
+		if (why)
+			snprintf(why, whylen,
+				 strcmp(a, "off") && strcmp(b, "off")
+					 ? "\"default\" is \"if_required\" (smb.conf(5))"
+					 : "neither \"%s\" nor \"%s\" seals a session the client "
+					   "does not ask to seal, and the clients measured do not "
+					   "ask "
+					   "(smb.conf(5))",
+				 a, b);
+		return true;
+	}
 	case KNOB_SMB_SERVER_SIGNING:
 		if (m->smb.min_protocol && strcmp(m->smb.min_protocol, "NT1") == 0)
 			return false; /* SMB1 clients see the difference */

@@ -743,8 +743,9 @@ test_same(void **state)
 	(void)state;
 	assert_true(knob_same(m, enc, "default", "if_required", why, sizeof(why)));
 	assert_non_null(strstr(why, "smb.conf(5)"));
-	assert_true(knob_same(m, enc, NULL, "if_required", NULL, 0)); /* NULL: the default */
-	assert_false(knob_same(m, enc, "default", "off", NULL, 0));
+	assert_true(knob_same(m, enc, NULL, "if_required", NULL, 0));	    /* NULL: the default */
+	assert_true(knob_same(m, enc, "default", "off", why, sizeof(why))); /* no client asks */
+	assert_non_null(strstr(why, "does not ask"));
 	assert_false(knob_same(m, enc, "if_required", "desired", NULL, 0));
 	assert_true(knob_same(m, sig, "default", "disabled", NULL, 0));
 	assert_true(knob_same(m, sig, "if_required", "desired", NULL, 0));
