@@ -763,20 +763,38 @@ step(struct tstate *s, struct cmp **cp, struct tuner_decision *d, size_t upto)
 	return 0;
 }
 
-/* How far k's undecided candidates lean: the largest |estimate| among them. */
+/* Where k's comparison can pay next: 0 when an undecided candidate leans to a gain (its
+ * estimate at least the smallest gain: what the tune is for), else the seconds its undecided
+ * candidates likely need to decide (their "more" pairs, rounds sharing the incumbent's runs);
+ * INFINITY when no likely number would. */
 static double
-movement(const struct cmp *c)
+need(struct tstate *s, const struct cmp *c)
 {
-	double m = 0;
+	size_t most = 0;
 
-	for (size_t j = 0; c && j < c->nc; j++)
-		if (!c->c[j].done && c->c[j].n && fabs(c->c[j].e.est) > m)
-			m = fabs(c->c[j].e.est);
-	return m;
+	for (size_t j = 0; c && j < c->nc; j++) {
+		const struct cand *x = &c->c[j];
+
+		if (x->done || !x->n)
+			continue;
+		if (x->e.est >= TUNE_MIN_GAIN)
+			return 0;
+		if (x->e.more == SIZE_MAX)
+			return INFINITY;
+		if (x->e.more > most)
+			most = x->e.more;
+	}
+	return (double)most * (double)(active(c) + 1) * slot_cost(s, c->protos);
 }
 
-/* The knobs: the leaders each to its verdict, then a screen of the rest (their first look),
- * then look by look, the knobs whose candidates moved most first, while the budget lasts. */
+/* The leaders' first pairs: enough to name a large effect (a cost of a third under the lab's
+ * noise), not enough to spend the budget on a value that changes nothing. */
+#define LEADER_PAIRS 32
+
+/* The knobs: the leaders first (to LEADER_PAIRS, or their verdict), then a screen of the rest
+ * (their first look), then look by look while the budget lasts: first the knobs leaning to a
+ * gain, then those closest to a verdict; a knob whose verdict would take more than twice what
+ * is left waits, so that its time decides others. */
 static int
 knobs_all(struct tstate *s)
 {
@@ -801,7 +819,7 @@ knobs_all(struct tstate *s)
 			/* Each leader a share of what is left, so the rest is screened too. */
 			cs[leaders[i]]->until = now(s) + (s->o->budget_s - (now(s) - s->t0)) /
 								 (double)(NLEADERS - i + 2);
-			rc = step(s, &cs[leaders[i]], d, SIZE_MAX);
+			rc = step(s, &cs[leaders[i]], d, LEADER_PAIRS);
 			if (cs[leaders[i]])
 				cs[leaders[i]]->until = 0;
 		} else
@@ -809,6 +827,7 @@ knobs_all(struct tstate *s)
 	}
 	for (unsigned lv = 0; lv < s->nlooks && rc == 0; lv++) {
 		const struct knob *order[KNOB_COUNT];
+		double key[KNOB_COUNT];
 		size_t n = 0;
 
 		for (const struct knob *k = knob_first(); k; k = knob_next(k)) {
@@ -820,19 +839,25 @@ knobs_all(struct tstate *s)
 			if (cs[k->id])
 				order[n++] = k;
 		}
-		/* After the screen, more pairs where it found movement first. */
-		for (size_t i = 1; lv > 0 && i < n; i++)
-			for (size_t j = i;
-			     j > 0 && movement(cs[order[j]->id]) > movement(cs[order[j - 1]->id]);
-			     j--) {
+		for (size_t i = 0; i < n; i++)
+			key[i] = lv > 0 ? need(s, cs[order[i]->id]) : 0;
+		for (size_t i = 1; i < n; i++)
+			for (size_t j = i; j > 0 && key[j] < key[j - 1]; j--) {
 				const struct knob *t = order[j];
+				double kt = key[j];
 
-				order[j] = order[j - 1];
-				order[j - 1] = t;
+				order[j] = order[j - 1], key[j] = key[j - 1];
+				order[j - 1] = t, key[j - 1] = kt;
 			}
-		for (size_t i = 0; i < n && rc == 0; i++)
+		for (size_t i = 0; i < n && rc == 0; i++) {
+			double left = s->o->budget_s - (now(s) - s->t0);
+
+			if (lv + 1 < s->nlooks && key[i] > 2 * left &&
+			    cs[order[i]->id]->rounds >= 16)
+				continue;
 			rc = step(s, &cs[order[i]->id], &s->r->dec[order[i]->id],
 				  lv + 1 < s->nlooks ? s->looks[lv] : SIZE_MAX);
+		}
 	}
 	for (size_t i = 0; i < KNOB_COUNT; i++)
 		if (cs[i]) {
