@@ -1252,15 +1252,16 @@ plan(struct tstate *s)
 	s->looks[s->nlooks++] = s->o->pairs;
 	/* A look whose pairs cannot reach the level a look gets (all n pairs one way has
 	 * probability 2^-n) can decide only "same": it spends none of the budget. The level
-	 * depends on how many looks spend, so settle both together. */
-	s->alpha_look = TUNE_ALPHA / (double)s->family;
-	for (unsigned prev = 0;; prev = spending) {
-		spending = 0;
-		for (unsigned i = 0; i < s->nlooks; i++)
-			spending += ldexp(1.0, -(int)s->looks[i]) <= s->alpha_look;
-		if (spending == prev || !spending)
-			break;
+	 * depends on how many looks spend: the fewest shares such that no more looks than
+	 * that can reach one (all of them always qualify). */
+	for (spending = 1;; spending++) {
+		unsigned reach = 0;
+
 		s->alpha_look = TUNE_ALPHA / ((double)s->family * spending);
+		for (unsigned i = 0; i < s->nlooks; i++)
+			reach += ldexp(1.0, -(int)s->looks[i]) <= s->alpha_look;
+		if (reach <= spending || spending >= s->nlooks)
+			break;
 	}
 	s->alpha_same = TUNE_ALPHA;
 	s->r->planned = true;
