@@ -1,6 +1,6 @@
 /* tune.h - the pure part of self-tuning: which workloads a goal measures, one score per
  * measured run, the paired test and the steadiness check the search decides with (tune/search.c),
- * the report and the protocol choice. No I/O. */
+ * the report, the protocol choice and the client advice. No I/O. */
 #ifndef NASTUNE_TUNE_H
 #define NASTUNE_TUNE_H
 
@@ -74,42 +74,135 @@ struct json_t;
 char *tune_report_text(const struct json_t *doc, char *err, size_t errlen);
 char *tune_report_html(const struct json_t *doc, char *err, size_t errlen);
 
-/* Which protocol each client should use: from client results (bench_results JSON, each
- * labelled with its client) and the agents' facts, the fastest protocol by the goal's score
- * that the client can use (never AFP for macOS 27 and later, whose AFP client is gone, nor
- * for anything but macOS). shares (JSON [{"name", "protocols": [...], "time_machine"}], may be
- * NULL) gives a choice per share among the protocols it offers: Time Machine shares are SMB
- * for macOS; a protocol not measured from the client is chosen only when the share has no
- * measured one, and says so. Like with like: where a client's write metric was measured
- * "unflushed" over one protocol (SMB: libsmbclient cannot flush) and "flushed" over another
- * (NFS COMMIT), the flushed one counts with its "unflushed_median" and its flushed score
- * stays beside in "scores_flushed". Returns a new JSON array of {"client", "os", "class"
- * ("macOS 27+", "macOS (Darwin 24)", "Linux", "Windows", ...), "protocol", "why", "scores":
- * {proto: score}, "writes" ("unflushed" when so compared, else "as measured"),
- * "scores_flushed"?, "shares": [{"share", "protocol", "why"}]}. */
-struct json_t *tune_protocol_choice(const struct json_t *results, const struct json_t *agents,
-				    const struct json_t *shares);
+/* ---- the clients: which protocol each should use, and what it should mount ----
+ * Typed in and out; tune/doc.c reads the agents' facts off the wire and writes the results
+ * into the tune document. */
 
-struct model;
-/* Advice for each agent's client (facts: "hostname", "os", "os_version", "nic.address"): only
- * what this NAS serves to that client. NFS when enabled and a share is exported to the
- * client (its nfs.clients admits the address, or the host name as a wildcard; netgroups are
- * not checked), with the versions served (protocols.nfs.versions narrowed by the nfs.versions
- * knob) and rsize/wsize from MaxRead/MaxWrite; SMB with the signing, encryption and
- * multichannel in force (knob, else configuration, else Samba's default); AFP only to macOS
- * before 27. choice (tune_protocol_choice's array, may be NULL) gives the figures measured
- * from each client. Returns a new array of {"client", "os", "address", "advice" (one line),
- * "use" (the fastest measured among those offered, else the OS's own; absent when nothing
- * is), "protocols": [{"protocol", "versions", "how", "shares", "measured_mbs"?}], "not_offered":
- * [{"protocol", "why"}], "knobs": {name: {"value", "from"}}}; without agents, one entry for
- * "all" saying client results are missing. */
-struct json_t *tune_advice(const struct model *m, const struct json_t *agents,
-			   const struct json_t *choice);
+/* An agent's facts as the tuner reads them: its strings as sent (NULL when absent or not a
+ * string), its MTUs (0 when absent or not an integer). */
+struct tune_facts {
+	char *hostname, *os, *os_version;
+	char *address;		 /* nic.address: its own address on the way to the NAS */
+	long long mtu, path_mtu; /* nic.mtu, nic.path_mtu */
+};
 
-/* The smallest MTU the agents use themselves towards the NAS, from their facts (nic.path_mtu,
- * else nic.mtu): the NIC's MTU auto is never raised above it, whatever slack a probe finds
+struct tune_agents {
+	struct tune_facts *v;
+	size_t n;
+};
+
+/* A share as the protocol choice sees it: the enabled protocols it is served over
+ * (PROTO_*) and whether it is a Time Machine destination. */
+struct tune_share {
+	const char *name;
+	unsigned protocols;
+	bool time_machine;
+};
+
+/* The model's shares as above (*out malloc'd, caller frees); returns how many. */
+size_t tune_shares_of(const struct model *m, struct tune_share **out);
+
+/* One protocol measured from one client: the geometric mean of its MB/s medians, like for
+ * like, and as measured when an unflushed figure replaced a flushed one. */
+struct tune_score {
+	char *protocol;
+	double score, flushed;
+	bool replaced;
+};
+
+struct tune_share_choice {
+	char *share;
+	const char *protocol;
+	char why[256];
+};
+
+struct tune_choice {
+	char *client, *os; /* os: the agent's, "?" when unknown */
+	char cls[64];	   /* "macOS 27+", "macOS (Darwin 24)", "Linux", ... */
+	const char *protocol;
+	char why[512];
+	struct tune_score *scores; /* by protocol, in the order first measured */
+	size_t nscores;
+	bool unflushed; /* writes compared unflushed (some score replaced) */
+	struct tune_share_choice *shares;
+	size_t nshares;
+};
+
+struct tune_choices {
+	struct tune_choice *v;
+	size_t n;
+};
+
+/* Which protocol each client should use: from client results (each labelled with its
+ * client) and the agents' facts (may be NULL), the fastest protocol by the goal's score that
+ * the client can use (never AFP for macOS 27 and later, whose AFP client is gone, nor for
+ * anything but macOS). shares (may be NULL) gives a choice per share among the protocols it
+ * offers: Time Machine shares are SMB for macOS; a protocol not measured from the client is
+ * chosen only when the share has no measured one, and says so. Like with like: where a
+ * client's write metric was measured "unflushed" over one protocol (SMB: libsmbclient cannot
+ * flush) and "flushed" over another (NFS COMMIT), the flushed one counts with its unflushed
+ * median and its flushed score stays beside. Fills out (tune_choices_clear frees it). */
+void tune_protocol_choice(const struct bench_results *results, const struct tune_agents *agents,
+			  const struct tune_share *shares, size_t nshares,
+			  struct tune_choices *out);
+void tune_choices_clear(struct tune_choices *c);
+
+struct tune_offer {
+	const char *protocol, *versions;
+	char how[512];
+	char **shares;
+	size_t nshares;
+	double measured_mbs; /* < 0: not measured from this client */
+};
+
+struct tune_refusal {
+	const char *protocol;
+	char why[256];
+};
+
+/* A knob in force: its value and where the value comes from ("tuned", "pinned",
+ * "configured", "Samba's default"). */
+struct tune_knob_use {
+	const char *name, *from;
+	char *value;
+};
+
+struct tune_client_advice {
+	char *client, *os; /* "?" when unknown */
+	char *address;	   /* NULL when unknown */
+	char *advice;	   /* one line */
+	const char *use;   /* the protocol to use; NULL: none */
+	struct tune_offer offered[3];
+	size_t noffered;
+	struct tune_refusal refused[3];
+	size_t nrefused;
+	struct tune_knob_use knobs[3];
+	size_t nknobs;
+	bool placeholder; /* no agents: only client ("all") and advice */
+};
+
+struct tune_advices {
+	struct tune_client_advice *v;
+	size_t n;
+};
+
+/* Advice for each agent's client: only what this NAS serves to that client. NFS when
+ * enabled and a share is exported to the client (its nfs.clients admits the address, or the
+ * host name as a wildcard; netgroups are not checked), with the versions served
+ * (protocols.nfs.versions narrowed by the nfs.versions knob) and rsize/wsize from
+ * MaxRead/MaxWrite; SMB with the signing, encryption and multichannel in force (knob, else
+ * configuration, else Samba's default); AFP only to macOS before 27. choice (may be NULL)
+ * gives the figures measured from each client; "use" is the fastest measured among those
+ * offered, else the OS's own. Without agents (NULL or none), one placeholder entry for "all"
+ * saying client results are missing. Fills out (tune_advices_clear frees it). */
+void tune_advice(const struct model *m, const struct tune_agents *agents,
+		 const struct tune_choices *choice, struct tune_advices *out);
+void tune_advices_clear(struct tune_advices *a);
+
+/* The smallest MTU the agents use themselves towards the NAS, from their facts (path_mtu,
+ * else mtu): the NIC's MTU auto is never raised above it, whatever slack a probe finds
  * (veth and many NICs receive a few bytes over their MTU). from (may be NULL) gets the
  * agent's host name. Returns 0 when no agent reports one. */
-int tune_mtu_ceiling(const struct json_t *agents, char *from, size_t fromlen);
+int tune_mtu_ceiling(const struct tune_agents *agents, char *from, size_t fromlen);
 
 #endif

@@ -178,6 +178,23 @@ void tuner_result_json(const struct tuner_result *r, struct json_t *doc);
 void tuner_resume_from_json(const struct json_t *decided, struct tuner_kept *out);
 void tuner_resume_release(struct tuner_kept *kept);
 
+/* The agents' facts as they arrived from the agent wire (a JSON array of objects with
+ * "hostname", "os", "os_version", "nic": {"address", "mtu", "path_mtu"}; may be NULL) into
+ * out, one entry per element. Release with tune_agents_clear. */
+void tune_agents_from_json(const struct json_t *agents, struct tune_agents *out);
+void tune_agents_clear(struct tune_agents *a);
+
+/* The document's "protocol_choice": [{"client", "os", "class", "protocol", "why", "scores":
+ * {proto: score}, "shares": [{"share", "protocol", "why"}], "writes" ("unflushed" or "as
+ * measured"), "scores_flushed"?: {proto: score}}]. */
+struct json_t *tune_choices_json(const struct tune_choices *c);
+
+/* The document's "advice": [{"client", "os", "address"?, "advice", "use"?, "protocols":
+ * [{"protocol", "versions", "how", "shares", "measured_mbs"?}], "not_offered": [{"protocol",
+ * "why"}], "knobs": {name: {"value", "from"}}}], or [{"client": "all", "advice"}] without
+ * agents. */
+struct json_t *tune_advices_json(const struct tune_advices *a);
+
 /* Sets a knob's value in m (a copy; NULL: unset) with its source. */
 void tuner_set_knob(struct model *m, enum knob_id id, const char *value, enum knob_src src);
 

@@ -2,10 +2,10 @@
  * NAS serves to that client (an NFS export only when its clients list admits the client's
  * address or name; AFP only to a Mac that still has an AFP client), the knobs in force
  * (SMB signing, encryption, multichannel; NFS rsize/wsize) and the figures measured from
- * that client. Pure: the model and JSON in, JSON out; no DNS, no clock. */
+ * that client. Pure: the model and typed facts in, typed advice out; no DNS, no clock. */
 #include <arpa/inet.h>
 #include <fnmatch.h>
-#include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,11 +28,10 @@ upper(const char *proto)
 					   : proto;
 }
 
+/* A fact, NULL when empty. */
 static const char *
-fstr(const json_t *o, const char *k)
+fact(const char *s)
 {
-	const char *s = json_string_value(json_object_get(o, k));
-
 	return s && *s ? s : NULL;
 }
 
@@ -142,21 +141,21 @@ nfs_iosize(const struct model *m, enum knob_id id)
 	return 1u << 20;
 }
 
-/* The measured score of protocol p for this client (its protocol_choice entry), or -1. */
+/* The measured score of protocol p for this client (its protocol choice), or -1. */
 static double
-score_of(const json_t *choice, const char *host, const char *p)
+score_of(const struct tune_choices *choice, const char *host, const char *p)
 {
-	const json_t *c, *v;
-	size_t i, hl = host ? strlen(host) : 0;
+	size_t hl = host ? strlen(host) : 0;
 
-	json_array_foreach(choice, i, c)
-	{
-		const char *cl = fstr(c, "client");
+	for (size_t i = 0; choice && i < choice->n; i++) {
+		const struct tune_choice *c = &choice->v[i];
+		const char *cl = fact(c->client);
 
 		if (!cl || !host || strncmp(cl, host, hl) != 0 || (cl[hl] && cl[hl] != ' '))
 			continue;
-		if ((v = json_object_get(json_object_get(c, "scores"), p)) && json_is_number(v))
-			return json_number_value(v);
+		for (size_t j = 0; j < c->nscores; j++)
+			if (strcmp(c->scores[j].protocol, p) == 0 && isfinite(c->scores[j].score))
+				return c->scores[j].score;
 	}
 	return -1;
 }
@@ -167,50 +166,65 @@ struct client {
 	bool mac, linux_, windows;
 };
 
-/* One offered protocol: appended to the JSON list and to the text. */
+/* One offered protocol: added to the client's advice and to the text. */
 static void
-offer(json_t *list, struct buf *text, const struct client *c, const json_t *choice,
-      const char *proto, const char *versions, const char *how, json_t *shares)
+offer(struct tune_client_advice *a, struct buf *text, const struct client *c,
+      const struct tune_choices *choice, const char *proto, const char *versions, const char *how,
+      char **shares, size_t nshares)
 {
-	double score = score_of(choice, c->host, proto);
-	json_t *o = json_pack("{s:s, s:s, s:s, s:o}", "protocol", proto, "versions", versions,
-			      "how", how, "shares", shares);
+	struct tune_offer *o = &a->offered[a->noffered++];
 
-	if (score >= 0)
-		json_object_set_new(o, "measured_mbs", json_real(score));
-	json_array_append_new(list, o);
+	*o = (struct tune_offer){ .protocol = proto,
+				  .versions = versions,
+				  .shares = shares,
+				  .nshares = nshares,
+				  .measured_mbs = score_of(choice, c->host, proto) };
+	snprintf(o->how, sizeof(o->how), "%s", how);
 	buf_printf(text, "%s%s %s, ", text->len ? "; " : "", upper(proto), versions);
-	if (score >= 0)
-		buf_printf(text, "measured %.1f MB/s", score);
+	if (o->measured_mbs >= 0)
+		buf_printf(text, "measured %.1f MB/s", o->measured_mbs);
 	else
 		buf_adds(text, "not measured from this client");
 	buf_printf(text, ": %s", how);
 }
 
 static void
-refuse(json_t *list, const char *proto, const char *why)
+refuse(struct tune_client_advice *a, const char *proto, const char *why)
 {
-	json_array_append_new(list, json_pack("{s:s, s:s}", "protocol", proto, "why", why));
+	struct tune_refusal *r = &a->refused[a->nrefused++];
+
+	r->protocol = proto;
+	snprintf(r->why, sizeof(r->why), "%s", why);
 }
 
-static json_t *
-share_names(const struct model *m, unsigned proto, const struct client *c, bool nfs_check)
+/* The names of the shares served over proto (and, for NFS, exported to the client). */
+static char **
+share_names(const struct model *m, unsigned proto, const struct client *c, bool nfs_check,
+	    size_t *n)
 {
-	json_t *a = json_array();
+	char **v = xcalloc(m->n_shares ? m->n_shares : 1, sizeof(*v));
 
+	*n = 0;
 	for (size_t i = 0; i < m->n_shares; i++) {
 		const struct share *s = &m->shares[i];
 
 		if (!(s->protocols & proto) || (nfs_check && !share_admits(s, c->addr, c->host)))
 			continue;
-		json_array_append_new(a, json_string(s->name));
+		v[(*n)++] = xstrdup(s->name);
 	}
-	return a;
+	return v;
 }
 
 static void
-advise_smb(const struct model *m, const struct client *c, const json_t *choice, json_t *list,
-	   json_t *knobs, struct buf *text)
+knob_use(struct tune_client_advice *a, const char *name, const char *value, const char *from)
+{
+	a->knobs[a->nknobs++] =
+		(struct tune_knob_use){ .name = name, .value = xstrdup(value), .from = from };
+}
+
+static void
+advise_smb(const struct model *m, const struct client *c, const struct tune_choices *choice,
+	   struct tune_client_advice *a, struct buf *text)
 {
 	const char *ssrc, *esrc, *msrc;
 	const char *sign = in_force(m, KNOB_SMB_SERVER_SIGNING, m->smb.signing, &ssrc);
@@ -220,16 +234,14 @@ advise_smb(const struct model *m, const struct client *c, const json_t *choice, 
 	bool enc_req = word_is(enc, "required", NULL);
 	bool multi = word_is(mc, "yes", "true");
 	bool smb3_only = m->smb.min_protocol && strncasecmp(m->smb.min_protocol, "SMB3", 4) == 0;
-	char how[512];
+	char how[512], **sh;
+	size_t nsh;
 
-	json_object_set_new(knobs, "smb.server_signing",
-			    json_pack("{s:s, s:s}", "value", sign, "from", ssrc));
-	json_object_set_new(knobs, "smb.smb_encrypt",
-			    json_pack("{s:s, s:s}", "value", enc, "from", esrc));
-	json_object_set_new(knobs, "smb.multichannel",
-			    json_pack("{s:s, s:s}", "value", mc, "from", msrc));
+	knob_use(a, "smb.server_signing", sign, ssrc);
+	knob_use(a, "smb.smb_encrypt", enc, esrc);
+	knob_use(a, "smb.multichannel", mc, msrc);
 	if (!m->smb.enabled || !model_uses(m, PROTO_SMB)) {
-		refuse(list, "smb",
+		refuse(a, "smb",
 		       m->smb.enabled ? "no share is served over SMB"
 				      : "SMB is disabled (protocols.smb.enabled)");
 		return;
@@ -256,46 +268,46 @@ advise_smb(const struct model *m, const struct client *c, const json_t *choice, 
 			 "multichannel %s)",
 			 multi ? "; Windows uses multichannel by itself" : "",
 			 enc_req ? "; encryption is required" : "", sign, enc, mc);
-	offer(list, text, c, choice, "smb", smb3_only ? "3" : "2, 3", how,
-	      share_names(m, PROTO_SMB, c, false));
+	sh = share_names(m, PROTO_SMB, c, false, &nsh);
+	offer(a, text, c, choice, "smb", smb3_only ? "3" : "2, 3", how, sh, nsh);
 }
 
 static void
-advise_nfs(const struct model *m, const struct client *c, const json_t *choice, json_t *list,
-	   struct buf *text)
+advise_nfs(const struct model *m, const struct client *c, const struct tune_choices *choice,
+	   struct tune_client_advice *a, struct buf *text)
 {
-	json_t *sh;
+	char how[512], why[256], **sh;
+	size_t nsh;
 	bool v3, v4;
-	char how[512], why[256];
 
 	nfs_versions(m, &v3, &v4);
 	if (!m->nfs.enabled || !model_uses(m, PROTO_NFS)) {
-		refuse(list, "nfs",
+		refuse(a, "nfs",
 		       m->nfs.enabled ? "no share is exported over NFS"
 				      : "NFS is disabled (protocols.nfs.enabled)");
 		return;
 	}
 	if (!v3 && !v4) {
-		refuse(list, "nfs", "no NFS version is served");
+		refuse(a, "nfs", "no NFS version is served");
 		return;
 	}
 	if ((c->mac || c->windows) && !v3) {
 		snprintf(why, sizeof(why), "only NFSv4 is served and the %s NFS client is NFSv3",
 			 c->mac ? "macOS" : "Windows");
-		refuse(list, "nfs", why);
+		refuse(a, "nfs", why);
 		return;
 	}
 	if (!c->mac && !c->windows && !c->linux_) {
-		refuse(list, "nfs", "no NFS client known for this OS");
+		refuse(a, "nfs", "no NFS client known for this OS");
 		return;
 	}
-	sh = share_names(m, PROTO_NFS, c, true);
-	if (json_array_size(sh) == 0) {
+	sh = share_names(m, PROTO_NFS, c, true, &nsh);
+	if (nsh == 0) {
 		snprintf(why, sizeof(why), "no export's clients list admits %s%s%s",
 			 c->addr ? c->addr : "this client", c->host ? " or " : "",
 			 c->host ? c->host : "");
-		refuse(list, "nfs", why);
-		json_decref(sh);
+		refuse(a, "nfs", why);
+		free(sh);
 		return;
 	}
 	if (c->linux_)
@@ -313,91 +325,84 @@ advise_nfs(const struct model *m, const struct client *c, const json_t *choice, 
 		snprintf(how, sizeof(how),
 			 "the optional Client for NFS (NFSv3): mount -o "
 			 "anon \\\\NAS\\export");
-	offer(list, text, c, choice, "nfs", v3 && v4 ? "3, 4" : v3 ? "3" : "4", how, sh);
+	offer(a, text, c, choice, "nfs", v3 && v4 ? "3, 4" : v3 ? "3" : "4", how, sh, nsh);
 }
 
 static void
-advise_afp(const struct model *m, const struct client *c, const json_t *choice, json_t *list,
-	   struct buf *text)
+advise_afp(const struct model *m, const struct client *c, const struct tune_choices *choice,
+	   struct tune_client_advice *a, struct buf *text)
 {
+	char **sh;
+	size_t nsh;
+
 	if (!m->afp.enabled || !model_uses(m, PROTO_AFP)) {
-		refuse(list, "afp",
+		refuse(a, "afp",
 		       m->afp.enabled ? "no share is served over AFP"
 				      : "AFP is disabled (protocols.afp.enabled)");
 		return;
 	}
 	if (!c->mac) {
-		refuse(list, "afp", "AFP clients exist only on macOS");
+		refuse(a, "afp", "AFP clients exist only on macOS");
 		return;
 	}
 	if (c->darwin >= 26) {
-		refuse(list, "afp", "macOS 27 and later have no AFP client");
+		refuse(a, "afp", "macOS 27 and later have no AFP client");
 		return;
 	}
-	offer(list, text, c, choice, "afp", "3",
+	sh = share_names(m, PROTO_AFP, c, false, &nsh);
+	offer(a, text, c, choice, "afp", "3",
 	      "Finder: Go > Connect to Server, afp://NAS/"
 	      "volume (deprecated since macOS 15.5, removed in macOS 27: prefer SMB)",
-	      share_names(m, PROTO_AFP, c, false));
+	      sh, nsh);
 }
 
-typedef void (*advise_fn)(const struct model *m, const struct client *c, const json_t *choice,
-			  json_t *list, json_t *knobs, struct buf *text);
+typedef void (*advise_fn)(const struct model *m, const struct client *c,
+			  const struct tune_choices *choice, struct tune_client_advice *a,
+			  struct buf *text);
+
+/* The client as facts f describe it. */
+static void
+client_of(const struct tune_facts *f, struct client *c)
+{
+	const char *ver = fact(f->os_version);
+
+	*c = (struct client){ .host = fact(f->hostname),
+			      .addr = fact(f->address),
+			      .os = fact(f->os) };
+	c->mac = c->os && strcmp(c->os, "Darwin") == 0;
+	c->linux_ = c->os && strcmp(c->os, "Linux") == 0;
+	c->windows = c->os && (strncmp(c->os, "Windows", 7) == 0 ||
+			       strncmp(c->os, "CYGWIN", 6) == 0 || strncmp(c->os, "MINGW", 5) == 0);
+	c->darwin = c->mac && ver ? atoi(ver) : 0;
+}
 
 static void
-advise_nfs_k(const struct model *m, const struct client *c, const json_t *choice, json_t *list,
-	     json_t *knobs, struct buf *text)
-{
-	(void)knobs;
-	advise_nfs(m, c, choice, list, text);
-}
-
-static void
-advise_afp_k(const struct model *m, const struct client *c, const json_t *choice, json_t *list,
-	     json_t *knobs, struct buf *text)
-{
-	(void)knobs;
-	advise_afp(m, c, choice, list, text);
-}
-
-static json_t *
-advise_client(const struct model *m, const json_t *f, const json_t *choice)
+advise_client(const struct model *m, const struct tune_facts *f, const struct tune_choices *choice,
+	      struct tune_client_advice *a)
 {
 	/* Each OS's own protocol first: NFS on Linux, SMB elsewhere. */
-	static const advise_fn linux_order[] = { advise_nfs_k, advise_smb, advise_afp_k };
-	static const advise_fn other_order[] = { advise_smb, advise_nfs_k, advise_afp_k };
-	struct client c = { 0 };
-	const char *ver = fstr(f, "os_version");
-	json_t *all = json_array(), *offered = json_array(), *refused = json_array();
-	json_t *knobs = json_object(), *x, *out;
+	static const advise_fn linux_order[] = { advise_nfs, advise_smb, advise_afp };
+	static const advise_fn other_order[] = { advise_smb, advise_nfs, advise_afp };
+	struct client c;
 	struct buf text, body;
-	const char *use = NULL;
 	double usev = -1;
 	size_t i;
-	char *t;
 
-	c.host = fstr(f, "hostname");
-	c.addr = fstr(json_object_get(f, "nic"), "address");
-	c.os = fstr(f, "os");
-	c.mac = c.os && strcmp(c.os, "Darwin") == 0;
-	c.linux_ = c.os && strcmp(c.os, "Linux") == 0;
-	c.windows = c.os && (strncmp(c.os, "Windows", 7) == 0 || strncmp(c.os, "CYGWIN", 6) == 0 ||
-			     strncmp(c.os, "MINGW", 5) == 0);
-	c.darwin = c.mac && ver ? atoi(ver) : 0;
+	client_of(f, &c);
+	*a = (struct tune_client_advice){ .client = xstrdup(c.host ? c.host : "?"),
+					  .os = xstrdup(c.os ? c.os : "?"),
+					  .address = c.addr ? xstrdup(c.addr) : NULL };
 	buf_init(&body);
 	for (i = 0; i < 3; i++)
-		(c.linux_ ? linux_order : other_order)[i](m, &c, choice, all, knobs, &body);
-	json_array_foreach(all, i, x)
-		json_array_append(json_object_get(x, "how") ? offered : refused, x);
-	json_decref(all);
+		(c.linux_ ? linux_order : other_order)[i](m, &c, choice, a, &body);
 	/* Use the fastest measured from this client among what it is offered; unmeasured,
 	 * the OS's own protocol (listed first). */
-	json_array_foreach(offered, i, x)
-	{
-		const json_t *v = json_object_get(x, "measured_mbs");
+	for (i = 0; i < a->noffered; i++) {
+		const struct tune_offer *o = &a->offered[i];
 
-		if (!use || (v && json_number_value(v) > usev)) {
-			use = fstr(x, "protocol");
-			usev = v ? json_number_value(v) : -1;
+		if (!a->use || (o->measured_mbs >= 0 && o->measured_mbs > usev)) {
+			a->use = o->protocol;
+			usev = o->measured_mbs >= 0 ? o->measured_mbs : -1;
 		}
 	}
 	buf_init(&text);
@@ -405,39 +410,60 @@ advise_client(const struct model *m, const json_t *f, const json_t *choice)
 		   c.mac  ? (c.darwin >= 26 ? "macOS 27+" : "macOS")
 		   : c.os ? c.os
 			  : "unknown OS");
-	if (use && usev >= 0)
-		buf_printf(&text, "use %s (the fastest measured from here); ", upper(use));
-	else if (use)
-		buf_printf(&text, "use %s (not measured from here); ", upper(use));
+	if (a->use && usev >= 0)
+		buf_printf(&text, "use %s (the fastest measured from here); ", upper(a->use));
+	else if (a->use)
+		buf_printf(&text, "use %s (not measured from here); ", upper(a->use));
 	buf_adds(&text, body.len ? body.data
 				 : "nothing this NAS serves can be used from this "
 				   "client");
-	json_array_foreach(refused, i, x)
-		buf_printf(&text, "; no %s: %s", upper(fstr(x, "protocol")), fstr(x, "why"));
-	t = buf_steal(&text, NULL);
-	out = json_pack("{s:s, s:s, s:s?, s:s, s:s?, s:o, s:o, s:o}", "client",
-			c.host ? c.host : "?", "os", c.os ? c.os : "?", "address", c.addr, "advice",
-			t, "use", use, "protocols", offered, "not_offered", refused, "knobs",
-			knobs);
-	free(t);
+	for (i = 0; i < a->nrefused; i++)
+		buf_printf(&text, "; no %s: %s", upper(a->refused[i].protocol), a->refused[i].why);
+	a->advice = buf_steal(&text, NULL);
 	buf_clear(&body);
-	return out;
 }
 
-json_t *
-tune_advice(const struct model *m, const json_t *agents, const json_t *choice)
+void
+tune_advice(const struct model *m, const struct tune_agents *agents,
+	    const struct tune_choices *choice, struct tune_advices *out)
 {
-	json_t *a = json_array(), *f;
-	size_t i;
-
-	if (!agents || json_array_size(agents) == 0) {
-		json_array_append_new(
-			a, json_pack("{s:s, s:s}", "client", "all", "advice",
-				     "client results are missing: this tune measured over loopback "
-				     "only; run "
-				     "nastune agent on client machines and tune --clients auto"));
-		return a;
+	*out = (struct tune_advices){ 0 };
+	if (!agents || agents->n == 0) {
+		out->v = xcalloc(1, sizeof(*out->v));
+		out->v[out->n++] = (struct tune_client_advice){
+			.client = xstrdup("all"),
+			.advice = xstrdup("client results are missing: this tune measured over "
+					  "loopback only; run nastune agent on client machines "
+					  "and tune --clients auto"),
+			.placeholder = true
+		};
+		return;
 	}
-	json_array_foreach(agents, i, f) json_array_append_new(a, advise_client(m, f, choice));
-	return a;
+	out->v = xcalloc(agents->n, sizeof(*out->v));
+	for (size_t i = 0; i < agents->n; i++)
+		advise_client(m, &agents->v[i], choice, &out->v[out->n++]);
+}
+
+void
+tune_advices_clear(struct tune_advices *as)
+{
+	for (size_t i = 0; as && i < as->n; i++) {
+		struct tune_client_advice *a = &as->v[i];
+
+		for (size_t j = 0; j < a->noffered; j++) {
+			for (size_t k = 0; k < a->offered[j].nshares; k++)
+				free(a->offered[j].shares[k]);
+			free(a->offered[j].shares);
+		}
+		for (size_t j = 0; j < a->nknobs; j++)
+			free(a->knobs[j].value);
+		free(a->client);
+		free(a->os);
+		free(a->address);
+		free(a->advice);
+	}
+	if (as) {
+		free(as->v);
+		*as = (struct tune_advices){ 0 };
+	}
 }

@@ -1,6 +1,7 @@
-/* tune/doc.c - the tune document's JSON (tuner.h): the search's typed result written into the
- * document `tune --json` prints and the state store keeps, and an interrupted tune's
- * decisions read back from it. The one place the tuner's data meets JSON. */
+/* tune/doc.c - the tune document's JSON (tuner.h): the search's typed result, the protocol
+ * choice and the client advice written into the document `tune --json` prints and the state
+ * store keeps, an interrupted tune's decisions read back from it, and the agents' facts read
+ * off the agent wire. The one place the tuner's data meets JSON. */
 #include <jansson.h>
 #include <math.h>
 #include <stdlib.h>
@@ -217,4 +218,135 @@ tuner_resume_release(struct tuner_kept *kept)
 		free(kept[i].after);
 		free(kept[i].reason);
 	}
+}
+
+static char *
+fact_dup(const json_t *o, const char *k)
+{
+	const char *s = json_string_value(json_object_get(o, k));
+
+	return s ? xstrdup(s) : NULL;
+}
+
+void
+tune_agents_from_json(const json_t *agents, struct tune_agents *out)
+{
+	const json_t *f;
+	size_t i;
+
+	*out = (struct tune_agents){ 0 };
+	if (!json_array_size(agents))
+		return;
+	out->v = xcalloc(json_array_size(agents), sizeof(*out->v));
+	json_array_foreach(agents, i, f)
+	{
+		const json_t *nic = json_object_get(f, "nic");
+
+		out->v[out->n++] = (struct tune_facts){
+			.hostname = fact_dup(f, "hostname"),
+			.os = fact_dup(f, "os"),
+			.os_version = fact_dup(f, "os_version"),
+			.address = fact_dup(nic, "address"),
+			.mtu = json_integer_value(json_object_get(nic, "mtu")),
+			.path_mtu = json_integer_value(json_object_get(nic, "path_mtu")),
+		};
+	}
+}
+
+void
+tune_agents_clear(struct tune_agents *a)
+{
+	for (size_t i = 0; a && i < a->n; i++) {
+		free(a->v[i].hostname);
+		free(a->v[i].os);
+		free(a->v[i].os_version);
+		free(a->v[i].address);
+	}
+	if (a) {
+		free(a->v);
+		*a = (struct tune_agents){ 0 };
+	}
+}
+
+static json_t *
+choice_json(const struct tune_choice *c)
+{
+	json_t *scores = json_object(), *flushed = json_object(), *per = json_array(), *one;
+
+	for (size_t k = 0; k < c->nscores; k++) {
+		json_object_set_new(scores, c->scores[k].protocol, json_real(c->scores[k].score));
+		if (c->scores[k].replaced)
+			json_object_set_new(flushed, c->scores[k].protocol,
+					    json_real(c->scores[k].flushed));
+	}
+	for (size_t j = 0; j < c->nshares; j++)
+		json_array_append_new(per, json_pack("{s:s, s:s, s:s}", "share", c->shares[j].share,
+						     "protocol", c->shares[j].protocol, "why",
+						     c->shares[j].why));
+	one = json_pack("{s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:s}", "client", c->client, "os",
+			c->os, "class", c->cls, "protocol", c->protocol, "why", c->why, "scores",
+			scores, "shares", per, "writes",
+			c->unflushed ? "unflushed" : "as measured");
+	if (c->unflushed)
+		json_object_set_new(one, "scores_flushed", flushed);
+	else
+		json_decref(flushed);
+	return one;
+}
+
+json_t *
+tune_choices_json(const struct tune_choices *c)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; c && i < c->n; i++)
+		json_array_append_new(a, choice_json(&c->v[i]));
+	return a;
+}
+
+static json_t *
+offer_json(const struct tune_offer *o)
+{
+	json_t *shares = json_array(), *j;
+
+	for (size_t i = 0; i < o->nshares; i++)
+		json_array_append_new(shares, json_string(o->shares[i]));
+	j = json_pack("{s:s, s:s, s:s, s:o}", "protocol", o->protocol, "versions", o->versions,
+		      "how", o->how, "shares", shares);
+	if (o->measured_mbs >= 0)
+		json_object_set_new(j, "measured_mbs", json_real(o->measured_mbs));
+	return j;
+}
+
+static json_t *
+advice_json(const struct tune_client_advice *a)
+{
+	json_t *offered, *refused, *knobs;
+
+	if (a->placeholder)
+		return json_pack("{s:s, s:s}", "client", a->client, "advice", a->advice);
+	offered = json_array(), refused = json_array(), knobs = json_object();
+	for (size_t i = 0; i < a->noffered; i++)
+		json_array_append_new(offered, offer_json(&a->offered[i]));
+	for (size_t i = 0; i < a->nrefused; i++)
+		json_array_append_new(refused,
+				      json_pack("{s:s, s:s}", "protocol", a->refused[i].protocol,
+						"why", a->refused[i].why));
+	for (size_t i = 0; i < a->nknobs; i++)
+		json_object_set_new(knobs, a->knobs[i].name,
+				    json_pack("{s:s, s:s}", "value", a->knobs[i].value, "from",
+					      a->knobs[i].from));
+	return json_pack("{s:s, s:s, s:s?, s:s, s:s?, s:o, s:o, s:o}", "client", a->client, "os",
+			 a->os, "address", a->address, "advice", a->advice, "use", a->use,
+			 "protocols", offered, "not_offered", refused, "knobs", knobs);
+}
+
+json_t *
+tune_advices_json(const struct tune_advices *a)
+{
+	json_t *arr = json_array();
+
+	for (size_t i = 0; a && i < a->n; i++)
+		json_array_append_new(arr, advice_json(&a->v[i]));
+	return arr;
 }

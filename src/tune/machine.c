@@ -434,7 +434,7 @@ cb_mtu_probe(void *arg, int *cur, int *next, char *why, size_t whylen)
 	char err[768], from[256];
 	double *b = NULL;
 	size_t nb = 0, np = 0, i;
-	json_t *f;
+	struct tune_agents ag;
 	int rc = -EINVAL, ceiling;
 
 	*cur = *next = 0;
@@ -456,10 +456,9 @@ cb_mtu_probe(void *arg, int *cur, int *next, char *why, size_t whylen)
 		peers = xreallocarray(peers, np + 1, sizeof(*peers));
 		peers[np++] = m->network.peers.v[i];
 	}
-	json_array_foreach(t->agents, i, f)
-	{
-		const char *a =
-			json_string_value(json_object_get(json_object_get(f, "nic"), "address"));
+	tune_agents_from_json(t->agents, &ag);
+	for (i = 0; i < ag.n; i++) {
+		const char *a = ag.v[i].address;
 
 		if (a && *a) { /* the agent's own address on the way to us (its facts) */
 			peers = xreallocarray(peers, np + 1, sizeof(*peers));
@@ -471,7 +470,7 @@ cb_mtu_probe(void *arg, int *cur, int *next, char *why, size_t whylen)
 		goto out;
 	}
 	/* Never above what the clients send with themselves (their facts). */
-	ceiling = tune_mtu_ceiling(t->agents, from, sizeof(from));
+	ceiling = tune_mtu_ceiling(&ag, from, sizeof(from));
 	log_info("tune: probing the largest MTU every peer receives on %s", m->network.interface);
 	rc = netif_mtu_ensure(m->network.interface, NETIF_MTU_AUTO, ceiling, peers, np, &rep, err,
 			      sizeof(err));
@@ -494,6 +493,7 @@ cb_mtu_probe(void *arg, int *cur, int *next, char *why, size_t whylen)
 out:
 	netif_mtu_report_clear(&rep);
 	free(peers);
+	tune_agents_clear(&ag);
 	return rc;
 }
 
@@ -550,41 +550,6 @@ measure_clients(struct tuner *t, unsigned protos, unsigned runs, unsigned warmup
 }
 
 /* ---- advice for client classes ---- */
-
-/* The shares as tune_protocol_choice takes them. */
-static json_t *
-shares_json(const struct model *m)
-{
-	const struct {
-		unsigned bit;
-		const char *name;
-		bool on;
-	} protos[] = {
-		{ PROTO_SMB, "smb", m->smb.enabled },
-		{ PROTO_NFS, "nfs", m->nfs.enabled },
-		{ PROTO_AFP, "afp", m->afp.enabled },
-	};
-	json_t *a = json_array();
-
-	for (size_t i = 0; i < m->n_shares; i++) {
-		const struct share *s = &m->shares[i];
-		json_t *p = json_array();
-
-		for (size_t j = 0; j < sizeof(protos) / sizeof(protos[0]); j++)
-			if ((s->protocols & protos[j].bit) && protos[j].on)
-				json_array_append_new(p, json_string(protos[j].name));
-		json_array_append_new(a, json_pack("{s:s, s:o, s:b}", "name", s->name, "protocols",
-						   p, "time_machine", s->tm_enabled));
-	}
-	return a;
-}
-
-/* What each client should mount: only what this NAS serves it (tune_advice). */
-static json_t *
-advice(const struct model *m, json_t *agents, const json_t *choice)
-{
-	return tune_advice(m, agents, choice);
-}
 
 static void attribute(struct tuner *t, struct bench_results *rs, uint64_t size);
 
@@ -691,7 +656,12 @@ static void
 record(struct tuner *t, const struct tuner_result *res, const struct bench_results *cl_after,
        const char *status, double elapsed)
 {
-	json_t *cr, *sh, *choice;
+	const struct bench_results *cr = cl_after->n ? cl_after : &t->cl_before;
+	struct tune_agents ag;
+	struct tune_share *sh = NULL;
+	size_t nsh = tune_shares_of(t->m, &sh);
+	struct tune_choices choice;
+	struct tune_advices adv;
 
 	json_object_set_new(t->doc, "status", json_string(status));
 	json_object_set_new(t->doc, "elapsed_s", json_real(elapsed));
@@ -701,13 +671,16 @@ record(struct tuner *t, const struct tuner_result *res, const struct bench_resul
 	json_object_set_new(t->doc, "clients_after", bench_results_to_json(cl_after));
 	json_object_set(t->doc, "agents", t->agents);
 	json_object_set(t->doc, "errors", t->errors);
-	cr = bench_results_to_json(cl_after->n ? cl_after : &t->cl_before);
-	sh = shares_json(t->m);
-	choice = tune_protocol_choice(cr, t->agents, sh);
-	json_object_set_new(t->doc, "advice", advice(t->m, t->agents, choice));
-	json_object_set_new(t->doc, "protocol_choice", choice);
-	json_decref(sh);
-	json_decref(cr);
+	/* What each client should use and mount: only what this NAS serves it. */
+	tune_agents_from_json(t->agents, &ag);
+	tune_protocol_choice(cr, &ag, sh, nsh, &choice);
+	tune_advice(t->m, &ag, &choice, &adv);
+	json_object_set_new(t->doc, "advice", tune_advices_json(&adv));
+	json_object_set_new(t->doc, "protocol_choice", tune_choices_json(&choice));
+	tune_advices_clear(&adv);
+	tune_choices_clear(&choice);
+	tune_agents_clear(&ag);
+	free(sh);
 	save(t);
 }
 

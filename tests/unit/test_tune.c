@@ -74,93 +74,90 @@ test_goal(void **state)
 	assert_true(wl[BENCH_VIDEO]);
 }
 
+/* A client's MB/s result for the protocol choice: one run, its median as measured. */
+static void
+add_client(struct bench_results *rs, const char *client, const char *protocol, const char *unit,
+	   double median)
+{
+	struct bench_result r = { .protocol = (char *)protocol,
+				  .unit = (char *)unit,
+				  .client = (char *)client,
+				  .runs = &median,
+				  .nruns = 1,
+				  .pass = -1 };
+
+	bench_results_add(rs, &r);
+	rs->v[rs->n - 1].st.median = median;
+}
+
+static const struct tune_choice *
+choice_of(const struct tune_choices *c, const char *prefix)
+{
+	for (size_t i = 0; i < c->n; i++)
+		if (strncmp(c->v[i].client, prefix, strlen(prefix)) == 0)
+			return &c->v[i];
+	fail_msg("no choice for %s", prefix);
+	return NULL;
+}
+
 static void
 test_protocol_choice(void **state)
 {
-	json_t *res =
-		json_loads("["
-			   "{\"client\":\"mac "
-			   "(198.18.0.11)\",\"protocol\":\"afp\",\"unit\":\"MB/s\",\"median\":900},"
-			   "{\"client\":\"mac "
-			   "(198.18.0.11)\",\"protocol\":\"smb\",\"unit\":\"MB/s\",\"median\":500},"
-			   "{\"client\":\"oldmac "
-			   "(198.18.0.13)\",\"protocol\":\"afp\",\"unit\":\"MB/s\",\"median\":900},"
-			   "{\"client\":\"oldmac "
-			   "(198.18.0.13)\",\"protocol\":\"smb\",\"unit\":\"MB/s\",\"median\":500},"
-			   "{\"client\":\"lin "
-			   "(198.18.0.12)\",\"protocol\":\"nfs\",\"unit\":\"MB/s\",\"median\":800},"
-			   "{\"client\":\"lin "
-			   "(198.18.0.12)\",\"protocol\":\"nfs\",\"unit\":\"MB/s\",\"median\":200},"
-			   "{\"client\":\"lin "
-			   "(198.18.0.12)\",\"protocol\":\"smb\",\"unit\":\"MB/s\",\"median\":450},"
-			   "{\"client\":\"lin "
-			   "(198.18.0.12)\",\"protocol\":\"smb\",\"unit\":\"us\",\"median\":9}]",
-			   0, NULL);
-	json_t *agents =
-		json_loads("[{\"hostname\":\"mac\",\"os\":\"Darwin\",\"os_version\":\"26.0.0\"},"
-			   "{\"hostname\":\"oldmac\",\"os\":\"Darwin\",\"os_version\":\"24.1\"},"
-			   "{\"hostname\":\"lin\",\"os\":\"Linux\",\"os_version\":\"6.1\"}]",
-			   0, NULL);
-	json_t *shares = json_loads(
-		"[{\"name\":\"TM\",\"protocols\":[\"smb\",\"afp\"],\"time_machine\":true},"
-		"{\"name\":\"Media\",\"protocols\":[\"smb\",\"nfs\",\"afp\"],\"time_machine\":"
-		"false},"
-		"{\"name\":\"Old\",\"protocols\":[\"afp\"],\"time_machine\":false},"
-		"{\"name\":\"Exp\",\"protocols\":[\"nfs\"],\"time_machine\":false}]",
-		0, NULL);
-	json_t *c = tune_protocol_choice(res, agents, shares), *x;
-	json_t *macsh = NULL, *oldsh = NULL, *linsh = NULL;
-	const char *mclass = NULL;
-	const char *mac = NULL, *oldmac = NULL, *lin = NULL, *why = NULL;
-	size_t i;
+	struct bench_results res = { 0 };
+	struct tune_facts facts[] = {
+		{ .hostname = "mac", .os = "Darwin", .os_version = "26.0.0" },
+		{ .hostname = "oldmac", .os = "Darwin", .os_version = "24.1" },
+		{ .hostname = "lin", .os = "Linux", .os_version = "6.1" },
+	};
+	const struct tune_agents agents = { .v = facts, .n = 3 };
+	const struct tune_share shares[] = {
+		{ .name = "TM", .protocols = PROTO_SMB | PROTO_AFP, .time_machine = true },
+		{ .name = "Media", .protocols = PROTO_SMB | PROTO_NFS | PROTO_AFP },
+		{ .name = "Old", .protocols = PROTO_AFP },
+		{ .name = "Exp", .protocols = PROTO_NFS },
+	};
+	struct tune_choices c;
+	const struct tune_choice *mac, *oldmac, *lin;
 
 	(void)state;
-	json_array_foreach(c, i, x)
-	{
-		const char *cl = json_string_value(json_object_get(x, "client"));
-		const char *p = json_string_value(json_object_get(x, "protocol"));
-
-		if (strncmp(cl, "mac ", 4) == 0) {
-			mac = p;
-			why = json_string_value(json_object_get(x, "why"));
-			macsh = json_object_get(x, "shares");
-			mclass = json_string_value(json_object_get(x, "class"));
-		} else if (strncmp(cl, "oldmac", 6) == 0) {
-			oldmac = p;
-			oldsh = json_object_get(x, "shares");
-		} else {
-			lin = p;
-			linsh = json_object_get(x, "shares");
-		}
-	}
-	assert_string_equal(mac, "smb"); /* AFP faster, but macOS 27 has no AFP client */
-	assert_non_null(strstr(why, "no AFP client"));
-	assert_string_equal(oldmac, "afp"); /* measured fastest and still possible there */
-	assert_string_equal(lin, "smb");    /* geometric mean of nfs is 400 < 450 */
-	assert_string_equal(mclass, "macOS 27+");
-	assert_non_null(strstr(why, "Time Machine shares use SMB"));
+	add_client(&res, "mac (198.18.0.11)", "afp", "MB/s", 900);
+	add_client(&res, "mac (198.18.0.11)", "smb", "MB/s", 500);
+	add_client(&res, "oldmac (198.18.0.13)", "afp", "MB/s", 900);
+	add_client(&res, "oldmac (198.18.0.13)", "smb", "MB/s", 500);
+	add_client(&res, "lin (198.18.0.12)", "nfs", "MB/s", 800);
+	add_client(&res, "lin (198.18.0.12)", "nfs", "MB/s", 200);
+	add_client(&res, "lin (198.18.0.12)", "smb", "MB/s", 450);
+	add_client(&res, "lin (198.18.0.12)", "smb", "us", 9);
+	tune_protocol_choice(&res, &agents, shares, 4, &c);
+	assert_int_equal(c.n, 3);
+	mac = choice_of(&c, "mac ");
+	oldmac = choice_of(&c, "oldmac");
+	lin = choice_of(&c, "lin");
+	assert_string_equal(mac->protocol, "smb"); /* AFP faster, but macOS 27 has no AFP client */
+	assert_non_null(strstr(mac->why, "no AFP client"));
+	assert_string_equal(oldmac->protocol,
+			    "afp");		   /* measured fastest and still possible there */
+	assert_string_equal(lin->protocol, "smb"); /* geometric mean of nfs is 400 < 450 */
+	assert_string_equal(mac->cls, "macOS 27+");
+	assert_non_null(strstr(mac->why, "Time Machine shares use SMB"));
 	/* Per share: Time Machine is SMB on macOS even where AFP measured faster. */
-#define SH(a, i, field) json_string_value(json_object_get(json_array_get(a, i), field))
-	assert_int_equal(json_array_size(macsh), 3); /* "Old" is AFP only: nothing for it */
-	assert_string_equal(SH(macsh, 0, "share"), "TM");
-	assert_string_equal(SH(macsh, 0, "protocol"), "smb");
-	assert_string_equal(SH(macsh, 1, "protocol"), "smb"); /* AFP gone on macOS 27 */
-	assert_string_equal(SH(macsh, 2, "share"), "Exp");    /* NFS, not measured from there */
-	assert_string_equal(SH(macsh, 2, "protocol"), "nfs");
-	assert_non_null(strstr(SH(macsh, 2, "why"), "not measured"));
-	assert_string_equal(SH(oldsh, 0, "protocol"), "smb"); /* Time Machine */
-	assert_string_equal(SH(oldsh, 1, "protocol"), "afp"); /* fastest it offers */
-	assert_string_equal(SH(oldsh, 2, "protocol"), "afp");
-	assert_string_equal(SH(linsh, 0, "protocol"), "smb"); /* no AFP on Linux, no TM */
-	assert_string_equal(SH(linsh, 1, "protocol"), "smb");
-	assert_string_equal(SH(linsh, 2, "share"), "Exp"); /* "Old" skipped: AFP only */
-	assert_string_equal(SH(linsh, 2, "protocol"), "nfs");
-	assert_non_null(strstr(SH(linsh, 2, "why"), "fastest"));
-#undef SH
-	json_decref(shares);
-	json_decref(c);
-	json_decref(res);
-	json_decref(agents);
+	assert_int_equal(mac->nshares, 3); /* "Old" is AFP only: nothing for it */
+	assert_string_equal(mac->shares[0].share, "TM");
+	assert_string_equal(mac->shares[0].protocol, "smb");
+	assert_string_equal(mac->shares[1].protocol, "smb"); /* AFP gone on macOS 27 */
+	assert_string_equal(mac->shares[2].share, "Exp");    /* NFS, not measured from there */
+	assert_string_equal(mac->shares[2].protocol, "nfs");
+	assert_non_null(strstr(mac->shares[2].why, "not measured"));
+	assert_string_equal(oldmac->shares[0].protocol, "smb"); /* Time Machine */
+	assert_string_equal(oldmac->shares[1].protocol, "afp"); /* fastest it offers */
+	assert_string_equal(oldmac->shares[2].protocol, "afp");
+	assert_string_equal(lin->shares[0].protocol, "smb"); /* no AFP on Linux, no TM */
+	assert_string_equal(lin->shares[1].protocol, "smb");
+	assert_string_equal(lin->shares[2].share, "Exp"); /* "Old" skipped: AFP only */
+	assert_string_equal(lin->shares[2].protocol, "nfs");
+	assert_non_null(strstr(lin->shares[2].why, "fastest"));
+	tune_choices_clear(&c);
+	bench_results_clear(&res);
 }
 
 static void

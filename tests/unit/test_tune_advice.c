@@ -17,6 +17,7 @@
 #include "model.h"
 #include "profile.h"
 #include "tune.h"
+#include "tuner.h"
 
 static const char *const dirs[] = { "profiles" };
 
@@ -48,35 +49,76 @@ model_for(const char *protocols, const char *clients, const char *extra)
 	"smb = { enabled = true; }; afp = { enabled = true; }; "                                   \
 	"nfs = { enabled = true; server = \"ganesha\"; versions = [3, 4]; };"
 
-static json_t *
+static void
+add_agent(struct tune_agents *a, const char *host, const char *os, const char *ver,
+	  const char *addr, long long mtu, long long path_mtu)
+{
+	a->v = realloc(a->v, (a->n + 1) * sizeof(*a->v));
+	assert_non_null(a->v);
+	a->v[a->n++] = (struct tune_facts){ .hostname = host ? strdup(host) : NULL,
+					    .os = os ? strdup(os) : NULL,
+					    .os_version = ver ? strdup(ver) : NULL,
+					    .address = addr ? strdup(addr) : NULL,
+					    .mtu = mtu,
+					    .path_mtu = path_mtu };
+}
+
+static struct tune_agents
 agents(void)
 {
-	json_t *a =
-		json_loads("["
-			   "{\"hostname\":\"lin\",\"os\":\"Linux\",\"os_version\":\"6.1.0\","
-			   " \"nic\":{\"address\":\"198.18.0.12\",\"mtu\":1500}},"
-			   "{\"hostname\":\"mac\",\"os\":\"Darwin\",\"os_version\":\"26.0.0\","
-			   " \"nic\":{\"address\":\"198.18.0.11\",\"mtu\":1500}},"
-			   "{\"hostname\":\"oldmac\",\"os\":\"Darwin\",\"os_version\":\"24.1.0\","
-			   " \"nic\":{\"address\":\"198.18.0.13\",\"mtu\":1500}}]",
-			   0, NULL);
+	struct tune_agents a = { 0 };
 
-	assert_non_null(a);
+	add_agent(&a, "lin", "Linux", "6.1.0", "198.18.0.12", 1500, 0);
+	add_agent(&a, "mac", "Darwin", "26.0.0", "198.18.0.11", 1500, 0);
+	add_agent(&a, "oldmac", "Darwin", "24.1.0", "198.18.0.13", 1500, 0);
 	return a;
 }
 
-static json_t *
+/* A client's choice with its scores (protocol, score; NULL ends). */
+static void
+add_choice(struct tune_choices *c, const char *client, const char *protocol, ...)
+{
+	struct tune_choice *x;
+	const char *p;
+	va_list ap;
+
+	c->v = realloc(c->v, (c->n + 1) * sizeof(*c->v));
+	assert_non_null(c->v);
+	x = &c->v[c->n++];
+	*x = (struct tune_choice){ .client = strdup(client), .os = strdup("?") };
+	va_start(ap, protocol);
+	while ((p = va_arg(ap, const char *))) {
+		x->scores = realloc(x->scores, (x->nscores + 1) * sizeof(*x->scores));
+		assert_non_null(x->scores);
+		x->scores[x->nscores++] =
+			(struct tune_score){ .protocol = strdup(p), .score = va_arg(ap, double) };
+		if (strcmp(p, protocol) == 0)
+			x->protocol = x->scores[x->nscores - 1].protocol;
+	}
+	va_end(ap);
+}
+
+static struct tune_choices
 choice(void)
 {
-	json_t *c = json_loads("["
-			       "{\"client\":\"lin (198.18.0.12)\",\"protocol\":\"nfs\","
-			       " \"scores\":{\"nfs\":612.5,\"smb\":450.25}},"
-			       "{\"client\":\"oldmac (198.18.0.13)\",\"protocol\":\"afp\","
-			       " \"scores\":{\"afp\":300,\"smb\":280}}]",
-			       0, NULL);
+	struct tune_choices c = { 0 };
 
-	assert_non_null(c);
+	add_choice(&c, "lin (198.18.0.12)", "nfs", "nfs", 612.5, "smb", 450.25, NULL);
+	add_choice(&c, "oldmac (198.18.0.13)", "afp", "afp", 300.0, "smb", 280.0, NULL);
 	return c;
+}
+
+/* The advice as the tune document holds it (tune/doc.c). */
+static json_t *
+advise(const struct model *m, const struct tune_agents *a, const struct tune_choices *c)
+{
+	struct tune_advices adv;
+	json_t *j;
+
+	tune_advice(m, a, c, &adv);
+	j = tune_advices_json(&adv);
+	tune_advices_clear(&adv);
+	return j;
 }
 
 /* The advice entry of client host. */
@@ -137,7 +179,9 @@ static void
 test_everything_served(void **state)
 {
 	struct model *m = model_for(ALL_ON, "\"198.18.0.0/24\"", NULL);
-	json_t *a = agents(), *c = choice(), *adv = tune_advice(m, a, c);
+	struct tune_agents a = agents();
+	struct tune_choices c = choice();
+	json_t *adv = advise(m, &a, &c);
 	const json_t *lin = entry(adv, "lin"), *old = entry(adv, "oldmac");
 
 	(void)state;
@@ -170,8 +214,8 @@ test_everything_served(void **state)
 		strstr(text(lin), "Linux: use NFS (the fastest measured from here); NFS 3, 4"));
 	assert_string_equal(json_string_value(json_object_get(old, "use")), "afp");
 	json_decref(adv);
-	json_decref(a);
-	json_decref(c);
+	tune_agents_clear(&a);
+	tune_choices_clear(&c);
 	model_free(m);
 }
 
@@ -181,7 +225,8 @@ test_nfs_off(void **state)
 {
 	struct model *m =
 		model_for("smb = { enabled = true; }; nfs = { enabled = false; };", "\"*\"", NULL);
-	json_t *a = agents(), *adv = tune_advice(m, a, NULL);
+	struct tune_agents a = agents();
+	json_t *adv = advise(m, &a, NULL);
 	const json_t *lin = entry(adv, "lin"), *mac = entry(adv, "mac");
 
 	(void)state;
@@ -196,7 +241,7 @@ test_nfs_off(void **state)
 	assert_null(offered(mac, "afp"));
 	assert_non_null(strstr(refused(mac, "afp"), "AFP is disabled"));
 	json_decref(adv);
-	json_decref(a);
+	tune_agents_clear(&a);
 	model_free(m);
 }
 
@@ -207,7 +252,8 @@ test_v4_only(void **state)
 	struct model *m = model_for("smb = { enabled = true; }; nfs = { enabled = true; "
 				    "server = \"ganesha\"; versions = [4]; };",
 				    "\"*\"", NULL);
-	json_t *a = agents(), *adv = tune_advice(m, a, NULL);
+	struct tune_agents a = agents();
+	json_t *adv = advise(m, &a, NULL);
 	const json_t *lin = entry(adv, "lin"), *mac = entry(adv, "mac");
 
 	(void)state;
@@ -221,13 +267,13 @@ test_v4_only(void **state)
 	model_free(m);
 	/* The same through the nfs.versions knob (Ganesha's Protocols), tuned to "4". */
 	m = model_for(ALL_ON, "\"*\"", "tuning = { knobs = { nfs = { versions = \"4\"; }; }; };");
-	adv = tune_advice(m, a, NULL);
+	adv = advise(m, &a, NULL);
 	lin = entry(adv, "lin");
 	assert_string_equal(json_string_value(json_object_get(offered(lin, "nfs"), "versions")),
 			    "4");
 	assert_null(strstr(how(lin, "nfs"), "vers=3"));
 	json_decref(adv);
-	json_decref(a);
+	tune_agents_clear(&a);
 	model_free(m);
 }
 
@@ -236,7 +282,8 @@ static void
 test_not_admitted(void **state)
 {
 	struct model *m = model_for(ALL_ON, "\"198.18.1.0/24\", \"@lab\", \"other*.lan\"", NULL);
-	json_t *a = agents(), *adv = tune_advice(m, a, NULL);
+	struct tune_agents a = agents();
+	json_t *adv = advise(m, &a, NULL);
 	const json_t *lin = entry(adv, "lin");
 
 	(void)state;
@@ -252,7 +299,7 @@ test_not_admitted(void **state)
 					  "\"2001:db8::/32\"" };
 	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
 		m = model_for(ALL_ON, yes[i], NULL);
-		adv = tune_advice(m, a, NULL);
+		adv = advise(m, &a, NULL);
 		if (!offered(entry(adv, "lin"), "nfs"))
 			fail_msg("clients [%s] should admit lin (198.18.0.12)", yes[i]);
 		json_decref(adv);
@@ -260,28 +307,26 @@ test_not_admitted(void **state)
 	}
 	for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++) {
 		m = model_for(ALL_ON, no[i], NULL);
-		adv = tune_advice(m, a, NULL);
+		adv = advise(m, &a, NULL);
 		if (offered(entry(adv, "lin"), "nfs"))
 			fail_msg("clients [%s] should not admit lin (198.18.0.12)", no[i]);
 		json_decref(adv);
 		model_free(m);
 	}
-	json_decref(a);
+	tune_agents_clear(&a);
 	/* IPv6: by network and by address. */
-	a = json_loads("[{\"hostname\":\"lin6\",\"os\":\"Linux\","
-		       "\"nic\":{\"address\":\"fd00:198:18::c\"}}]",
-		       0, NULL);
+	add_agent(&a, "lin6", "Linux", NULL, "fd00:198:18::c", 0, 0);
 	m = model_for(ALL_ON, "\"fd00:198:18::/64\"", NULL);
-	adv = tune_advice(m, a, NULL);
+	adv = advise(m, &a, NULL);
 	assert_non_null(offered(entry(adv, "lin6"), "nfs"));
 	json_decref(adv);
 	model_free(m);
 	m = model_for(ALL_ON, "\"fd00:198:19::/64\", \"198.18.0.0/15\"", NULL);
-	adv = tune_advice(m, a, NULL);
+	adv = advise(m, &a, NULL);
 	assert_null(offered(entry(adv, "lin6"), "nfs"));
 	json_decref(adv);
 	model_free(m);
-	json_decref(a);
+	tune_agents_clear(&a);
 }
 
 /* macOS 27 has no AFP client: never advised there, even when AFP is served and measured. */
@@ -289,7 +334,9 @@ static void
 test_macos27_no_afp(void **state)
 {
 	struct model *m = model_for(ALL_ON, "\"*\"", NULL);
-	json_t *a = agents(), *c = choice(), *adv = tune_advice(m, a, c);
+	struct tune_agents a = agents();
+	struct tune_choices c = choice();
+	json_t *adv = advise(m, &a, &c);
 	const json_t *mac = entry(adv, "mac");
 
 	(void)state;
@@ -301,8 +348,8 @@ test_macos27_no_afp(void **state)
 	assert_non_null(offered(mac, "nfs")); /* NFSv3 is served and admits everyone */
 	assert_non_null(strstr(how(mac, "nfs"), "vers=3"));
 	json_decref(adv);
-	json_decref(a);
-	json_decref(c);
+	tune_agents_clear(&a);
+	tune_choices_clear(&c);
 	model_free(m);
 }
 
@@ -316,7 +363,8 @@ test_smb_knobs(void **state)
 				    "\"*\"",
 				    "tuning = { knobs = { smb = { multichannel = \"no\"; "
 				    "smb_encrypt = \"required\"; }; }; };");
-	json_t *a = agents(), *adv = tune_advice(m, a, NULL);
+	struct tune_agents a = agents();
+	json_t *adv = advise(m, &a, NULL);
 	const json_t *lin = entry(adv, "lin"), *mac = entry(adv, "mac"), *k;
 
 	(void)state;
@@ -340,7 +388,7 @@ test_smb_knobs(void **state)
 	model_free(m);
 	/* Nothing set: Samba's defaults (multichannel on, signing and encryption default). */
 	m = model_for("smb = { enabled = true; }; nfs = { enabled = false; };", "\"*\"", NULL);
-	adv = tune_advice(m, a, NULL);
+	adv = advise(m, &a, NULL);
 	lin = entry(adv, "lin");
 	mac = entry(adv, "mac");
 	assert_non_null(strstr(how(lin, "smb"), "multichannel,max_channels=4"));
@@ -357,11 +405,11 @@ test_smb_knobs(void **state)
 	model_free(m);
 	/* SMB off: not advised. */
 	m = model_for("smb = { enabled = false; }; nfs = { enabled = true; };", "\"*\"", NULL);
-	adv = tune_advice(m, a, NULL);
+	adv = advise(m, &a, NULL);
 	assert_null(offered(entry(adv, "mac"), "smb"));
 	assert_non_null(strstr(refused(entry(adv, "mac"), "smb"), "SMB is disabled"));
 	json_decref(adv);
-	json_decref(a);
+	tune_agents_clear(&a);
 	model_free(m);
 }
 
@@ -369,7 +417,7 @@ static void
 test_no_agents(void **state)
 {
 	struct model *m = model_for(ALL_ON, "\"*\"", NULL);
-	json_t *adv = tune_advice(m, NULL, NULL);
+	json_t *adv = advise(m, NULL, NULL);
 
 	(void)state;
 	assert_int_equal(json_array_size(adv), 1);
@@ -382,29 +430,52 @@ test_no_agents(void **state)
 static void
 test_mtu_ceiling(void **state)
 {
-	json_t *a = json_loads("[{\"hostname\":\"a\",\"nic\":{\"mtu\":9000,\"path_mtu\":7936}},"
-			       "{\"hostname\":\"b\",\"nic\":{\"mtu\":9000}},"
-			       "{\"hostname\":\"c\",\"nic\":{\"mtu\":0,\"path_mtu\":0}},"
-			       "{\"hostname\":\"d\"}]",
-			       0, NULL);
+	struct tune_facts f[] = {
+		{ .hostname = "a", .mtu = 9000, .path_mtu = 7936 },
+		{ .hostname = "b", .mtu = 9000 },
+		{ .hostname = "c", .mtu = 0, .path_mtu = 0 },
+		{ .hostname = "d" },
+		{ .hostname = "e", .mtu = 1500, .path_mtu = 1500 },
+	};
 	char from[64];
 
 	(void)state;
-	assert_int_equal(tune_mtu_ceiling(a, from, sizeof(from)), 7936); /* a's route */
+	/* a, b, c, d */
+	assert_int_equal(tune_mtu_ceiling(&(struct tune_agents){ f, 4 }, from, sizeof(from)),
+			 7936); /* a's route */
 	assert_string_equal(from, "a");
-	json_array_append_new(a, json_loads("{\"hostname\":\"e\",\"nic\":{\"mtu\":1500,"
-					    "\"path_mtu\":1500}}",
-					    0, NULL));
-	assert_int_equal(tune_mtu_ceiling(a, from, sizeof(from)), 1500);
+	/* and e */
+	assert_int_equal(tune_mtu_ceiling(&(struct tune_agents){ f, 5 }, from, sizeof(from)), 1500);
 	assert_string_equal(from, "e");
-	json_array_remove(a, 4);
-	json_array_remove(a, 0);
-	assert_int_equal(tune_mtu_ceiling(a, NULL, 0), 9000); /* b: interface only */
-	json_array_remove(a, 0);
-	assert_int_equal(tune_mtu_ceiling(a, from, sizeof(from)), 0); /* nothing reported */
+	/* b, c, d */
+	assert_int_equal(tune_mtu_ceiling(&(struct tune_agents){ f + 1, 3 }, NULL, 0),
+			 9000); /* b: interface only */
+	/* c, d */
+	assert_int_equal(tune_mtu_ceiling(&(struct tune_agents){ f + 2, 2 }, from, sizeof(from)),
+			 0); /* nothing reported */
 	assert_string_equal(from, "");
 	assert_int_equal(tune_mtu_ceiling(NULL, NULL, 0), 0);
-	json_decref(a);
+}
+
+/* A client's write (or read) result for the protocol choice: one run, and its value without
+ * the flush when unflushed > 0. */
+static void
+add_result(struct bench_results *rs, const char *client, const char *protocol, const char *workload,
+	   const char *metric, double median, const char *durability, double unflushed)
+{
+	struct bench_result r = { .client = (char *)client,
+				  .protocol = (char *)protocol,
+				  .workload = (char *)workload,
+				  .metric = (char *)metric,
+				  .unit = "MB/s",
+				  .runs = &median,
+				  .nruns = 1,
+				  .pass = -1,
+				  .durability = (char *)durability,
+				  .unflushed = unflushed > 0 ? &unflushed : NULL };
+
+	bench_results_add(rs, &r);
+	rs->v[rs->n - 1].st.median = median;
 }
 
 /* SMB's writes are unflushed (libsmbclient has no flush), NFS's end with COMMIT: the protocol
@@ -412,33 +483,22 @@ test_mtu_ceiling(void **state)
 static void
 test_choice_like_for_like(void **state)
 {
-	json_t *res = json_loads(
-		"["
-		"{\"client\":\"lin (198.18.0.12)\",\"protocol\":\"smb\",\"workload\":\"seq-write\","
-		" \"metric\":\"write\",\"unit\":\"MB/"
-		"s\",\"median\":400,\"durability\":\"unflushed\"},"
-		"{\"client\":\"lin (198.18.0.12)\",\"protocol\":\"nfs\",\"workload\":\"seq-write\","
-		" \"metric\":\"write\",\"unit\":\"MB/s\",\"median\":300,\"durability\":\"flushed\","
-		" \"unflushed_median\":500},"
-		"{\"client\":\"lin (198.18.0.12)\",\"protocol\":\"smb\",\"workload\":\"seq-read\","
-		" \"metric\":\"read\",\"unit\":\"MB/s\",\"median\":600,\"durability\":null},"
-		"{\"client\":\"lin (198.18.0.12)\",\"protocol\":\"nfs\",\"workload\":\"seq-read\","
-		" \"metric\":\"read\",\"unit\":\"MB/s\",\"median\":600},"
-		"{\"client\":\"old (198.18.0.13)\",\"protocol\":\"nfs\",\"workload\":\"seq-write\","
-		" \"metric\":\"write\",\"unit\":\"MB/s\",\"median\":300,\"durability\":\"flushed\","
-		" \"unflushed_median\":500},"
-		"{\"client\":\"old (198.18.0.13)\",\"protocol\":\"afp\",\"workload\":\"seq-write\","
-		" \"metric\":\"write\",\"unit\":\"MB/s\",\"median\":350,\"durability\":\"flushed\","
-		" \"unflushed_median\":360}]",
-		0, NULL);
-	json_t *ag = json_loads("[{\"hostname\":\"lin\",\"os\":\"Linux\"},"
-				"{\"hostname\":\"old\",\"os\":\"Darwin\",\"os_version\":\"24.1\"}]",
-				0, NULL);
+	struct bench_results res = { 0 };
+	struct tune_agents ag = { 0 };
+	struct tune_choices ch;
 	json_t *c, *lin, *old;
 
 	(void)state;
-	assert_non_null(res);
-	c = tune_protocol_choice(res, ag, NULL);
+	add_result(&res, "lin (198.18.0.12)", "smb", "seq-write", "write", 400, "unflushed", 0);
+	add_result(&res, "lin (198.18.0.12)", "nfs", "seq-write", "write", 300, "flushed", 500);
+	add_result(&res, "lin (198.18.0.12)", "smb", "seq-read", "read", 600, NULL, 0);
+	add_result(&res, "lin (198.18.0.12)", "nfs", "seq-read", "read", 600, NULL, 0);
+	add_result(&res, "old (198.18.0.13)", "nfs", "seq-write", "write", 300, "flushed", 500);
+	add_result(&res, "old (198.18.0.13)", "afp", "seq-write", "write", 350, "flushed", 360);
+	add_agent(&ag, "lin", "Linux", NULL, NULL, 0, 0);
+	add_agent(&ag, "old", "Darwin", "24.1", NULL, 0, 0);
+	tune_protocol_choice(&res, &ag, NULL, 0, &ch);
+	c = tune_choices_json(&ch); /* as the tune document holds it */
 	assert_int_equal(json_array_size(c), 2);
 	lin = json_array_get(c, 0);
 	old = json_array_get(c, 1);
@@ -459,8 +519,9 @@ test_choice_like_for_like(void **state)
 	assert_string_equal(json_string_value(json_object_get(old, "writes")), "as measured");
 	assert_null(json_object_get(old, "scores_flushed"));
 	json_decref(c);
-	json_decref(res);
-	json_decref(ag);
+	tune_choices_clear(&ch);
+	tune_agents_clear(&ag);
+	bench_results_clear(&res);
 }
 
 int
