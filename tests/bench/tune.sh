@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Tune decision quality (issue 9): on a knob subset with a planted bad value (SMB encryption
 # required) and neutral ones, in a private lab, `nastune tune` (coordinate descent) against
-# `nastune tune --exhaustive` (every combination). Prints the tuned configuration's score
+# `nastune tune --exhaustive` (every combination), RUNS (3) times. Prints the tuned configuration's score
 # against the exhaustive best (target >= 0.95) and the tune's time against the exhaustive
 # time (target <= 0.30). Both scores come from the same run of measurements of each tune.
 # Then the false-positive rate of placebo tunes: PLACEBO (4) tunes of knobs that cannot
 # change anything here (sys.*: under --root the sysctl file is written but never loaded), half
 # of them with a load (two busy loops in the server's namespace) that stops partway; a tune
-# that changes anything is a false positive (target <= 0.05 over many runs).
+# that changes anything is a false positive (target <= 0.05 over many runs). Exits 1 when a
+# run's quality or time, or the placebo rate, misses its target.
 # Root only. Env: KNOBS, SIZE (32M), REPEAT (10, tune's default: the tune's pairs, the grid's
 # runs), ROUNDS (9: side-by-side re-measurements; the quality ratio is the median of the
 # rounds' ratios, each round measuring both configurations one after the other), PLACEBO (4).
@@ -37,6 +38,9 @@ plant() {
 }
 common=(--knobs "$KNOBS" --size "$SIZE" --repeat "$REPEAT" --budget 1h --goal throughput
 	--credentials "$SROOT/etc/nastune/creds")
+# One run of the quality part: descent and exhaustive from the same planted start, both
+# winners re-measured side by side; appends "RUN quality time" to the figures file.
+quality_run() {
 plant
 t0=$(date +%s.%N)
 nt --json tune --dry-run "${common[@]}" >/tmp/tune-bench-desc.$$ 2>/dev/null
@@ -87,7 +91,7 @@ for r in $(seq "${ROUNDS:-9}"); do	# which goes first alternates too
 	fi
 done
 python3 - /tmp/tune-bench-desc.$$ /tmp/tune-bench-grid.$$ "$t0" "$t1" "$t2" "${ds[*]}" "${gs[*]}" \
-	/tmp/tune-bench-desc.conf.$$ /tmp/tune-bench-grid.conf.$$ <<'PY'
+	/tmp/tune-bench-desc.conf.$$ /tmp/tune-bench-grid.conf.$$ "$1" /tmp/tune-bench-figures.$$ <<'PY'
 import json, statistics, sys
 desc, grid = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
 t0, t1, t2 = map(float, sys.argv[3:6])
@@ -101,11 +105,19 @@ for u in desc.get("unsteady", []):
     print("tune-quality:   unsteady: %s %+.0f%% %s" % (u["window"], 100 * u["shift"], u["where"]))
 # Each round measured both, one right after the other (which first alternates): a round's
 # ratio is paired against what moved between rounds, and their median is the figure.
+q = statistics.median([d / g for d, g in zip(ds, gs)])
+with open(sys.argv[11], "a") as f:
+    f.write("%s %.3f %.3f\n" % (sys.argv[10], q, (t1 - t0) / (t2 - t1)))
 print("tune-quality: re-measured side by side (%d alternating rounds): tuned %.1f, exhaustive best %.1f; ratio %.2f (median of the rounds' ratios %s; target >= 0.95)" % (len(ds), statistics.median(ds), statistics.median(gs), statistics.median([d / g for d, g in zip(ds, gs)]), " ".join("%.2f" % (d / g) for d, g in zip(ds, gs))))
 print("tune-time: descent %.0fs, exhaustive %.0fs; ratio %.2f (target <= 0.30)" % (t1 - t0, t2 - t1, (t1 - t0) / (t2 - t1)))
 PY
 rm -f /tmp/tune-bench-desc.$$ /tmp/tune-bench-grid.$$ /tmp/tune-bench-desc.conf.$$ /tmp/tune-bench-grid.conf.$$
 
+}
+: >/tmp/tune-bench-figures.$$
+for run in $(seq "${RUNS:-3}"); do
+	quality_run "$run"
+done
 # --- placebo tunes: nothing they can change matters, so nothing may be accepted
 rm -f "$SROOT/etc/nastune/tuned.conf"
 nt apply >/dev/null 2>&1
@@ -127,3 +139,28 @@ for i in $(seq "$n"); do
 done
 rm -f /tmp/tune-bench-placebo.$$ /tmp/tune-bench-busy.$$.*
 python3 -c 'import sys; fp, n = int(sys.argv[1]), int(sys.argv[2]); print("tune-placebo: %d of %d placebo tunes (half with a load that stops partway) changed something; false-positive rate %.2f (target <= 0.05)" % (fp, n, fp / n))' "$fp" "$n"
+# The figures side by side, and the gate: make bench fails when one falls short.
+if python3 - /tmp/tune-bench-figures.$$ "$fp" "$n" <<'PY'
+import sys
+rows = [l.split() for l in open(sys.argv[1]) if l.strip()]
+fp, n = int(sys.argv[2]), int(sys.argv[3])
+print("tune: run      quality (>= 0.95)  time (<= 0.30)")
+bad = []
+for r, q, t in rows:
+    q, t = float(q), float(t)
+    print("tune: %-8s %-18.2f %.2f" % (r, q, t))
+    if q < 0.95:
+        bad.append("run %s quality %.2f < 0.95" % (r, q))
+    if t > 0.30:
+        bad.append("run %s time %.2f > 0.30" % (r, t))
+if fp / n > 0.05:
+    bad.append("placebo %d of %d > 0.05" % (fp, n))
+if not rows:
+    bad.append("no quality run finished")
+for b in bad:
+    print("tune: FAILED: %s" % b)
+sys.exit(1 if bad else 0)
+PY
+then rc=0; else rc=1; fi
+rm -f /tmp/tune-bench-figures.$$
+exit $rc
