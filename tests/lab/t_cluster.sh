@@ -7,10 +7,11 @@
 # cluster-wide apply puts every node on it again; a tune on one node measures through a
 # public address and its choice becomes every node's generation; an apply one node fails
 # or does not answer names it and rolls every node back; Bonjour shows the cluster on
-# public addresses only, published once.
+# public addresses only, published once; the node taking an address puts NFS-Ganesha in a
+# real grace (an NFSv4 OPEN through it is refused, then works).
 # shellcheck source=tests/lab/lib.sh
 . "$(dirname "$0")/lib.sh"
-plan 32
+plan 34
 
 CONF=$TOPDIR/tests/lab/cluster.conf
 NODES=(node1 node2 node3)
@@ -22,7 +23,7 @@ if ! out=$("$LAB" up --cluster 3 --clients 1 2>&1); then
 	exit 1
 fi
 # The lab's other tests stand on the single server: leave no cluster behind.
-trap '"$LAB" down >/dev/null 2>&1; rm -rf "$WORK"' EXIT
+trap '[[ -n ${v4pid:-} ]] && kill "$v4pid" 2>/dev/null; "$LAB" down >/dev/null 2>&1; rm -rf "$WORK"' EXIT
 echo "# lab up --cluster 3 in $((SECONDS - t0)) s"
 nt() { local h=$1; shift; "$LAB" nastune "$h" "$@" 7>&-; }
 addr() { "$LAB" addr "$1"; }
@@ -77,8 +78,28 @@ holder=$(on node1 ctdb -X ip all | awk -F'|' -v ip="${PUBLIC[0]}" '$2 == ip { pr
 src=$(randfile cluster.bin 4000000)
 out=$(on client1 smbclient -U "$A" "//${PUBLIC[0]}/Media" -c "put $src failover.bin" 2>&1)
 ok $? "client1 writes 4 MB over SMB through ${PUBLIC[0]} (held by $holder)" "$out"
+# NFSv4 through it (the lab's nodes keep a 20 s grace): once the holder is out of the grace
+# its start began, an OPEN works; after the takeover, the new holder refuses OPENs with
+# NFS4ERR_GRACE (its clients' reclaims go first) until its grace ends.
+on node1 sh -c 'echo grace >/cluster/srv/public/grace.txt && chmod 644 /cluster/srv/public/grace.txt'
+v4() { on client1 timeout 3 nfs-cat "nfs://${PUBLIC[0]}/cluster/srv/public/grace.txt?version=4" 2>&1; }
+v4ok() { [[ $(v4) = grace ]]; }
+wait_for 45 v4ok
+ok $? "before the cut, an NFSv4 OPEN through ${PUBLIC[0]} works (no grace on $holder)" "$(v4)"
 "$LAB" fail "$holder" 7>&-
 t1=$SECONDS
+# From the cut: every NFSv4 try, until one works after one was refused for the grace.
+(
+	end=$((SECONDS + 100)) graced=0
+	while ((SECONDS < end)); do
+		r=$(v4 | tr "\n" " ")
+		echo "$((SECONDS - t1)) s: $r"
+		[[ $r = *NFS4ERR_GRACE* ]] && graced=1
+		[[ $r = 'grace ' && $graced = 1 ]] && break
+		sleep 0.5
+	done
+) >"$WORK/v4.log" &
+v4pid=$!
 smb_back() {
 	on client1 smbclient -U "$A" "//${PUBLIC[0]}/Media" -c "get failover.bin $WORK/smb.back" &&
 		cmp -s "$src" "$WORK/smb.back"
@@ -107,8 +128,12 @@ ok $? "status: ${PUBLIC[0]} moved to $moved" "$moved"
 # lab's Ganesha is Graceless, so it logs that it skips it).
 for h in "${NODES[@]}"; do [[ $(addr "$h") = "$moved" ]] && taker=$h; done
 glog=$(grep 'dbus_heartbeat\] nfs_start_grace' "$("$LAB" root "${taker:-node1}")/var/log/ganesha/ganesha.log")
-[[ -n $glog ]]
-ok $? "the node that took ${PUBLIC[0]} put Ganesha in grace over D-Bus" "$glog"
+grep -q "NFS Server Now IN GRACE" <<<"$glog" && grep -q "recovery event 5 nodeid -1 ip ${PUBLIC[0]}\$" <<<"$glog"
+ok $? "the node that took ${PUBLIC[0]} put Ganesha in grace for it over D-Bus" "$glog"
+wait "$v4pid"
+v4log=$(<"$WORK/v4.log")
+grep -q NFS4ERR_GRACE <<<"$v4log" && [[ $(tail -1 <<<"$v4log") = *': grace ' ]]
+ok $? "an NFSv4 OPEN through ${PUBLIC[0]} is refused during that grace (NFS4ERR_GRACE), works after ($(grep -m1 NFS4ERR_GRACE <<<"$v4log" | cut -d: -f1) to $(tail -1 <<<"$v4log" | cut -d: -f1))" "$v4log" 40
 bonjour=$(on client1 avahi-browse -rtp _smb._tcp 2>/dev/null | grep '^=;lab0;IPv4;nascluster;')
 [[ $(wc -l <<<"$bonjour") = 1 && $(cut -d';' -f8 <<<"$bonjour") = "${PUBLIC[0]}" ]]
 ok $? "Bonjour follows: still once, at ${PUBLIC[0]}, from its new holder" "$bonjour"
