@@ -1,8 +1,9 @@
 /* paths.h - where nastune keeps its own files: the one owner of their names. Every path is
  * under the root prefix (--root; NULL or "" for the host's) and malloc'd (caller frees).
  *
- *	<root>/var/lib/nastune/		state: state.db, the apply and trials locks, an
- *					apply's journal (pending), generations/<id>/, agent.key
+ *	<root>/var/lib/nastune/		state: state.db and its head stamp (head), the apply
+ *					and trials locks, an apply's journal (pending),
+ *					generations/<id>/, agent.key
  *	<root>/run/nastune/		pidfiles of nastune's own long-running commands
  */
 #ifndef NASTUNE_PATHS_H

@@ -42,6 +42,15 @@ void state_close(struct state *st);
  * -EAGAIN while a WAL file exists (its transactions would be missed); -EPROTO when its
  * schema is not this version's (state_open migrates it); -EIO. Close with state_close. */
 int state_open_readonly(const char *root, struct state **st);
+/* The head stamp (<state dir>/head): the newest generation's head without opening SQLite.
+ * state_head_stamp_write, by a holder of the apply lock (exclusive) after closing the
+ * database, writes it atomically from the database as it is (or removes it when it cannot
+ * be had: a WAL, no generation). state_head_stamp_read fills g's id, hashes and MTU (no
+ * files, no strings) and returns 0 only when the stamp is this user's, well formed and
+ * written from this very database file, unchanged since and without a WAL; else -errno
+ * (-ESTALE: the database changed behind it) and the caller reads the database. */
+int state_head_stamp_write(const char *root);
+int state_head_stamp_read(const char *root, struct generation *g);
 /* Schema version after migrations. */
 int state_schema_version(struct state *st);
 

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fsutil.h"
@@ -16,7 +17,17 @@
 
 struct state {
 	sqlite3 *db;
+	char *stamp; /* the head stamp to drop before generations change; NULL read-only */
 };
+
+/* The head stamp (<state dir>/head): the newest generation's head as the database held it,
+ * and the database file's identity then, so that apply --if-changed can answer without
+ * opening SQLite. Trusted only when the database is the same file, unchanged since (device,
+ * inode, size, ctime and mtime to the nanosecond) and without a WAL; anything else is no
+ * stamp. Every writer of generations drops it first; whoever holds the apply lock
+ * exclusively writes it again after closing the database. */
+#define STAMP_MAGIC "nastune-head 1"
+#define STAMP_MAX 512
 
 /* Migration N takes the schema from version N to N+1. Append only; never edit one. */
 static const char *const migrations[] = {
@@ -128,6 +139,7 @@ state_open(const char *root, struct state **out, char *err, size_t errlen)
 			goto fail;
 		}
 	}
+	st->stamp = paths_state(root, "head");
 	free(dir);
 	free(path);
 	*out = st;
@@ -226,7 +238,160 @@ state_close(struct state *st)
 	if (!st)
 		return;
 	sqlite3_close(st->db);
+	free(st->stamp);
 	free(st);
+}
+
+/* Before generations change: the stamp would describe the old head. The database's own
+ * change would also show in its stat; dropping it first does not rely on that alone. */
+static int
+stamp_drop(struct state *st)
+{
+	if (st->stamp && unlink(st->stamp) < 0 && errno != ENOENT)
+		return -errno;
+	return 0;
+}
+
+static void
+stamp_key(const struct stat *sb, char *out, size_t len)
+{
+	snprintf(out, len, "%llu %llu %lld %lld.%09ld %lld.%09ld", (unsigned long long)sb->st_dev,
+		 (unsigned long long)sb->st_ino, (long long)sb->st_size,
+		 (long long)sb->st_ctim.tv_sec, sb->st_ctim.tv_nsec, (long long)sb->st_mtim.tv_sec,
+		 sb->st_mtim.tv_nsec);
+}
+
+/* The database's identity and no WAL beside it (its transactions are not in the file yet). */
+static int
+stamp_db_key(const char *root, char *out, size_t len, struct timespec *ctim)
+{
+	char *db = paths_state_db(root), *wal = xasprintf("%s-wal", db);
+	struct stat sb, wb;
+	int rc = 0;
+
+	if (lstat(db, &sb) < 0)
+		rc = -errno;
+	else if (!S_ISREG(sb.st_mode))
+		rc = -EINVAL;
+	else if (lstat(wal, &wb) == 0 || errno != ENOENT)
+		rc = -EAGAIN;
+	else
+		stamp_key(&sb, out, len);
+	if (rc == 0 && ctim)
+		*ctim = sb.st_ctim;
+	free(wal);
+	free(db);
+	return rc;
+}
+
+/* Waits until the clock that stamps files has left the tick of the database's last change
+ * (ct): a later change then shows in its ctime even when its size stays. A change within the
+ * same tick would not. A filesystem of whole seconds gets no stamp (a second is too long). */
+static int
+stamp_settle(const struct timespec *ct)
+{
+	const struct timespec ms = { 0, 1000000 };
+	struct timespec now;
+	int i;
+
+	if (ct->tv_nsec == 0)
+		return -ERANGE;
+	for (i = 0; i < 100; i++) {
+		if (clock_gettime(CLOCK_REALTIME_COARSE, &now) < 0)
+			return -errno;
+		if (now.tv_sec > ct->tv_sec ||
+		    (now.tv_sec == ct->tv_sec && now.tv_nsec > ct->tv_nsec))
+			return 0;
+		nanosleep(&ms, NULL);
+	}
+	return -ETIME;
+}
+
+int
+state_head_stamp_write(const char *root)
+{
+	char *stamp = paths_state(root, "head"), before[160], after[160], buf[STAMP_MAX];
+	struct generation g = { 0 };
+	struct state *st = NULL;
+	struct timespec ct;
+	int rc, n;
+
+	if ((rc = stamp_db_key(root, before, sizeof(before), &ct)) < 0 ||
+	    (rc = stamp_settle(&ct)) < 0 || (rc = state_open_readonly(root, &st)) < 0 ||
+	    (rc = state_last_generation_head(st, &g)) < 0)
+		goto drop;
+	state_close(st);
+	st = NULL;
+	/* The same file, unchanged while it was read. */
+	if ((rc = stamp_db_key(root, after, sizeof(after), NULL)) < 0)
+		goto drop;
+	if (strcmp(before, after) != 0) {
+		rc = -EAGAIN;
+		goto drop;
+	}
+	n = snprintf(buf, sizeof(buf), "%s %s %ld %s %s %d %s\n", STAMP_MAGIC, before, g.id,
+		     g.inputs_hash, g.hw_hash, g.mtu, g.mtu_iface[0] ? g.mtu_iface : "-");
+	if (n < 0 || (size_t)n >= sizeof(buf)) {
+		rc = -EOVERFLOW;
+		goto drop;
+	}
+	if ((rc = fs_write_atomic(stamp, buf, (size_t)n, 0600, 0)) < 0)
+		goto drop;
+	generation_clear(&g);
+	free(stamp);
+	return 0;
+drop:
+	state_close(st);
+	generation_clear(&g);
+	if (unlink(stamp) < 0 && errno != ENOENT)
+		rc = -errno;
+	free(stamp);
+	return rc;
+}
+
+int
+state_head_stamp_read(const char *root, struct generation *g)
+{
+	char *stamp = paths_state(root, "head"), buf[STAMP_MAX], key[160];
+	char dev[24], ino[24], size[24], ctim[32], mtim[32], ih[65], hh[65], iface[17];
+	struct stat sb;
+	ssize_t n;
+	long id;
+	int fd, mtu, used = 0, rc = -EINVAL;
+
+	memset(g, 0, sizeof(*g));
+	fd = open(stamp, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	free(stamp);
+	if (fd < 0)
+		return -errno;
+	/* Only this user's own (root's, for the system) and no one else's to write. */
+	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) || sb.st_uid != geteuid() ||
+	    (sb.st_mode & 022) || (n = read(fd, buf, sizeof(buf) - 1)) <= 0 ||
+	    (size_t)n >= sizeof(buf) - 1 || buf[n - 1] != '\n')
+		goto out;
+	buf[n] = '\0';
+	if (sscanf(buf,
+		   STAMP_MAGIC " %23s %23s %23s %31s %31s %ld %64[0-9a-f] %64[0-9a-f] %d %16s%n",
+		   dev, ino, size, ctim, mtim, &id, ih, hh, &mtu, iface, &used) != 10 ||
+	    used != n - 1 || strlen(ih) != 64 || strlen(hh) != 64 || strlen(iface) > 15 || id < 0)
+		goto out;
+	if ((rc = stamp_db_key(root, key, sizeof(key), NULL)) < 0)
+		goto out;
+	/* The database this stamp was written from, untouched since. */
+	snprintf(buf, sizeof(buf), "%s %s %s %s %s", dev, ino, size, ctim, mtim);
+	if (strcmp(buf, key) != 0) {
+		rc = -ESTALE;
+		goto out;
+	}
+	g->id = id;
+	memcpy(g->inputs_hash, ih, sizeof(g->inputs_hash));
+	memcpy(g->hw_hash, hh, sizeof(g->hw_hash));
+	g->mtu = mtu;
+	snprintf(g->mtu_iface, sizeof(g->mtu_iface), "%s", strcmp(iface, "-") ? iface : "");
+	rc = 0;
+out:
+	close(fd);
+	return rc;
 }
 
 void
@@ -346,7 +511,7 @@ state_add_generation(struct state *st, struct generation *g)
 	sqlite3_stmt *s = NULL;
 	size_t i;
 
-	if (exec(st, "BEGIN IMMEDIATE") < 0)
+	if (stamp_drop(st) < 0 || exec(st, "BEGIN IMMEDIATE") < 0)
 		return -EIO;
 	if (g->id < 0) {
 		if (sqlite3_prepare_v2(st->db, "SELECT COALESCE(MAX(id), -1) + 1 FROM generations",
@@ -401,6 +566,8 @@ state_add_generation_file(struct state *st, long gen, const struct gen_file *f)
 	sqlite3_stmt *s;
 	int rc;
 
+	if (stamp_drop(st) < 0)
+		return -EIO;
 	if (sqlite3_prepare_v2(st->db,
 			       "INSERT INTO files (gen, path, sha256, mode, uid, gid, "
 			       "present) VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -436,7 +603,7 @@ state_delete_generation(struct state *st, long id)
 	char *sql = xasprintf("BEGIN; DELETE FROM files WHERE gen = %ld; "
 			      "DELETE FROM generations WHERE id = %ld; COMMIT;",
 			      id, id);
-	int rc = exec(st, sql);
+	int rc = stamp_drop(st) < 0 ? -EIO : exec(st, sql);
 
 	free(sql);
 	if (rc < 0)
