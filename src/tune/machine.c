@@ -39,7 +39,7 @@
 /* A run the tune compares is time-boxed to about this many seconds: the first run on a
  * target sizes the files of all the later ones (never below RUN_MIN_SIZE), so that a slow or
  * loaded machine still measures enough pairs for a verdict. */
-#define RUN_BOX_S 1.0
+#define RUN_BOX_S 0.3
 #define RUN_MIN_SIZE (8ull << 20)
 #define RUN_MIN_FILES 20
 
