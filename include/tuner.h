@@ -98,7 +98,7 @@ struct tuner_opts {
 /* The plan: the candidates the false-positive budget is shared by, the levels, the looks. */
 struct tuner_plan {
 	size_t candidates;
-	double alpha, alpha_look, alpha_same, min_gain;
+	double alpha, alpha_look, alpha_same, alpha_cost, min_gain;
 	unsigned looks[TUNE_NLOOKS + 1], nlooks;
 };
 

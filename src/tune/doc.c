@@ -108,9 +108,10 @@ plan_json(const struct tuner_plan *p)
 
 	for (unsigned i = 0; i < p->nlooks; i++)
 		json_array_append_new(lk, json_integer(p->looks[i]));
-	return json_pack("{s:i, s:f, s:f, s:f, s:o, s:f}", "candidates", (int)p->candidates,
+	return json_pack("{s:i, s:f, s:f, s:f, s:o, s:f, s:f}", "candidates", (int)p->candidates,
 			 "alpha", p->alpha, "alpha_look", p->alpha_look, "alpha_same",
-			 p->alpha_same, "looks", lk, "min_gain", p->min_gain);
+			 p->alpha_same, "looks", lk, "min_gain", p->min_gain, "alpha_cost",
+			 p->alpha_cost);
 }
 
 static json_t *

@@ -101,11 +101,13 @@ report_text(const json_t *doc, char *err, size_t errlen)
 	if (json_is_object(x))
 		buf_printf(&out,
 			   "verdicts: %lld candidate(s) share a false-positive budget of %.2f "
-			   "(each bound at %.2g a look); same: within +-%.0f%% at %.0f%%; see "
-			   "nastune-tune(7)\n",
+			   "(better at %.2g a look); a cost is named at %.2g a look; same: "
+			   "within +-%.0f%% at %.0f%%; see nastune-tune(7)\n",
 			   (long long)json_integer_value(json_object_get(x, "candidates")),
-			   num(x, "alpha"), num(x, "alpha_look"), 100 * num(x, "min_gain"),
-			   100 * (1 - 2 * num(x, "alpha_same")));
+			   num(x, "alpha"), num(x, "alpha_look"),
+			   json_object_get(x, "alpha_cost") ? num(x, "alpha_cost")
+							    : num(x, "alpha_look"),
+			   100 * num(x, "min_gain"), 100 * (1 - 2 * num(x, "alpha_same")));
 	buf_printf(&out, "%-26s %-7s %-18s %-18s %-7s %-9s %-8s %s\n", "knob", "safety", "before",
 		   "after", "applied", "verdict", "by", "reason");
 	json_array_foreach(json_object_get(doc, "knobs"), i, x) buf_printf(

@@ -34,6 +34,7 @@ struct tstate {
 	size_t family;		 /* the candidates the false-positive budget is shared by */
 	unsigned looks[TUNE_NLOOKS + 1], nlooks;
 	double alpha_look, alpha_same;
+	double alpha_cost;	 /* "worse": each comparison's own level, its looks sharing it */
 	unsigned changed_protos; /* the protocols the changes made so far touch */
 	double client_pass;	 /* seconds the clients' pass at the start took */
 	char err[512];
@@ -575,7 +576,10 @@ knob_cmp(struct tstate *s, const struct knob *k, struct tuner_decision *d)
 		c->protos |= TUNER_CLIENTS;
 		d->by_clients = true;
 	}
-	c->alpha_better = c->alpha_worse = s->alpha_look;
+	c->alpha_better = s->alpha_look;
+	/* A cost changes nothing (the value in force stays): it is named at the comparison's
+	 * own level, not at the tune's. */
+	c->alpha_worse = fmax(s->alpha_cost, s->alpha_look);
 	c->max_pairs = s->o->pairs;
 	for (size_t i = 0; i < nv && c->nc < TUNER_MAX_CANDS; i++) {
 		const char *twin;
@@ -1230,6 +1234,27 @@ out:
 
 /* ---- the whole tune ---- */
 
+/* The level each look of a comparison gets from a budget: a look whose pairs cannot reach it
+ * (all n pairs one way has probability 2^-n) can decide only "same" and spends none, and the
+ * level depends on how many looks spend: the fewest shares such that no more looks than that
+ * can reach one (all of them always qualify). */
+static double
+look_level(const struct tstate *s, double budget)
+{
+	double level = budget;
+
+	for (unsigned spending = 1; spending <= s->nlooks; spending++) {
+		unsigned reach = 0;
+
+		level = budget / spending;
+		for (unsigned i = 0; i < s->nlooks; i++)
+			reach += ldexp(1.0, -(int)s->looks[i]) <= level;
+		if (reach <= spending)
+			break;
+	}
+	return level;
+}
+
 /* The plan: the candidates the false-positive budget is shared by (every distinct candidate
  * of every eligible knob, and the MTU), and the looks. */
 static void
@@ -1237,7 +1262,6 @@ plan(struct tstate *s)
 {
 	const char *vals[16];
 	size_t total = 0;
-	unsigned spending = 0;
 
 	for (const struct knob *k = knob_first(); k; k = knob_next(k)) {
 		struct tuner_decision d = { 0 };
@@ -1250,25 +1274,15 @@ plan(struct tstate *s)
 	for (unsigned i = 0; i < TUNE_NLOOKS && tune_looks[i] < s->o->pairs; i++)
 		s->looks[s->nlooks++] = tune_looks[i];
 	s->looks[s->nlooks++] = s->o->pairs;
-	/* A look whose pairs cannot reach the level a look gets (all n pairs one way has
-	 * probability 2^-n) can decide only "same": it spends none of the budget. The level
-	 * depends on how many looks spend: the fewest shares such that no more looks than
-	 * that can reach one (all of them always qualify). */
-	for (spending = 1;; spending++) {
-		unsigned reach = 0;
-
-		s->alpha_look = TUNE_ALPHA / ((double)s->family * spending);
-		for (unsigned i = 0; i < s->nlooks; i++)
-			reach += ldexp(1.0, -(int)s->looks[i]) <= s->alpha_look;
-		if (reach <= spending || spending >= s->nlooks)
-			break;
-	}
+	s->alpha_look = look_level(s, TUNE_ALPHA / (double)s->family);
+	s->alpha_cost = look_level(s, TUNE_ALPHA);
 	s->alpha_same = TUNE_ALPHA;
 	s->r->planned = true;
 	s->r->plan = (struct tuner_plan){ .candidates = total,
 					  .alpha = TUNE_ALPHA,
 					  .alpha_look = s->alpha_look,
 					  .alpha_same = s->alpha_same,
+					  .alpha_cost = s->alpha_cost,
 					  .min_gain = TUNE_MIN_GAIN,
 					  .nlooks = s->nlooks };
 	memcpy(s->r->plan.looks, s->looks, sizeof(s->r->plan.looks));

@@ -200,6 +200,7 @@ sim_init(struct sim *s, uint64_t seed)
 
 struct outcome {
 	size_t applied, tried, undecided;
+	size_t cands, worse; /* candidates measured, and those called worse */
 	double elapsed;
 	struct tuner_decision dec[KNOB_COUNT];
 	double improvement;
@@ -256,6 +257,10 @@ tune_once(struct sim *s, double budget, const char *const *plant, struct outcome
 		out->applied += r.dec[i].applied;
 		out->tried += r.dec[i].tried;
 		out->undecided += r.dec[i].tried && r.dec[i].verdict == TUNE_UNDECIDED;
+		for (size_t j = 0; j < r.dec[i].ncand; j++) {
+			out->cands += r.dec[i].cand[j].e.n > 0;
+			out->worse += r.dec[i].cand[j].e.verdict == TUNE_WORSE;
+		}
 		out->dec[i] = r.dec[i];
 		out->dec[i].before = out->dec[i].after = NULL;
 		if (getenv("TUNER_DEBUG") && r.dec[i].tried)
@@ -311,7 +316,7 @@ test_effect(void **state)
 static void
 test_placebo(void **state)
 {
-	size_t accepted = 0, tried = 0, undecided = 0;
+	size_t accepted = 0, tried = 0, undecided = 0, cands = 0, worse = 0;
 	double t = 0;
 
 	(void)state;
@@ -325,14 +330,18 @@ test_placebo(void **state)
 		accepted += out.applied > 0;
 		tried += out.tried;
 		undecided += out.undecided;
+		cands += out.cands;
+		worse += out.worse;
 		t += out.elapsed;
 	}
 	printf("# placebo, every SMB knob, +-100%% between minutes, one pair in 8 an outlier: "
-	       "a change applied in %zu of 200 tunes (%zu knobs tried, %zu undecided); %.0f "
-	       "simulated seconds a tune\n",
-	       accepted, tried, undecided, t / 200);
+	       "a change applied in %zu of 200 tunes (%zu knobs tried, %zu undecided); a cost "
+	       "named for %zu of %zu candidates; %.0f simulated seconds a tune\n",
+	       accepted, tried, undecided, worse, cands, t / 200);
 	assert_true(tried >= 200 * 7);
 	assert_true(accepted <= 10);
+	/* A cost is named at each comparison's own 5%. */
+	assert_true(worse <= cands / 20);
 }
 
 /* (2) A real +10% against 5% noise, the same drift and outliers: found (applied) in at least
