@@ -178,7 +178,7 @@ CR=$("$LAB" root node1)/etc/nastune/tune.creds
 printf 'username = alice\npassword = %s\n' "$(password alice)" >"$CR"
 chmod 600 "$CR"
 t1=$SECONDS
-tj=$(nt node1 --json tune --goal throughput --budget 40s --knobs smb.smb_encrypt --size 8M \
+tj=$(nt node1 --json tune --goal throughput --budget 60s --knobs smb.smb_encrypt --size 8M \
 	--credentials "$CR" 2>"$WORK/tune.err")
 rc=$?
 terr=$(grep -v 'reloaded (pidfile' "$WORK/tune.err")
