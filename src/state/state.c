@@ -76,6 +76,7 @@ state_open(const char *root, struct state **out, char *err, size_t errlen)
 {
 	char *dir = paths_state_dir(root), *path = NULL;
 	struct state *st = xcalloc(1, sizeof(*st));
+	struct stat sb;
 	int rc, v, fd;
 	size_t i;
 
@@ -85,9 +86,10 @@ state_open(const char *root, struct state **out, char *err, size_t errlen)
 	}
 	path = paths_state_db(root);
 	/* Created 0600 whatever the umask (run history, hosts and results); SQLite
-	 * gives its -wal and -shm files the database's mode. An older 0644 one is tightened. */
+	 * gives its -wal and -shm files the database's mode. An older 0644 one is tightened;
+	 * one already 0600 is left alone (a chmod would move its ctime: the head stamp). */
 	if ((fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600)) < 0 ||
-	    fchmod(fd, 0600) < 0) {
+	    fstat(fd, &sb) < 0 || ((sb.st_mode & 07777) != 0600 && fchmod(fd, 0600) < 0)) {
 		rc = -errno;
 		snprintf(err, errlen, "cannot create %s: %s", path, strerror(-rc));
 		if (fd >= 0)

@@ -5,7 +5,7 @@
 # another root's database, one someone else could have written) is not trusted: the answer
 # then comes from the database, as without a stamp.
 . "$(dirname "$0")/lib.sh"
-plan 13
+plan 14
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 conf=$top/profiles/demo.conf
 sed 's/description = "nastune demo NAS"/description = "another NAS"/' "$conf" >"$tmp/c2.conf"
@@ -24,6 +24,9 @@ nt --root "$a" -c "$conf" apply --no-reload
 ok $? "an apply writes the stamp, 0600 and this user's (exit $rc)" "$err"
 dbopen "$a" "$conf"; ok $(( ! $? )) "--if-changed answers from the stamp without opening the database"
 echo "$err" | grep -q 'nothing to do'; ok $? "... and finds nothing to do" "$err"
+# Commands that only read the database leave it (and so the stamp) as it was.
+nt --root "$a" -c "$conf" status; nt --root "$a" -c "$conf" history
+dbopen "$a" "$conf"; ok $(( ! $? )) "after status and history the stamp still answers" "$err"
 
 # Generations changed behind the stamp: an older stamp put back.
 cp -p "$a/$head" "$tmp/old"
