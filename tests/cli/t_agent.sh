@@ -27,7 +27,7 @@ agent() {
 		>"$tmp/$1.log" 2>&1 &
 	pids+=($!)
 	disown $!
-	for _ in $(seq 50); do grep -q listening "$tmp/$1.log" && return 0; sleep 0.1; done
+	for _ in $(seq 300); do grep -q listening "$tmp/$1.log" && return 0; sleep 0.1; done
 	return 1
 }
 bench() { nt --root "$root" -c "$tmp/nas.conf" "$@"; }
@@ -154,7 +154,7 @@ mitm() {
 	: >"$tmp/mitm.log"
 	python3 "$top/tests/cli/agent_mitm.py" "$PM" "$PA" "$1" "$tmp/mitm.log" 2>>"$tmp/mitm.log" &
 	local mp=$!
-	for _ in $(seq 50); do grep -q listening "$tmp/mitm.log" && break; sleep 0.1; done
+	for _ in $(seq 300); do grep -q listening "$tmp/mitm.log" && break; sleep 0.1; done
 	for _ in $(seq "${2:-1}"); do
 		bench --json bench --client "127.0.0.1:$PM" --clients-only "${quick[@]}"
 	done
@@ -193,7 +193,7 @@ ok $? "a message from the agent replayed in flight: the NAS refuses it" "$err"
 fake() {
 	timeout 30 python3 "$top/tests/cli/agent_peer.py" --fake-agent "127.0.0.1:$PF" "$tmp/key" "$1" >"$tmp/fake.out" 2>&1 &
 	local fp=$!
-	for _ in $(seq 50); do grep -q listening "$tmp/fake.out" && break; sleep 0.1; done
+	for _ in $(seq 300); do grep -q listening "$tmp/fake.out" && break; sleep 0.1; done
 	bench --json bench --client "127.0.0.1:$PF" --clients-only "${quick[@]}"
 	wait "$fp"
 }
@@ -249,7 +249,7 @@ if [ -n "$nsp" ] && addrs_up; then
 	nsenter --net="/proc/$nsp/ns/net" "$NASTUNE" agent --listen "[::]:$PW" --token-file "$tmp/key" --mount "smb=$tmp/v6" \
 		--no-advertise >"$tmp/v6.log" 2>&1 &
 	pids+=($!)
-	for _ in $(seq 50); do grep -q listening "$tmp/v6.log" && break; sleep 0.1; done
+	for _ in $(seq 300); do grep -q listening "$tmp/v6.log" && break; sleep 0.1; done
 	v6bench() {
 		out=$(inns "$NASTUNE" --datadir "$top" --root "$root" -c "$tmp/nas.conf" --json bench \
 			--client "[2001:db8:2::1]:$PW" --clients-only "${quick[@]}" 2>"$tmp/v6.err")

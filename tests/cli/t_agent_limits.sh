@@ -24,7 +24,7 @@ key=$root/var/lib/nastune/agent.key
 "$NASTUNE" agent --listen "127.0.0.1:$PA" --token-file "$key" --mount "smb=$tmp/a" --no-advertise \
 	>"$tmp/a.log" 2>&1 &
 pids+=($!)
-for _ in $(seq 50); do grep -q listening "$tmp/a.log" && break; sleep 0.1; done
+for _ in $(seq 300); do grep -q listening "$tmp/a.log" && break; sleep 0.1; done
 quick=(--workload seq-write --size 1M --repeat 2 --warmup 0 --cache hot)
 bench() { nt --root "$root" -c "$tmp/nas.conf" --json bench "$@" --clients-only "${quick[@]}"; }
 results() { python3 -c 'import json,sys; print(len(json.loads(sys.argv[1])["results"]))' "$out" 2>/dev/null || echo -; }
@@ -63,7 +63,7 @@ fake() {
 	timeout 150 python3 "$top/tests/cli/agent_peer.py" --fake-agent "127.0.0.1:$PF" "$key" "${1:-stream}" \
 		>"$tmp/fake.out" 2>&1 &
 	fp=$!
-	for _ in $(seq 50); do grep -q listening "$tmp/fake.out" && break; sleep 0.1; done
+	for _ in $(seq 300); do grep -q listening "$tmp/fake.out" && break; sleep 0.1; done
 }
 fake busy
 bench --client "127.0.0.1:$PF"

@@ -46,7 +46,7 @@ fake() {
 	timeout 60 python3 "$top/tests/cli/agent_peer.py" --fake-agent "127.0.0.1:$PF" \
 		"$root/var/lib/nastune/agent.key" "$1" >"$tmp/fake.out" 2>&1 &
 	local fp=$!
-	for _ in $(seq 50); do grep -q listening "$tmp/fake.out" && break; sleep 0.1; done
+	for _ in $(seq 300); do grep -q listening "$tmp/fake.out" && break; sleep 0.1; done
 	nt --root "$root" -c "$tmp/nas.conf" bench --client "127.0.0.1:$PF" --clients-only \
 		--workload seq-write --size 1M --repeat 2 --warmup 0 --cache hot
 	wait "$fp"
