@@ -20,7 +20,7 @@
 #define TUNE_NLOOKS 5
 extern const unsigned tune_looks[TUNE_NLOOKS];
 /* The default most pairs a comparison measures (--repeat N sets it; at least 8). */
-#define TUNE_PAIRS 128
+#define TUNE_PAIRS 400
 
 /* Marks in wl[BENCH_NWORKLOADS] the workloads goal g measures; returns the knob workload mask
  * (WL_*) for matching knobs. */
