@@ -816,13 +816,23 @@ knobs_all(struct tstate *s)
 	}
 	for (size_t i = 0; i < NLEADERS && rc == 0; i++) {
 		struct tuner_decision *d = &s->r->dec[leaders[i]];
+		size_t shares = 0;
 
 		if (d->reason[0])
 			continue;
+		/* Each leader a share of what is left, two shares kept for the rest (if any), so
+		 * that the rest is screened too. */
+		for (size_t j = i; j < NLEADERS; j++)
+			shares += !s->r->dec[leaders[j]].reason[0];
+		for (const struct knob *k = knob_first(); k; k = knob_next(k))
+			if (!is_leader(k) && !s->r->dec[k->id].reason[0] &&
+			    !(k->id == KNOB_NET_MTU && mtu_wanted(s))) {
+				shares += 2;
+				break;
+			}
 		if ((cs[leaders[i]] = knob_cmp(s, d->k, d))) {
-			/* Each leader a share of what is left, so the rest is screened too. */
-			cs[leaders[i]]->until = now(s) + (s->o->budget_s - (now(s) - s->t0)) /
-								 (double)(NLEADERS - i + 2);
+			cs[leaders[i]]->until =
+				now(s) + (s->o->budget_s - (now(s) - s->t0)) / (double)shares;
 			rc = step(s, &cs[leaders[i]], d, LEADER_PAIRS);
 			if (cs[leaders[i]])
 				cs[leaders[i]]->until = 0;
