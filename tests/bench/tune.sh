@@ -37,7 +37,7 @@ plant() {
 }
 common=(--knobs "$KNOBS" --size "$SIZE" --goal throughput --credentials "$SROOT/etc/nastune/creds")
 # One run of the quality part: exhaustive (REPEAT runs a combination), then the tune from the
-# same planted start with a budget of a quarter of the exhaustive time (the user's lever: the
+# same planted start with a budget of 0.28 of the exhaustive time (the user's lever: the
 # tune decides what it can in the time given); both winners re-measured side by side;
 # appends "RUN quality time" to the figures file.
 quality_run() {
@@ -46,7 +46,7 @@ g0=$EPOCHREALTIME
 nt --json tune --dry-run --exhaustive "${common[@]}" --repeat "$REPEAT" --budget 1h \
 	>/tmp/tune-bench-grid.$$ 2>/dev/null
 g1=$EPOCHREALTIME
-budget=$(python3 -c 'import sys; print(max(10, int(0.25 * (float(sys.argv[2]) - float(sys.argv[1])))))' "$g0" "$g1")
+budget=$(python3 -c 'import sys; print(max(10, int(0.28 * (float(sys.argv[2]) - float(sys.argv[1])))))' "$g0" "$g1")
 plant
 t0=$EPOCHREALTIME
 nt --json tune --dry-run "${common[@]}" --budget "${budget}s" >/tmp/tune-bench-desc.$$ 2>/dev/null
