@@ -206,8 +206,10 @@ if want nfs; then
 	# nfs-cp refuses an existing target.
 	nfs_rm() { on client1 "$DRV" "${BLK[@]}" "$NFS" rm "$name" >/dev/null 2>&1; }
 
-	# nfs-cp never COMMITs: the like-for-like write is the driver's without flush (COMMIT);
-	# the stable one is printed beside it. Reads go to a local file on both sides.
+	# nfs-cp COMMITs once, at close (libnfs 4.0's close does when the file was written): the
+	# like-for-like write is the driver's without flush(), whose close COMMITs the same way;
+	# the one with flush() as well is printed beside it. Reads go to a local file on both
+	# sides.
 	if pair nw nfs-write nfs_rm -- "$DRV_NFS" "${BLK[@]}" --no-flush "$NFS" put "$src" "$name" -- nfs-cp "$src" "$NFSF" &&
 		pair nr nfs-read out_rm -- "$DRV_NFS" "${BLK[@]}" "$NFS" get "$name" "$SHM/out.bin" -- nfs-cp "$NFSF" "$SHM/out.bin" &&
 		pair nd - : -- "$DRV_NFS" "${BLK[@]}" "$NFS" get "$name" /dev/null -- true &&
