@@ -5,7 +5,8 @@
 # client tool exists, FIELD.md). Wall time of whole processes (connect included) for both
 # sides, 256 MiB files; reads are hot (the server's page cache holds the file). Both sides
 # copy a file: the put source and the get sink are files in tmpfs. drvtool overlaps its local
-# file I/O with the transfer (two buffers, a thread), as smbclient does.
+# file I/O with the transfer (two buffers, a thread), as smbclient does; for NFS it reads, then
+# sends (receives, then writes), as nfs-cp does.
 #
 # The verdict (SMB read and write, NFS read and write; target >= 1.0): driver and reference
 # run as a pair, back to back, the order alternating pair by pair so that neither always runs

@@ -87,9 +87,9 @@ open_for_write(const char *path, struct bench_file **f)
 	return rc;
 }
 
-/* The local side of put and get runs in its own thread on two buffers, so that reading or
- * writing the local file overlaps the driver's transfer of the other buffer, as smbclient's
- * and nfs-cp's own I/O loops do. Only the main thread calls the driver (libsmbclient keeps
+/* The local side of put and get runs in its own thread on two buffers (but for NFS, see
+ * local_thread), so that reading or writing the local file overlaps the driver's transfer
+ * of the other buffer, as smbclient's own I/O loop does. Only the main thread calls the driver (libsmbclient keeps
  * per-thread state). A slot is full (n >= 0 bytes, n == 0 at end) or empty (n == -1). */
 struct pipe2 {
 	pthread_mutex_t mu;
@@ -209,6 +209,32 @@ pipe2_end(struct pipe2 *p, pthread_t th, bool fail)
 	return ok;
 }
 
+/* Whether the local side of put and get gets its thread. Not for NFS: nfs-cp's loop is
+ * synchronous (read, then send; receive, then write), and on the 2-core lab the thread's
+ * buffers crossing cores cost the NFS driver more CPU than the overlap gained. */
+static bool
+local_thread(int fd)
+{
+	return fd >= 0 && strcmp(drv->name, "nfs") != 0;
+}
+
+/* Full blocks from fd but the last (a pipe or a slow file returns less). */
+static ssize_t
+read_full(int fd, char *buf)
+{
+	size_t got = 0;
+
+	while (got < block) {
+		ssize_t r = read(fd, buf + got, block - got);
+		if (r < 0)
+			return -1;
+		if (r == 0)
+			break;
+		got += (size_t)r;
+	}
+	return (ssize_t)got;
+}
+
 /* Writes from fd (or, fd < 0, total bytes of a fixed pattern) to the remote path. */
 static int
 do_write(const char *path, int fd, uint64_t total, const char *label)
@@ -220,9 +246,11 @@ do_write(const char *path, int fd, uint64_t total, const char *label)
 	uint64_t off = 0;
 	double t0;
 	int rc = 1;
+	bool thread = local_thread(fd);
 
-	if (fd < 0) {
+	if (!thread)
 		buf = block_alloc();
+	if (fd < 0) {
 		for (size_t i = 0; i < block; i++)	/* not all zeroes: nothing may compress it */
 			buf[i] = (char)(i * 2654435761u >> 13);
 	}
@@ -231,17 +259,23 @@ do_write(const char *path, int fd, uint64_t total, const char *label)
 		free(buf);
 		return fail("open");
 	}
-	if (fd >= 0)
+	if (thread)
 		pipe2_start(&p, &th, fd, false);
 	for (unsigned i = 0;; i ^= 1) {
 		const char *src = buf;
 		ssize_t n;
 
-		if (fd >= 0) {
+		if (thread) {
 			if (!pipe2_wait(&p, i))
 				goto out;
 			n = p.n[i];
 			src = p.buf[i];
+		} else if (fd >= 0) {
+			n = read_full(fd, buf);
+			if (n < 0) {
+				perror("drvtool: local file");
+				goto out;
+			}
 		} else {
 			n = (ssize_t)(total - off < block ? total - off : block);
 		}
@@ -253,7 +287,7 @@ do_write(const char *path, int fd, uint64_t total, const char *label)
 			goto out;
 		}
 		off += (uint64_t)n;
-		if (fd >= 0)
+		if (thread)
 			pipe2_post(&p, i, -1);
 	}
 	if (!no_flush && drv->flush(conn, f) < 0) {
@@ -262,7 +296,7 @@ do_write(const char *path, int fd, uint64_t total, const char *label)
 	}
 	rc = 0;
 out:
-	if (fd >= 0 && !pipe2_end(&p, th, rc != 0))
+	if (thread && !pipe2_end(&p, th, rc != 0))
 		rc = 1;
 	if (drv->close(conn, f) < 0 && rc == 0)
 		rc = fail("close");
@@ -283,17 +317,18 @@ do_read(const char *path, int fd, const char *label)
 	uint64_t off = 0;
 	double t0 = now();
 	int rc = 1;
+	bool thread = local_thread(fd);
 
 	if (drv->open(conn, path, BENCH_RD, &f) < 0)
 		return fail("open");
-	if (fd >= 0)
+	if (thread)
 		pipe2_start(&p, &th, fd, true);
 	else
 		buf = block_alloc();
 	for (unsigned i = 0;; i ^= 1) {
 		char *dst = buf;
 
-		if (fd >= 0) {
+		if (thread) {
 			if (!pipe2_wait(&p, i))
 				goto out;
 			dst = p.buf[i];
@@ -303,15 +338,19 @@ do_read(const char *path, int fd, const char *label)
 			fail("read");
 			goto out;
 		}
-		if (fd >= 0)
+		if (thread)
 			pipe2_post(&p, i, n);
+		else if (fd >= 0 && n > 0 && write(fd, buf, (size_t)n) != n) {
+			perror("drvtool: local file");
+			goto out;
+		}
 		if (n == 0)
 			break;
 		off += (uint64_t)n;
 	}
 	rc = 0;
 out:
-	if (fd >= 0 && !pipe2_end(&p, th, rc != 0))
+	if (thread && !pipe2_end(&p, th, rc != 0))
 		rc = 1;
 	drv->close(conn, f);
 	if (rc == 0)
