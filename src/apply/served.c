@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bench_driver.h"
 #include "model.h"
@@ -129,8 +130,15 @@ ask(const struct bench_driver *d, const char *scheme, const char *host, const ch
 	t.url = xasprintf("%s://%s%s%s", scheme, host, *share == '/' ? "" : "/", share);
 	t.nfs_version = nfs_version;
 	t.nfs_uid = t.nfs_gid = -1;
-	err[0] = '\0';
-	rc = d->connect(&t, &c, err, errlen);
+	/* A daemon that has just reloaded may drop or refuse the first connection (afpd closed
+	 * one in a loaded run): that is no answer about the share, so ask again for up to 2 s. */
+	for (int i = 0; i < 10; i++) {
+		err[0] = '\0';
+		rc = d->connect(&t, &c, err, errlen);
+		if (rc != -ECONNRESET && rc != -ECONNREFUSED)
+			break;
+		usleep(200000);
+	}
 	if (rc == 0) {
 		snprintf(err, errlen, "%s: connected as guest", t.url);
 		d->disconnect(c);
