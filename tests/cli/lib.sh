@@ -33,3 +33,23 @@ nt() {
 srvdirs() {
 	mkdir -p "$1"/srv/{media,tm,public,archive,data}
 }
+
+# start_fake OUT SECS ARGS...: runs `timeout SECS python3 agent_peer.py ARGS` in the background
+# with its output in OUT until it says it listens, up to three starts (the port may still be
+# held for a moment by the one before); FAKE_PID gets its pid.
+start_fake() {
+	local out=$1 secs=$2
+	shift 2
+	for _ in 1 2 3; do
+		timeout "$secs" python3 "$top/tests/cli/agent_peer.py" "$@" >"$out" 2>&1 &
+		FAKE_PID=$!
+		for _ in $(seq 300); do
+			grep -q listening "$out" && return 0
+			kill -0 "$FAKE_PID" 2>/dev/null || break
+			sleep 0.1
+		done
+		cat "$out" >&2
+		wait "$FAKE_PID" 2>/dev/null
+		sleep 0.5
+	done
+}

@@ -192,18 +192,8 @@ ok $? "a message from the agent replayed in flight: the NAS refuses it" "$err"
 # A fake agent (holds the key file's name, not the key's proof) is refused by the NAS.
 fake() {
 	local fp
-	for _ in 1 2 3; do	# up to three starts: the port may still be held for a moment
-		timeout 30 python3 "$top/tests/cli/agent_peer.py" --fake-agent "127.0.0.1:$PF" "$tmp/key" "$1" >"$tmp/fake.out" 2>&1 &
-		fp=$!
-		for _ in $(seq 300); do
-			grep -q listening "$tmp/fake.out" && break 2
-			kill -0 "$fp" 2>/dev/null || break
-			sleep 0.1
-		done
-		cat "$tmp/fake.out" >&2
-		wait "$fp" 2>/dev/null
-		sleep 0.5
-	done
+	start_fake "$tmp/fake.out" 30 --fake-agent "127.0.0.1:$PF" "$tmp/key" "$1"
+	fp=$FAKE_PID
 	bench --json bench --client "127.0.0.1:$PF" --clients-only "${quick[@]}"
 	wait "$fp"
 }

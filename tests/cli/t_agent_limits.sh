@@ -59,20 +59,9 @@ grep -q "^3 of 4 sessions still open" "$tmp/idle.out"
 ok $? "... exactly one of them was replaced" "$(cat "$tmp/idle.out")"
 
 # --- a fake agent (with the key): busy; streaming progress, never a result
-fake() {	# up to three starts: the port may still be held by the one before for a moment
-	for _ in 1 2 3; do
-		timeout 150 python3 "$top/tests/cli/agent_peer.py" --fake-agent "127.0.0.1:$PF" "$key" \
-			"${1:-stream}" >"$tmp/fake.out" 2>&1 &
-		fp=$!
-		for _ in $(seq 300); do
-			grep -q listening "$tmp/fake.out" && return 0
-			kill -0 "$fp" 2>/dev/null || break
-			sleep 0.1
-		done
-		cat "$tmp/fake.out" >&2
-		wait "$fp" 2>/dev/null
-		sleep 0.5
-	done
+fake() {
+	start_fake "$tmp/fake.out" 150 --fake-agent "127.0.0.1:$PF" "$key" "${1:-stream}"
+	fp=$FAKE_PID
 }
 fake busy
 bench --client "127.0.0.1:$PF"
