@@ -61,8 +61,13 @@ ok $? "the scratch records live in a 0700 state directory, empty after a clean r
 "$NASTUNE" --datadir "$top" --root "$root" bench --target "file://$tmp/crash" \
 	--workload small-files --files 20000 --size 1M --repeat 50 --warmup 0 --cache hot >/dev/null 2>&1 &
 bp=$!
-# Up to 30 s: a loaded machine can take seconds to start the run and record it.
-for _ in $(seq 600); do [ -n "$(ls -A "$reg" 2>/dev/null)" ] && break; sleep 0.05; done
+# Up to 30 s: a loaded machine can take seconds to start the run, record it and make the
+# directory (the record comes first: killed between the two, there is nothing to remove).
+for _ in $(seq 600); do
+	[ -n "$(ls -A "$reg" 2>/dev/null)" ] &&
+		[ -n "$(find "$tmp/crash" -maxdepth 1 -name '.nastune-bench-*')" ] && break
+	sleep 0.05
+done
 kill -KILL "$bp"; wait "$bp" 2>/dev/null
 left=$(find "$tmp/crash" -maxdepth 1 -name '.nastune-bench-*' | wc -l)
 nt --root "$root" bench --target "file://$tmp/crash" "${quick[@]}"
