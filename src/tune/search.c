@@ -359,6 +359,90 @@ advance(struct tstate *s, struct cmp *c, size_t upto)
 	return rc;
 }
 
+/* Candidates a pooled round measures between two runs of the incumbent. */
+#define POOL_GROUP 3
+
+struct pool_ent {
+	struct cmp *c;
+	size_t j;
+};
+
+/* Measures pooled rounds of several knobs' comparisons (cs, one protos mask) until each of
+ * their undecided candidates has `upto` pairs, while they fit in the budget. A round runs the
+ * incumbent, then up to POOL_GROUP candidates (each the incumbent with one knob changed), the
+ * incumbent again, and so on, forwards and backwards in turn; each candidate's run pairs with
+ * the mean (of logs) of the two incumbent runs around it, so a drift between them cancels and
+ * the incumbent's runs serve every knob at once. Returns 0, or -errno with *culprit the
+ * comparison whose candidate failed (NULL: the incumbent did). The incumbent is in force on
+ * return. */
+static int
+pool_advance(struct tstate *s, struct cmp **cs, size_t n, size_t upto, struct cmp **culprit)
+{
+	unsigned protos = cs[0]->protos;
+	struct pool_ent *e = xcalloc(n * TUNER_MAX_CANDS, sizeof(*e));
+	double prev = 0;
+	int rc = 0;
+
+	*culprit = NULL;
+	for (unsigned round = 0; rc == 0; round++) {
+		size_t ne = 0, calls;
+
+		for (size_t i = 0; i < n; i++)
+			for (size_t j = 0; j < cs[i]->nc; j++)
+				if (!cs[i]->c[j].done && cs[i]->c[j].n < upto)
+					e[ne++] = (struct pool_ent){ cs[i], j };
+		if (!ne)
+			break;
+		calls = ne + (ne + POOL_GROUP - 1) / POOL_GROUP + 1;
+		if (!fits(s, (double)calls * slot_cost(s, protos))) {
+			for (size_t i = 0; i < n; i++)
+				cs[i]->out_of_time = true;
+			break;
+		}
+		if (round % 2)
+			for (size_t a = 0, b = ne - 1; a < b; a++, b--) {
+				struct pool_ent t = e[a];
+
+				e[a] = e[b], e[b] = t;
+			}
+		for (size_t i = 0, last = SIZE_MAX; i < ne; i++) /* one cmp: contiguous */
+			if (e[i].c != (last == SIZE_MAX ? NULL : e[last].c))
+				e[i].c->rounds++, last = i;
+		/* A new incumbent run each round: one shared by two rounds would tie the pairs of
+		 * the candidate at the turn (the simulator's placebos: 13 of 200 applied, not 6).
+		 */
+		if ((rc = measure(s, protos, 1, 0, &prev, NULL)) < 0)
+			break;
+		for (size_t g = 0; g < ne && rc == 0; g += POOL_GROUP) {
+			size_t m = ne - g < POOL_GROUP ? ne - g : POOL_GROUP;
+			double sc[POOL_GROUP], next;
+
+			for (size_t t = 0; t < m && rc == 0; t++) {
+				struct cmp *c = e[g + t].c;
+
+				c->put(s, c, e[g + t].j + 1);
+				rc = measure(s, protos, 1, 0, &sc[t], NULL);
+				c->put(s, c, 0);
+				if (rc < 0)
+					*culprit = c;
+			}
+			if (rc < 0 || (rc = measure(s, protos, 1, 0, &next, NULL)) < 0)
+				break;
+			for (size_t t = 0; t < m; t++) {
+				struct cmp *c = e[g + t].c;
+				struct cand *x = &c->c[e[g + t].j];
+
+				x->d = xreallocarray(x->d, x->n + 1, sizeof(*x->d));
+				x->d[x->n++] = tune_log_ratio(sqrt(prev * next), sc[t]);
+				look(s, c, e[g + t].j);
+			}
+			prev = next;
+		}
+	}
+	free(e);
+	return rc;
+}
+
 static void
 cmp_release(struct cmp *c)
 {
@@ -649,7 +733,10 @@ finish(struct tstate *s, struct cmp *c, struct tuner_decision *d)
 	size_t best = SIZE_MAX, tell = 0, len;
 	bool undecided = false, same = false;
 	const char *cur = c->val[0] ? c->val[0] : "(the default)";
+	bool short_of[TUNER_MAX_CANDS];
 
+	for (size_t j = 0; j < c->nc; j++)
+		short_of[j] = c->out_of_time && !c->c[j].done;
 	conclude(s, c);
 	for (size_t j = 0; j < c->nc; j++) {
 		struct tune_effect *e = &c->c[j].e;
@@ -688,7 +775,8 @@ finish(struct tstate *s, struct cmp *c, struct tuner_decision *d)
 											: "");
 		if (len < sizeof(d->reason))
 			verdict_words(d->reason + len, sizeof(d->reason) - len, c->val[j + 1],
-				      &c->c[j].e, c->out_of_time && !c->c[j].done);
+				      &c->c[j].e,
+				      short_of[j] && c->c[j].e.verdict == TUNE_UNDECIDED);
 		len = strlen(d->reason);
 	}
 	if (best != SIZE_MAX) {
@@ -726,6 +814,31 @@ resumed(struct tstate *s, const struct knob *k, struct tuner_decision *d)
 	return true;
 }
 
+static void
+trying(struct tstate *s, const struct cmp *c)
+{
+	if (!c->rounds)
+		say(s, "tune: trying %s = %s%s (side by side with %s, up to %zu pairs%s)",
+		    c->k->name, c->val[1], c->nc > 1 ? " and more" : "",
+		    c->val[0] ? c->val[0] : "the default", c->max_pairs,
+		    c->protos & TUNER_CLIENTS ? ", through the clients" : "");
+}
+
+/* k's comparison failed to measure (s->err): the knob's decision says so. */
+static int
+failed(struct tstate *s, struct cmp **cp, struct tuner_decision *d, int rc)
+{
+	snprintf(d->reason, sizeof(d->reason), "failed: %.400s", s->err);
+	d->tried = true;
+	decided(s, d);
+	cmp_release(*cp);
+	free(*cp);
+	*cp = NULL;
+	return rc == -EINTR ? rc : 0;
+}
+
+static void settle(struct tstate *s, struct cmp **cp, struct tuner_decision *d);
+
 /* Advances k's comparison to `upto` pairs; finishes the knob once no candidate is left
  * undecided. Returns 0 or -errno (d->reason says what failed). */
 static int
@@ -736,22 +849,21 @@ step(struct tstate *s, struct cmp **cp, struct tuner_decision *d, size_t upto)
 
 	if (!c)
 		return 0;
-	if (!c->rounds)
-		say(s, "tune: trying %s = %s%s (side by side with %s, up to %zu pairs%s)",
-		    c->k->name, c->val[1], c->nc > 1 ? " and more" : "",
-		    c->val[0] ? c->val[0] : "the default", c->max_pairs,
-		    c->protos & TUNER_CLIENTS ? ", through the clients" : "");
-	if ((rc = advance(s, c, upto)) < 0) {
-		snprintf(d->reason, sizeof(d->reason), "failed: %.400s", s->err);
-		d->tried = true;
-		decided(s, d);
-		cmp_release(c);
-		free(c);
-		*cp = NULL;
-		return rc == -EINTR ? rc : 0;
-	}
+	trying(s, c);
+	if ((rc = advance(s, c, upto)) < 0)
+		return failed(s, cp, d, rc);
+	settle(s, cp, d);
+	return 0;
+}
+
+/* Finishes k's comparison once no candidate is left undecided or the budget is spent. */
+static void
+settle(struct tstate *s, struct cmp **cp, struct tuner_decision *d)
+{
+	struct cmp *c = *cp;
+
 	if (active(c) && !c->out_of_time)
-		return 0;
+		return;
 	if (!c->rounds) {
 		snprintf(d->reason, sizeof(d->reason),
 			 "not tried: budget exhausted (a round of %zu measurements needs about "
@@ -764,7 +876,6 @@ step(struct tstate *s, struct cmp **cp, struct tuner_decision *d, size_t upto)
 	cmp_release(c);
 	free(c);
 	*cp = NULL;
-	return 0;
 }
 
 /* Where k's comparison can pay next: 0 when an undecided candidate leans to a gain (its
@@ -789,6 +900,55 @@ need(struct tstate *s, const struct cmp *c)
 			most = x->e.more;
 	}
 	return (double)most * (double)(active(c) + 1) * slot_cost(s, c->protos);
+}
+
+/* One level of the look loop: the knobs of order (n, by key: need()) not waiting measured in
+ * pools, one a protocol mask, to the level's look. A knob whose verdict would take more than
+ * twice what is left waits, so that its time decides others. */
+static int
+pool_level(struct tstate *s, struct cmp **cs, const struct knob *const *order, const double *key,
+	   size_t n, unsigned lv)
+{
+	size_t upto = lv + 1 < s->nlooks ? s->looks[lv] : SIZE_MAX;
+	bool taken[KNOB_COUNT] = { false };
+	int rc = 0;
+
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		struct cmp *pool[KNOB_COUNT], *bad;
+		const struct knob *ks[KNOB_COUNT];
+		double left = s->o->budget_s - (now(s) - s->t0);
+		size_t np = 0;
+
+		if (taken[i] || !cs[order[i]->id])
+			continue;
+		for (size_t q = i; q < n; q++) {
+			struct cmp *c = cs[order[q]->id];
+
+			if (taken[q] || !c || c->protos != cs[order[i]->id]->protos)
+				continue;
+			taken[q] = true;
+			if (lv + 1 < s->nlooks && key[q] > 2 * left && c->rounds >= 16)
+				continue;
+			trying(s, c);
+			ks[np] = order[q];
+			pool[np++] = c;
+		}
+		if (!np)
+			continue;
+		rc = pool_advance(s, pool, np, upto, &bad);
+		for (size_t q = 0; q < np; q++) {
+			struct tuner_decision *d = &s->r->dec[ks[q]->id];
+
+			if (rc < 0 && (!bad || bad == pool[q])) {
+				if (failed(s, &cs[ks[q]->id], d, rc) < 0)
+					return rc;
+			} else {
+				settle(s, &cs[ks[q]->id], d);
+			}
+		}
+		rc = rc == -EINTR ? rc : 0;
+	}
+	return rc;
 }
 
 /* The leaders' first pairs: enough to name a large effect (a cost of a third under the lab's
@@ -863,15 +1023,7 @@ knobs_all(struct tstate *s)
 				order[j] = order[j - 1], key[j] = key[j - 1];
 				order[j - 1] = t, key[j - 1] = kt;
 			}
-		for (size_t i = 0; i < n && rc == 0; i++) {
-			double left = s->o->budget_s - (now(s) - s->t0);
-
-			if (lv + 1 < s->nlooks && key[i] > 2 * left &&
-			    cs[order[i]->id]->rounds >= 16)
-				continue;
-			rc = step(s, &cs[order[i]->id], &s->r->dec[order[i]->id],
-				  lv + 1 < s->nlooks ? s->looks[lv] : SIZE_MAX);
-		}
+		rc = pool_level(s, cs, order, key, n, lv);
 	}
 	for (size_t i = 0; i < KNOB_COUNT; i++)
 		if (cs[i]) {
