@@ -323,40 +323,13 @@ round_once(struct tstate *s, struct cmp *c)
 	return 0;
 }
 
-/* Measures rounds until every undecided candidate has `upto` pairs (or is decided), while
- * they fit in the budget. Returns 0 or -errno. The incumbent is in force on return. */
-static int
-advance_rounds(struct tstate *s, struct cmp *c, size_t upto)
+static bool
+better(const struct cmp *c)
 {
-	for (;;) {
-		size_t need = 0;
-		int rc;
-
-		for (size_t j = 0; j < c->nc; j++)
-			if (!c->c[j].done && c->c[j].n < upto)
-				need++;
-		if (!need)
-			return 0;
-		double cost = (double)(active(c) + 1) * slot_cost(s, c->protos);
-
-		if (!fits(s, cost)) {
-			c->out_of_time = true;
-			return 0;
-		}
-		if (c->until > 0 && now(s) + cost > c->until)
-			return 0; /* its share of the time is spent: it may go on later */
-		if ((rc = round_once(s, c)) < 0)
-			return rc;
-	}
-}
-
-static int
-advance(struct tstate *s, struct cmp *c, size_t upto)
-{
-	int rc = advance_rounds(s, c, upto);
-
-	c->put(s, c, 0);
-	return rc;
+	for (size_t j = 0; j < c->nc; j++)
+		if (c->c[j].e.verdict == TUNE_BETTER)
+			return true;
+	return false;
 }
 
 /* Candidates a pooled round measures between two runs of the incumbent. */
@@ -381,6 +354,7 @@ pool_advance(struct tstate *s, struct cmp **cs, size_t n, size_t upto, struct cm
 	unsigned protos = cs[0]->protos;
 	struct pool_ent *e = xcalloc(n * TUNER_MAX_CANDS, sizeof(*e));
 	double prev = 0;
+	bool gain = false;
 	int rc = 0;
 
 	*culprit = NULL;
@@ -399,6 +373,9 @@ pool_advance(struct tstate *s, struct cmp **cs, size_t n, size_t upto, struct cm
 				cs[i]->out_of_time = true;
 			break;
 		}
+		if (cs[0]->until > 0 &&
+		    now(s) + (double)calls * slot_cost(s, protos) > cs[0]->until)
+			break; /* their share of the time is spent: they may go on later */
 		if (round % 2)
 			for (size_t a = 0, b = ne - 1; a < b; a++, b--) {
 				struct pool_ent t = e[a];
@@ -435,9 +412,12 @@ pool_advance(struct tstate *s, struct cmp **cs, size_t n, size_t upto, struct cm
 				x->d = xreallocarray(x->d, x->n + 1, sizeof(*x->d));
 				x->d[x->n++] = tune_log_ratio(sqrt(prev * next), sc[t]);
 				look(s, c, e[g + t].j);
+				gain |= !active(c) && better(c);
 			}
 			prev = next;
 		}
+		if (gain)
+			break; /* the change goes in before more is measured against the old */
 	}
 	free(e);
 	return rc;
@@ -837,25 +817,6 @@ failed(struct tstate *s, struct cmp **cp, struct tuner_decision *d, int rc)
 	return rc == -EINTR ? rc : 0;
 }
 
-static void settle(struct tstate *s, struct cmp **cp, struct tuner_decision *d);
-
-/* Advances k's comparison to `upto` pairs; finishes the knob once no candidate is left
- * undecided. Returns 0 or -errno (d->reason says what failed). */
-static int
-step(struct tstate *s, struct cmp **cp, struct tuner_decision *d, size_t upto)
-{
-	struct cmp *c = *cp;
-	int rc;
-
-	if (!c)
-		return 0;
-	trying(s, c);
-	if ((rc = advance(s, c, upto)) < 0)
-		return failed(s, cp, d, rc);
-	settle(s, cp, d);
-	return 0;
-}
-
 /* Finishes k's comparison once no candidate is left undecided or the budget is spent. */
 static void
 settle(struct tstate *s, struct cmp **cp, struct tuner_decision *d)
@@ -955,6 +916,67 @@ pool_level(struct tstate *s, struct cmp **cs, const struct knob *const *order, c
  * noise), not enough to spend the budget on a value that changes nothing. */
 #define LEADER_PAIRS 32
 
+/* Signing cannot matter while sessions are sealed (encryption desired or required in
+ * force): it waits for encryption's verdict rather than measure nothing. */
+static bool
+sealed(const struct tstate *s)
+{
+	const char *v = knob_value(s->m, KNOB_SMB_SMB_ENCRYPT);
+
+	return v && (strcmp(v, "desired") == 0 || strcmp(v, "required") == 0);
+}
+
+/* The leaders, pooled, look by look to LEADER_PAIRS (or their verdict) within their share of
+ * what is left: one a leader, two kept for the rest (if any) so that it is screened too. */
+static int
+leaders_first(struct tstate *s, struct cmp **cs)
+{
+	size_t shares = 0, nl = 0, rest;
+	const struct knob *order[NLEADERS];
+	double key[NLEADERS] = { 0 }, until;
+	int rc = 0;
+
+	for (size_t i = 0; i < NLEADERS; i++) {
+		struct tuner_decision *d = &s->r->dec[leaders[i]];
+
+		if (d->reason[0])
+			continue;
+		if (!(cs[leaders[i]] = knob_cmp(s, d->k, d))) {
+			decided(s, d);
+			continue;
+		}
+		shares++;
+	}
+	if (!shares)
+		return 0;
+	rest = 0;
+	for (const struct knob *k = knob_first(); k; k = knob_next(k))
+		if (!is_leader(k) && !s->r->dec[k->id].reason[0] &&
+		    !(k->id == KNOB_NET_MTU && mtu_wanted(s))) {
+			rest = 2;
+			break;
+		}
+	until = now(s) +
+		(s->o->budget_s - (now(s) - s->t0)) * (double)shares / (double)(shares + rest);
+	for (unsigned lv = 0; lv < s->nlooks && s->looks[lv] <= LEADER_PAIRS && rc == 0; lv++) {
+		nl = 0;
+		for (size_t i = 0; i < NLEADERS; i++) {
+			struct cmp *c = cs[leaders[i]];
+
+			if (!c || (leaders[i] == KNOB_SMB_SERVER_SIGNING && sealed(s) &&
+				   cs[KNOB_SMB_SMB_ENCRYPT]))
+				continue;
+			c->until = until;
+			order[nl++] = c->k;
+		}
+		rc = pool_level(s, cs, order, key, nl, lv);
+	}
+	for (size_t i = 0; i < NLEADERS; i++)
+		if (cs[leaders[i]])
+			cs[leaders[i]]->until = 0;
+	return rc;
+}
+
 /* The knobs: the leaders first (to LEADER_PAIRS, or their verdict), then a screen of the rest
  * (their first look), then look by look while the budget lasts: first the knobs leaning to a
  * gain, then those closest to a verdict; a knob whose verdict would take more than twice what
@@ -974,31 +996,7 @@ knobs_all(struct tstate *s)
 		if (eligible(s, k, d))
 			resumed(s, k, d);
 	}
-	for (size_t i = 0; i < NLEADERS && rc == 0; i++) {
-		struct tuner_decision *d = &s->r->dec[leaders[i]];
-		size_t shares = 0;
-
-		if (d->reason[0])
-			continue;
-		/* Each leader a share of what is left, two shares kept for the rest (if any), so
-		 * that the rest is screened too. */
-		for (size_t j = i; j < NLEADERS; j++)
-			shares += !s->r->dec[leaders[j]].reason[0];
-		for (const struct knob *k = knob_first(); k; k = knob_next(k))
-			if (!is_leader(k) && !s->r->dec[k->id].reason[0] &&
-			    !(k->id == KNOB_NET_MTU && mtu_wanted(s))) {
-				shares += 2;
-				break;
-			}
-		if ((cs[leaders[i]] = knob_cmp(s, d->k, d))) {
-			cs[leaders[i]]->until =
-				now(s) + (s->o->budget_s - (now(s) - s->t0)) / (double)shares;
-			rc = step(s, &cs[leaders[i]], d, LEADER_PAIRS);
-			if (cs[leaders[i]])
-				cs[leaders[i]]->until = 0;
-		} else
-			decided(s, d);
-	}
+	rc = leaders_first(s, cs);
 	for (unsigned lv = 0; lv < s->nlooks && rc == 0; lv++) {
 		const struct knob *order[KNOB_COUNT];
 		double key[KNOB_COUNT];
