@@ -323,15 +323,6 @@ round_once(struct tstate *s, struct cmp *c)
 	return 0;
 }
 
-static bool
-better(const struct cmp *c)
-{
-	for (size_t j = 0; j < c->nc; j++)
-		if (c->c[j].e.verdict == TUNE_BETTER)
-			return true;
-	return false;
-}
-
 /* Candidates a pooled round measures between two runs of the incumbent. */
 #define POOL_GROUP 3
 
@@ -412,7 +403,13 @@ pool_advance(struct tstate *s, struct cmp **cs, size_t n, size_t upto, struct cm
 				x->d = xreallocarray(x->d, x->n + 1, sizeof(*x->d));
 				x->d[x->n++] = tune_log_ratio(sqrt(prev * next), sc[t]);
 				look(s, c, e[g + t].j);
-				gain |= !active(c) && better(c);
+				/* One value better ends the knob: its change goes in now, and what
+				 * its other values would gain over it is left to another tune. */
+				if (x->done && x->e.verdict == TUNE_BETTER) {
+					for (size_t j = 0; j < c->nc; j++)
+						c->c[j].done = true;
+					gain = true;
+				}
 			}
 			prev = next;
 		}
@@ -551,6 +548,12 @@ eligible(struct tstate *s, const struct knob *k, struct tuner_decision *d)
 		snprintf(d->reason, sizeof(d->reason),
 			 "not tried: only clients cross the NIC "
 			 "(tune --clients); network.mtu otherwise");
+		return false;
+	}
+	if (on_path(k) && !(s->o->clients_decide && s->ops->clients)) {
+		snprintf(d->reason, sizeof(d->reason),
+			 "not tried: it acts on the network path, which loopback does not have "
+			 "(no NIC, no latency): the clients decide it (tune --clients)");
 		return false;
 	}
 	if (k->proto && !(k->proto & s->o->protos)) {
