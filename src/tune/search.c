@@ -37,6 +37,7 @@ struct tstate {
 	double alpha_cost;	 /* "worse": each comparison's own level, its looks sharing it */
 	unsigned changed_protos; /* the protocols the changes made so far touch */
 	double client_pass;	 /* seconds the clients' pass at the start took */
+	uint64_t rng;		 /* the pools' orders (fixed seed: a tune is reproducible) */
 	char err[512];
 };
 
@@ -349,7 +350,7 @@ pool_advance(struct tstate *s, struct cmp **cs, size_t n, size_t upto, struct cm
 	int rc = 0;
 
 	*culprit = NULL;
-	for (unsigned round = 0; rc == 0; round++) {
+	while (rc == 0) {
 		size_t ne = 0, calls;
 
 		for (size_t i = 0; i < n; i++)
@@ -367,15 +368,18 @@ pool_advance(struct tstate *s, struct cmp **cs, size_t n, size_t upto, struct cm
 		if (cs[0]->until > 0 &&
 		    now(s) + (double)calls * slot_cost(s, protos) > cs[0]->until)
 			break; /* their share of the time is spent: they may go on later */
-		if (round % 2)
-			for (size_t a = 0, b = ne - 1; a < b; a++, b--) {
-				struct pool_ent t = e[a];
-
-				e[a] = e[b], e[b] = t;
-			}
 		for (size_t i = 0, last = SIZE_MAX; i < ne; i++) /* one cmp: contiguous */
 			if (e[i].c != (last == SIZE_MAX ? NULL : e[last].c))
 				e[i].c->rounds++, last = i;
+		/* A new order each round: a run carries over into the next (a daemon reloaded
+		 * with other modules, an install that slept in I/O), and in a fixed order the
+		 * same candidate would always follow the same neighbour and carry its bias. */
+		for (size_t i = ne - 1; i > 0; i--) {
+			size_t r = (size_t)(bench_rand(&s->rng) % (i + 1));
+			struct pool_ent t = e[i];
+
+			e[i] = e[r], e[r] = t;
+		}
 		/* A new incumbent run each round: one shared by two rounds would tie the pairs of
 		 * the candidate at the turn (the simulator's placebos: 13 of 200 applied, not 6).
 		 */
@@ -550,10 +554,11 @@ eligible(struct tstate *s, const struct knob *k, struct tuner_decision *d)
 			 "(tune --clients); network.mtu otherwise");
 		return false;
 	}
-	if (on_path(k) && !(s->o->clients_decide && s->ops->clients)) {
+	if (on_path(k) && !(s->o->clients_decide && s->ops->clients) && !s->o->sel) {
 		snprintf(d->reason, sizeof(d->reason),
 			 "not tried: it acts on the network path, which loopback does not have "
-			 "(no NIC, no latency): the clients decide it (tune --clients)");
+			 "(no NIC, no latency): the clients decide it (tune --clients), or "
+			 "name it in --knobs to measure it over loopback");
 		return false;
 	}
 	if (k->proto && !(k->proto & s->o->protos)) {
@@ -1469,7 +1474,9 @@ int
 tuner_run(struct model *m, const struct tuner_opts *o, const struct tuner_ops *ops,
 	  struct tuner_result *r, char *err, size_t errlen)
 {
-	struct tstate s = { .m = m, .o = o, .ops = ops, .r = r, .gen = 1 };
+	struct tstate s = {
+		.m = m, .o = o, .ops = ops, .r = r, .gen = 1, .rng = 0x9e3779b97f4a7c15ull
+	};
 	struct snap start = { 0 }, chosen = { 0 };
 	int rc;
 
