@@ -17,7 +17,7 @@
 #define TUNE_MIN_GAIN 0.03
 /* The pairs at which a comparison looks (tune_looks[]): it stops at the first look that
  * decides, and its error budget is split evenly over the looks. */
-#define TUNE_NLOOKS 5
+#define TUNE_NLOOKS 6
 extern const unsigned tune_looks[TUNE_NLOOKS];
 /* The default most pairs a comparison measures (--repeat N sets it; at least 8). */
 #define TUNE_PAIRS 400

@@ -504,6 +504,7 @@ static const enum knob_id leaders[] = { KNOB_SMB_SMB_ENCRYPT, KNOB_SMB_SERVER_SI
 					KNOB_SMB_USE_SENDFILE, KNOB_SMB_AIO_READ_SIZE,
 					KNOB_SMB_AIO_WRITE_SIZE };
 #define NLEADERS (sizeof(leaders) / sizeof(leaders[0]))
+#define NCPU_LEADERS 2 /* encryption and signing: the first tier */
 
 static bool
 is_leader(const struct knob *k)
@@ -836,7 +837,7 @@ settle(struct tstate *s, struct cmp **cp, struct tuner_decision *d)
 	if (!c->rounds) {
 		snprintf(d->reason, sizeof(d->reason),
 			 "not tried: budget exhausted (a round of %zu measurements needs about "
-			 "%.0fs)",
+			 "%.1fs)",
 			 c->nc + 1, (double)(c->nc + 1) * slot_cost(s, c->protos));
 		s->r->untried[s->r->nuntried++] = c->k;
 	} else {
@@ -939,9 +940,9 @@ sealed(const struct tstate *s)
 static int
 leaders_first(struct tstate *s, struct cmp **cs)
 {
-	size_t shares = 0, nl = 0, rest;
+	size_t rest = 0;
 	const struct knob *order[NLEADERS];
-	double key[NLEADERS] = { 0 }, until;
+	double key[NLEADERS] = { 0 };
 	int rc = 0;
 
 	for (size_t i = 0; i < NLEADERS; i++) {
@@ -953,35 +954,48 @@ leaders_first(struct tstate *s, struct cmp **cs)
 			decided(s, d);
 			continue;
 		}
-		shares++;
 	}
-	if (!shares)
-		return 0;
-	rest = 0;
 	for (const struct knob *k = knob_first(); k; k = knob_next(k))
 		if (!is_leader(k) && !s->r->dec[k->id].reason[0] &&
 		    !(k->id == KNOB_NET_MTU && mtu_wanted(s))) {
 			rest = 2;
 			break;
 		}
-	until = now(s) +
-		(s->o->budget_s - (now(s) - s->t0)) * (double)shares / (double)(shares + rest);
-	for (unsigned lv = 0; lv < s->nlooks && s->looks[lv] <= LEADER_PAIRS && rc == 0; lv++) {
-		nl = 0;
-		for (size_t i = 0; i < NLEADERS; i++) {
-			struct cmp *c = cs[leaders[i]];
+	/* Two tiers: the CPU's (encryption, signing: the largest here, and signing's cost shows
+	 * only once encryption is decided), then the disk path's; each its leaders' share. */
+	for (size_t tier = 0, from = 0; tier < 2 && rc == 0; tier++) {
+		size_t to = tier ? NLEADERS : NCPU_LEADERS;
 
-			if (!c || (leaders[i] == KNOB_SMB_SERVER_SIGNING && sealed(s) &&
-				   cs[KNOB_SMB_SMB_ENCRYPT]))
-				continue;
-			c->until = until;
-			order[nl++] = c->k;
+		for (unsigned lv = 0; lv < s->nlooks && s->looks[lv] <= LEADER_PAIRS && rc == 0;
+		     lv++) {
+			size_t nl = 0, mine = 0, left = 0;
+			double until;
+
+			/* Its share, again at each look: signing joins once encryption is
+			 * decided, and a leader decided leaves its time to the others. */
+			for (size_t i = 0; i < NLEADERS; i++)
+				if (cs[leaders[i]] && i >= from) {
+					left++;
+					mine += i < to;
+				}
+			until = now(s) + (s->o->budget_s - (now(s) - s->t0)) * (double)mine /
+						 (double)(left + rest);
+			for (size_t i = from; i < to; i++) {
+				struct cmp *c = cs[leaders[i]];
+
+				if (!c || (leaders[i] == KNOB_SMB_SERVER_SIGNING && sealed(s) &&
+					   cs[KNOB_SMB_SMB_ENCRYPT]))
+					continue;
+				c->until = until;
+				order[nl++] = c->k;
+			}
+			rc = pool_level(s, cs, order, key, nl, lv);
 		}
-		rc = pool_level(s, cs, order, key, nl, lv);
+		for (size_t i = from; i < to; i++)
+			if (cs[leaders[i]])
+				cs[leaders[i]]->until = 0;
+		from = to;
 	}
-	for (size_t i = 0; i < NLEADERS; i++)
-		if (cs[leaders[i]])
-			cs[leaders[i]]->until = 0;
 	return rc;
 }
 

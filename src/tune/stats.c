@@ -90,7 +90,7 @@ tune_median(const double *v, size_t n)
 
 /* ---- the one comparison: paired log-ratios, their Hodges-Lehmann effect and interval ---- */
 
-const unsigned tune_looks[TUNE_NLOOKS] = { 8, 16, 32, 64, 128 };
+const unsigned tune_looks[TUNE_NLOOKS] = { 8, 12, 16, 32, 64, 128 };
 
 double
 tune_log_ratio(double inc, double cand)
