@@ -185,11 +185,17 @@ slot_cost(const struct tstate *s, unsigned protos)
 	return c > 0 ? c : 1;
 }
 
-/* The after-score's pairs (tune_looks[0]) on protos. */
+/* The after-score's pairs kept in reserve on protos: tune_looks[0], or as many as an eighth of
+ * the budget pays for (never below 2): it decides nothing, and in a budget of seconds its 8
+ * pairs would take the time of the second decision. It may still measure more if time is
+ * left. */
 static double
 after_cost(const struct tstate *s, unsigned protos)
 {
-	return 2.0 * tune_looks[0] * slot_cost(s, protos);
+	double pair = 2.0 * slot_cost(s, protos);
+	double n = fmin(tune_looks[0], fmax(2, floor(s->o->budget_s / 8 / pair)));
+
+	return n * pair;
 }
 
 /* What the rest of the tune needs after the knobs: the after-score once a change is made (on
@@ -968,18 +974,17 @@ leaders_first(struct tstate *s, struct cmp **cs)
 
 		for (unsigned lv = 0; lv < s->nlooks && s->looks[lv] <= LEADER_PAIRS && rc == 0;
 		     lv++) {
-			size_t nl = 0, mine = 0, left = 0;
+			size_t nl = 0, mine = 0;
 			double until;
 
-			/* Its share, again at each look: signing joins once encryption is
-			 * decided, and a leader decided leaves its time to the others. */
-			for (size_t i = 0; i < NLEADERS; i++)
-				if (cs[leaders[i]] && i >= from) {
-					left++;
-					mine += i < to;
-				}
+			/* Its share, again at each look (signing joins once encryption is
+			 * decided): the tier before the next, two shares kept for the rest. */
+			for (size_t i = from; i < to; i++)
+				mine += cs[leaders[i]] != NULL;
+			if (!mine)
+				break;
 			until = now(s) + (s->o->budget_s - (now(s) - s->t0)) * (double)mine /
-						 (double)(left + rest);
+						 (double)(mine + rest);
 			for (size_t i = from; i < to; i++) {
 				struct cmp *c = cs[leaders[i]];
 
