@@ -231,8 +231,13 @@ tune_effect_of(const double *d, size_t n, double alpha, double alpha_same, struc
 		out->verdict = TUNE_BETTER;
 	else if (hi < 0 && est <= -g)
 		out->verdict = TUNE_WORSE;
-	else if (slo >= -g && shi <= g)
+	else if (slo >= -g && shi <= g) {
+		/* The interval shown is the one judged: a "same" printed with bounds at the
+		 * tune's level (wider than +-3%) read as a contradiction. */
 		out->verdict = TUNE_SAME;
+		out->lo = expm1(slo);
+		out->hi = expm1(shi);
+	}
 	if (out->verdict != TUNE_UNDECIDED)
 		return;
 	/* Undecided: the nearest verdict the estimate points to, at the interval's width. */

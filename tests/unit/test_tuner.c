@@ -311,6 +311,7 @@ test_effect(void **state)
 		w[i] = 0.004 * ((double)(i % 5) - 2);
 	tune_effect_of(w, 12, 0.0005, 0.01, &e);
 	assert_int_equal(e.verdict, TUNE_SAME);
+	assert_true(e.lo >= -TUNE_MIN_GAIN && e.hi <= TUNE_MIN_GAIN); /* the interval judged */
 	for (size_t i = 0; i < 12; i++)
 		w[i] = 0.08 * ((double)(i % 5) - 2);
 	tune_effect_of(w, 10, 0.0005, 0.01, &e); /* two whole cycles: centred on 0 */
