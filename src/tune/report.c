@@ -17,6 +17,16 @@ str(const json_t *o, const char *k, const char *dflt)
 	return s ? s : dflt;
 }
 
+/* An interval's end as a percentage; the document's unbounded ends as +-inf. */
+static void
+bound(char *buf, size_t len, double v)
+{
+	if (v <= -1.0 || v >= 1e9)
+		snprintf(buf, len, "%s", v < 0 ? "-inf" : "+inf");
+	else
+		snprintf(buf, len, "%+.1f%%", 100 * v);
+}
+
 static double
 num(const json_t *o, const char *k)
 {
@@ -72,11 +82,14 @@ report_text(const json_t *doc, char *err, size_t errlen)
 	if (json_is_object(a) && json_integer_value(json_object_get(doc, "after_pairs")) > 0) {
 		const json_t *iv = json_object_get(doc, "improvement_interval");
 
-		buf_printf(&out, "  after  %.1f [%.1f, %.1f]  (%+.1f%% [%+.1f%%, %+.1f%%], %s)\n",
+		char lo[16], hi[16];
+
+		/* The document's unbounded ends (doc.c: -1 and 1e9) print as such. */
+		bound(lo, sizeof(lo), json_number_value(json_array_get(iv, 0)));
+		bound(hi, sizeof(hi), json_number_value(json_array_get(iv, 1)));
+		buf_printf(&out, "  after  %.1f [%.1f, %.1f]  (%+.1f%% [%s, %s], %s)\n",
 			   num(a, "median"), num(a, "ci95_low"), num(a, "ci95_high"),
-			   100 * num(doc, "improvement"),
-			   100 * json_number_value(json_array_get(iv, 0)),
-			   100 * json_number_value(json_array_get(iv, 1)),
+			   100 * num(doc, "improvement"), lo, hi,
 			   str(doc, "improvement_verdict", "?"));
 	} else if (json_is_object(a)) {
 		buf_printf(&out, "  after  %.1f [%.1f, %.1f]\n", num(a, "median"),
