@@ -1238,13 +1238,19 @@ reload_and_check(struct job *j, char *err, size_t errlen)
 				    err, errlen)) < 0)
 			return -1;
 		j->reloaded_mask |= 1u << i;
-		if (restarted) {
+		if (restarted)
 			j->restarted_mask |= 1u << i;
+		/* A tune switches trials hundreds of times: a line each only with -v. */
+		if (restarted && !j->o->trial)
 			log_info("%s: restarted (%s backend): %s changed", d->daemon, be->name,
 				 j->restart_why[i]);
-		} else {
+		else if (restarted)
+			log_debug("%s: restarted (%s backend): %s changed", d->daemon, be->name,
+				  j->restart_why[i]);
+		else if (!j->o->trial)
 			log_info("%s: reloaded (%s backend)", d->daemon, be->name);
-		}
+		else
+			log_debug("%s: reloaded (%s backend)", d->daemon, be->name);
 	}
 	return 0;
 }
