@@ -332,6 +332,8 @@ round_once(struct tstate *s, struct cmp *c)
 
 /* Candidates a pooled round measures between two runs of the incumbent. */
 #define POOL_GROUP 3
+/* The measurements of a pooled round of n candidates. */
+#define POOL_CALLS(n) ((n) + ((n) + POOL_GROUP - 1) / POOL_GROUP + 1)
 
 struct pool_ent {
 	struct cmp *c;
@@ -347,7 +349,8 @@ struct pool_ent {
  * comparison whose candidate failed (NULL: the incumbent did). The incumbent is in force on
  * return. */
 static int
-pool_advance(struct tstate *s, struct cmp **cs, size_t n, size_t upto, struct cmp **culprit)
+pool_advance(struct tstate *s, struct cmp **cs, size_t n, size_t upto, struct cmp **culprit,
+	     bool *gained)
 {
 	unsigned protos = cs[0]->protos;
 	struct pool_ent *e = xcalloc(n * TUNER_MAX_CANDS, sizeof(*e));
@@ -356,6 +359,7 @@ pool_advance(struct tstate *s, struct cmp **cs, size_t n, size_t upto, struct cm
 	int rc = 0;
 
 	*culprit = NULL;
+	*gained = false;
 	while (rc == 0) {
 		size_t ne = 0, calls;
 
@@ -365,14 +369,20 @@ pool_advance(struct tstate *s, struct cmp **cs, size_t n, size_t upto, struct cm
 					e[ne++] = (struct pool_ent){ cs[i], j };
 		if (!ne)
 			break;
-		calls = ne + (ne + POOL_GROUP - 1) / POOL_GROUP + 1;
-		if (!fits(s, (double)calls * slot_cost(s, protos))) {
+		/* As much of the round as fits, the first knobs of cs (the caller's order: what
+		 * can pay first); out of time only when not one candidate fits. */
+		for (calls = POOL_CALLS(ne); ne && !fits(s, (double)calls * slot_cost(s, protos));
+		     calls = POOL_CALLS(ne))
+			ne--;
+		if (!ne) {
 			for (size_t i = 0; i < n; i++)
 				cs[i]->out_of_time = true;
 			break;
 		}
-		if (cs[0]->until > 0 &&
-		    now(s) + (double)calls * slot_cost(s, protos) > cs[0]->until)
+		while (ne && cs[0]->until > 0 &&
+		       now(s) + (double)calls * slot_cost(s, protos) > cs[0]->until)
+			--ne, calls = POOL_CALLS(ne);
+		if (!ne)
 			break; /* their share of the time is spent: they may go on later */
 		for (size_t i = 0, last = SIZE_MAX; i < ne; i++) /* one cmp: contiguous */
 			if (e[i].c != (last == SIZE_MAX ? NULL : e[last].c))
@@ -416,17 +426,27 @@ pool_advance(struct tstate *s, struct cmp **cs, size_t n, size_t upto, struct cm
 				/* One value better ends the knob: its change goes in now, and what
 				 * its other values would gain over it is left to another tune. */
 				if (x->done && x->e.verdict == TUNE_BETTER) {
-					for (size_t j = 0; j < c->nc; j++)
-						c->c[j].done = true;
+					for (size_t j = 0; j < c->nc; j++) {
+						struct cand *y = &c->c[j];
+
+						if (!y->done && y->n && y->e.n != y->n) {
+							y->look = s->nlooks; /* its pairs so far */
+							look(s, c, j);
+						}
+						y->done = true;
+					}
 					gain = true;
 				}
 			}
 			prev = next;
+			if (gain)
+				break; /* nothing more against the old incumbent */
 		}
 		if (gain)
 			break; /* the change goes in before more is measured against the old */
 	}
 	free(e);
+	*gained = gain;
 	return rc;
 }
 
@@ -890,7 +910,7 @@ pool_level(struct tstate *s, struct cmp **cs, const struct knob *const *order, c
 	int rc = 0;
 
 	for (size_t i = 0; i < n && rc == 0; i++) {
-		struct cmp *pool[KNOB_COUNT], *bad;
+		struct cmp *pool[KNOB_COUNT], *bad = NULL;
 		const struct knob *ks[KNOB_COUNT];
 		double left = s->o->budget_s - (now(s) - s->t0);
 		size_t np = 0;
@@ -909,20 +929,31 @@ pool_level(struct tstate *s, struct cmp **cs, const struct knob *const *order, c
 			ks[np] = order[q];
 			pool[np++] = c;
 		}
-		if (!np)
-			continue;
-		rc = pool_advance(s, pool, np, upto, &bad);
-		for (size_t q = 0; q < np; q++) {
-			struct tuner_decision *d = &s->r->dec[ks[q]->id];
+		/* Again after a gain (the change went in): the rest of the pool still has this
+		 * look to reach, against the new incumbent. */
+		for (bool gained = true; np && gained && rc == 0;) {
+			size_t keep = 0, culprit = SIZE_MAX;
 
-			if (rc < 0 && (!bad || bad == pool[q])) {
-				if (failed(s, &cs[ks[q]->id], d, rc) < 0)
-					return rc;
-			} else {
-				settle(s, &cs[ks[q]->id], d);
+			rc = pool_advance(s, pool, np, upto, &bad, &gained);
+			for (size_t q = 0; q < np; q++)
+				if (pool[q] == bad)
+					culprit = q;
+			for (size_t q = 0; q < np; q++) {
+				struct tuner_decision *d = &s->r->dec[ks[q]->id];
+
+				if (rc < 0 && (culprit == SIZE_MAX || culprit == q)) {
+					if (failed(s, &cs[ks[q]->id], d, rc) < 0)
+						return rc;
+				} else {
+					settle(s, &cs[ks[q]->id], d);
+				}
+				if (cs[ks[q]->id])
+					ks[keep] = ks[q], pool[keep++] = cs[ks[q]->id];
 			}
+			np = keep;
+			if (rc < 0 && rc != -EINTR)
+				rc = 0, gained = true; /* the others go on */
 		}
-		rc = rc == -EINTR ? rc : 0;
 	}
 	return rc;
 }
@@ -970,21 +1001,20 @@ leaders_first(struct tstate *s, struct cmp **cs)
 	/* Two tiers: the CPU's (encryption, signing: the largest here, and signing's cost shows
 	 * only once encryption is decided), then the disk path's; each its leaders' share. */
 	for (size_t tier = 0, from = 0; tier < 2 && rc == 0; tier++) {
-		size_t to = tier ? NLEADERS : NCPU_LEADERS;
+		size_t to = tier ? NLEADERS : NCPU_LEADERS, mine = 0;
+		double until;
 
-		for (unsigned lv = 0; lv < s->nlooks && s->looks[lv] <= LEADER_PAIRS && rc == 0;
-		     lv++) {
-			size_t nl = 0, mine = 0;
-			double until;
+		/* Its share, set once (counted again at every look it would compound): a share a
+		 * leader of the tier, signing waiting for encryption included, two kept for the
+		 * rest; the next tier is after it, in the order of what they can pay. */
+		for (size_t i = from; i < to; i++)
+			mine += cs[leaders[i]] != NULL;
+		until = now(s) +
+			(s->o->budget_s - (now(s) - s->t0)) * (double)mine / (double)(mine + rest);
+		for (unsigned lv = 0;
+		     mine && lv < s->nlooks && s->looks[lv] <= LEADER_PAIRS && rc == 0; lv++) {
+			size_t nl = 0;
 
-			/* Its share, again at each look (signing joins once encryption is
-			 * decided): the tier before the next, two shares kept for the rest. */
-			for (size_t i = from; i < to; i++)
-				mine += cs[leaders[i]] != NULL;
-			if (!mine)
-				break;
-			until = now(s) + (s->o->budget_s - (now(s) - s->t0)) * (double)mine /
-						 (double)(mine + rest);
 			for (size_t i = from; i < to; i++) {
 				struct cmp *c = cs[leaders[i]];
 

@@ -672,6 +672,47 @@ test_carry_over(void **state)
 	assert_true(accepted <= 10);
 }
 
+/* A value found better ends its knob; its other values keep what their own pairs say (the
+ * pairs measured with the winner's, not a stale look or none). */
+static void
+test_gain_ends_knob(void **state)
+{
+	static const bool only[KNOB_COUNT] = {
+		[KNOB_SMB_AIO_READ_SIZE] = true, [KNOB_SMB_USE_SENDFILE] = true
+	};
+	size_t checked = 0;
+
+	(void)state;
+	real_id = KNOB_SMB_AIO_READ_SIZE;
+	real_value = "1M";
+	real_gain = 0.15;
+	for (uint64_t seed = 1; seed <= 20; seed++) {
+		struct sim s;
+		struct outcome out;
+		const struct tuner_decision *d = NULL;
+		size_t win = SIZE_MAX;
+
+		sim_init(&s, 6000 + seed);
+		s.effect = real_effect;
+		s.sel = only;
+		tune_once(&s, 1e6, NULL, &out);
+		assert_int_equal(out.rc, 0);
+		d = &out.dec[KNOB_SMB_AIO_READ_SIZE];
+		assert_true(d->applied && d->verdict == TUNE_BETTER);
+		for (size_t j = 0; j < d->ncand; j++)
+			if (strcmp(d->cand[j].value, "1M") == 0)
+				win = j;
+		assert_true(win != SIZE_MAX);
+		/* those still open when it won: their pairs up to then, not an older look's */
+		for (size_t j = 0; j < d->ncand; j++)
+			if (d->cand[j].e.verdict == TUNE_UNDECIDED) {
+				assert_true(d->cand[j].e.n + 1 >= d->cand[win].e.n);
+				checked++;
+			}
+	}
+	assert_true(checked >= 10);
+}
+
 int
 main(void)
 {
@@ -688,6 +729,7 @@ main(void)
 		cmocka_unit_test(test_after_score),
 		cmocka_unit_test(test_control_naive),
 		cmocka_unit_test(test_carry_over),
+		cmocka_unit_test(test_gain_ends_knob),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
