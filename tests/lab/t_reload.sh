@@ -197,12 +197,13 @@ lapply
 ok $? "demo.conf applied after the rollback: nothing to do" "$log"
 
 # tune's trials of a restart-class knob restart afpd with each value, and the end of the
-# trials restarts it with the value in force before them (a dry run keeps that one).
+# trials restarts it with the value in force before them (a dry run keeps that one); -v, since
+# a trial's restart is a line only then.
 CR=$SROOT/etc/nastune/reload.creds
 printf 'username = alice\npassword = %s\n' "$PA" >"$CR"
 chmod 600 "$CR"
 A2=$(apid)
-ns tune --dry-run --knobs afp.server_quantum --size 16M --repeat 8 --credentials "$CR" >"$WORK/tune.log" 2>&1
+ns -v tune --dry-run --knobs afp.server_quantum --size 16M --repeat 8 --credentials "$CR" >"$WORK/tune.log" 2>&1
 rc=$?
 log=$(<"$WORK/tune.log")
 [[ $rc = 0 ]] && [[ $(grep -c "afpd: restarted (pidfile backend): server quantum changed" <<<"$log") -ge 4 ]]
