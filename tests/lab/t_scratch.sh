@@ -55,13 +55,36 @@ mkdir -p "$MEDIA/victim/sub"
 for f in a b sub/c; do echo "precious $f" >"$MEDIA/victim/$f"; done
 chown -R 29001:29000 "$MEDIA/victim"
 before=$(cd "$MEDIA/victim" && find . -printf '%p %s\n' | sort; cat a b sub/c)
+# The tune stopped (SIGSTOP) between two calls: no SMB session (a call holds one from before
+# its check of the directory to its end) and the kept directory holds seq-read's file alone;
+# then the directory and a link to the sibling trade places in one rename (RENAME_EXCHANGE:
+# an mv and an ln once left a moment with no directory, where the tune made a new one).
+swap() {
+	python3 -c 'import ctypes,os,sys
+os.symlink("victim", sys.argv[2])
+if ctypes.CDLL(None, use_errno=True).renameat2(-100, sys.argv[2].encode(), -100, sys.argv[1].encode(), 2):
+	os.unlink(sys.argv[2]); sys.exit(1)' "$1" "$MEDIA/kept.away"
+}
+between() { # DIR: no session open, DIR holds the kept file alone
+	[[ -d $1 && ! -L $1 && $(ls -A "$1") = kept-seq-read.dat ]] &&
+		[[ -z $(on server ss -Htn state established '( sport = :445 or dport = :445 )') ]]
+}
 (
-	# Between two calls the kept directory holds seq-read's file alone.
-	for ((i = 0; i < 600; i++)); do
+	for ((i = 0; i < 1200; i++)); do
 		for d in "$MEDIA"/.nastune-bench-"$host"-*-tune-*; do
-			[[ -d $d && ! -L $d && $(ls -A "$d") = kept-seq-read.dat ]] || continue
-			mv "$d" "$MEDIA/kept.away" && ln -s victim "$d" && echo "swapped $d" >"$WORK/swapped"
-			exit 0
+			between "$d" || continue
+			tp=
+			for p in $(pgrep -x nastune); do
+				grep -qa smb.aio_read_size "/proc/$p/cmdline" && tp=$p
+			done
+			[[ -n $tp ]] && kill -STOP "$tp" || continue
+			sleep 0.2 # what was in flight reaches smbd
+			if between "$d" && swap "$d"; then
+				echo "swapped $d" >"$WORK/swapped"
+				kill -CONT "$tp"
+				exit 0
+			fi
+			kill -CONT "$tp"
 		done
 		sleep 0.05
 	done
