@@ -21,6 +21,10 @@ struct strlist {
 
 enum nfs_server { NFS_SERVER_KERNEL, NFS_SERVER_GANESHA };
 enum mtu_mode { MTU_KEEP, MTU_AUTO, MTU_FIXED };
+/* The range of tuning.false_positives and tune --false-positives (the default: TUNE_ALPHA). */
+#define TUNE_ALPHA_MIN 0.0001
+#define TUNE_ALPHA_MAX 0.2
+
 enum tune_goal { GOAL_THROUGHPUT, GOAL_SMALL_FILES, GOAL_VIDEO, GOAL_BALANCED };
 /* The services nastune configures; order is fixed (service.c, render.c index by it). The
  * daemons come first (services.<name> config groups exist for them); SVC_SYS is the kernel's
@@ -96,6 +100,7 @@ struct model {
 		enum tune_goal goal;
 		bool allow_unsafe;
 		unsigned budget_s;
+		double false_positives; /* the tune's false-positive budget; 0: TUNE_ALPHA */
 	} tuning;
 	/* tuning.knobs (KNOB_CONFIG) over tuned.conf (KNOB_TUNED), indexed by enum knob_id. */
 	struct knob_setting knobs[KNOB_COUNT];

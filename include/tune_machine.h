@@ -28,6 +28,7 @@ struct tune_machine_opts {
 	bool exhaustive, dry_run, if_changed;
 	uint64_t size;	  /* bench file size */
 	unsigned repeats; /* pairs per window */
+	double alpha;	  /* --false-positives (0: the configuration's, else TUNE_ALPHA) */
 };
 
 enum tune_machine_rc {

@@ -93,6 +93,7 @@ struct tuner_opts {
 	 * knob id (k NULL: none), or NULL. Kept as they were; their measurements are not
 	 * reused. */
 	const struct tuner_kept *resume;
+	double alpha; /* the false-positive budget shared by every change (0: TUNE_ALPHA) */
 };
 
 /* The plan: the candidates the false-positive budget is shared by, the levels, the looks. */

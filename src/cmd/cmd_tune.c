@@ -24,7 +24,8 @@
 	"usage: nastune tune [--budget TIME] [--goal G] [--clients auto|HOST]... "                 \
 	"[--token-file F] [--credentials F]\n"                                                     \
 	"                    [--knobs LIST] [--exhaustive] [--dry-run] [--if-changed] "            \
-	"[--size S] [--repeat N]\n"
+	"[--size S] [--repeat N]\n"                                                                \
+	"                    [--false-positives P]\n"
 
 static int
 parse_knob_list(const char *list, bool *sel)
@@ -99,6 +100,7 @@ struct targs {
 	bool *exhaustive, *dry_run, *if_changed;
 	uint64_t *size;
 	unsigned *repeats;
+	double *alpha;
 };
 
 /* One option of tune (getopt's c and optarg) into a. Returns 0, or -EINVAL (said why). */
@@ -149,6 +151,18 @@ parse_opt(int c, char *arg, struct targs *a)
 		    *a->size > BENCH_MAX_SIZE) {
 			fprintf(stderr, "nastune tune: --size '%s' is not a size from 1M to 16T\n",
 				arg);
+			return -EINVAL;
+		}
+		return 0;
+	case 'a':
+		*a->alpha = strtod(arg, &end);
+		if (end == arg || *end || !(*a->alpha >= TUNE_ALPHA_MIN) ||
+		    *a->alpha > TUNE_ALPHA_MAX) {
+			fprintf(stderr,
+				"nastune tune: --false-positives must be a probability from %g to "
+				"%g (e.g. 0.01: one tune in a hundred may apply a change that does "
+				"nothing; the default is tuning.false_positives, else %g)\n",
+				TUNE_ALPHA_MIN, TUNE_ALPHA_MAX, TUNE_ALPHA);
 			return -EINVAL;
 		}
 		return 0;
@@ -216,6 +230,7 @@ cmd_tune(struct ctx *ctx, int argc, char **argv)
 		{ "if-changed", no_argument, NULL, 'i' },
 		{ "size", required_argument, NULL, 's' },
 		{ "repeat", required_argument, NULL, 'r' },
+		{ "false-positives", required_argument, NULL, 'a' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -231,10 +246,11 @@ cmd_tune(struct ctx *ctx, int argc, char **argv)
 	int c, status = EXIT_FAIL;
 
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "b:g:c:T:C:k:xnis:r:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "b:g:c:T:C:k:xnis:r:a:h", opts, NULL)) != -1) {
 		struct targs ta = { &mo.budget_s, &goal_arg,	  &clients,   &mo.nclients,
 				    &mo.token,	  &mo.creds,	  &knob_list, &mo.exhaustive,
-				    &mo.dry_run,  &mo.if_changed, &mo.size,   &mo.repeats };
+				    &mo.dry_run,  &mo.if_changed, &mo.size,   &mo.repeats,
+				    &mo.alpha };
 
 		if (c == 'h') {
 			fputs(TUNE_USAGE, stdout);
@@ -254,6 +270,8 @@ cmd_tune(struct ctx *ctx, int argc, char **argv)
 		goto usage;
 	if (!mo.budget_s)
 		mo.budget_s = m->tuning.budget_s;
+	if (!mo.alpha)
+		mo.alpha = m->tuning.false_positives;
 	if (load_templates(ctx, &tmpl) < 0)
 		goto out;
 	have_tmpl = true;

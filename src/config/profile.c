@@ -1246,6 +1246,28 @@ load_budget(struct ld *ld, config_setting_t *s, const char *what, const struct f
 		    what);
 }
 
+/* tuning.false_positives: the chance a tune may change what changes nothing, shared by all
+ * its changes; a float (or 0/1 as an int: both refused, outside the range). */
+static void
+load_false_positives(struct ld *ld, config_setting_t *s, const char *what, const struct field *f,
+		     void *base)
+{
+	struct model *m = base;
+	int t = config_setting_type(s);
+	double v = t == CONFIG_TYPE_FLOAT ? config_setting_get_float(s)
+		   : is_kind(s, K_INT)	  ? (double)config_setting_get_int64(s)
+					  : -1;
+
+	(void)f;
+	if (v >= TUNE_ALPHA_MIN && v <= TUNE_ALPHA_MAX)
+		m->tuning.false_positives = v;
+	else
+		ERR(ld, s,
+		    "%s must be a probability from %g to %g — e.g. 0.05 (the default: one tune "
+		    "in twenty may apply a change that does nothing) or 0.01",
+		    what, TUNE_ALPHA_MIN, TUNE_ALPHA_MAX);
+}
+
 /* tuning.knobs, pinned by the user; tuned.conf's knobs, chosen by tune. */
 static void
 load_knob_groups(struct ld *ld, config_setting_t *s, const char *what, const struct field *f,
@@ -1262,6 +1284,7 @@ static const struct field tuning_fields[] = {
 	{ "goal", F_ENUM, .off = M(tuning.goal), .words = goals },
 	{ "allow_unsafe", F_BOOL, .off = M(tuning.allow_unsafe) },
 	{ "budget", F_FUNC, .load = load_budget, .kind = K_ANY },
+	{ "false_positives", F_FUNC, .load = load_false_positives, .kind = K_ANY },
 	{ "knobs", F_FUNC, .load = load_knob_groups, .kind = K_GROUP, .arg = KNOB_CONFIG },
 	{ NULL },
 };

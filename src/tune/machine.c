@@ -791,7 +791,8 @@ tune_body(struct tuner *t, const struct tune_machine_opts *mo, double t0)
 				 .exhaustive = o->exhaustive,
 				 .clients_after = o->nclients && !o->dry_run,
 				 .clients_decide = o->nclients > 0,
-				 .resume = t->resume };
+				 .resume = t->resume,
+				 .alpha = o->alpha };
 	struct tuner_result res = { 0 };
 	struct bench_results cl_after = { 0 };
 	enum tune_machine_rc status = TUNE_MACHINE_ERROR;

@@ -113,7 +113,7 @@ report_text(const json_t *doc, char *err, size_t errlen)
 	x = json_object_get(doc, "plan");
 	if (json_is_object(x))
 		buf_printf(&out,
-			   "verdicts: %lld candidate(s) share a false-positive budget of %.2f "
+			   "verdicts: %lld candidate(s) share a false-positive budget of %g "
 			   "(better at %.2g a look); a cost is named at %.2g a look; same: "
 			   "within +-%.0f%% at %.0f%%; see nastune-tune(7)\n",
 			   (long long)json_integer_value(json_object_get(x, "candidates")),

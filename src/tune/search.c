@@ -1479,6 +1479,7 @@ plan(struct tstate *s)
 {
 	const char *vals[16];
 	size_t total = 0;
+	double alpha = s->o->alpha > 0 ? s->o->alpha : TUNE_ALPHA;
 
 	for (const struct knob *k = knob_first(); k; k = knob_next(k)) {
 		struct tuner_decision d = { 0 };
@@ -1491,12 +1492,12 @@ plan(struct tstate *s)
 	for (unsigned i = 0; i < TUNE_NLOOKS && tune_looks[i] < s->o->pairs; i++)
 		s->looks[s->nlooks++] = tune_looks[i];
 	s->looks[s->nlooks++] = s->o->pairs;
-	s->alpha_look = look_level(s, TUNE_ALPHA / (double)s->family);
+	s->alpha_look = look_level(s, alpha / (double)s->family);
 	s->alpha_cost = look_level(s, TUNE_ALPHA);
 	s->alpha_same = TUNE_ALPHA;
 	s->r->planned = true;
 	s->r->plan = (struct tuner_plan){ .candidates = total,
-					  .alpha = TUNE_ALPHA,
+					  .alpha = alpha,
 					  .alpha_look = s->alpha_look,
 					  .alpha_same = s->alpha_same,
 					  .alpha_cost = s->alpha_cost,
@@ -1504,9 +1505,9 @@ plan(struct tstate *s)
 					  .nlooks = s->nlooks };
 	memcpy(s->r->plan.looks, s->looks, sizeof(s->r->plan.looks));
 	say(s,
-	    "tune: plan: %zu candidate value(s) share a false-positive budget of %.2f; looks at "
+	    "tune: plan: %zu candidate value(s) share a false-positive budget of %g; looks at "
 	    "up to %u pairs",
-	    total, TUNE_ALPHA, s->o->pairs);
+	    total, alpha, s->o->pairs);
 }
 
 /* The scores of rs into sc (n 0: none). */

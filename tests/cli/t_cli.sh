@@ -2,7 +2,7 @@
 # CLI contract: exit codes, messages, --json shapes, render and diff.
 . "$(dirname "$0")/lib.sh"
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-plan 38
+plan 42
 
 nt --version;                 is "$rc" 0 "--version exits 0"
 case $out in "nastune "[0-9]*) r=0 ;; *) r=1 ;; esac; ok $r "--version prints 'nastune X.Y.Z'"
@@ -28,6 +28,19 @@ echo "$err" | grep -q "^$tmp/bad.conf:1: unknown key 'wrkgroup' in server — di
 ok $? "error names file:line and the fix"
 echo "$err" | grep -q "^$tmp/bad.conf:3: .*contains '/'"; ok $? "second error reported in the same run"
 echo "$err" | grep -q "2 errors in the configuration; nothing was changed"; ok $? "error count summary"
+
+# the tune's false-positive budget: a probability in range, in the config and on the command line
+sed 's|budget = "5m"; };|budget = "5m"; false_positives = 0.5; };|' "$top/profiles/demo.conf" >"$tmp/fp.conf"
+nt -c "$tmp/fp.conf" check
+[[ $rc = 2 ]] && grep -q "^$tmp/fp.conf:[0-9]*: tuning.false_positives must be a probability from 0.0001 to 0.2" <<<"$err"
+ok $? "tuning.false_positives = 0.5: exit 2 at file:line, the range named"
+sed 's|budget = "5m"; };|budget = "5m"; false_positives = 0.001; };|' "$top/profiles/demo.conf" >"$tmp/fp.conf"
+nt -c "$tmp/fp.conf" check; is "$rc" 0 "tuning.false_positives = 0.001 is accepted"
+for v in 0 abc; do
+	nt -c "$top/profiles/demo.conf" tune --false-positives "$v"
+	[[ $rc = 2 ]] && grep -q "false-positives must be a probability from 0.0001 to 0.2" <<<"$err"
+	ok $? "tune --false-positives $v: exit 2, the range named"
+done
 
 nt -c "$tmp/missing.conf" check; is "$rc" 2 "missing config exits 2"
 echo "$err" | grep -q "missing.conf: no such file"; ok $? "missing config is named"

@@ -165,26 +165,30 @@ ok $? "... each after result holds the runs of the pairing; the plan (candidates
 
 # --- a load that stops partway through a tune (two busy loops in the server's namespace,
 # killed after 20 s) does not make placebo knobs win: sys.* values cannot change anything
-# here (under --root the sysctl file is written but never loaded)
+# here (under --root the sysctl file is written but never loaded). At the default budget one
+# tune in twenty may apply a placebo by design (the simulator counts that rate); a test that
+# asserts none asks for 0.001, or it fails one run in twenty.
 rm -f "$SROOT/etc/nastune/tuned.conf"
 nts apply
 for b in 1 2; do
 	"$LAB" exec server sh -c "echo \$\$ >$WORK/busy.$b; exec sh -c 'while :; do :; done'" >/dev/null 2>&1 7>&- &
 done
 ( sleep 20; for b in 1 2; do [[ -s $WORK/busy.$b ]] && kill "$(cat "$WORK/busy.$b")"; done ) &
-nts --json tune --dry-run --goal throughput --knobs sys.rmem_max,sys.wmem_max,sys.tcp_rmem,sys.tcp_wmem "${quick[@]}" --repeat 16 --budget 5m
+nts --json tune --dry-run --goal throughput --knobs sys.rmem_max,sys.wmem_max,sys.tcp_rmem,sys.tcp_wmem "${quick[@]}" --repeat 16 --budget 5m --false-positives 0.001
 wait
 # (Not vacuous: at least two knobs were measured in windows. A window the tuner names
 # unsteady counts: declining to decide on a busy machine is the right answer there.)
 [[ $rc = 0 ]] && j 'not any(k["applied"] for k in d["knobs"]) and sum(k["tried"] and k["name"].startswith("sys.") for k in d["knobs"]) >= 2'
 ok $? "a load that stops partway: no placebo knob wins ($(python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print("; ".join("%s %s" % (k["name"], k["verdict"]) for k in d["knobs"] if k["tried"]))' "$out" 2>/dev/null))" "rc=$rc; $(python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print("\n".join("%s applied=%s: %s" % (k["name"], k["applied"], k["reason"]) for k in d["knobs"]))' "$out" 2>/dev/null || both)"
 
-# --- the same lab tuned repeatedly gives the same choice
+# --- the same lab tuned repeatedly gives the same choice (a placebo among them: sys.rmem_max;
+# the false-positive budget as above, or a placebo applied in one tune of three fails it one
+# run in ten, as it once did in CI)
 printf 'knobs = { smb = { smb_encrypt = "required"; }; };\n' >"$SROOT/etc/nastune/tuned.conf"
 nts apply
 choices=() whys=()
 for r in 1 2 3; do
-	nts --json tune --dry-run --goal throughput --knobs smb.smb_encrypt,sys.rmem_max "${quick[@]}" --repeat 24 --budget 5m
+	nts --json tune --dry-run --goal throughput --knobs smb.smb_encrypt,sys.rmem_max "${quick[@]}" --repeat 24 --budget 5m --false-positives 0.001
 	choices+=("$(python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(",".join("%s=%s" % (k["name"], k["after"]) for k in d["knobs"] if k["applied"]) or "unchanged")' "$out" 2>/dev/null || echo "rc=$rc")")
 	# every knob's reason, each change's check on its own and the after-score (the log's
 	# last lines once lost the reason a placebo was applied)

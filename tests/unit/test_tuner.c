@@ -48,6 +48,7 @@ struct sim {
 	 * (a run carries over into the next: a daemon reloaded with other modules). */
 	double carry;
 	bool after_uring, uring; /* the last run's configuration had it; the installed one has */
+	double alpha;		 /* --false-positives (0: the default) */
 };
 
 static double
@@ -212,6 +213,7 @@ struct outcome {
 	double elapsed;
 	struct tuner_decision dec[KNOB_COUNT];
 	double improvement;
+	double alpha, alpha_look; /* the plan's */
 	int rc;
 };
 
@@ -239,7 +241,8 @@ tune_once(struct sim *s, double budget, const char *const *plant, struct outcome
 				.goal = "throughput",
 				.pairs = s->pairs ? s->pairs : TUNE_PAIRS,
 				.budget_s = budget,
-				.sel = s->sel };
+				.sel = s->sel,
+				.alpha = s->alpha };
 	struct tuner_ops ops = {
 		.arg = s, .install = sim_install, .measure = sim_measure, .clock = sim_clock
 	};
@@ -276,6 +279,8 @@ tune_once(struct sim *s, double budget, const char *const *plant, struct outcome
 	}
 	out->elapsed = s->t;
 	out->improvement = json_real_value(json_object_get(doc, "improvement"));
+	out->alpha = r.plan.alpha;
+	out->alpha_look = r.plan.alpha_look;
 	tuner_result_release(&r);
 	json_decref(doc);
 	model_free(m);
@@ -672,6 +677,42 @@ test_carry_over(void **state)
 	assert_true(accepted <= 10);
 }
 
+/* A stricter false-positive budget (--false-positives 0.005) is the plan's, and the same
+ * placebo tunes as test_placebo's apply a change in at most 1% of 200. */
+static void
+test_false_positives(void **state)
+{
+	size_t accepted = 0, tried = 0;
+	double look = 0, look_default = 0;
+
+	(void)state;
+	for (uint64_t seed = 1; seed <= 200; seed++) {
+		struct sim s;
+		struct outcome out;
+
+		sim_init(&s, seed);
+		s.alpha = 0.005;
+		tune_once(&s, 1e6, NULL, &out);
+		assert_int_equal(out.rc, 0);
+		assert_true(fabs(out.alpha - 0.005) < 1e-12);
+		look = out.alpha_look;
+		accepted += out.applied > 0;
+		tried += out.tried;
+		if (seed == 1) {
+			sim_init(&s, seed);
+			tune_once(&s, 1e6, NULL, &out);
+			assert_true(fabs(out.alpha - TUNE_ALPHA) < 1e-12);
+			look_default = out.alpha_look;
+		}
+	}
+	printf("# placebo at a false-positive budget of 0.005: a change applied in %zu of 200 "
+	       "tunes (%zu knobs tried); a look's level %.2g (at the default %.2g)\n",
+	       accepted, tried, look, look_default);
+	assert_true(tried >= 200 * 7);
+	assert_true(accepted <= 2);
+	assert_true(look > 0 && look * 5 < look_default);
+}
+
 /* A value found better ends its knob; its other values keep what their own pairs say (the
  * pairs measured with the winner's, not a stale look or none). */
 static void
@@ -719,6 +760,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_effect),
 		cmocka_unit_test(test_placebo),
+		cmocka_unit_test(test_false_positives),
 		cmocka_unit_test(test_power),
 		cmocka_unit_test(test_planted_cost),
 		cmocka_unit_test(test_cost_named),
