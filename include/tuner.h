@@ -100,6 +100,9 @@ struct tuner_opts {
 struct tuner_plan {
 	size_t candidates;
 	double alpha, alpha_look, alpha_same, alpha_cost, min_gain;
+	/* the first look's levels (better, worse) and its pairs (0: every look at one level) */
+	double look_first, cost_first;
+	unsigned look_first_n, cost_first_n;
 	unsigned looks[TUNE_NLOOKS + 1], nlooks;
 };
 

@@ -104,14 +104,23 @@ kept_json(const struct tuner_result *r)
 static json_t *
 plan_json(const struct tuner_plan *p)
 {
-	json_t *lk = json_array();
+	json_t *lk = json_array(), *o;
 
 	for (unsigned i = 0; i < p->nlooks; i++)
 		json_array_append_new(lk, json_integer(p->looks[i]));
-	return json_pack("{s:i, s:f, s:f, s:f, s:o, s:f, s:f}", "candidates", (int)p->candidates,
-			 "alpha", p->alpha, "alpha_look", p->alpha_look, "alpha_same",
-			 p->alpha_same, "looks", lk, "min_gain", p->min_gain, "alpha_cost",
-			 p->alpha_cost);
+	o = json_pack("{s:i, s:f, s:f, s:f, s:o, s:f, s:f}", "candidates", (int)p->candidates,
+		      "alpha", p->alpha, "alpha_look", p->alpha_look, "alpha_same", p->alpha_same,
+		      "looks", lk, "min_gain", p->min_gain, "alpha_cost", p->alpha_cost);
+	/* The first look that spends half a budget: its pairs and level (absent: none). */
+	if (o && p->look_first_n)
+		json_object_set_new(o, "first_look",
+				    json_pack("{s:i, s:f}", "pairs", (int)p->look_first_n,
+					      "alpha_look", p->look_first));
+	if (o && p->cost_first_n)
+		json_object_set_new(o, "first_look_cost",
+				    json_pack("{s:i, s:f}", "pairs", (int)p->cost_first_n,
+					      "alpha_cost", p->cost_first));
+	return o;
 }
 
 static json_t *

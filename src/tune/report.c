@@ -111,16 +111,24 @@ report_text(const json_t *doc, char *err, size_t errlen)
 		free(same);
 	}
 	x = json_object_get(doc, "plan");
-	if (json_is_object(x))
+	if (json_is_object(x)) {
+		json_t *f = json_object_get(x, "first_look");
+		char first[96] = "";
+
+		if (json_is_object(f))
+			snprintf(first, sizeof(first), "%.2g at %lld pairs, then ",
+				 num(f, "alpha_look"),
+				 (long long)json_integer_value(json_object_get(f, "pairs")));
 		buf_printf(&out,
 			   "verdicts: %lld candidate(s) share a false-positive budget of %g "
-			   "(better at %.2g a look); a cost is named at %.2g a look; same: "
+			   "(better at %s%.2g a look); a cost is named at %.2g a look; same: "
 			   "within +-%.0f%% at %.0f%%; see nastune-tune(7)\n",
 			   (long long)json_integer_value(json_object_get(x, "candidates")),
-			   num(x, "alpha"), num(x, "alpha_look"),
+			   num(x, "alpha"), first, num(x, "alpha_look"),
 			   json_object_get(x, "alpha_cost") ? num(x, "alpha_cost")
 							    : num(x, "alpha_look"),
 			   100 * num(x, "min_gain"), 100 * (1 - 2 * num(x, "alpha_same")));
+	}
 	buf_printf(&out, "%-26s %-7s %-18s %-18s %-7s %-9s %-8s %s\n", "knob", "safety", "before",
 		   "after", "applied", "verdict", "by", "reason");
 	json_array_foreach(json_object_get(doc, "knobs"), i, x) buf_printf(

@@ -34,10 +34,14 @@ struct tstate {
 	size_t family;		 /* the candidates the false-positive budget is shared by */
 	unsigned looks[TUNE_NLOOKS + 1], nlooks;
 	double alpha_look, alpha_same;
-	double alpha_cost;	 /* "worse": each comparison's own level, its looks sharing it */
-	unsigned changed_protos; /* the protocols the changes made so far touch */
-	double client_pass;	 /* seconds the clients' pass at the start took */
-	uint64_t rng;		 /* the pools' orders (fixed seed: a tune is reproducible) */
+	double alpha_cost; /* "worse": each comparison's own level, its looks sharing it */
+	/* The first look able to reach half a budget spends that half (a large effect is
+	 * decided there); alpha_look and alpha_cost are the later looks' shares. */
+	double look_first, cost_first;
+	unsigned look_first_n, cost_first_n; /* its pairs (0: one level for every look) */
+	unsigned changed_protos;	     /* the protocols the changes made so far touch */
+	double client_pass;		     /* seconds the clients' pass at the start took */
+	uint64_t rng; /* the pools' orders (fixed seed: a tune is reproducible) */
 	char err[512];
 };
 
@@ -63,6 +67,7 @@ struct cmp {
 	struct bench_results *keep[2];	  /* the after-score's results, by side */
 	unsigned protos;		  /* what a measure call measures */
 	double alpha_better, alpha_worse; /* one-sided levels of the interval's bounds */
+	bool front_better, front_worse;	  /* ... the tune's, its first look spending more */
 	size_t nc;
 	struct cand c[TUNER_MAX_CANDS];
 	unsigned rounds;
@@ -244,19 +249,24 @@ static void
 look(struct tstate *s, struct cmp *c, size_t j)
 {
 	struct cand *x = &c->c[j];
+	double ab = c->alpha_better, aw = c->alpha_worse;
 
 	if (x->done || (x->look < s->nlooks && x->n < s->looks[x->look] && x->n < c->max_pairs))
 		return;
 	while (x->look < s->nlooks && s->looks[x->look] <= x->n)
 		x->look++;
-	tune_effect_of(x->d, x->n, c->alpha_better, s->alpha_same, &x->e);
+	if (c->front_better && x->n == s->look_first_n)
+		ab = s->look_first;
+	if (c->front_worse)
+		aw = fmax(x->n == s->cost_first_n ? s->cost_first : s->alpha_cost, ab);
+	tune_effect_of(x->d, x->n, ab, s->alpha_same, &x->e);
 	if (x->e.verdict == TUNE_WORSE || x->e.verdict == TUNE_BETTER || x->e.verdict == TUNE_SAME)
 		x->done = true;
 	/* The worse bound may be judged at its own level (the MTU step's "not worse"). */
-	if (!x->done && c->alpha_worse != c->alpha_better) {
+	if (!x->done && aw != ab) {
 		struct tune_effect w;
 
-		tune_effect_of(x->d, x->n, c->alpha_worse, s->alpha_same, &w);
+		tune_effect_of(x->d, x->n, aw, s->alpha_same, &w);
 		if (w.verdict == TUNE_WORSE) {
 			x->e = w;
 			x->done = true;
@@ -679,6 +689,7 @@ knob_cmp(struct tstate *s, const struct knob *k, struct tuner_decision *d)
 	/* A cost changes nothing (the value in force stays): it is named at the comparison's
 	 * own level, not at the tune's. */
 	c->alpha_worse = fmax(s->alpha_cost, s->alpha_look);
+	c->front_better = c->front_worse = true;
 	c->max_pairs = s->o->pairs;
 	for (size_t i = 0; i < nv && c->nc < TUNER_MAX_CANDS; i++) {
 		const char *twin;
@@ -1124,6 +1135,7 @@ mtu_step(struct tstate *s)
 	c.mtu[0] = cur;
 	c.mtu[1] = next;
 	c.alpha_better = s->alpha_look;
+	c.front_better = true;
 	c.alpha_worse = TUNE_ALPHA / 2;
 	c.max_pairs = tune_looks[1];
 	say(s, "tune: MTU %d proven to every peer; the clients at %d and %d side by side", next,
@@ -1451,25 +1463,46 @@ out:
 
 /* ---- the whole tune ---- */
 
-/* The level each look of a comparison gets from a budget: a look whose pairs cannot reach it
- * (all n pairs one way has probability 2^-n) can decide only "same" and spends none, and the
- * level depends on how many looks spend: the fewest shares such that no more looks than that
- * can reach one (all of them always qualify). */
+/* The level each of the looks from index from on gets from a budget: a look whose pairs
+ * cannot reach it (all n pairs one way has probability 2^-n) can decide only "same" and
+ * spends none, and the level depends on how many looks spend: the fewest shares such that no
+ * more looks than that can reach one (all of them always qualify). */
 static double
-look_level(const struct tstate *s, double budget)
+look_level(const struct tstate *s, double budget, unsigned from)
 {
 	double level = budget;
 
-	for (unsigned spending = 1; spending <= s->nlooks; spending++) {
+	for (unsigned spending = 1; spending <= s->nlooks - from; spending++) {
 		unsigned reach = 0;
 
 		level = budget / spending;
-		for (unsigned i = 0; i < s->nlooks; i++)
+		for (unsigned i = from; i < s->nlooks; i++)
 			reach += ldexp(1.0, -(int)s->looks[i]) <= level;
 		if (reach <= spending)
 			break;
 	}
 	return level;
+}
+
+/* A budget's levels, front-loaded: the first look that can reach half of it spends that half
+ * (a gain or cost of a third is clear there, and the leaders' time goes to the next knob), the
+ * later looks share the other half (look_level). Returns their level; *first_n 0 when no look
+ * before the last can reach half (then one level for all). */
+static double
+look_levels(const struct tstate *s, double budget, double *first, unsigned *first_n)
+{
+	unsigned f = 0;
+
+	while (f < s->nlooks && ldexp(1.0, -(int)s->looks[f]) > budget / 2)
+		f++;
+	if (f + 1 >= s->nlooks) {
+		*first = 0;
+		*first_n = 0;
+		return look_level(s, budget, 0);
+	}
+	*first = budget / 2;
+	*first_n = s->looks[f];
+	return look_level(s, budget / 2, f + 1);
 }
 
 /* The plan: the candidates the false-positive budget is shared by (every distinct candidate
@@ -1492,8 +1525,8 @@ plan(struct tstate *s)
 	for (unsigned i = 0; i < TUNE_NLOOKS && tune_looks[i] < s->o->pairs; i++)
 		s->looks[s->nlooks++] = tune_looks[i];
 	s->looks[s->nlooks++] = s->o->pairs;
-	s->alpha_look = look_level(s, alpha / (double)s->family);
-	s->alpha_cost = look_level(s, TUNE_ALPHA);
+	s->alpha_look = look_levels(s, alpha / (double)s->family, &s->look_first, &s->look_first_n);
+	s->alpha_cost = look_levels(s, TUNE_ALPHA, &s->cost_first, &s->cost_first_n);
 	s->alpha_same = TUNE_ALPHA;
 	s->r->planned = true;
 	s->r->plan = (struct tuner_plan){ .candidates = total,
@@ -1501,6 +1534,10 @@ plan(struct tstate *s)
 					  .alpha_look = s->alpha_look,
 					  .alpha_same = s->alpha_same,
 					  .alpha_cost = s->alpha_cost,
+					  .look_first = s->look_first,
+					  .cost_first = s->cost_first,
+					  .look_first_n = s->look_first_n,
+					  .cost_first_n = s->cost_first_n,
 					  .min_gain = TUNE_MIN_GAIN,
 					  .nlooks = s->nlooks };
 	memcpy(s->r->plan.looks, s->looks, sizeof(s->r->plan.looks));

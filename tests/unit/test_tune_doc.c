@@ -47,7 +47,9 @@ midway(struct tuner_result *r)
 				       .alpha_same = 0.05,
 				       .min_gain = 0.03,
 				       .looks = { 8, 16 },
-				       .nlooks = 2 };
+				       .nlooks = 2,
+				       .look_first = 0.004,
+				       .look_first_n = 8 };
 	r->started = true;
 	r->start_score = (struct tuner_score){ .v = xmalloc(sizeof(runs)), .n = 3 };
 	memcpy(r->start_score.v, runs, sizeof(runs));
@@ -112,6 +114,18 @@ test_keys_in_order(void **state)
 		json_integer_value(json_object_get(json_object_get(doc, "plan"), "candidates")), 7);
 	assert_int_equal(json_array_size(json_object_get(json_object_get(doc, "plan"), "looks")),
 			 2);
+	/* the first look's half of the budget, and no such look for costs here */
+	x = json_object_get(json_object_get(doc, "plan"), "first_look");
+	assert_int_equal(json_integer_value(json_object_get(x, "pairs")), 8);
+	assert_true(json_real_value(json_object_get(x, "alpha_look")) == 0.004);
+	assert_null(json_object_get(json_object_get(doc, "plan"), "first_look_cost"));
+	{
+		char err[256], *text = tune_report_text(doc, err, sizeof(err));
+
+		assert_non_null(text);
+		assert_non_null(strstr(text, "(better at 0.004 at 8 pairs, then 0.001 a look)"));
+		free(text);
+	}
 	assert_true(json_real_value(json_object_get(json_object_get(doc, "before"), "median")) ==
 		    11);
 	assert_int_equal(json_array_size(json_object_get(json_object_get(doc, "after"), "runs")),
