@@ -72,7 +72,13 @@ struct cmp {
 	struct cand c[TUNER_MAX_CANDS];
 	unsigned rounds;
 	size_t max_pairs; /* this comparison's most pairs */
-	double until;	  /* no round starts that would end after this (0: none) */
+	/* Measured in the context of another comparison's candidate (signing while encryption
+	 * seals: with encryption's candidate ctx_j in force on both sides), or NULL. Its runs
+	 * pair with that candidate's run of the same round, not with the incumbent's. */
+	struct cmp *ctx;
+	size_t ctx_j;
+	struct cmp *dep; /* the comparison measured in this one's context, or NULL */
+	double until;	 /* no round starts that would end after this (0: none) */
 	bool out_of_time;
 };
 
@@ -229,6 +235,8 @@ static void
 put_knob(struct tstate *s, struct cmp *c, size_t side)
 {
 	setk(s, c->k->id, c->val[side], side ? KNOB_TUNED : c->src0);
+	if (c->ctx)
+		put_knob(s, c->ctx, side ? c->ctx_j + 1 : 0);
 }
 
 static void
@@ -348,7 +356,68 @@ round_once(struct tstate *s, struct cmp *c)
 struct pool_ent {
 	struct cmp *c;
 	size_t j;
+	double score; /* its run in this round (0: not measured) */
 };
+
+/* Whether candidate j of c goes into a round of e[0..ne): undecided, short of upto, and when
+ * measured in another's context, with that context's candidate in the round (its pair). */
+static bool
+pool_wants(const struct cmp *c, size_t j, size_t upto, const struct pool_ent *e, size_t ne)
+{
+	if (c->c[j].done || c->c[j].n >= upto)
+		return false;
+	if (!c->ctx)
+		return true;
+	for (size_t i = 0; i < ne; i++)
+		if (e[i].c == c->ctx && e[i].j == c->ctx_j)
+			return true;
+	return false;
+}
+
+/* The candidates of cs[0..n) a round measures into e; returns how many. Those measured in
+ * another's context go last: a round cut short drops them first, never the run they pair
+ * with. */
+static size_t
+pool_entries(struct cmp **cs, size_t n, size_t upto, struct pool_ent *e)
+{
+	size_t ne = 0;
+
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < n; i++)
+			for (size_t j = 0; j < cs[i]->nc; j++)
+				if (!cs[i]->ctx == !pass && pool_wants(cs[i], j, upto, e, ne))
+					e[ne++] = (struct pool_ent){ cs[i], j, 0 };
+	return ne;
+}
+
+/* The score of c's candidate j in this round (0: not measured). */
+static double
+pool_score(const struct pool_ent *e, size_t ne, const struct cmp *c, size_t j)
+{
+	for (size_t i = 0; i < ne; i++)
+		if (e[i].c == c && e[i].j == j)
+			return e[i].score;
+	return 0;
+}
+
+/* The pairs of the candidates measured in another's context: each against that context's
+ * run of the same round. A verdict there applies nothing yet (its context decides first). */
+static void
+pool_pair_ctx(struct tstate *s, struct pool_ent *e, size_t ne)
+{
+	for (size_t i = 0; i < ne; i++) {
+		struct cmp *c = e[i].c;
+		struct cand *x = &c->c[e[i].j];
+		double base;
+
+		if (!c->ctx || !e[i].score || x->done ||
+		    !(base = pool_score(e, ne, c->ctx, c->ctx_j)))
+			continue;
+		x->d = xreallocarray(x->d, x->n + 1, sizeof(*x->d));
+		x->d[x->n++] = tune_log_ratio(base, e[i].score);
+		look(s, c, e[i].j);
+	}
+}
 
 /* Measures pooled rounds of several knobs' comparisons (cs, one protos mask) until each of
  * their undecided candidates has `upto` pairs, while they fit in the budget. A round runs the
@@ -373,11 +442,7 @@ pool_advance(struct tstate *s, struct cmp **cs, size_t n, size_t upto, struct cm
 	while (rc == 0) {
 		size_t ne = 0, calls;
 
-		for (size_t i = 0; i < n; i++)
-			for (size_t j = 0; j < cs[i]->nc; j++)
-				if (!cs[i]->c[j].done && cs[i]->c[j].n < upto)
-					e[ne++] = (struct pool_ent){ cs[i], j };
-		if (!ne)
+		if (!(ne = pool_entries(cs, n, upto, e)))
 			break;
 		/* As much of the round as fits, the first knobs of cs (the caller's order: what
 		 * can pay first); out of time only when not one candidate fits. */
@@ -430,6 +495,9 @@ pool_advance(struct tstate *s, struct cmp **cs, size_t n, size_t upto, struct cm
 				struct cmp *c = e[g + t].c;
 				struct cand *x = &c->c[e[g + t].j];
 
+				e[g + t].score = sc[t];
+				if (c->ctx)
+					continue; /* pool_pair_ctx() */
 				x->d = xreallocarray(x->d, x->n + 1, sizeof(*x->d));
 				x->d[x->n++] = tune_log_ratio(sqrt(prev * next), sc[t]);
 				look(s, c, e[g + t].j);
@@ -452,12 +520,44 @@ pool_advance(struct tstate *s, struct cmp **cs, size_t n, size_t upto, struct cm
 			if (gain)
 				break; /* nothing more against the old incumbent */
 		}
+		pool_pair_ctx(s, e, ne);
 		if (gain)
 			break; /* the change goes in before more is measured against the old */
 	}
 	free(e);
 	*gained = gain;
 	return rc;
+}
+
+static bool sealed(const struct tstate *s);
+
+/* c is about to go: the comparison measured in its context no longer has one. What the
+ * context left in force decides what its pairs are worth: measured with encryption's
+ * candidate, they stand once encryption no longer seals; while it still does, they were not
+ * measured with the configuration in force and start again (as signing did before). */
+static void
+cmp_unlink(struct tstate *s, struct cmp *c)
+{
+	struct cmp *g = c->dep;
+
+	if (c->ctx) {
+		c->ctx->dep = NULL;
+		c->ctx = NULL;
+	}
+	if (!g)
+		return;
+	c->dep = NULL;
+	g->ctx = NULL;
+	if (!sealed(s)) {
+		say(s, "tune: %s: its pairs measured with %s = %s stand (now in force)", g->k->name,
+		    c->k->name, knob_value(s->m, c->k->id));
+		return;
+	}
+	for (size_t j = 0; j < g->nc; j++) {
+		free(g->c[j].d);
+		memset(&g->c[j], 0, sizeof(g->c[j]));
+	}
+	g->rounds = 0;
 }
 
 static void
@@ -857,6 +957,7 @@ failed(struct tstate *s, struct cmp **cp, struct tuner_decision *d, int rc)
 	snprintf(d->reason, sizeof(d->reason), "failed: %.400s", s->err);
 	d->tried = true;
 	decided(s, d);
+	cmp_unlink(s, *cp);
 	cmp_release(*cp);
 	free(*cp);
 	*cp = NULL;
@@ -869,8 +970,8 @@ settle(struct tstate *s, struct cmp **cp, struct tuner_decision *d)
 {
 	struct cmp *c = *cp;
 
-	if (active(c) && !c->out_of_time)
-		return;
+	if ((active(c) && !c->out_of_time) || c->ctx)
+		return; /* (measured in another's context: that one goes first) */
 	if (!c->rounds) {
 		snprintf(d->reason, sizeof(d->reason),
 			 "not tried: budget exhausted (a round of %zu measurements needs about "
@@ -880,6 +981,7 @@ settle(struct tstate *s, struct cmp **cp, struct tuner_decision *d)
 	} else {
 		finish(s, c, d);
 	}
+	cmp_unlink(s, c);
 	cmp_release(c);
 	free(c);
 	*cp = NULL;
@@ -983,6 +1085,31 @@ sealed(const struct tstate *s)
 	return v && (strcmp(v, "desired") == 0 || strcmp(v, "required") == 0);
 }
 
+/* While encryption seals every session, signing changes nothing the clients measure: it is
+ * measured with encryption's first candidate that does not seal in force on both sides (its
+ * runs pair with that candidate's run of the same round), so that both costs are found in
+ * one tier rather than signing's only after encryption's verdict. */
+static void
+seal_context(struct tstate *s, struct cmp **cs)
+{
+	struct cmp *e = cs[KNOB_SMB_SMB_ENCRYPT], *g = cs[KNOB_SMB_SERVER_SIGNING];
+
+	if (!e || !g || !sealed(s))
+		return;
+	for (size_t j = 0; j < e->nc; j++)
+		if (strcmp(e->val[j + 1], "desired") != 0 &&
+		    strcmp(e->val[j + 1], "required") != 0) {
+			g->ctx = e;
+			g->ctx_j = j;
+			e->dep = g;
+			say(s,
+			    "tune: %s: measured with %s = %s on both sides (%s seals every "
+			    "session, and signing matters only without it)",
+			    g->k->name, e->k->name, e->val[j + 1], knob_value(s->m, e->k->id));
+			return;
+		}
+}
+
 /* The leaders, pooled, look by look to LEADER_PAIRS (or their verdict) within their share of
  * what is left: one a leader, two kept for the rest (if any) so that it is screened too. */
 static int
@@ -1009,8 +1136,9 @@ leaders_first(struct tstate *s, struct cmp **cs)
 			rest = 2;
 			break;
 		}
+	seal_context(s, cs);
 	/* Two tiers: the CPU's (encryption, signing: the largest here, and signing's cost shows
-	 * only once encryption is decided), then the disk path's; each its leaders' share. */
+	 * only without the seal), then the disk path's; each its leaders' share. */
 	for (size_t tier = 0, from = 0; tier < 2 && rc == 0; tier++) {
 		size_t to = tier ? NLEADERS : NCPU_LEADERS, mine = 0;
 		double until;
@@ -1030,7 +1158,7 @@ leaders_first(struct tstate *s, struct cmp **cs)
 				struct cmp *c = cs[leaders[i]];
 
 				if (!c || (leaders[i] == KNOB_SMB_SERVER_SIGNING && sealed(s) &&
-					   cs[KNOB_SMB_SMB_ENCRYPT]))
+					   !c->ctx && cs[KNOB_SMB_SMB_ENCRYPT]))
 					continue;
 				c->until = until;
 				order[nl++] = c->k;
@@ -1091,13 +1219,17 @@ knobs_all(struct tstate *s)
 			}
 		rc = pool_level(s, cs, order, key, n, lv);
 	}
-	for (size_t i = 0; i < KNOB_COUNT; i++)
-		if (cs[i]) {
-			if (rc == 0)
-				finish(s, cs[i], &s->r->dec[i]);
-			cmp_release(cs[i]);
-			free(cs[i]);
-		}
+	/* A context before what was measured in it (encryption before signing). */
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < KNOB_COUNT; i++)
+			if (cs[i] && (pass || !cs[i]->ctx)) {
+				if (rc == 0)
+					finish(s, cs[i], &s->r->dec[i]);
+				cmp_unlink(s, cs[i]);
+				cmp_release(cs[i]);
+				free(cs[i]);
+				cs[i] = NULL;
+			}
 	return rc;
 }
 

@@ -100,7 +100,8 @@ pairs = [("at most 10 of 200", "accepted <= 10"), ("at least 180 of 200", "found
          ("in 50 of 50 tunes when", "assert_int_equal(raised[0], 50)"),
          ("at least 45 of 50", "raised[1] >= 45"), ("at most 5 of 50", "raised[2] <= 5"),
          ("more than 20 of 200", "accepted > 20"), ("at most 2 of 200", "accepted <= 2"),
-         ("at most 9 asserted", "pairs <= 100 * 9")]
+         ("at most 9 asserted", "pairs <= 100 * 9"),
+         ("removed in at least 85 of 100", "enc >= 85"), ("both in at least 80", "both >= 80")]
 bad = [m for m, t in pairs if m not in man or t not in test]
 for b in bad:
     print("# missing: %s" % b)
