@@ -286,6 +286,39 @@ tune_once(struct sim *s, double budget, const char *const *plant, struct outcome
 	model_free(m);
 }
 
+/* Tunes of seeds base+1..base+count with real_effect and sel (NULL: every knob) from plant:
+ * how many applied real_id, its pairs in all, and the simulated seconds in all; a planted
+ * value's removal says "better: ... faster here". */
+struct batch {
+	size_t applied, pairs;
+	double t;
+};
+
+static struct batch
+sim_batch(uint64_t base, size_t count, const bool *sel, const char *const *plant)
+{
+	struct batch b = { 0 };
+
+	for (uint64_t seed = 1; seed <= count; seed++) {
+		struct sim s;
+		struct outcome out;
+
+		sim_init(&s, base + seed);
+		s.effect = real_effect;
+		s.sel = sel;
+		tune_once(&s, 1e6, plant, &out);
+		assert_int_equal(out.rc, 0);
+		b.applied += out.dec[real_id].applied;
+		b.pairs += out.dec[real_id].e.n;
+		b.t += out.elapsed;
+		if (plant) {
+			assert_non_null(strstr(out.dec[real_id].reason, "better: "));
+			assert_non_null(strstr(out.dec[real_id].reason, "faster here"));
+		}
+	}
+	return b;
+}
+
 /* The exact interval: 8 pairs all +10% (ties) give +10%; at a one-sided level of 2^-8 the
  * interval is the smallest and largest Walsh average; below it, none. A flipped pair moves
  * the estimate little; a clear loss is worse with its cost. */
@@ -366,30 +399,19 @@ test_power(void **state)
 	static const bool only[KNOB_COUNT] = { [KNOB_SMB_USE_SENDFILE] = true,
 					       [KNOB_SMB_MULTICHANNEL] = true,
 					       [KNOB_SMB_MIN_RECEIVEFILE_SIZE] = true };
-	size_t found = 0, pairs = 0;
-	double t = 0;
+	struct batch b;
+	size_t found;
 
 	(void)state;
 	real_id = KNOB_SMB_USE_SENDFILE;
 	real_value = "yes";
 	real_gain = 0.10;
-	for (uint64_t seed = 1; seed <= 200; seed++) {
-		struct sim s;
-		struct outcome out;
-
-		sim_init(&s, 1000 + seed);
-		s.effect = real_effect;
-		s.sel = only;
-		tune_once(&s, 1e6, NULL, &out);
-		assert_int_equal(out.rc, 0);
-		found += out.dec[real_id].applied;
-		pairs += out.dec[real_id].e.n;
-		t += out.elapsed;
-	}
+	b = sim_batch(1000, 200, only, NULL);
+	found = b.applied;
 	printf("# a real +10%% against 5%% noise (with the drift and outliers): found in %zu of "
 	       "200 tunes, after %.1f pairs on average; a tune of 3 knobs %.0f simulated seconds "
 	       "(a run %.1fs, a switch %.1fs)\n",
-	       found, (double)pairs / 200, t / 200, 0.3, 0.2);
+	       found, (double)b.pairs / 200, b.t / 200, 0.3, 0.2);
 	assert_true(found >= 180);
 }
 
@@ -399,47 +421,27 @@ static void
 test_planted_cost(void **state)
 {
 	static const char *const plant[] = { "smb.smb_encrypt", "required", NULL };
-	size_t removed = 0, pairs = 0;
+	static const bool three[KNOB_COUNT] = { [KNOB_SMB_SMB_ENCRYPT] = true,
+						[KNOB_SMB_SERVER_SIGNING] = true,
+						[KNOB_SMB_USE_SENDFILE] = true };
+	struct batch b;
+	size_t removed, pairs;
 
 	(void)state;
 	real_id = KNOB_SMB_SMB_ENCRYPT;
 	real_value = "required";
 	real_gain = -0.5;
-	for (uint64_t seed = 1; seed <= 100; seed++) {
-		struct sim s;
-		struct outcome out;
-
-		sim_init(&s, 2000 + seed);
-		s.effect = real_effect;
-		tune_once(&s, 1e6, plant, &out);
-		assert_int_equal(out.rc, 0);
-		removed += out.dec[real_id].applied;
-		pairs += out.dec[real_id].e.n;
-		assert_non_null(strstr(out.dec[real_id].reason, "better: "));
-		assert_non_null(strstr(out.dec[real_id].reason, "faster here"));
-	}
+	b = sim_batch(2000, 100, NULL, plant);
 	printf("# encryption required, a 2x cost: removed in %zu of 100 tunes, after %.1f pairs on "
 	       "average\n",
-	       removed, (double)pairs / 100);
+	       b.applied, (double)b.pairs / 100);
+	removed = b.applied;
 	assert_int_equal(removed, 100);
 	/* Three knobs (bench/tune.sh's): the first look, at 8 pairs, spends half the budget and
 	 * decides it there (with the budget shared equally by the looks: 12). */
-	removed = pairs = 0;
-	for (uint64_t seed = 1; seed <= 100; seed++) {
-		static const bool three[KNOB_COUNT] = { [KNOB_SMB_SMB_ENCRYPT] = true,
-							[KNOB_SMB_SERVER_SIGNING] = true,
-							[KNOB_SMB_USE_SENDFILE] = true };
-		struct sim s;
-		struct outcome out;
-
-		sim_init(&s, 2000 + seed);
-		s.effect = real_effect;
-		s.sel = three;
-		tune_once(&s, 1e6, plant, &out);
-		assert_int_equal(out.rc, 0);
-		removed += out.dec[real_id].applied;
-		pairs += out.dec[real_id].e.n;
-	}
+	b = sim_batch(2000, 100, three, plant);
+	removed = b.applied;
+	pairs = b.pairs;
 	printf("# ... in a tune of three knobs: removed in %zu of 100, after %.1f pairs\n", removed,
 	       (double)pairs / 100);
 	assert_int_equal(removed, 100);
