@@ -1190,6 +1190,9 @@ reload_services(struct job *j, unsigned mask, bool undoing)
 static int
 reload_and_check(struct job *j, char *err, size_t errlen)
 {
+	/* A tune switches trials hundreds of times: a line each only with -v. */
+	void (*say)(const char *, ...) __attribute__((format(printf, 1, 2))) =
+		j->o->trial ? log_debug : log_info;
 	int i;
 
 	for (i = 0; i < SVC_COUNT; i++) {
@@ -1238,19 +1241,13 @@ reload_and_check(struct job *j, char *err, size_t errlen)
 				    err, errlen)) < 0)
 			return -1;
 		j->reloaded_mask |= 1u << i;
-		if (restarted)
+		if (restarted) {
 			j->restarted_mask |= 1u << i;
-		/* A tune switches trials hundreds of times: a line each only with -v. */
-		if (restarted && !j->o->trial)
-			log_info("%s: restarted (%s backend): %s changed", d->daemon, be->name,
-				 j->restart_why[i]);
-		else if (restarted)
-			log_debug("%s: restarted (%s backend): %s changed", d->daemon, be->name,
-				  j->restart_why[i]);
-		else if (!j->o->trial)
-			log_info("%s: reloaded (%s backend)", d->daemon, be->name);
-		else
-			log_debug("%s: reloaded (%s backend)", d->daemon, be->name);
+			say("%s: restarted (%s backend): %s changed", d->daemon, be->name,
+			    j->restart_why[i]);
+		} else {
+			say("%s: reloaded (%s backend)", d->daemon, be->name);
+		}
 	}
 	return 0;
 }
