@@ -422,9 +422,10 @@ pool_pair_ctx(struct tstate *s, struct pool_ent *e, size_t ne)
 /* Measures pooled rounds of several knobs' comparisons (cs, one protos mask) until each of
  * their undecided candidates has `upto` pairs, while they fit in the budget. A round runs the
  * incumbent, then up to POOL_GROUP candidates (each the incumbent with one knob changed), the
- * incumbent again, and so on, forwards and backwards in turn; each candidate's run pairs with
- * the mean (of logs) of the two incumbent runs around it, so a drift between them cancels and
- * the incumbent's runs serve every knob at once. Returns 0, or -errno with *culprit the
+ * incumbent again, and so on, in a new order every round; each candidate's run pairs with the
+ * mean (of logs) of the two incumbent runs around it, so a drift between them cancels and the
+ * incumbent's runs serve every knob at once (one measured in another's context pairs with that
+ * context's run instead: pool_pair_ctx). Returns 0, or -errno with *culprit the
  * comparison whose candidate failed (NULL: the incumbent did). The incumbent is in force on
  * return. */
 static int
@@ -786,9 +787,8 @@ knob_cmp(struct tstate *s, const struct knob *k, struct tuner_decision *d)
 		d->by_clients = true;
 	}
 	c->alpha_better = s->alpha_look;
-	/* A cost changes nothing (the value in force stays): it is named at the comparison's
-	 * own level, not at the tune's. */
-	c->alpha_worse = fmax(s->alpha_cost, s->alpha_look);
+	/* The tune's levels, look by look (look()); a cost changes nothing (the value in force
+	 * stays), so it is named at the comparison's own level, not at the tune's. */
 	c->front_better = c->front_worse = true;
 	c->max_pairs = s->o->pairs;
 	for (size_t i = 0; i < nv && c->nc < TUNER_MAX_CANDS; i++) {
@@ -1075,14 +1075,19 @@ pool_level(struct tstate *s, struct cmp **cs, const struct knob *const *order, c
  * noise), not enough to spend the budget on a value that changes nothing. */
 #define LEADER_PAIRS 32
 
-/* Signing cannot matter while sessions are sealed (encryption desired or required in
- * force): it waits for encryption's verdict rather than measure nothing. */
+/* Whether smb_encrypt = v seals every session (signing cannot matter then). */
+static bool
+seals(const char *v)
+{
+	return v && (strcmp(v, "desired") == 0 || strcmp(v, "required") == 0);
+}
+
+/* Whether the value in force seals: signing is then measured in encryption's context
+ * (seal_context), or waits for encryption's verdict rather than measure nothing. */
 static bool
 sealed(const struct tstate *s)
 {
-	const char *v = knob_value(s->m, KNOB_SMB_SMB_ENCRYPT);
-
-	return v && (strcmp(v, "desired") == 0 || strcmp(v, "required") == 0);
+	return seals(knob_value(s->m, KNOB_SMB_SMB_ENCRYPT));
 }
 
 /* While encryption seals every session, signing changes nothing the clients measure: it is
@@ -1097,8 +1102,7 @@ seal_context(struct tstate *s, struct cmp **cs)
 	if (!e || !g || !sealed(s))
 		return;
 	for (size_t j = 0; j < e->nc; j++)
-		if (strcmp(e->val[j + 1], "desired") != 0 &&
-		    strcmp(e->val[j + 1], "required") != 0) {
+		if (!seals(e->val[j + 1])) {
 			g->ctx = e;
 			g->ctx_j = j;
 			e->dep = g;

@@ -214,6 +214,7 @@ struct outcome {
 	struct tuner_decision dec[KNOB_COUNT];
 	double improvement;
 	double alpha, alpha_look; /* the plan's */
+	struct tuner_plan plan;
 	int rc;
 };
 
@@ -281,6 +282,7 @@ tune_once(struct sim *s, double budget, const char *const *plant, struct outcome
 	out->improvement = json_real_value(json_object_get(doc, "improvement"));
 	out->alpha = r.plan.alpha;
 	out->alpha_look = r.plan.alpha_look;
+	out->plan = r.plan;
 	tuner_result_release(&r);
 	json_decref(doc);
 	model_free(m);
@@ -470,6 +472,12 @@ test_cost_named(void **state)
 	assert_non_null(strstr(out.dec[real_id].reason, "% slower here"));
 	assert_null(strstr(out.dec[real_id].reason, "significant"));
 	assert_false(out.dec[real_id].applied);
+	/* Costs are front-loaded too: the first look spends half of the comparison's 5%, the
+	 * later ones share the rest. */
+	assert_int_equal(out.plan.cost_first_n, 8);
+	assert_true(fabs(out.plan.cost_first - TUNE_ALPHA / 2) < 1e-12);
+	assert_true(out.plan.alpha_cost < TUNE_ALPHA / 2);
+	assert_true(out.dec[real_id].e.n == 8);
 }
 
 /* (4) The MTU step: a peer carries 9000 where 1500 is in force. The clients 36% faster:
