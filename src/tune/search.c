@@ -30,6 +30,7 @@ struct tstate {
 	struct tuner_result *r;
 	double t0;
 	double slot_cost[NMASK]; /* seconds a measure call of one run takes, switch included */
+	double last_cost[NMASK]; /* ... the last call's */
 	unsigned gen, installed; /* the model's generation, and the one installed */
 	size_t family;		 /* the candidates the false-positive budget is shared by */
 	unsigned looks[TUNE_NLOOKS + 1], nlooks;
@@ -178,18 +179,20 @@ measure(struct tstate *s, unsigned protos, unsigned runs, unsigned warmup, doubl
 		return rc;
 	t = (now(s) - t) / (runs + warmup);
 	s->slot_cost[protos] = s->slot_cost[protos] > 0 ? 0.7 * s->slot_cost[protos] + 0.3 * t : t;
+	s->last_cost[protos] = t;
 	return 0;
 }
 
-/* What a measure call of one run on protos costs: as measured, else the sum of its
- * protocols', else a second. */
+/* What a measure call of one run on protos costs: as measured (the last call's at least: a
+ * machine that turns slow is slow from then on), else the sum of its protocols', else a
+ * second. */
 static double
 slot_cost(const struct tstate *s, unsigned protos)
 {
 	double c = 0;
 
 	if (s->slot_cost[protos] > 0)
-		return s->slot_cost[protos];
+		return fmax(s->slot_cost[protos], s->last_cost[protos]);
 	for (unsigned b = 1; b < NMASK; b <<= 1)
 		if (protos & b)
 			c += s->slot_cost[b];
@@ -419,6 +422,41 @@ pool_pair_ctx(struct tstate *s, struct pool_ent *e, size_t ne)
 	}
 }
 
+/* The pairs of a group's m candidates (scores sc) against base, the incumbent's runs around
+ * them; true when one of them is decided better. */
+static bool
+pool_pair(struct tstate *s, struct pool_ent *e, size_t m, double base, const double *sc)
+{
+	bool gain = false;
+
+	for (size_t t = 0; t < m; t++) {
+		struct cmp *c = e[t].c;
+		struct cand *x = &c->c[e[t].j];
+
+		e[t].score = sc[t];
+		if (c->ctx)
+			continue; /* pool_pair_ctx() */
+		x->d = xreallocarray(x->d, x->n + 1, sizeof(*x->d));
+		x->d[x->n++] = tune_log_ratio(base, sc[t]);
+		look(s, c, e[t].j);
+		/* One value better ends the knob: its change goes in now, and what its other
+		 * values would gain over it is left to another tune. */
+		if (x->done && x->e.verdict == TUNE_BETTER) {
+			for (size_t j = 0; j < c->nc; j++) {
+				struct cand *y = &c->c[j];
+
+				if (!y->done && y->n && y->e.n != y->n) {
+					y->look = s->nlooks; /* its pairs so far */
+					look(s, c, j);
+				}
+				y->done = true;
+			}
+			gain = true;
+		}
+	}
+	return gain;
+}
+
 /* Measures pooled rounds of several knobs' comparisons (cs, one protos mask) until each of
  * their undecided candidates has `upto` pairs, while they fit in the budget. A round runs the
  * incumbent, then up to POOL_GROUP candidates (each the incumbent with one knob changed), the
@@ -435,7 +473,7 @@ pool_advance(struct tstate *s, struct cmp **cs, size_t n, size_t upto, struct cm
 	unsigned protos = cs[0]->protos;
 	struct pool_ent *e = xcalloc(n * TUNER_MAX_CANDS, sizeof(*e));
 	double prev = 0;
-	bool gain = false;
+	bool gain = false, cut = false;
 	int rc = 0;
 
 	*culprit = NULL;
@@ -484,44 +522,36 @@ pool_advance(struct tstate *s, struct cmp **cs, size_t n, size_t upto, struct cm
 			for (size_t t = 0; t < m && rc == 0; t++) {
 				struct cmp *c = e[g + t].c;
 
+				/* A call costs what the last ones did (a daemon restarted, a
+				 * slower disk): the round stops where the budget does, with
+				 * the incumbent run its candidates pair with. */
+				if (!fits(s, 2 * slot_cost(s, protos))) {
+					m = t, cut = true;
+					break;
+				}
 				c->put(s, c, e[g + t].j + 1);
 				rc = measure(s, protos, 1, 0, &sc[t], NULL);
 				c->put(s, c, 0);
 				if (rc < 0)
 					*culprit = c;
 			}
-			if (rc < 0 || (rc = measure(s, protos, 1, 0, &next, NULL)) < 0)
+			/* ... and when the candidates' calls were slower than foreseen, their
+			 * runs go unpaired rather than the closing run past the budget. */
+			if (rc == 0 && m && !fits(s, slot_cost(s, protos)))
+				m = 0, cut = true;
+			if (rc < 0 || !m || (rc = measure(s, protos, 1, 0, &next, NULL)) < 0)
 				break;
-			for (size_t t = 0; t < m; t++) {
-				struct cmp *c = e[g + t].c;
-				struct cand *x = &c->c[e[g + t].j];
-
-				e[g + t].score = sc[t];
-				if (c->ctx)
-					continue; /* pool_pair_ctx() */
-				x->d = xreallocarray(x->d, x->n + 1, sizeof(*x->d));
-				x->d[x->n++] = tune_log_ratio(sqrt(prev * next), sc[t]);
-				look(s, c, e[g + t].j);
-				/* One value better ends the knob: its change goes in now, and what
-				 * its other values would gain over it is left to another tune. */
-				if (x->done && x->e.verdict == TUNE_BETTER) {
-					for (size_t j = 0; j < c->nc; j++) {
-						struct cand *y = &c->c[j];
-
-						if (!y->done && y->n && y->e.n != y->n) {
-							y->look = s->nlooks; /* its pairs so far */
-							look(s, c, j);
-						}
-						y->done = true;
-					}
-					gain = true;
-				}
-			}
+			gain = pool_pair(s, e + g, m, sqrt(prev * next), sc);
 			prev = next;
-			if (gain)
+			if (gain || cut)
 				break; /* nothing more against the old incumbent */
 		}
 		pool_pair_ctx(s, e, ne);
+		if (cut) {
+			for (size_t i = 0; i < n; i++)
+				cs[i]->out_of_time = true;
+			break;
+		}
 		if (gain)
 			break; /* the change goes in before more is measured against the old */
 	}
