@@ -489,8 +489,7 @@ pool_advance(struct tstate *s, struct cmp **cs, size_t n, size_t upto, struct cm
 		     calls = POOL_CALLS(ne))
 			ne--;
 		if (!ne) {
-			for (size_t i = 0; i < n; i++)
-				cs[i]->out_of_time = true;
+			cut = true;
 			break;
 		}
 		while (ne && cs[0]->until > 0 &&
@@ -547,14 +546,11 @@ pool_advance(struct tstate *s, struct cmp **cs, size_t n, size_t upto, struct cm
 				break; /* nothing more against the old incumbent */
 		}
 		pool_pair_ctx(s, e, ne);
-		if (cut) {
-			for (size_t i = 0; i < n; i++)
-				cs[i]->out_of_time = true;
-			break;
-		}
-		if (gain)
+		if (gain || cut)
 			break; /* the change goes in before more is measured against the old */
 	}
+	for (size_t i = 0; cut && i < n; i++)
+		cs[i]->out_of_time = true; /* not one more candidate fits */
 	free(e);
 	*gained = gain;
 	return rc;
