@@ -75,6 +75,7 @@ struct tuner {
 	struct bench_results cl_before;
 	json_t *agents, *errors;
 	struct tuner_kept *resume; /* an interrupted tune's decisions (KNOB_COUNT), or NULL */
+	struct bench_baseline bl;  /* the bottlenecks' baselines, measured before the search */
 	char **resolved;	   /* the clients as HOST:PORT, looked up once ("auto": mDNS) */
 };
 
@@ -551,14 +552,14 @@ measure_clients(struct tuner *t, unsigned protos, unsigned runs, unsigned warmup
 
 /* ---- advice for client classes ---- */
 
-static void attribute(struct tuner *t, struct bench_results *rs, uint64_t size);
+static void attribute(const struct tuner *t, struct bench_results *rs);
 
 /* The tune itself and the winner applied. Returns 0, 1 when the winner could not be applied
  * (the previous configuration is in force), or -1 when the tune must be undone (interrupted,
  * or a measurement failed). */
 static int
 run_tune(struct tuner *t, struct tuner_opts *o, struct tuner_result *res,
-	 struct bench_results *cl_after, bool dry_run, uint64_t size)
+	 struct bench_results *cl_after, bool dry_run)
 {
 	struct tuner_ops ops = { .arg = t,
 				 .install = cb_install,
@@ -587,7 +588,7 @@ run_tune(struct tuner *t, struct tuner_opts *o, struct tuner_result *res,
 		log_warnx("tune: %s", err);
 		return -1;
 	}
-	attribute(t, &res->after, size);
+	attribute(t, &res->after);
 	/* The winner: back to the configuration before the trials, then apply it for real. */
 	if (apply_end_trials(t->m, &t->ao) != 0)
 		return -1;
@@ -630,26 +631,33 @@ run_tune(struct tuner *t, struct tuner_opts *o, struct tuner_result *res,
 	return 0;
 }
 
-/* The bottleneck of each result: raw disk of the first share, TCP over loopback. */
+/* The bottlenecks' baselines: raw disk of the first share, TCP over loopback. Measured before
+ * the search's budget is set, so that their cost is counted in it rather than added after it
+ * (a 45 s tune at 512M once took 49 s), and at most BASELINE_MAX: O_DIRECT needs no more to
+ * name the disk's speed, and three passes of 1 GiB took 10 s of a 15 s budget. */
+#define BASELINE_MAX (128ull << 20)
 static void
-attribute(struct tuner *t, struct bench_results *rs, uint64_t size)
+baselines(struct tuner *t, uint64_t size)
 {
-	struct bench_baseline bl = { 0 };
-	struct bench_opts bo = { .size = size };
+	struct bench_opts bo = { .size = size && size < BASELINE_MAX ? size : BASELINE_MAX,
+				 .stop = &sigstop_caught };
 	char *local = NULL, berr[512];
-	size_t i;
 
-	if (!rs->n)
-		return;
-	for (i = 0; i < t->m->n_shares && !local; i++)
+	for (size_t i = 0; i < t->m->n_shares && !local; i++)
 		if (!t->m->shares[i].tm_enabled && !t->m->shares[i].read_only)
 			local = fs_rooted(t->o->root, t->m->shares[i].path);
-	if (local && bench_baseline_disk(local, &bo, &bl, berr, sizeof(berr)) < 0)
+	if (local && bench_baseline_disk(local, &bo, &t->bl, berr, sizeof(berr)) < 0)
 		log_warnx("tune: raw disk baseline of %s: %s", local, berr);
-	bench_baseline_tcp_loopback(size, &bl);
-	for (i = 0; i < rs->n; i++)
-		bench_attribute(&rs->v[i], &bl, true);
+	bench_baseline_tcp_loopback(bo.size, &t->bl);
 	free(local);
+}
+
+/* The bottleneck of each result, against the baselines. */
+static void
+attribute(const struct tuner *t, struct bench_results *rs)
+{
+	for (size_t i = 0; i < rs->n; i++)
+		bench_attribute(&rs->v[i], &t->bl, true);
 }
 
 static void
@@ -803,7 +811,7 @@ tune_body(struct tuner *t, const struct tune_machine_opts *mo, double t0)
 		restore(t);
 		goto out;
 	}
-	rc = run_tune(t, &to, &res, &cl_after, o->dry_run, o->size);
+	rc = run_tune(t, &to, &res, &cl_after, o->dry_run);
 	if (rc < 0) {
 		restore(t);
 		goto out;
@@ -869,6 +877,7 @@ tune_machine_run(struct model *m, const struct tune_machine_opts *o, json_t **do
 	signal(SIGPIPE, SIG_IGN);
 	t0 = timeutil_mono();
 	start_doc(&t, o->goal, o->dry_run, o->exhaustive, o->budget_s, hwhash);
+	baselines(&t, o->size);
 	status = tune_body(&t, o, t0);
 	targets_release(&t);
 	sigstop_restore(old_sig);
