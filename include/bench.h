@@ -76,6 +76,7 @@ struct bench_opts {
 	double video_fps;			/* 0: 30 */
 	double video_seconds;			/* per direction and run; 0: 10 */
 	bool force;    /* benchmark a target that looks like a Time Machine share */
+	bool quiet;    /* the agents' job lines at debug level (a tune's trials: dozens) */
 	uint64_t seed; /* PRNG seed (data, random offsets, bootstrap); 0: fixed default */
 	/* Drops the page cache (root: sync + drop_caches). Returns 0 or -errno; NULL: cannot,
 	 * so runs are labelled hot even when cold was asked. */

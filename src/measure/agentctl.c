@@ -165,8 +165,8 @@ ctl_run_jobs(struct agent_conn *c, const char *url, const char *proto, const boo
 				"size", (json_int_t)(o->size ? o->size : BENCH_DEFAULT_SIZE),
 				"repeats", o->repeats ? (int)o->repeats : 5, "warmup",
 				(int)o->warmup, "small_files", (int)o->small_files);
-		log_info("bench: %s: %s over %s on %s", agent_conn_peer(c), bench_workload_name(w),
-			 proto, url);
+		(o->quiet ? log_debug : log_info)("bench: %s: %s over %s on %s", agent_conn_peer(c),
+						  bench_workload_name(w), proto, url);
 		rc = agent_conn_job(c, job, job_timeout_ms(), job_progress,
 				    (void *)agent_conn_peer(c), all, err, sizeof(err));
 		json_decref(job);
@@ -218,12 +218,13 @@ ctl_bench_peer(const char *root, const struct model *m, const struct peer *p, co
 	}
 	json_array_append_new(agents, json_deep_copy(facts));
 	nic = json_object_get(facts, "nic");
-	log_info("bench: agent %s: %s %s, NIC %s MTU %lld at %lld Mb/s", agent_conn_peer(c),
-		 json_string_value(json_object_get(facts, "os")),
-		 json_string_value(json_object_get(facts, "os_version")),
-		 json_string_value(json_object_get(nic, "name")),
-		 (long long)json_integer_value(json_object_get(nic, "mtu")),
-		 (long long)json_integer_value(json_object_get(nic, "speed_mbps")));
+	(o->quiet ? log_debug
+		  : log_info)("bench: agent %s: %s %s, NIC %s MTU %lld at %lld Mb/s",
+			      agent_conn_peer(c), json_string_value(json_object_get(facts, "os")),
+			      json_string_value(json_object_get(facts, "os_version")),
+			      json_string_value(json_object_get(nic, "name")),
+			      (long long)json_integer_value(json_object_get(nic, "mtu")),
+			      (long long)json_integer_value(json_object_get(nic, "speed_mbps")));
 	for (s = 0; s < m->n_shares && !gone; s++) {
 		const struct share *sh = &m->shares[s];
 

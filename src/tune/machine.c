@@ -538,6 +538,7 @@ measure_clients(struct tuner *t, unsigned protos, unsigned runs, unsigned warmup
 	bo.repeats = runs;
 	bo.warmup = warmup;
 	bo.stop = &sigstop_caught;
+	bo.quiet = true; /* the trials' progress is the tune's own lines */
 	(void)agentctl_bench(t->o->root, &one, t->clients, t->nclients, t->token, proto, wl, &bo,
 			     &cl, t->errors, scratch);
 	rc = tune_scores(&cl, 0, sc, n);

@@ -6,7 +6,7 @@
 # shellcheck source=tests/lab/lib.sh
 . "$(dirname "$0")/lib.sh"
 lab_ready --link 10g --offload off --server-mtu 1500 --client-mtu 9000 --switch-mtu 9216
-plan 11
+plan 12
 
 C1=$("$LAB" addr client1)
 CONF=$SROOT/etc/nastune/nastune.conf
@@ -49,6 +49,11 @@ nts --json tune --clients "$C1" --knobs net.mtu --goal throughput --size 128M --
 [[ $rc = 0 ]]
 ok $? "tune --clients client1 --knobs net.mtu: exit 0" "$(both)"
 tuned=$out
+# The clients' passes before and after are reported; the trials' dozens of calls only at -v
+# (make demo's tune once printed 300 such lines among its own).
+n_agent=$(grep -c "bench: agent client1" <<<"$err") n_jobs=$(grep -c "bench: client1.* over smb on" <<<"$err")
+(( n_agent >= 1 && n_agent <= 2 && n_jobs <= 6 * n_agent ))
+ok $? "the trials' client calls stay out of the log ($n_agent agent lines, $n_jobs job lines)" "$err"
 k=$(python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(json.dumps([x for x in d["knobs"] if x["name"]=="net.mtu"][0]))' "$out" 2>/dev/null)
 python3 -c 'import json,sys; k=json.loads(sys.argv[1]); sys.exit(0 if k["before"]=="1500" and k["after"]=="9000" and k["applied"] and k["verdict"]!="worse" and "proven to every peer" in k["reason"] and k["decided_by"]=="clients" else 1)' "$k"
 ok $? "net.mtu: 1500 -> $(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["after"])' "$k" 2>/dev/null), $(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["reason"])' "$k" 2>/dev/null)" "$k"$'\n'"$(both)"
