@@ -75,7 +75,7 @@ struct tuner {
 	struct bench_results cl_before;
 	json_t *agents, *errors;
 	struct tuner_kept *resume; /* an interrupted tune's decisions (KNOB_COUNT), or NULL */
-	struct bench_baseline bl;  /* the bottlenecks' baselines, measured before the search */
+	struct bench_baseline bl;  /* the bottlenecks' baselines, measured after the search */
 	char **resolved;	   /* the clients as HOST:PORT, looked up once ("auto": mDNS) */
 };
 
@@ -554,6 +554,7 @@ measure_clients(struct tuner *t, unsigned protos, unsigned runs, unsigned warmup
 /* ---- advice for client classes ---- */
 
 static void attribute(const struct tuner *t, struct bench_results *rs);
+static void baselines(struct tuner *t, uint64_t size);
 
 /* The tune itself and the winner applied. Returns 0, 1 when the winner could not be applied
  * (the previous configuration is in force), or -1 when the tune must be undone (interrupted,
@@ -589,6 +590,7 @@ run_tune(struct tuner *t, struct tuner_opts *o, struct tuner_result *res,
 		log_warnx("tune: %s", err);
 		return -1;
 	}
+	baselines(t, t->o->size);
 	attribute(t, &res->after);
 	/* The winner: back to the configuration before the trials, then apply it for real. */
 	if (apply_end_trials(t->m, &t->ao) != 0)
@@ -632,10 +634,9 @@ run_tune(struct tuner *t, struct tuner_opts *o, struct tuner_result *res,
 	return 0;
 }
 
-/* The bottlenecks' baselines: raw disk of the first share, TCP over loopback. Measured before
- * the search's budget is set, so that their cost is counted in it rather than added after it
- * (a 45 s tune at 512M once took 49 s), and at most BASELINE_MAX: O_DIRECT needs no more to
- * name the disk's speed, and three passes of 1 GiB took 10 s of a 15 s budget. */
+/* The bottlenecks' baselines: raw disk of the first share, TCP over loopback, in the time kept
+ * after the search (tune_body), so at most BASELINE_MAX: O_DIRECT needs no more to name the
+ * disk's speed, and three passes at the run size (512 MiB) took a 45 s tune to 49 s. */
 #define BASELINE_MAX (128ull << 20)
 static void
 baselines(struct tuner *t, uint64_t size)
@@ -878,7 +879,6 @@ tune_machine_run(struct model *m, const struct tune_machine_opts *o, json_t **do
 	signal(SIGPIPE, SIG_IGN);
 	t0 = timeutil_mono();
 	start_doc(&t, o->goal, o->dry_run, o->exhaustive, o->budget_s, hwhash);
-	baselines(&t, o->size);
 	status = tune_body(&t, o, t0);
 	targets_release(&t);
 	sigstop_restore(old_sig);
