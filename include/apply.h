@@ -26,6 +26,9 @@ struct apply_opts {
 	 * systemctl call would wait for the units waiting for this one) and leave the MTU to the
 	 * network's own configuration. */
 	bool boot;
+	/* Accept that shares the installed files serve, which the configuration lacks and no
+	 * generation of nastune's installed, stop being served (adopt.h). Never from a hook. */
+	bool drop_unmanaged;
 };
 
 enum apply_act { APPLY_CREATED, APPLY_UPDATED, APPLY_REMOVED };
@@ -63,9 +66,9 @@ void apply_result_clear(struct apply_result *res);
  * fills res and changes nothing. After the reload each share is asked for over each protocol
  * whose daemon this apply reloaded and that listens (served.h); one not served rolls the
  * apply back. Returns 0 (also for "nothing to do"); -EINVAL when the configuration is refused
- * before anything changed (a VFS module not installed, a share's directory missing: a usage
- * error); another -errno after restoring the previous files, with res->msg naming the step,
- * file and cause. */
+ * before anything changed (a VFS module not installed, a share's directory missing, a share
+ * served today that it would drop unless o->drop_unmanaged: a usage error); another -errno after
+ * restoring the previous files, with res->msg naming the step, file and cause. */
 int apply_run(const struct model *m, const struct rendered *r, const struct apply_opts *o,
 	      struct apply_result *res);
 

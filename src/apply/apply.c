@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "adopt.h"
 #include "apply.h"
 #include "buf.h"
 #include "fsutil.h"
@@ -1491,6 +1492,8 @@ precheck(struct job *j, const struct rendered *r)
 {
 	int rc = check_share_dirs(j);
 
+	if (rc == 0 && !j->o->trial && !j->o->drop_unmanaged)
+		rc = adopt_guard(j->o->root, r, j->res->msg, sizeof(j->res->msg));
 	return rc < 0 ? rc : check_smb_modules(j, r);
 }
 

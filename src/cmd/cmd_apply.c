@@ -286,6 +286,7 @@ parse_apply_args(int argc, char **argv, struct apply_opts *o, struct apply_args 
 		{ "lock-timeout", required_argument, NULL, 't' },
 		{ "this-node", no_argument, NULL, 'T' },
 		{ "cluster-wait", required_argument, NULL, 'W' },
+		{ "drop-unmanaged", no_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -306,6 +307,9 @@ parse_apply_args(int argc, char **argv, struct apply_opts *o, struct apply_args 
 			if ((o->lock_timeout_s = parse_seconds("--lock-timeout", optarg)) < 0)
 				return EXIT_USAGE;
 			break;
+		case 'D':
+			o->drop_unmanaged = true;
+			break;
 		case 'T':
 			a->this_node = true;
 			break;
@@ -315,7 +319,8 @@ parse_apply_args(int argc, char **argv, struct apply_opts *o, struct apply_args 
 			break;
 		case 'h':
 			printf("usage: nastune apply [--dry-run] [--no-reload] [--if-changed] "
-			       "[--lock-timeout SECONDS] [--this-node] [--cluster-wait SECONDS]\n");
+			       "[--lock-timeout SECONDS] [--drop-unmanaged] [--this-node] "
+			       "[--cluster-wait SECONDS]\n");
 			return 100;
 		default:
 			return EXIT_USAGE;
