@@ -39,6 +39,25 @@ enum knob_id {
 	KNOB_SYS_TCP_RMEM,
 	KNOB_SYS_TCP_WMEM,
 	KNOB_NET_MTU,
+	/* small files and metadata */
+	KNOB_SMB_CASE_SENSITIVE,
+	KNOB_SMB_NAME_CASE,
+	KNOB_SMB_STORE_DOS_ATTRIBUTES,
+	KNOB_SMB_EA_SUPPORT,
+	KNOB_SMB_FRUIT_METADATA,
+	KNOB_SMB_AAPL_MAX_ACCESS,
+	KNOB_SMB_AAPL_FINDER_INFO,
+	KNOB_SMB_AAPL_RSIZE,
+	KNOB_SMB_STRICT_LOCKING,
+	KNOB_SMB_OPLOCKS,
+	KNOB_SMB_LEASES,
+	KNOB_SMB_STAT_CACHE,
+	KNOB_NFS_ENTRIES_HWMARK,
+	KNOB_NFS_DIR_CHUNK,
+	KNOB_NFS_ATTR_EXPIRATION,
+	KNOB_AFP_CNID_SCHEME,
+	KNOB_AFP_VOL_DBPATH,
+	KNOB_AFP_EA,
 	KNOB_COUNT
 };
 
@@ -51,14 +70,17 @@ enum knob_src {
 
 /* Where a knob renders. */
 enum knob_place {
-	KNOB_AT_SMB_GLOBAL,	/* smb.conf [global] */
-	KNOB_AT_SMB_VFS,	/* smb.conf: last of every "vfs objects" list */
-	KNOB_AT_EXPORTS,	/* exports(5) options of every kernel export */
-	KNOB_AT_GANESHA_CORE,	/* ganesha.conf NFS_CORE_PARAM */
-	KNOB_AT_GANESHA_EXPORT, /* ganesha.conf every EXPORT block */
-	KNOB_AT_AFP_GLOBAL,	/* afp.conf [Global] */
-	KNOB_AT_SYSCTL,		/* /etc/sysctl.d/90-nastune.conf */
-	KNOB_AT_NETLINK,	/* not rendered: netif sets it (network.mtu) */
+	KNOB_AT_SMB_GLOBAL,	 /* smb.conf [global] */
+	KNOB_AT_SMB_VFS,	 /* smb.conf: last of every "vfs objects" list */
+	KNOB_AT_SMB_SHARE,	 /* smb.conf: every share section the value may reach */
+	KNOB_AT_EXPORTS,	 /* exports(5) options of every kernel export */
+	KNOB_AT_GANESHA_CORE,	 /* ganesha.conf NFS_CORE_PARAM */
+	KNOB_AT_GANESHA_EXPORT,	 /* ganesha.conf every EXPORT block the value may reach */
+	KNOB_AT_GANESHA_MDCACHE, /* ganesha.conf MDCACHE */
+	KNOB_AT_AFP_GLOBAL,	 /* afp.conf [Global] */
+	KNOB_AT_AFP_VOLUME,	 /* afp.conf every volume section the value may reach */
+	KNOB_AT_SYSCTL,		 /* /etc/sysctl.d/90-nastune.conf */
+	KNOB_AT_NETLINK,	 /* not rendered: netif sets it (network.mtu) */
 };
 
 /* How a change takes effect. */
@@ -69,8 +91,18 @@ enum knob_effect {
 };
 
 enum knob_safety {
-	KNOB_SAFE,   /* no value can lose acknowledged data */
-	KNOB_UNSAFE, /* some values (knob.unsafe) may lose data on power loss */
+	KNOB_SAFE,	/* no value can lose acknowledged data or change what clients see */
+	KNOB_UNSAFE,	/* some values (knob.unsafe) may lose data on power loss */
+	KNOB_SEMANTICS, /* some values (knob.visible) change what clients see: names, case,
+			 * DOS attributes, extended attributes, Finder metadata, locks */
+};
+
+/* Shares whose fruit stack needs the daemon's default of a knob: the renderer never writes
+ * the knob's value into them, whatever the consent. */
+enum knob_keep {
+	KNOB_KEEP_NONE,
+	KNOB_KEEP_FRUIT, /* every share served with vfs_fruit (Time Machine, smb.apple) */
+	KNOB_KEEP_TM,	 /* Time Machine shares */
 };
 
 /* Value syntax. */
@@ -81,6 +113,7 @@ enum knob_kind {
 	KNOB_TRIPLE,   /* "min default max" sizes for tcp_rmem/tcp_wmem, ascending; bytes */
 	KNOB_SOCKOPTS, /* Samba socket options: known words, SO_RCVBUF=N / SO_SNDBUF=N */
 	KNOB_VERSIONS, /* NFS versions: "3,4", "3" or "4" */
+	KNOB_PATH,     /* an absolute path without blanks, quotes, ';' or '#' */
 };
 
 /* Benchmark workloads a knob can affect (names as the bench engine spells them). */
@@ -94,8 +127,12 @@ enum knob_workload {
 	WL_RANDOM_IO = 1u << 6,
 	WL_METADATA = 1u << 7,
 	WL_VIDEO_FRAMES = 1u << 8,
+	WL_BIG_DIR = 1u << 9,
+	WL_SOURCE_TREE = 1u << 10,
 };
-#define WL_COUNT 9
+#define WL_COUNT 11
+/* The workloads of small work: many names, little data. */
+#define WL_META (WL_SMALL_FILES | WL_METADATA | WL_BIG_DIR | WL_SOURCE_TREE)
 #define WL_BULK (WL_SEQ_WRITE | WL_SEQ_READ | WL_COPY_IN_SHARE | WL_VIDEO_FRAMES)
 #define WL_ALL ((1u << WL_COUNT) - 1)
 
@@ -116,9 +153,21 @@ struct knob {
 	enum knob_effect effect;
 	enum knob_safety safety;
 	const char *const *unsafe; /* values that may lose data; NULL when safe */
-	unsigned workloads;	   /* WL_* */
-	const char *why;	   /* one line */
+	/* KNOB_SEMANTICS: the values that change what clients see (NULL: every value but
+	 * dflt), and what changes for the clients, one sentence. */
+	const char *const *visible;
+	const char *changes;
+	enum knob_keep keep;
+	unsigned workloads; /* WL_* */
+	const char *why;    /* one line */
 };
+
+/* One line a knob renders: a value may set several parameters together (smb.name_case). */
+struct knob_line {
+	const char *param;
+	char value[256];
+};
+#define KNOB_LINES_MAX 3
 
 /* The row for id, or NULL when id is out of range. */
 const struct knob *knob_get(enum knob_id id);
@@ -131,7 +180,7 @@ const struct knob *knob_next(const struct knob *k);
 const char *knob_key(const struct knob *k);
 /* The file a place renders into (without --root), or NULL for KNOB_AT_NETLINK. */
 const char *knob_place_file(enum knob_place p);
-/* "reload", "restart", "live"; "safe", "unsafe". */
+/* "reload", "restart", "live"; "safe", "unsafe", "semantics". */
 const char *knob_effect_name(enum knob_effect e);
 const char *knob_safety_name(enum knob_safety s);
 const char *knob_src_name(enum knob_src s);
@@ -156,7 +205,17 @@ void knob_render_value(const struct knob *k, const char *value, char *out, size_
  * ", "-separated, into changed (when changedlen > 0). Returns how many differ. Pure. */
 int knob_restart_changes(const char *path, const char *cur, size_t curlen, const char *next,
 			 size_t nextlen, char *changed, size_t changedlen);
+/* The lines value renders, as the daemon reads them, into lines (KNOB_LINES_MAX); returns
+ * how many. Most knobs render one line, knob_render_value's; smb.name_case sets Samba's
+ * default case, preserve case and short preserve case together. value must be canonical. */
+size_t knob_render_lines(const struct knob *k, const char *value, struct knob_line *lines);
 /* true when value is in k->unsafe. */
 bool knob_value_unsafe(const struct knob *k, const char *value);
+/* true when k is of class KNOB_SEMANTICS and value changes what clients see (value in
+ * k->visible, or, without that list, any value but k->dflt). */
+bool knob_value_visible(const struct knob *k, const char *value);
+/* What value of k would change for the clients, one sentence (static), or NULL when it
+ * changes nothing they see. */
+const char *knob_client_change(const struct knob *k, const char *value);
 
 #endif

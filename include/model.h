@@ -43,9 +43,11 @@ struct share {
 	bool tm_enabled;
 	uint64_t tm_max_size; /* bytes; 0: no limit */
 	struct strlist nfs_clients;
-	bool nfs_async_set; /* nfs.async written for this share: overrides nfs.export_sync */
-	bool nfs_async;	    /* only with tuning.allow_unsafe; see knob_export_async() */
-	uint32_t nfs_fsid;  /* stable, derived from the path */
+	bool nfs_async_set;   /* nfs.async written for this share: overrides nfs.export_sync */
+	bool nfs_async;	      /* only with tuning.allow_unsafe; see knob_export_async() */
+	uint32_t nfs_fsid;    /* stable, derived from the path */
+	bool allow_semantics; /* allow = ["semantics"]: knob values that change what this
+			       * share's clients see may apply to it (knob_consented) */
 	struct loc loc, loc_name, loc_path, loc_users, loc_clients;
 };
 
@@ -98,7 +100,8 @@ struct model {
 	size_t n_shares;
 	struct {
 		enum tune_goal goal;
-		bool allow_unsafe;
+		bool allow_unsafe;    /* allow_unsafe = true, or "unsafe" in allow */
+		bool allow_semantics; /* "semantics" in allow: on every share */
 		unsigned budget_s;
 		double false_positives; /* the tune's false-positive budget; 0: TUNE_ALPHA */
 	} tuning;
@@ -144,6 +147,9 @@ unsigned model_proto_bit(const char *name);
 bool model_uses(const struct model *m, unsigned proto);
 /* true when any share is a Time Machine target. */
 bool model_has_time_machine(const struct model *m);
+/* true when smb.conf serves its shares with the vfs_fruit stack: protocols.smb.apple, or a
+ * Time Machine share served by an enabled protocol (one fruit share makes every share fruit). */
+bool model_smb_fruit(const struct model *m);
 
 void strlist_add(struct strlist *l, const char *s);
 void strlist_clear(struct strlist *l);
@@ -165,11 +171,22 @@ bool model_nfs_loopback_ok(const struct share *s);
  * server is the one it belongs to, and the host can run it as far as m->host knows
  * (smb.io_uring). Returns true, or false with the reason in why. */
 bool knob_applicable(const struct model *m, const struct knob *k, char *why, size_t whylen);
+/* Whether a value of k that changes what clients see (knob_value_visible) may apply to share
+ * sh: always for knobs not of class KNOB_SEMANTICS; for those, only with the consent of
+ * tuning.allow = ["semantics"] or of the share's own allow = ["semantics"], and never to a
+ * share whose fruit stack needs the default (k->keep: Time Machine keeps fruit:metadata =
+ * stream, every fruit share keeps ea support). sh NULL: the server as a whole, for a place
+ * that is not per share (tuning.allow only). Pure; the renderer and the tuner call it. */
+bool knob_consented(const struct model *m, const struct knob *k, const struct share *sh);
+/* Whether a visible value of k could apply to at least one share of m (knob_consented for
+ * some share k's protocol serves). */
+bool knob_consented_any(const struct model *m, const struct knob *k);
 /* Whether m's own settings permit value for k, whoever sets it: unsafe values need
- * tuning.allow_unsafe; smb.server_signing / smb.smb_encrypt never go below a configured
- * "desired" or "required" (protocols.smb.signing / .encryption; weaker settings demand
- * nothing); nfs.versions only serves versions protocols.nfs.versions lists. value must be
- * canonical. Returns true, or false with the reason in why. */
+ * tuning.allow_unsafe; values that change what clients see need a consent
+ * (knob_consented_any) and name what would change in why; smb.server_signing / smb.smb_encrypt
+ * never go below a configured "desired" or "required" (protocols.smb.signing / .encryption; weaker
+ * settings demand nothing); nfs.versions only serves versions protocols.nfs.versions lists. value
+ * must be canonical. Returns true, or false with the reason in why. */
 bool knob_value_permitted(const struct model *m, const struct knob *k, const char *value, char *why,
 			  size_t whylen);
 /* Whether tune may try value for k under m: the knob is applicable, not pinned in

@@ -15,7 +15,7 @@ cmd_knobs_json(const struct model *m, const struct knob *k)
 	const struct knob_setting *s = &m->knobs[k->id];
 	enum knob_src src = knob_source(m, k->id);
 	json_t *vals = json_array(), *tries = json_array(), *unsafe = json_array(),
-	       *wl = json_array();
+	       *wl = json_array(), *visible = json_array();
 	char why[512], first_no[512] = "", at[512] = "";
 	bool any = false;
 	size_t i;
@@ -40,15 +40,20 @@ cmd_knobs_json(const struct model *m, const struct knob *k)
 	if (src != KNOB_UNSET && s->loc.file)
 		snprintf(at, sizeof(at), "%s:%d", s->loc.file, s->loc.line);
 	/* tune.reason: why tune leaves the knob alone, when it may try none of its values. */
+	for (i = 0; k->candidates[i]; i++)
+		if (knob_value_visible(k, k->candidates[i]))
+			json_array_append_new(visible, json_string(k->candidates[i]));
 	return json_pack("{s:s, s:s?, s:s, s:s, s:s?, s:s?, s:s, s:s?, s:s?, s:o, s:s, s:o, "
-			 "s:s, s:o, s:s, s:{s:b, s:s?, s:o}}",
+			 "s:o, s:s?, s:s, s:o, s:s, s:{s:b, s:s?, s:o}}",
 			 "name", k->name, "protocol", model_proto_name(k->proto), "parameter",
 			 k->param, "where", k->where, "file", knob_place_file(k->place), "value",
 			 knob_value(m, k->id), "source", knob_src_name(src), "set_at",
 			 at[0] ? at : NULL, "default", k->dflt, "candidates", vals, "safety",
-			 knob_safety_name(k->safety), "unsafe_values", unsafe, "effect",
-			 knob_effect_name(k->effect), "workloads", wl, "why", k->why, "tune",
-			 "allowed", any, "reason", any ? NULL : first_no, "candidates", tries);
+			 knob_safety_name(k->safety), "unsafe_values", unsafe, "visible_values",
+			 visible, "changes", k->safety == KNOB_SEMANTICS ? k->changes : NULL,
+			 "effect", knob_effect_name(k->effect), "workloads", wl, "why", k->why,
+			 "tune", "allowed", any, "reason", any ? NULL : first_no, "candidates",
+			 tries);
 }
 
 static void
@@ -77,7 +82,15 @@ cmd_knobs_text(const struct model *m, const struct knob *k)
 	printf("\n  class:      %s", knob_safety_name(k->safety));
 	for (i = 0; k->unsafe && k->unsafe[i]; i++)
 		printf("%s%s", i ? ", " : " (may lose data: ", k->unsafe[i]);
-	printf("%s, %s\n  workloads: ", k->unsafe ? ")" : "", knob_effect_name(k->effect));
+	printf("%s", k->unsafe ? ")" : "");
+	for (i = 0; k->visible && k->visible[i]; i++)
+		printf("%s%s", i ? ", " : " (changes what clients see: ", k->visible[i]);
+	if (k->safety == KNOB_SEMANTICS && !k->visible)
+		printf(" (changes what clients see: any value but %s", k->dflt ? k->dflt : "unset");
+	printf("%s, %s\n", k->safety == KNOB_SEMANTICS ? ")" : "", knob_effect_name(k->effect));
+	if (k->safety == KNOB_SEMANTICS)
+		printf("  changes:    %s\n", k->changes);
+	printf("  workloads: ");
 	for (b = 1; b < (1u << WL_COUNT); b <<= 1)
 		if (k->workloads & b)
 			printf(" %s", knob_workload_name(b));
@@ -151,8 +164,8 @@ cmd_knobs(struct ctx *ctx, int argc, char **argv)
 			cmd_knobs_text(m, k);
 	}
 	if (json) {
-		json_t *o = json_pack("{s:b, s:o}", "allow_unsafe", m->tuning.allow_unsafe, "knobs",
-				      list);
+		json_t *o = json_pack("{s:b, s:b, s:o}", "allow_unsafe", m->tuning.allow_unsafe,
+				      "allow_semantics", m->tuning.allow_semantics, "knobs", list);
 
 		json_dumpf(o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 		fputc('\n', stdout);

@@ -479,6 +479,378 @@ static const struct knob table[KNOB_COUNT] = {
 			       "to "
 			       "receive",
 		},
+	[KNOB_SMB_CASE_SENSITIVE] =
+		{
+			.id = KNOB_SMB_CASE_SENSITIVE,
+			.name = "smb.case_sensitive",
+			.proto = PROTO_SMB,
+			.param = "case sensitive",
+			.place = KNOB_AT_SMB_SHARE,
+			.where = "smb.conf [share]",
+			.kind = KNOB_ENUM,
+			.words = L("auto", "yes", "no"),
+			.candidates = L("auto", "yes"),
+			.dflt = "auto",
+			.effect = KNOB_RELOAD,
+			.safety = KNOB_SEMANTICS,
+			.visible = L("yes"),
+			.changes = "names become case-sensitive: \"Report.txt\" and \"report.txt\" "
+				   "are two files, and a name typed in another case is not found",
+			.workloads = WL_META,
+			.why = "a case-insensitive lookup of a missing name reads the whole "
+			       "directory: O(n) per miss in big directories; \"yes\" looks up "
+			       "the exact name only",
+		},
+	[KNOB_SMB_NAME_CASE] =
+		{
+			.id = KNOB_SMB_NAME_CASE,
+			.name = "smb.name_case",
+			.proto = PROTO_SMB,
+			.param = "default case",
+			.place = KNOB_AT_SMB_SHARE,
+			.where = "smb.conf [share]",
+			.kind = KNOB_ENUM,
+			.words = L("preserve", "lower", "upper"),
+			.candidates = L("preserve", "lower"),
+			.dflt = "preserve",
+			.effect = KNOB_RELOAD,
+			.safety = KNOB_SEMANTICS,
+			.visible = L("lower", "upper"),
+			.changes = "new names are forced to one case (preserve case = no, short "
+				   "preserve case = no): a file saved as \"Report.txt\" is "
+				   "stored as \"report.txt\"",
+			.workloads = WL_META,
+			.why = "with case sensitive = yes, names all in one case are found "
+			       "whatever case a client types: Samba's large-directory recipe "
+			       "sets default case, preserve case and short preserve case together",
+		},
+	[KNOB_SMB_STORE_DOS_ATTRIBUTES] =
+		{
+			.id = KNOB_SMB_STORE_DOS_ATTRIBUTES,
+			.name = "smb.store_dos_attributes",
+			.proto = PROTO_SMB,
+			.param = "store dos attributes",
+			.place = KNOB_AT_SMB_SHARE,
+			.where = "smb.conf [share]",
+			.kind = KNOB_ENUM,
+			.words = L("yes", "no"),
+			.candidates = L("yes", "no"),
+			.dflt = "yes",
+			.effect = KNOB_RELOAD,
+			.safety = KNOB_SEMANTICS,
+			.visible = L("no"),
+			.changes = "DOS attributes (hidden, system, archive) and creation times "
+				   "set by clients are no longer kept in user.DOSATTRIB: they "
+				   "come from the mode bits or are lost",
+			.workloads = WL_META,
+			.why = "an extended-attribute read per file listed and a write per file "
+			       "created",
+		},
+	[KNOB_SMB_EA_SUPPORT] =
+		{
+			.id = KNOB_SMB_EA_SUPPORT,
+			.name = "smb.ea_support",
+			.proto = PROTO_SMB,
+			.param = "ea support",
+			.place = KNOB_AT_SMB_SHARE,
+			.where = "smb.conf [share]",
+			.kind = KNOB_ENUM,
+			.words = L("yes", "no"),
+			.candidates = L("yes", "no"),
+			.dflt = "yes",
+			.effect = KNOB_RELOAD,
+			.safety = KNOB_SEMANTICS,
+			.visible = L("no"),
+			.changes = "clients can no longer read or write extended attributes on "
+				   "the share",
+			.keep = KNOB_KEEP_FRUIT,
+			.workloads = WL_META,
+			.why = "extended-attribute queries cost an xattr call per file; shares "
+				"served to Macs keep them (vfs_fruit)",
+		},
+	[KNOB_SMB_FRUIT_METADATA] =
+		{
+			.id = KNOB_SMB_FRUIT_METADATA,
+			.name = "smb.fruit_metadata",
+			.proto = PROTO_SMB,
+			.param = "fruit:metadata",
+			.place = KNOB_AT_SMB_SHARE,
+			.where = "smb.conf [share] (vfs_fruit)",
+			.kind = KNOB_ENUM,
+			.words = L("stream", "netatalk"),
+			.candidates = L("stream", "netatalk"),
+			.dflt = "stream",
+			.effect = KNOB_RELOAD,
+			.safety = KNOB_SEMANTICS,
+			.visible = L("netatalk"),
+			.changes = "Finder metadata (tags, labels, comments) moves to netatalk's "
+				   "xattr: what Macs stored as streams before is no longer seen",
+			.keep = KNOB_KEEP_TM,
+			.workloads = WL_META,
+			.why = "where vfs_fruit keeps the AFP_AfpInfo stream: passed down to "
+			       "streams_xattr, or netatalk's own xattr; Time Machine shares "
+			       "keep \"stream\"",
+		},
+	[KNOB_SMB_AAPL_MAX_ACCESS] =
+		{
+			.id = KNOB_SMB_AAPL_MAX_ACCESS,
+			.name = "smb.aapl_max_access",
+			.proto = PROTO_SMB,
+			.param = "readdir_attr:aapl_max_access",
+			.place = KNOB_AT_SMB_SHARE,
+			.where = "smb.conf [share] (vfs_fruit)",
+			.kind = KNOB_ENUM,
+			.words = L("yes", "no"),
+			.candidates = L("yes", "no"),
+			.dflt = "yes",
+			.effect = KNOB_RELOAD,
+			.safety = KNOB_SEMANTICS,
+			.visible = L("no"),
+			.changes = "Finder listings show every item as fully accessible: a "
+				   "denied open fails only when tried",
+			.workloads = WL_META,
+			.why = "each entry of a Mac's listing carries the user's effective "
+			       "permissions, an ACL evaluation per entry",
+		},
+	[KNOB_SMB_AAPL_FINDER_INFO] =
+		{
+			.id = KNOB_SMB_AAPL_FINDER_INFO,
+			.name = "smb.aapl_finder_info",
+			.proto = PROTO_SMB,
+			.param = "readdir_attr:aapl_finder_info",
+			.place = KNOB_AT_SMB_SHARE,
+			.where = "smb.conf [share] (vfs_fruit)",
+			.kind = KNOB_ENUM,
+			.words = L("yes", "no"),
+			.candidates = L("yes", "no"),
+			.dflt = "yes",
+			.effect = KNOB_RELOAD,
+			.safety = KNOB_SEMANTICS,
+			.visible = L("no"),
+			.changes = "Finder listings carry no FinderInfo: colour labels and "
+				   "custom icons show only once an item is opened",
+			.workloads = WL_META,
+			.why = "each entry of a Mac's listing carries its FinderInfo, a "
+			       "metadata stream read per entry",
+		},
+	[KNOB_SMB_AAPL_RSIZE] =
+		{
+			.id = KNOB_SMB_AAPL_RSIZE,
+			.name = "smb.aapl_rsize",
+			.proto = PROTO_SMB,
+			.param = "readdir_attr:aapl_rsize",
+			.place = KNOB_AT_SMB_SHARE,
+			.where = "smb.conf [share] (vfs_fruit)",
+			.kind = KNOB_ENUM,
+			.words = L("yes", "no"),
+			.candidates = L("yes", "no"),
+			.dflt = "yes",
+			.effect = KNOB_RELOAD,
+			.safety = KNOB_SEMANTICS,
+			.visible = L("no"),
+			.changes = "Finder listings report no resource fork sizes: sizes shown "
+				   "for items with resource forks are too small",
+			.workloads = WL_META,
+			.why = "each entry of a Mac's listing carries its resource fork size, a "
+			       "stream lookup per entry",
+		},
+	[KNOB_SMB_STRICT_LOCKING] =
+		{
+			.id = KNOB_SMB_STRICT_LOCKING,
+			.name = "smb.strict_locking",
+			.proto = PROTO_SMB,
+			.param = "strict locking",
+			.place = KNOB_AT_SMB_SHARE,
+			.where = "smb.conf [share]",
+			.kind = KNOB_ENUM,
+			.words = L("auto", "yes", "no"),
+			.candidates = L("auto", "no", "yes"),
+			.dflt = "auto",
+			.effect = KNOB_RELOAD,
+			.safety = KNOB_SEMANTICS,
+			.visible = L("no"),
+			.changes = "byte-range locks are no longer checked on reads and writes: "
+				   "a client can read or write a range another client has locked",
+			.workloads = WL_META | WL_SMALL_IO | WL_RANDOM_IO,
+			.why = "a lock check on every read and write of a file without an "
+			       "oplock (auto), of every file (yes) or of none (no)",
+		},
+	[KNOB_SMB_OPLOCKS] =
+		{
+			.id = KNOB_SMB_OPLOCKS,
+			.name = "smb.oplocks",
+			.proto = PROTO_SMB,
+			.param = "oplocks",
+			.place = KNOB_AT_SMB_SHARE,
+			.where = "smb.conf [share]",
+			.kind = KNOB_ENUM,
+			.words = L("yes", "no"),
+			.candidates = L("yes", "no"),
+			.dflt = "yes",
+			.effect = KNOB_RELOAD,
+			.safety = KNOB_SAFE,
+			.workloads = WL_META | WL_SMALL_IO,
+			.why = "oplocks let a client cache a file it alone opens; without them "
+			       "every read and write goes to the server, and no break is ever "
+			       "waited for",
+		},
+	[KNOB_SMB_LEASES] =
+		{
+			.id = KNOB_SMB_LEASES,
+			.name = "smb.leases",
+			.proto = PROTO_SMB,
+			.param = "smb2 leases",
+			.place = KNOB_AT_SMB_GLOBAL,
+			.where = "smb.conf [global]",
+			.kind = KNOB_ENUM,
+			.words = L("yes", "no"),
+			.candidates = L("yes", "no"),
+			.dflt = "yes",
+			.effect = KNOB_RELOAD,
+			.safety = KNOB_SAFE,
+			.workloads = WL_META | WL_SMALL_IO,
+			.why = "SMB2 leases let a client cache handles, reads and directory "
+			       "contents across opens; each costs a break when another opens",
+		},
+	[KNOB_SMB_STAT_CACHE] =
+		{
+			.id = KNOB_SMB_STAT_CACHE,
+			.name = "smb.stat_cache",
+			.proto = PROTO_SMB,
+			.param = "stat cache",
+			.place = KNOB_AT_SMB_GLOBAL,
+			.where = "smb.conf [global]",
+			.kind = KNOB_ENUM,
+			.words = L("yes", "no"),
+			.candidates = L("yes", "no"),
+			.dflt = "yes",
+			.effect = KNOB_RELOAD,
+			.safety = KNOB_SAFE,
+			.workloads = WL_META,
+			.why = "smbd remembers how a case-insensitive name maps to the name on "
+			       "disk, so a repeated lookup skips the directory scan",
+		},
+	[KNOB_NFS_ENTRIES_HWMARK] =
+		{
+			.id = KNOB_NFS_ENTRIES_HWMARK,
+			.name = "nfs.entries_hwmark",
+			.proto = PROTO_NFS,
+			.param = "Entries_HWMark",
+			.place = KNOB_AT_GANESHA_MDCACHE,
+			.where = "ganesha.conf MDCACHE",
+			.kind = KNOB_INT,
+			.min = 1000,
+			.max = 100000000,
+			.candidates = L("100000", "25000", "500000"),
+			.dflt = "100000",
+			.effect = KNOB_RESTART,
+			.safety = KNOB_SAFE,
+			.workloads = WL_META,
+			.why = "how many objects Ganesha's metadata cache holds before it reuses "
+			       "entries: a tree larger than it is looked up from disk again",
+		},
+	[KNOB_NFS_DIR_CHUNK] =
+		{
+			.id = KNOB_NFS_DIR_CHUNK,
+			.name = "nfs.dir_chunk",
+			.proto = PROTO_NFS,
+			.param = "Dir_Chunk",
+			.place = KNOB_AT_GANESHA_MDCACHE,
+			.where = "ganesha.conf MDCACHE",
+			.kind = KNOB_INT,
+			.min = 16,
+			.max = 65536,
+			.candidates = L("128", "32", "1024"),
+			.dflt = "128",
+			.effect = KNOB_RESTART,
+			.safety = KNOB_SAFE,
+			.workloads = WL_META,
+			.why = "directory entries Ganesha caches per chunk: a big directory's "
+			       "listing is read and cached in chunks this large",
+		},
+	[KNOB_NFS_ATTR_EXPIRATION] =
+		{
+			.id = KNOB_NFS_ATTR_EXPIRATION,
+			.name = "nfs.attr_expiration",
+			.proto = PROTO_NFS,
+			.param = "Attr_Expiration_Time",
+			.place = KNOB_AT_GANESHA_EXPORT,
+			.where = "ganesha.conf EXPORT",
+			.kind = KNOB_INT,
+			.min = 0,
+			.max = 86400,
+			.candidates = L("60", "0", "600"),
+			.dflt = "60",
+			.effect = KNOB_RELOAD,
+			.safety = KNOB_SEMANTICS,
+			.visible = L("600"),
+			.changes = "NFS clients may see sizes and times up to 10 minutes stale for "
+				   "files changed over SMB, AFP or on the server itself",
+			.workloads = WL_META,
+			.why = "seconds Ganesha trusts cached attributes before asking the file "
+			       "system again (0: every time)",
+		},
+	[KNOB_AFP_CNID_SCHEME] =
+		{
+			.id = KNOB_AFP_CNID_SCHEME,
+			.name = "afp.cnid_scheme",
+			.proto = PROTO_AFP,
+			.param = "cnid scheme",
+			.place = KNOB_AT_AFP_VOLUME,
+			.where = "afp.conf [volume]",
+			.kind = KNOB_ENUM,
+			.words = L("dbd", "last", "sqlite", "mysql"),
+			.candidates = L("dbd"),
+			.dflt = "dbd",
+			.effect = KNOB_RESTART,
+			.safety = KNOB_SEMANTICS,
+			.changes = "the volume's file ids start again: Mac aliases and the "
+				   "Finder's recent items to it break (\"last\": read-only)",
+			.workloads = WL_META,
+			.why = "every AFP lookup maps a file id through the CNID database; over "
+			       "protocols.afp.cnid_scheme (dbd: cnid_dbd, BerkeleyDB)",
+		},
+	[KNOB_AFP_VOL_DBPATH] =
+		{
+			.id = KNOB_AFP_VOL_DBPATH,
+			.name = "afp.vol_dbpath",
+			.proto = PROTO_AFP,
+			.param = "vol dbpath",
+			.place = KNOB_AT_AFP_VOLUME,
+			.where = "afp.conf [volume]",
+			.kind = KNOB_PATH,
+			.candidates = L("/var/lib/netatalk/CNID"),
+			.dflt = "/var/lib/netatalk/CNID",
+			.effect = KNOB_RESTART,
+			.safety = KNOB_SEMANTICS,
+			.changes = "the volume's CNID database starts empty at the new place: file "
+				   "ids change, so Mac aliases to it break",
+			.workloads = WL_META,
+			.why = "where the CNID database lives: on a fast disk (an SSD) rather "
+			       "than the volume's, lookups stop waiting for the spindles",
+		},
+	[KNOB_AFP_EA] =
+		{
+			.id = KNOB_AFP_EA,
+			.name = "afp.ea",
+			.proto = PROTO_AFP,
+			.param = "ea",
+			.place = KNOB_AT_AFP_VOLUME,
+			.where = "afp.conf [volume]",
+			.kind = KNOB_ENUM,
+			.words = L("sys", "samba", "ad", "none"),
+			.candidates = L("sys", "ad"),
+			.dflt = NULL,
+			.effect = KNOB_RESTART,
+			.safety = KNOB_SEMANTICS,
+			.visible = L("samba", "ad", "none"),
+			.changes = "extended attributes and resource forks are stored elsewhere "
+				   "(.AppleDouble files, or none kept): what Macs stored before is "
+				   "no longer seen",
+			.workloads = WL_META,
+			.why = "where afpd keeps extended attributes and resource forks: the "
+			       "file system's xattrs (sys) or .AppleDouble files (ad)",
+		},
 };
 
 const struct knob *
@@ -522,13 +894,16 @@ knob_place_file(enum knob_place p)
 	switch (p) {
 	case KNOB_AT_SMB_GLOBAL:
 	case KNOB_AT_SMB_VFS:
+	case KNOB_AT_SMB_SHARE:
 		return "/etc/samba/smb.conf";
 	case KNOB_AT_EXPORTS:
 		return "/etc/exports.d/nastune.exports";
 	case KNOB_AT_GANESHA_CORE:
 	case KNOB_AT_GANESHA_EXPORT:
+	case KNOB_AT_GANESHA_MDCACHE:
 		return "/etc/ganesha/ganesha.conf";
 	case KNOB_AT_AFP_GLOBAL:
+	case KNOB_AT_AFP_VOLUME:
 		return "/etc/netatalk/afp.conf";
 	case KNOB_AT_SYSCTL:
 		return "/etc/sysctl.d/90-nastune.conf";
@@ -547,7 +922,7 @@ knob_effect_name(enum knob_effect e)
 const char *
 knob_safety_name(enum knob_safety s)
 {
-	return s == KNOB_UNSAFE ? "unsafe" : "safe";
+	return s == KNOB_UNSAFE ? "unsafe" : s == KNOB_SEMANTICS ? "semantics" : "safe";
 }
 
 const char *
@@ -560,8 +935,8 @@ const char *
 knob_workload_name(unsigned bit)
 {
 	static const char *const names[WL_COUNT] = {
-		"seq-write", "seq-read",  "copy-in-share", "mixed-rw",	   "small-files",
-		"small-io",  "random-io", "metadata",	   "video-frames",
+		"seq-write", "seq-read", "copy-in-share", "mixed-rw", "small-files", "small-io",
+		"random-io", "metadata", "video-frames",  "big-dir",  "source-tree",
 	};
 	unsigned i;
 
@@ -775,6 +1150,20 @@ knob_parse(const struct knob *k, const char *value, char *out, size_t outlen, ch
 		snprintf(out, outlen, "%s", v3 && v4 ? "3,4" : v3 ? "3" : "4");
 		return 0;
 	}
+	case KNOB_PATH:
+		/* The daemons' parsers end a value at ';' or '#' and split at blanks. */
+		if (value[0] != '/' || strlen(value) >= 200 || strpbrk(value, " \t\"';#\\") ||
+		    strstr(value, "/../") || strstr(value, "//")) {
+			snprintf(why, whylen,
+				 "'%s' is not an absolute path without blanks, quotes, ';', '#' "
+				 "or '..' — e.g. \"%s\"",
+				 value, k->candidates[0]);
+			return -EINVAL;
+		}
+		snprintf(out, outlen, "%s", value);
+		if (strlen(out) > 1 && out[strlen(out) - 1] == '/')
+			out[strlen(out) - 1] = '\0';
+		return 0;
 	}
 	snprintf(why, whylen, "unknown knob kind");
 	return -EINVAL;
@@ -791,6 +1180,47 @@ knob_render_value(const struct knob *k, const char *value, char *out, size_t out
 		snprintf(out, outlen, "%s", strcmp(value, "3,4") == 0 ? "3, 4" : value);
 	else
 		snprintf(out, outlen, "%s", value);
+}
+
+size_t
+knob_render_lines(const struct knob *k, const char *value, struct knob_line *lines)
+{
+	if (k->id == KNOB_SMB_NAME_CASE) {
+		bool keep = strcmp(value, "preserve") == 0;
+
+		/* "preserve" is Samba's own behaviour: lower as the default case, names kept. */
+		lines[0].param = "default case";
+		snprintf(lines[0].value, sizeof(lines[0].value), "%s", keep ? "lower" : value);
+		lines[1].param = "preserve case";
+		lines[2].param = "short preserve case";
+		snprintf(lines[1].value, sizeof(lines[1].value), "%s", keep ? "yes" : "no");
+		snprintf(lines[2].value, sizeof(lines[2].value), "%s", keep ? "yes" : "no");
+		return 3;
+	}
+	lines[0].param = k->param;
+	knob_render_value(k, value, lines[0].value, sizeof(lines[0].value));
+	return 1;
+}
+
+bool
+knob_value_visible(const struct knob *k, const char *value)
+{
+	size_t i;
+
+	if (k->safety != KNOB_SEMANTICS || !value)
+		return false;
+	if (!k->visible)
+		return !k->dflt || strcmp(value, k->dflt) != 0;
+	for (i = 0; k->visible[i]; i++)
+		if (strcmp(k->visible[i], value) == 0)
+			return true;
+	return false;
+}
+
+const char *
+knob_client_change(const struct knob *k, const char *value)
+{
+	return knob_value_visible(k, value) ? k->changes : NULL;
 }
 
 bool

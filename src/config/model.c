@@ -159,6 +159,25 @@ model_has_time_machine(const struct model *m)
 	return false;
 }
 
+bool
+model_smb_fruit(const struct model *m)
+{
+	size_t i;
+
+	if (!m->smb.enabled)
+		return false;
+	if (m->smb.apple)
+		return true;
+	for (i = 0; i < m->n_shares; i++) {
+		const struct share *sh = &m->shares[i];
+
+		if (sh->tm_enabled &&
+		    ((sh->protocols & PROTO_SMB) || (sh->protocols & PROTO_AFP && m->afp.enabled)))
+			return true;
+	}
+	return false;
+}
+
 const char *
 goal_name(enum tune_goal g)
 {
@@ -270,6 +289,13 @@ knob_applicable(const struct model *m, const struct knob *k, char *why, size_t w
 			 m->host.io_uring_why);
 		return false;
 	}
+	if ((strncmp(k->param, "fruit:", 6) == 0 || strncmp(k->param, "readdir_attr:", 13) == 0) &&
+	    !model_smb_fruit(m)) {
+		snprintf(why, whylen,
+			 "not applicable: no share is served with vfs_fruit (protocols.smb.apple "
+			 "or a Time Machine share)");
+		return false;
+	}
 	if (k->place == KNOB_AT_NETLINK && !m->network.interface) {
 		snprintf(why, whylen, "not applicable: no network.interface to set the MTU of");
 		return false;
@@ -277,10 +303,66 @@ knob_applicable(const struct model *m, const struct knob *k, char *why, size_t w
 	return true;
 }
 
+/* Whether the fruit stack of share sh needs k's default (k->keep). */
+static bool
+knob_kept(const struct model *m, const struct knob *k, const struct share *sh)
+{
+	if (!sh || !(sh->protocols & PROTO_SMB) || !model_smb_fruit(m))
+		return false;
+	return k->keep == KNOB_KEEP_FRUIT || (k->keep == KNOB_KEEP_TM && sh->tm_enabled);
+}
+
+bool
+knob_consented(const struct model *m, const struct knob *k, const struct share *sh)
+{
+	if (k->safety != KNOB_SEMANTICS)
+		return true;
+	if (knob_kept(m, k, sh))
+		return false;
+	return m->tuning.allow_semantics || (sh && sh->allow_semantics);
+}
+
+bool
+knob_consented_any(const struct model *m, const struct knob *k)
+{
+	size_t i;
+
+	if (k->safety != KNOB_SEMANTICS)
+		return true;
+	for (i = 0; i < m->n_shares; i++)
+		if ((!k->proto || m->shares[i].protocols & k->proto) &&
+		    knob_consented(m, k, &m->shares[i]))
+			return true;
+	return false;
+}
+
 bool
 knob_value_permitted(const struct model *m, const struct knob *k, const char *value, char *why,
 		     size_t whylen)
 {
+	if (knob_value_visible(k, value) && !knob_consented_any(m, k)) {
+		bool kept = false;
+		size_t i;
+
+		for (i = 0; i < m->n_shares; i++)
+			kept |= (m->shares[i].protocols & k->proto) &&
+				knob_kept(m, k, &m->shares[i]) &&
+				(m->tuning.allow_semantics || m->shares[i].allow_semantics);
+		if (kept)
+			snprintf(why, whylen,
+				 "%s = %s would reach only shares whose Apple support needs %s "
+				 "(%s), which keep it — use %s",
+				 k->name, value, k->dflt ? k->dflt : "the default",
+				 k->keep == KNOB_KEEP_TM ? "Time Machine" : "vfs_fruit",
+				 k->dflt ? k->dflt : "no value");
+		else
+			snprintf(why, whylen,
+				 "%s = %s changes what clients see: %s — add \"semantics\" to "
+				 "tuning.allow (every share) or allow = [\"semantics\"] to the "
+				 "shares that may change",
+				 k->name, value, k->changes);
+		return false;
+	}
 	if (knob_value_unsafe(k, value) && !m->tuning.allow_unsafe) {
 		snprintf(why, whylen,
 			 "%s = %s may lose data on power loss — set "

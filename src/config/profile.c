@@ -1057,6 +1057,56 @@ load_nfs_async(struct ld *ld, config_setting_t *s, const char *what, const struc
 	sh->nfs_async_set = true;
 }
 
+/* The knob classes a consent can name (knobs.h: enum knob_safety). */
+static const char *const knob_classes[] = { "unsafe", "semantics", NULL };
+
+/* tuning.allow (share NULL) or a share's allow: the knob classes that may apply beyond
+ * speed. A list written replaces the preset's; "unsafe" is the server's only. */
+static void
+load_allow(struct ld *ld, config_setting_t *s, const char *what, struct model *m, struct share *sh)
+{
+	int i, n = config_setting_length(s);
+
+	if (sh)
+		sh->allow_semantics = false;
+	else
+		m->tuning.allow_semantics = false;
+	for (i = 0; i < n; i++) {
+		config_setting_t *e = config_setting_get_elem(s, (unsigned)i);
+		char ewhat[128];
+		const char *w;
+
+		snprintf(ewhat, sizeof(ewhat), "%s[%d]", what, i);
+		if (config_setting_type(e) != CONFIG_TYPE_STRING) {
+			ERR(ld, e, "%s must be a quoted class — e.g. allow = [\"semantics\"];",
+			    ewhat);
+			continue;
+		}
+		if (!(w = check_word(ld, e, ewhat, config_setting_get_string(e), knob_classes)))
+			continue;
+		if (strcmp(w, "semantics") == 0 && sh)
+			sh->allow_semantics = true;
+		else if (strcmp(w, "semantics") == 0)
+			m->tuning.allow_semantics = true;
+		else if (!sh)
+			m->tuning.allow_unsafe = true;
+		else
+			ERR(ld, e,
+			    "%s \"unsafe\" is the whole server's — write tuning.allow = "
+			    "[\"unsafe\"]; (or nfs = { async = true; } for this share's NFS "
+			    "writes)",
+			    ewhat);
+	}
+}
+
+static void
+load_share_allow(struct ld *ld, config_setting_t *s, const char *what, const struct field *f,
+		 void *base)
+{
+	(void)f;
+	load_allow(ld, s, what, ld->m, base);
+}
+
 static const struct field tm_fields[] = {
 	{ "enabled", F_BOOL, .off = SH(tm_enabled) },
 	{ "max_size", F_FUNC, .load = load_tm_max_size, .kind = K_ANY },
@@ -1083,6 +1133,7 @@ static const struct field share_fields[] = {
 	  .loc_off = SH(loc_users) },
 	{ "time_machine", F_GROUP, .sub = tm_fields },
 	{ "nfs", F_GROUP, .sub = share_nfs_fields },
+	{ "allow", F_FUNC, .load = load_share_allow, .kind = K_LIST },
 	{ NULL },
 };
 
@@ -1170,6 +1221,14 @@ load_knobs(struct ld *ld, const config_setting_t *g, const char *where, enum kno
 				ERR(ld, e,
 				    "%s cannot be set here — the MTU is network.mtu's: write "
 				    "network = { mtu = 9000; }; (or \"auto\")",
+				    what);
+				continue;
+			}
+			if (k->id == KNOB_AFP_CNID_SCHEME && src == KNOB_CONFIG) {
+				ERR(ld, e,
+				    "%s cannot be set here — the CNID backend is "
+				    "protocols.afp.cnid_scheme's: write protocols = { afp = { "
+				    "cnid_scheme = \"dbd\"; }; };",
 				    what);
 				continue;
 			}
@@ -1268,6 +1327,14 @@ load_false_positives(struct ld *ld, config_setting_t *s, const char *what, const
 		    what, TUNE_ALPHA_MIN, TUNE_ALPHA_MAX);
 }
 
+static void
+load_tuning_allow(struct ld *ld, config_setting_t *s, const char *what, const struct field *f,
+		  void *base)
+{
+	(void)f;
+	load_allow(ld, s, what, base, NULL);
+}
+
 /* tuning.knobs, pinned by the user; tuned.conf's knobs, chosen by tune. */
 static void
 load_knob_groups(struct ld *ld, config_setting_t *s, const char *what, const struct field *f,
@@ -1283,6 +1350,7 @@ load_knob_groups(struct ld *ld, config_setting_t *s, const char *what, const str
 static const struct field tuning_fields[] = {
 	{ "goal", F_ENUM, .off = M(tuning.goal), .words = goals },
 	{ "allow_unsafe", F_BOOL, .off = M(tuning.allow_unsafe) },
+	{ "allow", F_FUNC, .load = load_tuning_allow, .kind = K_LIST },
 	{ "budget", F_FUNC, .load = load_budget, .kind = K_ANY },
 	{ "false_positives", F_FUNC, .load = load_false_positives, .kind = K_ANY },
 	{ "knobs", F_FUNC, .load = load_knob_groups, .kind = K_GROUP, .arg = KNOB_CONFIG },

@@ -77,29 +77,46 @@ export_path(struct buf *b, const char *path)
 		buf_adds(b, path);
 }
 
-/* The knobs set for place as a list of { param, value } (value as the daemon reads it),
- * except skip, which the template renders on a line of its own. Returns the count. */
+/* The lines of the knobs set for place into list l, as { param, value } (value as the daemon
+ * reads it), except skip1 and skip2, which the template renders on lines of their own. sh:
+ * the share a per-share place renders into, which a value changing what clients see must
+ * have the consent of (knob_consented); NULL for the server's own sections. A knob that
+ * means nothing here (a vfs_fruit option without fruit) is left out. Returns the count. */
 static size_t
-knob_list(struct view *obj, const char *key, const struct model *m, enum knob_place place,
-	  enum knob_id skip1, enum knob_id skip2)
+knob_items(struct view *l, const struct model *m, enum knob_place place, const struct share *sh,
+	   enum knob_id skip1, enum knob_id skip2)
 {
-	struct view *l = view_add_list(obj, key), *it;
+	struct knob_line lines[KNOB_LINES_MAX];
 	const struct knob *k;
-	char val[256];
-	size_t n = 0;
+	struct view *it;
+	char why[256];
+	size_t n = 0, i, nl;
 
 	for (k = knob_first(); k; k = knob_next(k)) {
 		const char *v = knob_value(m, k->id);
 
 		if (k->place != place || !v || k->id == skip1 || k->id == skip2)
 			continue;
-		knob_render_value(k, v, val, sizeof(val));
-		it = view_list_add_obj(l);
-		view_set_str(it, "param", k->param);
-		view_set_str(it, "value", val);
-		n++;
+		if (knob_value_visible(k, v) && !knob_consented(m, k, sh))
+			continue;
+		if (sh && !knob_applicable(m, k, why, sizeof(why)))
+			continue;
+		nl = knob_render_lines(k, v, lines);
+		for (i = 0; i < nl; i++) {
+			it = view_list_add_obj(l);
+			view_set_str(it, "param", lines[i].param);
+			view_set_str(it, "value", lines[i].value);
+			n++;
+		}
 	}
 	return n;
+}
+
+static size_t
+knob_list(struct view *obj, const char *key, const struct model *m, enum knob_place place,
+	  enum knob_id skip1, enum knob_id skip2)
+{
+	return knob_items(view_add_list(obj, key), m, place, NULL, skip1, skip2);
 }
 
 /* tuned.conf: the KNOB_TUNED values by group, in canonical form. */
@@ -180,6 +197,8 @@ smb_shares_view(struct view *v, const struct model *m, bool tm)
 		set_joined(s, "valid_users", &sh->valid_users, " ");
 		view_set_bool(s, "fruit", tm || m->smb.apple);
 		view_set_str(s, "vfs_objects", smb_vfs_objects(m, tm || m->smb.apple));
+		knob_items(view_add_list(s, "knobs"), m, KNOB_AT_SMB_SHARE, sh, KNOB_COUNT,
+			   KNOB_COUNT);
 		view_set_bool(s, "time_machine", sh->tm_enabled);
 		size[0] = '\0';
 		if (sh->tm_max_size)
@@ -199,12 +218,21 @@ afp_shares_view(struct view *v, const struct model *m)
 	l = view_add_list(v, "afp_shares");
 	for (i = 0; afp && i < m->n_shares; i++) {
 		const struct share *sh = &m->shares[i];
+		const char *cnid;
 
 		if (!(sh->protocols & PROTO_AFP))
 			continue;
 		s = view_list_add_obj(l);
 		view_set_str(s, "name", sh->name);
 		view_set_str(s, "path", sh->path);
+		/* A tuned backend applies only where it may: a new one starts the ids again. */
+		cnid = knob_value(m, KNOB_AFP_CNID_SCHEME);
+		if (!cnid || (knob_value_visible(knob_get(KNOB_AFP_CNID_SCHEME), cnid) &&
+			      !knob_consented(m, knob_get(KNOB_AFP_CNID_SCHEME), sh)))
+			cnid = m->afp.cnid_scheme;
+		view_set_str(s, "cnid_scheme", cnid);
+		knob_items(view_add_list(s, "knobs"), m, KNOB_AT_AFP_VOLUME, sh,
+			   KNOB_AFP_CNID_SCHEME, KNOB_COUNT);
 		view_set_bool(s, "read_only_yes", sh->read_only);
 		set_joined(s, "valid_users", &sh->valid_users, " ");
 		view_set_bool(s, "time_machine", sh->tm_enabled);
@@ -254,6 +282,8 @@ nfs_shares_view(struct view *v, const struct model *m)
 		view_set_strf(s, "export_id", "%u", id);
 		view_set_str(s, "access", sh->read_only ? "RO" : "RW");
 		view_set_str(s, "squash", sh->guest ? "All_Squash" : "Root_Squash");
+		knob_items(view_add_list(s, "export_knobs"), m, KNOB_AT_GANESHA_EXPORT, sh,
+			   KNOB_COUNT, KNOB_COUNT);
 		view_set_bool(s, "anonymous", sh->guest);
 		set_joined(s, "client_list", &sh->nfs_clients, ", ");
 		buf_init(&b);
@@ -398,7 +428,9 @@ build_view(const struct model *m)
 						    : "4");
 	}
 	knob_list(o, "core_knobs", m, KNOB_AT_GANESHA_CORE, KNOB_NFS_VERSIONS, KNOB_COUNT);
-	knob_list(o, "export_knobs", m, KNOB_AT_GANESHA_EXPORT, KNOB_COUNT, KNOB_COUNT);
+	view_set_bool(o, "mdcache",
+		      knob_list(o, "mdcache_knobs", m, KNOB_AT_GANESHA_MDCACHE, KNOB_COUNT,
+				KNOB_COUNT) > 0);
 
 	smb_shares_view(v, m, tm);
 	afp_shares_view(v, m);

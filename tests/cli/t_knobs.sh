@@ -3,7 +3,7 @@
 # and tuned.conf diagnostics, and apply + rollback carrying tuned.conf with the configs.
 . "$(dirname "$0")/lib.sh"
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-plan 37
+plan 50
 
 r="$tmp/root"; mkdir -p "$r/etc/nastune"; srvdirs "$r"
 cat >"$tmp/nas.conf" <<'CONF'
@@ -17,14 +17,14 @@ json() { echo "$out" | python3 -c "import json,sys; d=json.load(sys.stdin); k={x
 
 # --- the shape
 nt --root "$r" -c "$tmp/nas.conf" knobs --json;  is "$rc" 0 "knobs --json exits 0"
-json 'len(d["knobs"]) == 24 and len(k) == 24'; ok $? "24 knobs, unique names"
-json 'all(set(x) == {"name","protocol","parameter","where","file","value","source","set_at","default","candidates","safety","unsafe_values","effect","workloads","why","tune"} for x in d["knobs"])'
+json 'len(d["knobs"]) == 42 and len(k) == 42'; ok $? "42 knobs, unique names"
+json 'all(set(x) == {"name","protocol","parameter","where","file","value","source","set_at","default","candidates","safety","unsafe_values","visible_values","changes","effect","workloads","why","tune"} for x in d["knobs"])'
 ok $? "every knob has the same keys"
 json 'all(set(x["tune"]) == {"allowed","reason","candidates"} and [c["value"] for c in x["tune"]["candidates"]] == x["candidates"] for x in d["knobs"])'
 ok $? "tune lists each candidate with allowed/reason"
-json 'all(x["safety"] in ("safe","unsafe") and x["effect"] in ("reload","restart","live") and x["source"] in ("unset","config","tuned") for x in d["knobs"])'
+json 'all(x["safety"] in ("safe","unsafe","semantics") and x["effect"] in ("reload","restart","live") and x["source"] in ("unset","config","tuned") for x in d["knobs"])'
 ok $? "safety, effect and source are from their fixed sets"
-json 'set(w for x in d["knobs"] for w in x["workloads"]) <= {"seq-write","seq-read","copy-in-share","mixed-rw","small-files","small-io","random-io","metadata","video-frames"} and all(x["workloads"] for x in d["knobs"])'
+json 'set(w for x in d["knobs"] for w in x["workloads"]) <= {"seq-write","seq-read","copy-in-share","mixed-rw","small-files","small-io","random-io","metadata","video-frames","big-dir","source-tree"} and all(x["workloads"] for x in d["knobs"])'
 ok $? "workloads use the benchmark's names"
 json 'k["smb.aio_read_size"]["protocol"] == "smb" and k["smb.aio_read_size"]["parameter"] == "aio read size" and k["smb.aio_read_size"]["file"] == "/etc/samba/smb.conf" and k["sys.tcp_rmem"]["protocol"] is None and k["sys.tcp_rmem"]["file"] == "/etc/sysctl.d/90-nastune.conf" and k["net.mtu"]["file"] is None'
 ok $? "protocol, parameter and file per knob"
@@ -42,8 +42,54 @@ nt --json --root "$r" -c "$tmp/nas.conf" knobs smb.strict_sync
 json 'len(d["knobs"]) == 1 and d["allow_unsafe"] is False'; ok $? "global --json and a name filter"
 nt --root "$r" -c "$tmp/nas.conf" knobs smb.nope;  is "$rc" 2 "an unknown knob name exits 2"
 nt --root "$r" -c "$tmp/nas.conf" knobs
-[ "$rc" = 0 ] && [ "$(echo "$out" | grep -cE '^(smb|nfs|afp|sys|net)\.[a-z_]+  \[')" = 24 ]
+[ "$rc" = 0 ] && [ "$(echo "$out" | grep -cE '^(smb|nfs|afp|sys|net)\.[a-z_]+  \[')" = 42 ]
 ok $? "the text listing shows every knob"
+
+# --- the semantics class: values that change what clients see need a consent
+nt --json --root "$r" -c "$tmp/nas.conf" knobs
+json 'k["smb.case_sensitive"]["safety"] == "semantics" and k["smb.case_sensitive"]["visible_values"] == ["yes"] and "case-sensitive" in k["smb.case_sensitive"]["changes"] and [c["allowed"] for c in k["smb.case_sensitive"]["tune"]["candidates"]] == [True, False] and "tuning.allow" in k["smb.case_sensitive"]["tune"]["candidates"][1]["reason"] and k["smb.oplocks"]["safety"] == "safe" and k["smb.oplocks"]["changes"] is None'
+ok $? "a semantics value is refused to tune without consent, and says what it would change"
+nt --root "$r" -c "$tmp/nas.conf" knobs
+echo "$out" | grep -q '^  changes:    names become case-sensitive' && echo "$out" | grep -q '^smb.fruit_metadata  \['
+ok $? "the text listing names the class and what would change"
+sed 's/^tuning = {/tuning = { allow = ["semantics"];/' "$tmp/nas.conf" >"$tmp/allow.conf"
+nt --json --root "$r" -c "$tmp/allow.conf" knobs smb.case_sensitive smb.store_dos_attributes
+json 'd["allow_semantics"] is True and all(c["allowed"] for c in k["smb.case_sensitive"]["tune"]["candidates"] + k["smb.store_dos_attributes"]["tune"]["candidates"])'
+ok $? "tuning.allow = [\"semantics\"] lets tune try them"
+cat >"$tmp/sem.conf" <<'CONF'
+protocols = { smb = { apple = true; }; };
+shares = ( { name = "Data"; path = "/srv/data"; guest = true;
+    allow = ["semantics", "unsafe"]; } );
+tuning = { allow = ["semantik"];
+  knobs = { smb = { case_sensitive = "yes";
+    ea_support = "no"; }; }; };
+CONF
+nt --root "$r" -c "$tmp/sem.conf" check;  is "$rc" 2 "bad consents exit 2"
+echo "$err" | grep -q "^$tmp/sem.conf:3: shares\[0\].allow\[1\] \"unsafe\" is the whole server's"
+ok $? "a share cannot allow unsafe: file:line"
+echo "$err" | grep -q "^$tmp/sem.conf:4: tuning.allow\[0\] 'semantik' is not valid — did you mean 'semantics'?"
+ok $? "an unknown class: file:line and did-you-mean"
+echo "$err" | grep -q "^$tmp/sem.conf:6: tuning.knobs.smb.ea_support = no would reach only shares whose Apple support needs yes"
+ok $? "a fruit share keeps ea support: the pin is refused, file:line"
+! echo "$err" | grep -q 'case_sensitive'
+ok $? "the share's own consent admits case_sensitive"
+cat >"$tmp/nocons.conf" <<'CONF'
+shares = ( { name = "Data"; path = "/srv/data"; guest = true; } );
+tuning = { knobs = { smb = {
+  case_sensitive = "yes"; name_case = "preserve"; }; }; };
+CONF
+nt --root "$r" -c "$tmp/nocons.conf" render -o "$tmp/nocons.out";  is "$rc" 2 "a semantics pin without consent exits 2"
+echo "$err" | grep -q "^$tmp/nocons.conf:3: tuning.knobs.smb.case_sensitive = yes changes what clients see: names become case-sensitive.* — add \"semantics\" to tuning.allow" &&
+	! echo "$err" | grep -q name_case && [ ! -e "$tmp/nocons.out" ]
+ok $? "file:line, what would change and the fix; the default value needs none; nothing written"
+printf 'knobs = { smb = { store_dos_attributes = "no"; oplocks = "no"; }; };\n' >"$r/etc/nastune/tuned.conf"
+nt --root "$r" -c "$tmp/nas.conf" render --only smb
+echo "$err" | grep -q "tuned.conf:1: warning: smb.store_dos_attributes = no changes what clients see" &&
+	! echo "$out" | grep -q 'store dos attributes' && echo "$out" | grep -q '^	oplocks = no$'
+ok $? "a tuned semantics value without consent is ignored with a warning; a safe one renders"
+rm "$r/etc/nastune/tuned.conf"
+sed 's/^tuning = {/tuning = { allow = ["unsafe"];/; s/use_sendfile = "yes";/use_sendfile = "yes"; strict_sync = "no";/' "$tmp/nas.conf" >"$tmp/unsafe.conf"
+nt --root "$r" -c "$tmp/unsafe.conf" check;  is "$rc" 0 "tuning.allow = [\"unsafe\"] is allow_unsafe"
 
 # --- configuration errors
 cat >"$tmp/bad.conf" <<'CONF'

@@ -89,9 +89,11 @@ test_table_invariants(void **state)
 		assert_true(k->why && strlen(k->why) > 10);
 		assert_true(k->workloads != 0 && (k->workloads & ~WL_ALL) == 0);
 		assert_true((knob_place_file(k->place) == NULL) == (k->place == KNOB_AT_NETLINK));
-		/* candidates: at least two, each valid and already canonical, no repeats */
+		/* candidates: at least two, each valid and already canonical, no repeats; a
+		 * knob whose every other value changes what clients see has its default alone */
 		assert_non_null(k->candidates[0]);
-		assert_non_null(k->candidates[1]);
+		if (k->safety != KNOB_SEMANTICS || k->visible)
+			assert_non_null(k->candidates[1]);
 		for (i = 0; k->candidates[i]; i++) {
 			size_t j;
 
@@ -119,6 +121,15 @@ test_table_invariants(void **state)
 			assert_true(knob_value_unsafe(k, k->unsafe[i]));
 		}
 		assert_false(knob_value_unsafe(k, k->candidates[0]));
+		/* semantics knobs say what they change; the first candidate changes nothing */
+		assert_true((k->safety == KNOB_SEMANTICS) == (k->changes != NULL));
+		assert_true(k->safety == KNOB_SEMANTICS || (!k->visible && !k->keep));
+		assert_false(knob_value_visible(k, k->candidates[0]));
+		assert_null(knob_client_change(k, k->candidates[0]));
+		for (i = 0; k->visible && k->visible[i]; i++) {
+			assert_true(knob_value_visible(k, k->visible[i]));
+			assert_ptr_equal(knob_client_change(k, k->visible[i]), k->changes);
+		}
 	}
 	assert_int_equal(n, KNOB_COUNT);
 	assert_null(knob_find("smb.nope"));
@@ -193,16 +204,20 @@ test_parse_values(void **state)
 static void
 expected_line(const struct knob *k, const char *value, char *out, size_t len)
 {
-	char v[256];
+	struct knob_line l[KNOB_LINES_MAX];
+	const char *v = l[0].value;
 
-	knob_render_value(k, value, v, sizeof(v));
+	assert_true(knob_render_lines(k, value, l) >= 1);
 	switch (k->place) {
 	case KNOB_AT_SMB_GLOBAL:
+	case KNOB_AT_SMB_SHARE:
 	case KNOB_AT_AFP_GLOBAL:
-		snprintf(out, len, "\t%s = %s\n", k->param, v);
+	case KNOB_AT_AFP_VOLUME:
+		snprintf(out, len, "\t%s = %s\n", l[0].param, v);
 		break;
 	case KNOB_AT_GANESHA_CORE:
 	case KNOB_AT_GANESHA_EXPORT:
+	case KNOB_AT_GANESHA_MDCACHE:
 		snprintf(out, len, "\t%s = %s;\n", k->param, v);
 		break;
 	case KNOB_AT_SYSCTL:
@@ -253,8 +268,11 @@ test_every_candidate_renders(void **state)
 	(void)state;
 	assert_int_equal(templates_load(tdirs, 1, &t, err, sizeof(err)), 0);
 	for (k = knob_first(); k; k = knob_next(k)) {
-		bool ganesha =
-			k->place == KNOB_AT_GANESHA_CORE || k->place == KNOB_AT_GANESHA_EXPORT;
+		bool ganesha = k->place == KNOB_AT_GANESHA_CORE ||
+			       k->place == KNOB_AT_GANESHA_EXPORT ||
+			       k->place == KNOB_AT_GANESHA_MDCACHE;
+		bool fruit = strncmp(k->param, "fruit:", 6) == 0 ||
+			     strncmp(k->param, "readdir_attr:", 13) == 0;
 
 		if (k->place == KNOB_AT_NETLINK)
 			continue; /* net.mtu: netif sets it, nothing is rendered */
@@ -263,6 +281,9 @@ test_every_candidate_renders(void **state)
 			struct rendered r;
 			const struct rfile *f;
 
+			/* every value may apply: consent, and fruit for vfs_fruit's options */
+			m->tuning.allow_semantics = true;
+			m->smb.apple = fruit;
 			set(m, k->id, k->candidates[i], KNOB_CONFIG);
 			render_ok(m, &t, &r);
 			f = find_file(&r, knob_place_file(k->place));
@@ -310,7 +331,7 @@ test_unset_renders_nothing(void **state)
 			 * changes their value */
 			if (k->place == KNOB_AT_NETLINK || k->id == KNOB_SMB_SERVER_SIGNING ||
 			    k->id == KNOB_SMB_SMB_ENCRYPT || k->id == KNOB_NFS_VERSIONS ||
-			    k->id == KNOB_NFS_EXPORT_SYNC)
+			    k->id == KNOB_NFS_EXPORT_SYNC || k->id == KNOB_AFP_CNID_SCHEME)
 				continue;
 			if (!(f = find_file(&r, knob_place_file(k->place))))
 				continue;
@@ -707,6 +728,101 @@ test_allowed(void **state)
 }
 
 /* One place decides sync/async for a kernel export: the share's own nfs.async, else the knob. */
+/* The semantics class: a value that changes what clients see reaches a share only with the
+ * server's or the share's consent, never a share whose fruit needs the default, and the
+ * refusal says what would change. */
+static void
+test_consented(void **state)
+{
+	const struct knob *cs = knob_get(KNOB_SMB_CASE_SENSITIVE),
+			  *meta = knob_get(KNOB_SMB_FRUIT_METADATA),
+			  *ea = knob_get(KNOB_SMB_EA_SUPPORT), *op = knob_get(KNOB_SMB_OPLOCKS),
+			  *dbp = knob_get(KNOB_AFP_VOL_DBPATH);
+	struct knob_line l[KNOB_LINES_MAX];
+	char why[512], canon[256];
+	struct model *m;
+
+	(void)state;
+	/* no consent anywhere: refused, with the sentence and the fix */
+	m = model_text("shares = ( { name = \"A\"; path = \"/srv/a\"; },\n"
+		       "  { name = \"B\"; path = \"/srv/b\"; } );\n");
+	assert_false(knob_consented(m, cs, &m->shares[0]));
+	assert_false(knob_consented(m, cs, NULL));
+	assert_false(knob_consented_any(m, cs));
+	assert_true(knob_consented(m, op, &m->shares[0])); /* safe: always */
+	assert_true(knob_consented(m, knob_get(KNOB_SMB_STRICT_SYNC), NULL));
+	expect_allowed(m, KNOB_SMB_CASE_SENSITIVE, "yes", false, "changes what clients see");
+	assert_true(knob_allowed(m, cs, "auto", why, sizeof(why)));
+	assert_false(knob_value_permitted(m, cs, "yes", why, sizeof(why)));
+	assert_non_null(strstr(why, cs->changes));
+	assert_non_null(strstr(why, "tuning.allow"));
+	model_free(m);
+
+	/* one share's consent: that share only; the server's stays no */
+	m = model_text("shares = ( { name = \"A\"; path = \"/srv/a\"; allow = [\"semantics\"]; "
+		       "},\n  { name = \"B\"; path = \"/srv/b\"; } );\n");
+	assert_true(m->shares[0].allow_semantics && !m->shares[1].allow_semantics);
+	assert_true(knob_consented(m, cs, &m->shares[0]));
+	assert_false(knob_consented(m, cs, &m->shares[1]));
+	assert_false(knob_consented(m, cs, NULL));
+	assert_true(knob_consented_any(m, cs));
+	expect_allowed(m, KNOB_SMB_CASE_SENSITIVE, "yes", true, NULL);
+	model_free(m);
+
+	/* the server's consent: every share, except where fruit needs the default */
+	m = model_text("protocols = { smb = { enabled = true; }; };\n"
+		       "users = ( { name = \"alice\"; } );\n"
+		       "shares = ( { name = \"A\"; path = \"/srv/a\"; },\n"
+		       "  { name = \"TM\"; path = \"/srv/tm\"; valid_users = [\"alice\"];\n"
+		       "    time_machine = { enabled = true; }; } );\n"
+		       "tuning = { allow = [\"semantics\"]; };\n");
+	assert_true(m->tuning.allow_semantics && model_smb_fruit(m));
+	assert_true(knob_consented(m, cs, &m->shares[0]));
+	assert_true(knob_consented(m, cs, &m->shares[1]));
+	assert_true(knob_consented(m, meta, &m->shares[0]));
+	assert_false(knob_consented(m, meta, &m->shares[1])); /* Time Machine keeps stream */
+	assert_false(knob_consented(m, ea, &m->shares[0]));   /* every fruit share keeps xattrs */
+	assert_false(knob_consented(m, ea, &m->shares[1]));
+	expect_allowed(m, KNOB_SMB_FRUIT_METADATA, "netatalk", true, NULL);
+	expect_allowed(m, KNOB_SMB_EA_SUPPORT, "no", false, "keep it");
+	expect_allowed(m, KNOB_SMB_EA_SUPPORT, "yes", true, NULL);
+	model_free(m);
+
+	/* vfs_fruit's options mean nothing without fruit */
+	m = model_text("shares = ( { name = \"A\"; path = \"/srv/a\"; } );\n"
+		       "tuning = { allow = [\"semantics\", \"unsafe\"]; };\n");
+	assert_true(m->tuning.allow_unsafe); /* "unsafe" in allow is allow_unsafe */
+	assert_false(knob_applicable(m, meta, why, sizeof(why)));
+	assert_false(knob_applicable(m, knob_get(KNOB_SMB_AAPL_MAX_ACCESS), why, sizeof(why)));
+	assert_true(knob_consented(m, ea, &m->shares[0]));
+	model_free(m);
+
+	/* smb.name_case renders Samba's three case parameters together */
+	assert_int_equal(knob_render_lines(knob_get(KNOB_SMB_NAME_CASE), "upper", l), 3);
+	assert_string_equal(l[0].param, "default case");
+	assert_string_equal(l[0].value, "upper");
+	assert_string_equal(l[1].param, "preserve case");
+	assert_string_equal(l[1].value, "no");
+	assert_string_equal(l[2].param, "short preserve case");
+	assert_string_equal(l[2].value, "no");
+	assert_int_equal(knob_render_lines(knob_get(KNOB_SMB_NAME_CASE), "preserve", l), 3);
+	assert_string_equal(l[1].value, "yes");
+	assert_int_equal(knob_render_lines(op, "no", l), 1);
+	assert_string_equal(l[0].param, "oplocks");
+
+	/* a path knob: absolute, no blanks or separators, canonical without a trailing slash;
+	 * every value but the default changes what clients see */
+	assert_int_equal(knob_parse(dbp, "/ssd/cnid/", canon, sizeof(canon), why, sizeof(why)), 0);
+	assert_string_equal(canon, "/ssd/cnid");
+	assert_true(knob_parse(dbp, "ssd/cnid", canon, sizeof(canon), why, sizeof(why)) < 0);
+	assert_true(knob_parse(dbp, "/a b", canon, sizeof(canon), why, sizeof(why)) < 0);
+	assert_true(knob_parse(dbp, "/a;b", canon, sizeof(canon), why, sizeof(why)) < 0);
+	assert_true(knob_parse(dbp, "/a/../b", canon, sizeof(canon), why, sizeof(why)) < 0);
+	assert_true(knob_value_visible(dbp, "/ssd/cnid"));
+	assert_false(knob_value_visible(dbp, dbp->dflt));
+	assert_string_equal(knob_safety_name(KNOB_SEMANTICS), "semantics");
+}
+
 static void
 test_export_async(void **state)
 {
@@ -785,6 +901,7 @@ main(void)
 		cmocka_unit_test(test_tuned_conf_round_trip),
 		cmocka_unit_test(test_allowed),
 		cmocka_unit_test(test_export_async),
+		cmocka_unit_test(test_consented),
 		cmocka_unit_test(test_same),
 		cmocka_unit_test(test_restart_changes),
 		cmocka_unit_test(test_restart_rendered),
