@@ -12,7 +12,8 @@
  * file), the shares the installed copy under root serves that r's copy does not, that no
  * generation nastune recorded (1 and up, their kept copies) served, and that are not a
  * package's stock ones (printers, print$, a read-only homes): one "file:line: ..." line each
- * into out. Includes are read at the paths they name. Returns how many. Reads only. */
+ * into out. Includes are read under root, else
+ * at the paths they name. Returns how many. Reads only. */
 int adopt_unmanaged(const char *root, const struct rendered *r, struct buf *out);
 
 /* adopt_unmanaged's shares, refused: returns -EINVAL with them and the ways out (nastune

@@ -80,6 +80,7 @@ bool cli_client_spec_ok(const char *spec);
 int cmd_check(struct ctx *ctx, int argc, char **argv);
 int cmd_render(struct ctx *ctx, int argc, char **argv);
 int cmd_diff(struct ctx *ctx, int argc, char **argv);
+int cmd_import(struct ctx *ctx, int argc, char **argv);
 int cmd_apply(struct ctx *ctx, int argc, char **argv);
 int cmd_rollback(struct ctx *ctx, int argc, char **argv);
 int cmd_repair(struct ctx *ctx, int argc, char **argv);

@@ -136,8 +136,10 @@ struct imp_share {
 	bool tm;
 	uint64_t tm_max;	/* bytes; 0: no limit */
 	struct strlist clients; /* NFS: who may mount it, sorted */
-	/* A share a distribution package ships that serves no one's data: [printers] and other
-	 * printable shares, [print$], and a read-only [homes] (Debian's stock one). */
+	char *pseudo;		/* NFS-Ganesha: the NFSv4 path clients mount; NULL: the path */
+	/* A share a distribution package ships that serves no one's data yet: [printers] and
+	 * other printable shares, [print$], a read-only [homes] (samba's stock one), and an AFP
+	 * [Homes] with nothing but its basedir regex (netatalk's stock one). */
 	bool stock;
 	char *file; /* where it is defined (owned) */
 	int line;
@@ -189,8 +191,33 @@ struct imp_input {
  * parsers, their includes read under root. Missing files are simply absent. Returns 0, or
  * -errno after a diag error (testparm refuses the file). Release with import_input_clear. */
 int import_read(const char *root, struct imp_input *in, struct diag *d);
+/* An imp_read_fn for includes: the path under root (a char *), else as written (an include
+ * outside the root, as the daemon reads it). */
+int import_read_include(void *root, const char *path, char **text, size_t *len);
 void import_input_clear(struct imp_input *in);
 /* What the files in force serve (import_read's input). */
 void import_served(const struct imp_input *in, struct imp_served *s);
+
+/* ---- the nastune.conf (conf.c) ---- */
+
+struct imp_result {
+	struct buf conf;   /* nastune.conf */
+	struct buf site;   /* the smb.conf site include (IMPORT_SMB_SITE); empty: none needed */
+	struct diag notes; /* each line kept or not expressible, "file:line: ..." (warnings) */
+};
+
+/* Builds the configuration from in. Pure. Release with import_result_clear. */
+void import_conf(const struct imp_input *in, struct imp_result *res);
+void import_result_clear(struct imp_result *res);
+
+/* ---- the round trip (check.c) ---- */
+
+struct rendered;
+/* What the files in force (in) serve against what would be served once r is installed under
+ * root: r's files, the site include and every file nastune leaves alone (/etc/exports, the
+ * other exports.d files, a server's file nastune does not render). One "file:line: ..."
+ * line per difference into out; returns how many. */
+size_t import_check(const char *root, const struct imp_input *in, const struct rendered *r,
+		    struct buf *out);
 
 #endif

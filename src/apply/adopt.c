@@ -17,16 +17,9 @@
 
 #define ADOPT_MAX_FILE (4u << 20)
 
-static int
-read_include(void *ctx, const char *path, char **text, size_t *len)
-{
-	(void)ctx;
-	return fs_read_file(path, ADOPT_MAX_FILE, text, len);
-}
-
 /* What the text of the file at path (as installed, without the root) serves, into s. */
 static void
-served_of(const char *path, const char *text, size_t len, struct imp_served *s)
+served_of(const char *root, const char *path, const char *text, size_t len, struct imp_served *s)
 {
 	struct diag d;
 
@@ -35,7 +28,7 @@ served_of(const char *path, const char *text, size_t len, struct imp_served *s)
 	    strcmp(path, "/etc/netatalk/afp.conf") == 0) {
 		struct ini ini = { 0 };
 
-		ini_parse(&ini, path, text, len, read_include, NULL, &d);
+		ini_parse(&ini, path, text, len, import_read_include, (void *)root, &d);
 		if (path[5] == 's')
 			imp_served_smb(s, &ini);
 		else
@@ -44,7 +37,7 @@ served_of(const char *path, const char *text, size_t len, struct imp_served *s)
 	} else if (strcmp(path, "/etc/ganesha/ganesha.conf") == 0) {
 		struct ganesha g = { 0 };
 
-		ganesha_parse(&g, path, text, len, read_include, NULL, &d);
+		ganesha_parse(&g, path, text, len, import_read_include, (void *)root, &d);
 		imp_served_ganesha(s, &g);
 		ganesha_clear(&g);
 	} else if (strncmp(path, "/etc/exports", 12) == 0) {
@@ -94,7 +87,7 @@ served_by_generations(const char *root, const char *path, struct imp_served *s)
 		copy = paths_state(root, "generations/%ld/files%s", id, path);
 		/* A generation that is a rollback to 0 keeps the distribution's files again. */
 		if (fs_read_file(copy, ADOPT_MAX_FILE, &text, &len) == 0 && rendered_by_us(text))
-			served_of(path, text, len, s);
+			served_of(root, path, text, len, s);
 		free(text);
 		free(copy);
 	}
@@ -118,8 +111,8 @@ adopt_unmanaged(const char *root, const struct rendered *r, struct buf *out)
 			continue;
 		abs = fs_rooted(root, f->path);
 		if (fs_read_file(abs, ADOPT_MAX_FILE, &text, &len) == 0) {
-			served_of(f->path, text, len, &old);
-			served_of(f->path, f->data, f->len, &new);
+			served_of(root, f->path, text, len, &old);
+			served_of(root, f->path, f->data, f->len, &new);
 			served_by_generations(root, f->path, &mine);
 			/* Only what nastune never installed is someone else's. */
 			for (k = 0; k < old.n; k++) {

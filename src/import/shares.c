@@ -139,6 +139,9 @@ imp_served_afp(struct imp_served *s, const struct ini *afp)
 		add_words(&sh->users, value_of(sec, "valid users"));
 		sh->guest = guest_uam && sh->users.n == 0;
 		sh->tm = bool_of(sec, "time machine", false);
+		/* netatalk's own afp.conf ships [Homes] with its basedir regex and nothing else. */
+		sh->stock = strcasecmp(sec->name, "homes") == 0 && sec->n == 1 &&
+			    ini_get(sec, "basedir regex");
 		lim = value_of(sec, "vol size limit");
 		if (sh->tm && lim && *lim)
 			sh->tm_max = (uint64_t)strtoull(lim, NULL, 10) << 20; /* MiB */
@@ -220,6 +223,8 @@ imp_served_ganesha(struct imp_served *s, const struct ganesha *g)
 		if (strcasecmp(b->name, "EXPORT") != 0 || !path)
 			continue;
 		sh = share_add(s, PROTO_NFS, path->value, path->value, b->file, b->line);
+		if (ganesha_get(b, "Pseudo"))
+			sh->pseudo = xstrdup(ganesha_get(b, "Pseudo")->value);
 		sh->read_only = true;
 		sh->guest = sq && (strcasecmp(sq->value, "All_Squash") == 0 ||
 				   strcasecmp(sq->value, "all") == 0 ||
@@ -252,6 +257,7 @@ imp_served_clear(struct imp_served *s)
 		free(s->v[i].name);
 		free(s->v[i].path);
 		free(s->v[i].file);
+		free(s->v[i].pseudo);
 		strlist_clear(&s->v[i].users);
 		strlist_clear(&s->v[i].clients);
 	}
@@ -318,6 +324,8 @@ compare_one(const struct imp_share *o, const struct imp_share *n, struct buf *ou
 	} while (0)
 	if (strcmp(o->path, n->path) != 0)
 		DIFF("path %s, would be %s", o->path, n->path);
+	if (o->pseudo && n->pseudo && strcmp(o->pseudo, n->pseudo) != 0)
+		DIFF("NFSv4 path %s, would be %s", o->pseudo, n->pseudo);
 	if (o->read_only != n->read_only)
 		DIFF("%s, would be %s", o->read_only ? "read-only" : "writable",
 		     n->read_only ? "read-only" : "writable");

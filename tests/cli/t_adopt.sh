@@ -10,10 +10,12 @@ plan 13
 conf="$top/profiles/demo.conf"
 stock=/usr/share/samba/smb.conf
 
-# Debian's own smb.conf, as samba installs it: a first apply replaces it.
-r="$tmp/stock"; mkdir -p "$r/etc/samba"; cp "$stock" "$r/etc/samba/smb.conf"; srvdirs "$r"
+# Debian's own smb.conf, as samba installs it, and netatalk's afp.conf ([Homes]): a first
+# apply replaces them.
+r="$tmp/stock"; mkdir -p "$r/etc/samba" "$r/etc/netatalk"; cp "$stock" "$r/etc/samba/smb.conf"; srvdirs "$r"
+cp "$top/tests/golden/import/cases/netatalk-stock/etc/netatalk/afp.conf" "$r/etc/netatalk/afp.conf"
 nt --root "$r" -c "$conf" apply --no-reload
-is "$rc" 0 "a first apply over Debian's stock smb.conf ([homes], [printers], [print\$]) proceeds"
+is "$rc" 0 "a first apply over the stock smb.conf ([homes], [printers], [print\$]) and afp.conf ([Homes]) proceeds"
 
 # A hand-written one serving a share of its own and a writable [homes].
 r="$tmp/hand"; mkdir -p "$r/etc/samba"; srvdirs "$r"
