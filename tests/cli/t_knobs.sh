@@ -3,7 +3,7 @@
 # and tuned.conf diagnostics, and apply + rollback carrying tuned.conf with the configs.
 . "$(dirname "$0")/lib.sh"
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-plan 50
+plan 49
 
 r="$tmp/root"; mkdir -p "$r/etc/nastune"; srvdirs "$r"
 cat >"$tmp/nas.conf" <<'CONF'
