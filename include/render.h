@@ -56,6 +56,9 @@ void render_clear(struct rendered *r);
  * Avahi files, the sysctl file, tuned.conf): apply removes it when the last generation had
  * it and the new rendering does not. */
 bool render_optional_path(const char *path);
+/* true for a path render_all can produce (any configuration): what a journal or a
+ * generation may name, and so all that recovery writes or removes. */
+bool render_known_path(const char *path);
 
 /* The mode a rendered file is installed with: 0755 for CTDB's event script (ctdb runs the
  * executable ones), else 0644. */

@@ -804,6 +804,34 @@ record_repair(struct job *j, const struct generation *g, const char *journal)
 	return rc;
 }
 
+/* The first path a journal line names that render never produces, or NULL: recovery
+ * writes and removes as root, so the journal names nothing else. */
+static const char *
+journal_stray(const char *text)
+{
+	const char *line, *next, *path;
+
+	for (line = text; line && *line; line = next) {
+		size_t len = strcspn(line, "\n");
+		char *one;
+		bool known;
+
+		next = line[len] ? line + len + 1 : NULL;
+		if (strncmp(line, "file ", 5) == 0)
+			path = line + 5;
+		else if (strncmp(line, "keep ", 5) == 0 || strncmp(line, "new ", 4) == 0)
+			path = memrchr(line, ' ', len) + 1;
+		else
+			continue;
+		one = xasprintf("%.*s", (int)(len - (size_t)(path - line)), path);
+		known = render_known_path(one);
+		free(one);
+		if (!known)
+			return path;
+	}
+	return NULL;
+}
+
 /* Restores the journal's generation for the journal's files, then reloads them (j->repair:
  * records that as a generation before dropping the journal). A journal whose apply recorded
  * a generation after it was written belongs to an apply that finished and died before
@@ -812,6 +840,7 @@ static int
 recover(struct job *j)
 {
 	char *p = paths_pending(j->o->root), *text = NULL, *line, *save = NULL, *journal = NULL;
+	const char *stray;
 	struct generation g = { 0 }, last = { 0 };
 	long prev = -1;
 	unsigned mask = 0;
@@ -836,6 +865,14 @@ recover(struct job *j)
 			 "journal: dropping it",
 			 last.id);
 		goto drop;
+	}
+	if ((stray = journal_stray(text))) {
+		log_warnx("apply: %s names %.*s, which nastune never writes — remove it after "
+			  "checking the files by hand",
+			  p, (int)strcspn(stray, "\n"), stray);
+		free(text);
+		free(p);
+		return -1;
 	}
 	journal = xstrdup(text); /* strtok_r below cuts text up */
 	if (j->o->trial)

@@ -30,6 +30,45 @@ render_optional_path(const char *path)
 	       strcmp(path, RENDER_TUNED_PATH) == 0;
 }
 
+/* name is "nastune.service" or "nastune-nfs-XXXXXXXX.service" (8 hex digits). */
+static bool
+avahi_file_name(const char *name)
+{
+	const char *h = name + 12;
+
+	if (strcmp(name, "nastune.service") == 0)
+		return true;
+	return strncmp(name, "nastune-nfs-", 12) == 0 && strspn(h, "0123456789abcdef") == 8 &&
+	       strcmp(h + 8, ".service") == 0;
+}
+
+bool
+render_known_path(const char *path)
+{
+	static const char *const fixed[] = {
+		"/etc/samba/smb.conf",
+		"/etc/exports.d/nastune.exports",
+		"/etc/ganesha/ganesha.conf",
+		"/etc/netatalk/afp.conf",
+		RENDER_SYSCTL_PATH,
+		RENDER_TUNED_PATH,
+		CLUSTER_CTDB_CONF,
+		CLUSTER_NODES,
+		CLUSTER_PUBLIC,
+		CLUSTER_EVENT_SCRIPT,
+		CLUSTER_BONJOUR_DIR "hosts",
+		NULL,
+	};
+	size_t i, la = strlen("/etc/avahi/services/"), lb = strlen(CLUSTER_BONJOUR_DIR);
+
+	for (i = 0; fixed[i]; i++)
+		if (strcmp(path, fixed[i]) == 0)
+			return true;
+	if (strncmp(path, "/etc/avahi/services/", la) == 0)
+		return avahi_file_name(path + la);
+	return strncmp(path, CLUSTER_BONJOUR_DIR, lb) == 0 && avahi_file_name(path + lb);
+}
+
 static const char *
 tmpl_text(const struct render_templates *t, const char *name, size_t *len, const char **origin)
 {

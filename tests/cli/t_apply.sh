@@ -14,7 +14,7 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
-plan 105
+plan 106
 conf="$top/profiles/demo.conf"
 
 # A config whose services use pidfiles we control.
@@ -225,6 +225,16 @@ echo "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["int
 [ $? = 0 ] && [ "$rc" = 0 ]; ok $? "status is clean (exit $rc) and shows the repair as the generation in force" "$out"
 nt --root "$r" -c "$tmp/cut.conf" repair
 [ "$rc" = 0 ] && echo "$err" | grep -q "nothing to repair"; ok $? "a second repair has nothing to do"
+# A journal naming a path render never produces ('..' out of the root) is refused whole:
+# recovery runs as root and would remove or write that file.
+echo keep >"$tmp/outside"
+last=$(ls "$r/var/lib/nastune/generations" | sort -n | tail -n 1)
+printf 'prev %s\nfile /etc/samba/../../../outside\nnew - /etc/samba/../../../outside\nkeep 0 0 0 0 - /etc/samba/../../../outside\n' "$last" >"$r/var/lib/nastune/pending"
+nt --root "$r" -c "$tmp/cut.conf" repair
+[ "$rc" != 0 ] && [ "$(cat "$tmp/outside" 2>/dev/null)" = keep ] &&
+	echo "$err" | grep -q "names /etc/samba/../../../outside, which nastune never writes"
+ok $? "repair refuses a journal line with '..' and leaves the file outside the root (exit $rc)" "$err"
+rm -f "$r/var/lib/nastune/pending"
 # --boot starts and reloads no daemon (they start after it at boot; a systemctl call would
 # wait for the units waiting for it): a fake smbd that SIGHUP kills survives it.
 env --default-signal=HUP sleep 300 & pids+=($!); echo $! >"$r/run/fake-smbd.pid"
