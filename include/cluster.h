@@ -48,6 +48,8 @@ bool cluster_holds(const char *pub);
 int cluster_local_public(const struct model *m, char *out, size_t len);
 
 /* ---- the record ---- */
+/* The record's top directory under cluster.filesystem: no share may reach it. */
+#define CLUSTER_REC_TOP ".nastune"
 #define CLUSTER_ID_LEN 16
 
 struct cluster_desired {

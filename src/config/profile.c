@@ -11,6 +11,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "cluster.h"
 #include "knobs.h"
 #include "profile.h"
 #include "units.h"
@@ -967,6 +968,20 @@ load_share_name(struct ld *ld, config_setting_t *s, const char *what, const stru
 	}
 }
 
+/* White space next to a '/' or at either end: Samba and netatalk trim a path's ends and
+ * exports do not, so such a path names two directories. */
+static bool
+edge_space(const char *v)
+{
+	size_t i, n = strlen(v);
+
+	for (i = 0; i < n; i++)
+		if (isspace((unsigned char)v[i]) &&
+		    (i == 0 || i == n - 1 || v[i - 1] == '/' || v[i + 1] == '/'))
+			return true;
+	return false;
+}
+
 static void
 load_share_path(struct ld *ld, config_setting_t *s, const char *what, const struct field *f,
 		void *base)
@@ -977,7 +992,12 @@ load_share_path(struct ld *ld, config_setting_t *s, const char *what, const stru
 
 	(void)f;
 	sh->loc_path = loc_of(ld, s);
-	if (v[0] != '/')
+	if (edge_space(v))
+		ERR(ld, s,
+		    "%s '%s' has white space at the start or end of a name — Samba and netatalk "
+		    "trim it and NFS does not, so one share would serve two directories: remove it",
+		    what, v);
+	else if (v[0] != '/')
 		ERR(ld, s, "%s '%s' is not absolute — write the full path, e.g. \"/srv/media\"",
 		    what, v);
 	else if (strcmp(v, "/") == 0)
@@ -1792,6 +1812,57 @@ same_addr(const char *node, const char *pub)
 	return strlen(node) == n && strncmp(node, pub, n) == 0;
 }
 
+/* What a cluster asks of its shares: on the cluster file system, away from nastune's record,
+ * and nothing that cannot move between nodes. */
+static void
+validate_cluster_shares(struct ld *ld)
+{
+	struct model *m = ld->m;
+	char *rec = NULL;
+	size_t i;
+
+	if (m->cluster.filesystem)
+		rec = xasprintf("%s/" CLUSTER_REC_TOP, m->cluster.filesystem);
+	for (i = 0; i < m->n_shares; i++) {
+		const struct share *sh = &m->shares[i];
+
+		if (sh->path && m->cluster.filesystem &&
+		    !path_within(sh->path, m->cluster.filesystem))
+			ERRL(ld, sh->loc_path,
+			     "share '%s' (%s) is outside the cluster file system %s — a node "
+			     "that takes over a public address must serve the same files: move it "
+			     "under %s",
+			     sh->name, sh->path, m->cluster.filesystem, m->cluster.filesystem);
+		else if (sh->path && rec &&
+			 (path_within(rec, sh->path) || path_within(sh->path, rec)))
+			/* Its users could replace the record every node's root follows. */
+			ERRL(ld, sh->loc_path,
+			     "share '%s' (%s) %s nastune's cluster record %s — share a directory "
+			     "under %s instead, such as \"%s/srv/%s\"",
+			     sh->name, sh->path,
+			     strcmp(sh->path, m->cluster.filesystem) == 0
+				     ? "is the cluster file "
+				       "system's root, which holds"
+				     : "reaches",
+			     rec, m->cluster.filesystem, m->cluster.filesystem, sh->name);
+		if (sh->tm_enabled)
+			ERRL(ld, sh->loc,
+			     "share '%s' is a Time Machine share, which nastune does not support "
+			     "on a cluster — a Mac's backup keeps a sparse bundle open with "
+			     "leases and durable handles that a takeover breaks, and nastune has "
+			     "not proven a restore after one: serve Time Machine from a single "
+			     "box, or remove time_machine",
+			     sh->name);
+		if (sh->protocols & PROTO_AFP && m->afp.enabled)
+			ERRL(ld, sh->loc,
+			     "share '%s' is shared over AFP, which cannot be clustered — "
+			     "netatalk keeps its CNID database and locks on one host: remove "
+			     "\"afp\" from its protocols",
+			     sh->name);
+	}
+	free(rec);
+}
+
 /* What a cluster needs that one box does not; the checks that look at this host's
  * interfaces are cluster_check_host's (cluster.c). */
 static void
@@ -1862,31 +1933,7 @@ validate_cluster(struct ld *ld)
 		     "take the same lock, so put it there (\"%s/.ctdb/lock\") or use a helper "
 		     "(\"!/usr/libexec/ctdb/ctdb_mutex_ceph_rados_helper ...\")",
 		     m->cluster.lock, m->cluster.filesystem, m->cluster.filesystem);
-	for (i = 0; i < m->n_shares; i++) {
-		const struct share *sh = &m->shares[i];
-
-		if (sh->path && m->cluster.filesystem &&
-		    !path_within(sh->path, m->cluster.filesystem))
-			ERRL(ld, sh->loc_path,
-			     "share '%s' (%s) is outside the cluster file system %s — a node "
-			     "that takes over a public address must serve the same files: move it "
-			     "under %s",
-			     sh->name, sh->path, m->cluster.filesystem, m->cluster.filesystem);
-		if (sh->tm_enabled)
-			ERRL(ld, sh->loc,
-			     "share '%s' is a Time Machine share, which nastune does not support "
-			     "on a cluster — a Mac's backup keeps a sparse bundle open with "
-			     "leases and durable handles that a takeover breaks, and nastune has "
-			     "not proven a restore after one: serve Time Machine from a single "
-			     "box, or remove time_machine",
-			     sh->name);
-		if (sh->protocols & PROTO_AFP && m->afp.enabled)
-			ERRL(ld, sh->loc,
-			     "share '%s' is shared over AFP, which cannot be clustered — "
-			     "netatalk keeps its CNID database and locks on one host: remove "
-			     "\"afp\" from its protocols",
-			     sh->name);
-	}
+	validate_cluster_shares(ld);
 	if (m->nfs.enabled && m->nfs.server != NFS_SERVER_GANESHA && model_uses(m, PROTO_NFS))
 		ERRL(ld, *l,
 		     "a cluster serves NFS with NFS-Ganesha only (CTDB puts it in grace on "

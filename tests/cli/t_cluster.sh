@@ -5,7 +5,7 @@ set -uo pipefail
 # shellcheck source=tests/cli/lib.sh
 . "$(dirname "$0")/lib.sh"
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-plan 24
+plan 28
 
 # conf FILE [CLUSTER-LINES...]: a valid cluster configuration, with a cluster group of the
 # lines given (default: the good one).
@@ -91,6 +91,28 @@ refuse kernel-nfs "a cluster serves NFS with NFS-Ganesha only" \
 	'cluster = { name = "nas"; nodes = ["10.9.0.1", "10.9.0.2"];' \
 	'  public_addresses = ["192.0.2.50/24"]; interface = "eth0"; lock = "/cluster/l";' \
 	'  filesystem = "/cluster"; };'
+
+# A share at the cluster file system's root, or reaching nastune's record: its users could
+# replace the record every node's root follows.
+SHARES='shares = ( { name = "Media"; path = "/cluster"; protocols = ["smb"]; valid_users = ["alice"]; } );' \
+refuse share-at-fs-root "share 'Media' \\(/cluster\\) is the cluster file system's root, which holds nastune's cluster record /cluster/.nastune" \
+	'cluster = { name = "nas"; nodes = ["10.9.0.1", "10.9.0.2"];' \
+	'  public_addresses = ["192.0.2.50/24"]; interface = "eth0"; lock = "/cluster/l";' \
+	'  filesystem = "/cluster"; };'
+SHARES='shares = ( { name = "Media"; path = "/cluster/.nastune"; protocols = ["smb"]; valid_users = ["alice"]; } );' \
+refuse share-on-record "share 'Media' \\(/cluster/.nastune\\) reaches nastune's cluster record" \
+	'cluster = { name = "nas"; nodes = ["10.9.0.1", "10.9.0.2"];' \
+	'  public_addresses = ["192.0.2.50/24"]; interface = "eth0"; lock = "/cluster/l";' \
+	'  filesystem = "/cluster"; };'
+# Samba and netatalk trim a path's white space, exports do not: two directories, one share.
+SHARES='shares = ( { name = "Media"; path = "/cluster/srv/media "; protocols = ["smb", "nfs"]; valid_users = ["alice"]; nfs = { clients = ["192.0.2.0/24"]; }; } );' \
+refuse whitespace-path "shares\\[0\\].path '/cluster/srv/media ' has white space at the start or end of a name" \
+	'cluster = { name = "nas"; nodes = ["10.9.0.1", "10.9.0.2"];' \
+	'  public_addresses = ["192.0.2.50/24"]; interface = "eth0"; lock = "/cluster/l";' \
+	'  filesystem = "/cluster"; };'
+nt -c "$good" render -o "$tmp/r0"
+grep -qx '	veto files = /.nastune/' "$tmp/r0/etc/samba/smb.conf"
+ok $? "smb.conf vetoes the record's name on a cluster"
 
 # A helper lock needs no path on the file system.
 conf "$tmp/helper.conf" 'cluster = { name = "nas"; nodes = ["10.9.0.1", "10.9.0.2"];' \
