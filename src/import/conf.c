@@ -513,17 +513,18 @@ afp_global(struct cv *cv, const struct ini_section *g)
 			if (!knob_set(cv, kb, e->value, e->file, e->line))
 				afp_note(cv, e, g->name);
 		} else if (strcmp(e->norm, "servername") == 0 && netbios_ok(e->value) &&
-			   (!cv->name || strcasecmp(cv->name, e->value) == 0))
-			set(&cv->name, cv->name ? cv->name : e->value);
-		else if (strcmp(e->norm, "mimicmodel") == 0 && !strpbrk(e->value, " %\"\\") &&
-			 (!cv->model || strcmp(cv->model, e->value) == 0))
+			   (!cv->name || strcasecmp(cv->name, e->value) == 0)) {
+			if (!cv->name) /* smb.conf's spelling first */
+				set(&cv->name, e->value);
+		} else if (strcmp(e->norm, "mimicmodel") == 0 && !strpbrk(e->value, " %\"\\") &&
+			   (!cv->model || strcmp(cv->model, e->value) == 0)) {
 			set(&cv->model, e->value);
-		else if (strcmp(e->norm, "cnidscheme") == 0 && word_in(e->value, cnids))
+		} else if (strcmp(e->norm, "cnidscheme") == 0 && word_in(e->value, cnids)) {
 			set(&cv->cnid, e->value);
-		else if (strcmp(e->norm, "zeroconf") == 0 || strcmp(e->norm, "uamlist") == 0)
-			continue; /* nastune publishes Bonjour itself; guests come from shares */
-		else
+		} else if (strcmp(e->norm, "zeroconf") != 0 && strcmp(e->norm, "uamlist") != 0) {
+			/* zeroconf: nastune publishes Bonjour itself; guests come from shares */
 			afp_note(cv, e, g->name);
+		}
 	}
 }
 
