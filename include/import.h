@@ -118,6 +118,11 @@ int ganesha_parse(struct ganesha *g, const char *file, const char *text, size_t 
 void ganesha_clear(struct ganesha *g);
 /* The last value of key in b (case-insensitive), or NULL. */
 const struct gan_kv *ganesha_get(const struct gan_block *b, const char *key);
+/* Whether an EXPORT of cur and one of next have one Path and two Export_Ids (a box adopted
+ * from another tool's ganesha.conf): Ganesha's reload adds the new export before it drops
+ * the old one and refuses it as a duplicate pseudo path, so only a restart serves it. Pure;
+ * includes are not followed. */
+bool ganesha_ids_moved(const char *cur, size_t curlen, const char *next, size_t nextlen);
 
 /* ---- Avahi service files (avahi.c) ---- */
 

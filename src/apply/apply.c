@@ -29,6 +29,7 @@
 #include "buf.h"
 #include "fsutil.h"
 #include "hash.h"
+#include "import.h"
 #include "hwinfo.h"
 #include "knobs.h"
 #include "log.h"
@@ -519,9 +520,14 @@ note_restart(struct job *j, const char *path, const char *cur, size_t curlen, co
 	char params[256], *why = j->restart_why[s];
 	size_t used = strlen(why);
 
-	if (!next ||
-	    knob_restart_changes(path, cur, curlen, next, nextlen, params, sizeof(params)) == 0)
+	if (!next)
 		return;
+	if (knob_restart_changes(path, cur, curlen, next, nextlen, params, sizeof(params)) == 0) {
+		if (strcmp(path, "/etc/ganesha/ganesha.conf") != 0 || !cur ||
+		    !ganesha_ids_moved(cur, curlen, next, nextlen))
+			return;
+		snprintf(params, sizeof(params), "Export_Id");
+	}
 	j->restart_mask |= 1u << s;
 	if (!strstr(why, params))
 		snprintf(why + used, sizeof(j->restart_why[s]) - used, "%s%s", used ? ", " : "",

@@ -274,3 +274,34 @@ ganesha_get(const struct gan_block *b, const char *key)
 			return &b->kv[i];
 	return NULL;
 }
+
+bool
+ganesha_ids_moved(const char *cur, size_t curlen, const char *next, size_t nextlen)
+{
+	struct ganesha a = { 0 }, b = { 0 };
+	struct diag d;
+	bool moved = false;
+	size_t i, k;
+
+	diag_init(&d);
+	ganesha_parse(&a, "cur", cur, curlen, NULL, NULL, &d);
+	ganesha_parse(&b, "next", next, nextlen, NULL, NULL, &d);
+	for (i = 0; i < a.top.nsub && !moved; i++) {
+		const struct gan_kv *pa = ganesha_get(&a.top.sub[i], "Path");
+		const struct gan_kv *ia = ganesha_get(&a.top.sub[i], "Export_Id");
+
+		for (k = 0; pa && ia && k < b.top.nsub && !moved; k++) {
+			const struct gan_kv *pb = ganesha_get(&b.top.sub[k], "Path");
+			const struct gan_kv *ib = ganesha_get(&b.top.sub[k], "Export_Id");
+
+			moved = pb && ib && strcasecmp(a.top.sub[i].name, "EXPORT") == 0 &&
+				strcasecmp(b.top.sub[k].name, "EXPORT") == 0 &&
+				strcmp(pa->value, pb->value) == 0 &&
+				strcmp(ia->value, ib->value) != 0;
+		}
+	}
+	ganesha_clear(&a);
+	ganesha_clear(&b);
+	diag_clear(&d);
+	return moved;
+}

@@ -6,7 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-plan 13
+plan 14
 conf="$top/profiles/demo.conf"
 stock=/usr/share/samba/smb.conf
 
@@ -53,6 +53,14 @@ nt --root "$r" -c "$tmp/data.conf" rollback 0
 grep -q '^\[Old\]' "$r/etc/samba/smb.conf"; ok $? "(rollback 0 brought the distribution's share back)"
 nt --root "$r" -c "$conf" apply --no-reload
 is "$rc" 2 "after rollback 0 the distribution's own share counts again"
+
+# Another tool's ganesha.conf numbers its exports itself: Ganesha's reload cannot move a path
+# to nastune's Export_Id (a duplicate pseudo path), so the first apply restarts it.
+r="$tmp/gan"; mkdir -p "$r/etc/ganesha"; srvdirs "$r"
+printf 'NFS_CORE_PARAM {\n\tProtocols = 3, 4;\n}\nEXPORT {\n\tExport_Id = 10;\n\tPath = /srv/media;\n\tPseudo = /srv/media;\n\tProtocols = 3, 4;\n\tAccess_Type = RW;\n\tFSAL { Name = VFS; }\n}\n' >"$r/etc/ganesha/ganesha.conf"
+nt --root "$r" -c "$conf" apply --dry-run
+echo "$out" | grep -q 'would restart ganesha.nfsd (pidfile backend): Export_Id changed'
+ok $? "an export whose Export_Id nastune changes restarts Ganesha, not a reload" "$out"
 
 ! grep -rq -- '--drop-unmanaged' "$top/packaging/apply-hook" "$top/packaging/debian" "$top/packaging/systemd"
 ok $? "no package hook or unit passes --drop-unmanaged"
