@@ -564,6 +564,12 @@ afp_volume(struct cv *cv, const struct ini_section *sec, const struct imp_share 
 		     o->name);
 	}
 	sh->protos |= PROTO_AFP;
+	if (strcmp(sh->name, o->name) != 0)
+		NOTE(cv, sec->file, sec->line,
+		     "not expressible: afp volume '%s' is shown as '%s' from now on (a nastune "
+		     "share "
+		     "has one name for every protocol)",
+		     o->name, sh->name);
 	if (o->tm && o->tm_max && !sh->tm_max) {
 		char size[32];
 

@@ -132,9 +132,17 @@ imp_served_afp(struct imp_served *s, const struct ini *afp)
 
 		if (strcasecmp(sec->name, "global") == 0)
 			continue;
-		if (!name || !*name)
-			name = sec->name;
+		char *lower = NULL;
+
+		/* Without a volume name afpd shows the section's name in lower case. */
+		if (!name || !*name) {
+			lower = xstrdup(sec->name);
+			for (char *c = lower; *c; c++)
+				*c = (char)tolower((unsigned char)*c);
+			name = lower;
+		}
 		sh = share_add(s, PROTO_AFP, name, value_of(sec, "path"), sec->file, sec->line);
+		free(lower);
 		sh->read_only = bool_of(sec, "read only", false);
 		add_words(&sh->users, value_of(sec, "valid users"));
 		sh->guest = guest_uam && sh->users.n == 0;
@@ -322,6 +330,8 @@ compare_one(const struct imp_share *o, const struct imp_share *n, struct buf *ou
 		buf_addc(out, '\n');                                                               \
 		diffs++;                                                                           \
 	} while (0)
+	if (strcmp(o->name, n->name) != 0)
+		DIFF("shown as '%s', would be '%s'", o->name, n->name);
 	if (strcmp(o->path, n->path) != 0)
 		DIFF("path %s, would be %s", o->path, n->path);
 	if (o->pseudo && n->pseudo && strcmp(o->pseudo, n->pseudo) != 0)

@@ -5,7 +5,7 @@
 . "$(dirname "$0")/lib.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-plan 17
+plan 18
 cases="$top/tests/golden/import/cases"
 r="$tmp/office"; cp -r "$cases/office" "$r"
 
@@ -60,6 +60,13 @@ sed 's#"192.168.10.0/24"#"192.168.10.0/25"#' "$tmp/n.conf" >"$tmp/nfs.conf"
 nt --root "$r" -c "$tmp/nfs.conf" import --check
 [ "$rc" = 1 ] && echo "$out" | grep -q "nfs export '/srv/projects': clients 192.168.10.0/24 rw, would be 192.168.10.0/24 rw, 192.168.10.0/25 rw"
 ok $? "--check: other NFS clients named (/etc/exports stays in force beside nastune's)" "$out$err"
+
+# An AFP volume without a volume name is shown in lower case: nastune's name differs.
+r2="$tmp/lower"; cp -r "$cases/office" "$r2"; sed -i '/volume name = Projects/d' "$r2/etc/netatalk/afp.conf"
+nt --root "$r2" import -o "$tmp/lower.conf" --check
+[ "$rc" = 1 ] && echo "$out" | grep -q "^/etc/netatalk/afp.conf:8: afp volume 'projects': shown as 'projects', would be 'Projects'$" &&
+	echo "$err" | grep -q "afp volume 'projects' is shown as 'Projects' from now on"
+ok $? "--check: an AFP volume afpd shows in lower case is named, and import said so" "$out$err"
 
 # The imported configuration applies over the files it came from; a config without them
 # does not.
