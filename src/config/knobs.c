@@ -518,7 +518,8 @@ static const struct knob table[KNOB_COUNT] = {
 			.visible = L("lower", "upper"),
 			.changes = "new names are forced to one case (preserve case = no, short "
 				   "preserve case = no): a file saved as \"Report.txt\" is "
-				   "stored as \"report.txt\"",
+				   "stored as \"report.txt\", and with case sensitive = yes a name "
+				   "on disk in another case can no longer be opened",
 			.workloads = WL_META,
 			.why = "with case sensitive = yes, names all in one case are found "
 			       "whatever case a client types: Samba's large-directory recipe "
