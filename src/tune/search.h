@@ -1,0 +1,133 @@
+/* tune/search.h - private to the tuner's search (the files of tune/): its state, the comparison's
+ * structs, and what its files share. Not a public header: tuner.h is the search's API. */
+#ifndef NASTUNE_TUNE_SEARCH_H
+#define NASTUNE_TUNE_SEARCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tuner.h"
+
+#define NMASK 16 /* PROTO_* masks (SMB 1, NFS 2, AFP 4) and TUNER_CLIENTS */
+#define ALL_PROTOS (PROTO_SMB | PROTO_NFS | PROTO_AFP)
+#define MAX_GRID 64
+
+struct snap {
+	char *v[KNOB_COUNT];
+	enum knob_src src[KNOB_COUNT];
+};
+
+struct tstate {
+	struct model *m;
+	const struct tuner_opts *o;
+	const struct tuner_ops *ops;
+	struct tuner_result *r;
+	double t0;
+	double slot_cost[NMASK]; /* seconds a measure call of one run takes, switch included */
+	double last_cost[NMASK]; /* ... the last call's */
+	unsigned gen, installed; /* the model's generation, and the one installed */
+	size_t family;		 /* the candidates the false-positive budget is shared by */
+	unsigned looks[TUNE_NLOOKS + 1], nlooks;
+	double alpha_look, alpha_same;
+	double alpha_cost; /* "worse": each comparison's own level, its looks sharing it */
+	/* The first look able to reach half a budget spends that half (a large effect is
+	 * decided there); alpha_look and alpha_cost are the later looks' shares. */
+	double look_first, cost_first;
+	unsigned look_first_n, cost_first_n; /* its pairs (0: one level for every look) */
+	unsigned changed_protos;	     /* the protocols the changes made so far touch */
+	double client_pass;		     /* seconds the clients' pass at the start took */
+	uint64_t rng; /* the pools' orders (fixed seed: a tune is reproducible) */
+	char err[512];
+};
+
+/* One comparison: the incumbent (side 0) and up to TUNER_MAX_CANDS candidates (sides 1..nc)
+ * measured in rounds, one run a measure call: incumbent, candidates, then the same backwards,
+ * so each candidate's run and the incumbent's it pairs with swap order from round to round
+ * and a steady drift cancels. put() puts a side in force. */
+struct cand {
+	double *d; /* the pairs' log-ratios */
+	size_t n;
+	unsigned look; /* the next look (index into tstate.looks) */
+	struct tune_effect e;
+	bool done;
+};
+
+struct cmp {
+	void (*put)(struct tstate *s, struct cmp *c, size_t side);
+	const struct knob *k;		      /* a knob's values, or NULL */
+	const char *val[1 + TUNER_MAX_CANDS]; /* a knob's: [0] the incumbent (owned) */
+	enum knob_src src0;
+	int mtu[1 + TUNER_MAX_CANDS];	  /* the MTU step's */
+	const struct snap *snaps[2];	  /* the after-score's: start, chosen */
+	struct bench_results *keep[2];	  /* the after-score's results, by side */
+	unsigned protos;		  /* what a measure call measures */
+	double alpha_better, alpha_worse; /* one-sided levels of the interval's bounds */
+	bool front_better, front_worse;	  /* ... the tune's, its first look spending more */
+	size_t nc;
+	struct cand c[TUNER_MAX_CANDS];
+	unsigned rounds;
+	size_t max_pairs; /* this comparison's most pairs */
+	/* Measured in the context of another comparison's candidate (signing while encryption
+	 * seals: with encryption's candidate ctx_j in force on both sides), or NULL. Its runs
+	 * pair with that candidate's run of the same round, not with the incumbent's. */
+	struct cmp *ctx;
+	size_t ctx_j;
+	struct cmp *dep; /* the comparison measured in this one's context, or NULL */
+	double until;	 /* no round starts that would end after this (0: none) */
+	bool out_of_time;
+};
+
+/* compare.c */
+size_t ts_active(const struct cmp *c);
+void ts_cmp_release(struct cmp *c);
+void ts_cmp_unlink(struct tstate *s, struct cmp *c);
+void ts_conclude(struct tstate *s, struct cmp *c);
+void ts_finish(struct tstate *s, struct cmp *c, struct tuner_decision *d);
+struct cmp *ts_knob_cmp(struct tstate *s, const struct knob *k, struct tuner_decision *d);
+double ts_need(struct tstate *s, const struct cmp *c);
+int ts_pool_level(struct tstate *s, struct cmp **cs, const struct knob *const *order,
+		  const double *key, size_t n, unsigned lv);
+void ts_put_mtu(struct tstate *s, struct cmp *c, size_t side);
+void ts_put_snap(struct tstate *s, struct cmp *c, size_t side);
+int ts_round_once(struct tstate *s, struct cmp *c);
+void ts_verdict_words(char *buf, size_t len, const char *v, const struct tune_effect *e,
+		      bool out_of_time);
+
+/* cputier.c */
+bool ts_is_leader(const struct knob *k);
+int ts_leaders_first(struct tstate *s, struct cmp **cs);
+bool ts_sealed(const struct tstate *s);
+
+/* ends.c */
+int ts_final_pairing(struct tstate *s, struct snap *start, struct snap *chosen);
+int ts_measure_start(struct tstate *s);
+void ts_merge_results(struct bench_results *dst, const struct bench_results *src);
+
+/* grid.c */
+void ts_grid_entry_release(struct tuner_grid_entry *e);
+int ts_grid_run(struct tstate *s, char *err, size_t errlen);
+
+/* mtustep.c */
+int ts_mtu_step(struct tstate *s);
+
+/* search.c */
+size_t ts_candidates(const struct model *m, const struct knob *k, const char **out);
+void ts_decided(struct tstate *s, const struct tuner_decision *d);
+bool ts_eligible(struct tstate *s, const struct knob *k, struct tuner_decision *d);
+bool ts_fits(struct tstate *s, double cost);
+unsigned ts_knob_protos(const struct tstate *s, const struct knob *k);
+int ts_measure(struct tstate *s, unsigned protos, unsigned runs, unsigned warmup, double *scores,
+	       struct bench_results *keep);
+bool ts_mtu_wanted(const struct tstate *s);
+double ts_now(struct tstate *s);
+bool ts_on_path(const struct knob *k);
+const char *ts_same_as(const struct model *m, const struct knob *k, const char *cur,
+		       const char *const *tried, size_t n, const char *v, char *why, size_t whylen);
+void ts_say(struct tstate *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void ts_setk(struct tstate *s, enum knob_id id, const char *v, enum knob_src src);
+double ts_slot_cost(const struct tstate *s, unsigned protos);
+void ts_snap_put(struct tstate *s, const struct snap *sn);
+bool ts_stopped(struct tstate *s);
+
+#endif
