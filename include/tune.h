@@ -38,18 +38,30 @@ int tune_scores(const struct bench_results *rs, size_t from, double **scores, si
  * median of the Walsh averages) and its distribution-free interval from the signed-rank test.
  * A drift between pairs cancels within each pair; an outlier pair moves the estimate little. */
 enum tune_verdict {
-	TUNE_UNDECIDED, /* the interval spans more than one verdict */
-	TUNE_BETTER,	/* lower bound above 0 and the estimate at least +TUNE_MIN_GAIN */
-	TUNE_WORSE,	/* upper bound below 0 and the estimate at most -TUNE_MIN_GAIN */
-	TUNE_SAME,	/* the "same" interval within +-TUNE_MIN_GAIN */
+	TUNE_UNDECIDED,	  /* the interval spans more than one verdict */
+	TUNE_BETTER,	  /* lower bound above 0 and the estimate at least +TUNE_MIN_GAIN */
+	TUNE_WORSE,	  /* upper bound below 0 and the estimate at most -TUNE_MIN_GAIN */
+	TUNE_SAME,	  /* the "same" interval within +-TUNE_MIN_GAIN */
+	TUNE_BOUNDED,	  /* no effect beyond +-delta (the interval's reach, at most
+			   * TUNE_BOUND_MAX): neither better nor worse */
+	TUNE_NOT_REACHED, /* no run measured it */
 };
+
+/* A screened candidate's interval reaching no further than this is "no effect beyond
+ * +-delta"; wider, "undecided" with the runs that would bound it to TUNE_BOUND_GOAL. */
+#define TUNE_BOUND_MAX 0.10
+#define TUNE_BOUND_GOAL 0.05
 
 struct tune_effect {
 	enum tune_verdict verdict;
-	double est;    /* candidate / incumbent - 1 */
-	double lo, hi; /* the interval at the tune's level (ratios - 1; +-INFINITY: too few) */
-	size_t n;      /* pairs */
-	size_t more;   /* undecided: about how many more pairs would decide; SIZE_MAX: unknown */
+	double est;	  /* candidate / incumbent - 1 */
+	double lo, hi;	  /* the interval at the tune's level (ratios - 1; +-INFINITY: too few) */
+	size_t n;	  /* pairs */
+	size_t more;	  /* undecided: about how many more pairs would decide; SIZE_MAX: unknown */
+	double delta;	  /* the interval's reach, max(|lo|, |hi|) (screens; 0: not set) */
+	size_t runs;	  /* the runs it rests on (screens: every run of its screen) */
+	size_t more_runs; /* undecided in a screen: runs that would bound it to +-5% */
+	double more_s;	  /* ... and their seconds */
 };
 
 /* log(cand / inc), with both clamped above 0. */
@@ -60,7 +72,7 @@ double tune_log_ratio(double inc, double cand);
 void tune_effect_of(const double *d, size_t n, double alpha, double alpha_same,
 		    struct tune_effect *out);
 
-/* "undecided", "better", "worse", "same". */
+/* "undecided", "better", "worse", "same", "no effect beyond", "not reached". */
 const char *tune_verdict_name(enum tune_verdict v);
 
 /* The median of v[0..n) (n > 0). */

@@ -42,8 +42,8 @@ double tfit_t_quantile(double p, double df);
 
 /* The null check: z[q * n] holds q contrasts over the fit's rows (one unused design column
  * each, zero off its replicate), each orthogonal to the fitted columns. Each contrast of the
- * residuals, scaled by its expected spread under the fit's noise (f->sigma, what the intervals
- * assume), is about N(0, 1) when the noise model holds. */
+ * residuals as the fit weighs them (clipped at Huber's c), scaled by their spread, is about
+ * N(0, 1) when the noise model holds and the design's columns carry every effect. */
 struct tfit_null {
 	size_t q;	/* contrasts used */
 	double mean_sq; /* the mean of their squares: about 1 */

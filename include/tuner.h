@@ -1,10 +1,10 @@
-/* tuner.h - the tuner's search: the starting point, the MTU step, the knobs by what they can
- * pay (those the field reports as large first, then a screen of the rest and more pairs where
- * it found movement), each candidate measured side by side with the incumbent and decided by
- * one sequential comparison (tune.h), and the chosen configuration paired with the start at
- * the end, all within a time budget. It reaches the world only through struct tuner_ops, so
- * unit tests drive it with a simulated machine (tests/unit/test_tuner.c); tune/machine.c
- * gives it the real one. */
+/* tuner.h - the tuner's search: the starting point, the MTU step, the CPU tier (encryption,
+ * then signing in its context) compared one at a time with the incumbent, then one folded
+ * two-level orthogonal screen per protocol and per network path over every other knob, its
+ * apparent gains confirmed on fresh runs (the proposal against it without each), and the
+ * chosen configuration paired with the start at the end (the gate), all within a time budget.
+ * It reaches the world only through struct tuner_ops, so unit tests drive it with a simulated
+ * machine (tests/unit/test_tuner.c); tune/machine.c gives it the real one. */
 #ifndef NASTUNE_TUNER_H
 #define NASTUNE_TUNER_H
 
@@ -41,6 +41,9 @@ struct tuner_decision {
 	char reason[512];
 	struct tune_effect e; /* the applied value's effect, else the most telling one */
 	bool by_clients;      /* decided on the clients' measurements, not loopback */
+	char design[96];      /* the screen that measured it ("SMB screen: 12-run array, folded,
+			       * 3 replicates"), or "" (compared one at a time) */
+	char confirmed[160];  /* the confirmation that decided it, or "" */
 	struct tuner_verdict cand[TUNER_MAX_CANDS];
 	size_t ncand;
 };
@@ -100,6 +103,7 @@ struct tuner_opts {
 struct tuner_plan {
 	size_t candidates;
 	double alpha, alpha_look, alpha_same, alpha_cost, min_gain;
+	double alpha_confirm; /* the confirmations' share (0: nothing screened) */
 	/* the first look's levels (better, worse) and its pairs (0: every look at one level) */
 	double look_first, cost_first;
 	unsigned look_first_n, cost_first_n;

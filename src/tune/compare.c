@@ -375,44 +375,42 @@ ts_cmp_release(struct cmp *c)
 
 /* ---- verdicts in words ---- */
 
+/* "+1.2% [-3.0%, +5.1%], 12 pairs", or without the interval when too few pairs bound it. */
 static void
-pct(char *buf, size_t len, double v)
+effect_text(char *buf, size_t len, const struct tune_effect *e)
 {
-	if (isinf(v))
-		snprintf(buf, len, "%s", v < 0 ? "-inf" : "+inf");
+	if (isfinite(e->lo) && isfinite(e->hi))
+		snprintf(buf, len, "%+.1f%% [%+.1f%%, %+.1f%%], %zu pairs", 100 * e->est,
+			 100 * e->lo, 100 * e->hi, e->n);
 	else
-		snprintf(buf, len, "%+.1f%%", 100 * v);
+		snprintf(buf, len, "%+.1f%%, %zu pairs: too few for an interval", 100 * e->est,
+			 e->n);
 }
 
-/* "required: 37% slower here [-45.0%, -30.1%], 12 pairs" and the like. */
+/* "required: 37% slower here (-37.0% [-45.0%, -30.1%], 12 pairs)" and the like. */
 void
 ts_verdict_words(char *buf, size_t len, const char *v, const struct tune_effect *e,
 		 bool out_of_time)
 {
-	char lo[16], hi[16], more[96] = "";
+	char ef[96], more[96] = "";
 
-	pct(lo, sizeof(lo), e->lo);
-	pct(hi, sizeof(hi), e->hi);
+	effect_text(ef, sizeof(ef), e);
 	switch (e->verdict) {
 	case TUNE_BETTER:
-		snprintf(buf, len, "%s: %.0f%% faster here (%+.1f%% [%s, %s], %zu pairs)", v,
-			 100 * e->est, 100 * e->est, lo, hi, e->n);
+		snprintf(buf, len, "%s: %.0f%% faster here (%s)", v, 100 * e->est, ef);
 		break;
 	case TUNE_WORSE:
-		snprintf(buf, len, "%s: %.0f%% slower here (%+.1f%% [%s, %s], %zu pairs)", v,
-			 -100 * e->est, 100 * e->est, lo, hi, e->n);
+		snprintf(buf, len, "%s: %.0f%% slower here (%s)", v, -100 * e->est, ef);
 		break;
 	case TUNE_SAME:
-		snprintf(buf, len, "%s: the same within +-%.0f%% (%+.1f%% [%s, %s], %zu pairs)", v,
-			 100 * TUNE_MIN_GAIN, 100 * e->est, lo, hi, e->n);
+		snprintf(buf, len, "%s: the same within +-%.0f%% (%s)", v, 100 * TUNE_MIN_GAIN, ef);
 		break;
 	default:
 		if (e->more != SIZE_MAX)
 			snprintf(more, sizeof(more), "; about %zu more pairs would decide",
 				 e->more);
-		snprintf(buf, len, "%s: undecided (%+.1f%% [%s, %s], %zu pairs%s%s)", v,
-			 100 * e->est, lo, hi, e->n, out_of_time ? ", the budget ran out" : "",
-			 more);
+		snprintf(buf, len, "%s: undecided (%s%s%s)", v, ef,
+			 out_of_time ? ", the budget ran out" : "", more);
 		break;
 	}
 }

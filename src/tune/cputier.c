@@ -12,14 +12,10 @@
 #include "search.h"
 #include "xmalloc.h"
 
-/* The knobs the field reports as large, decided first and to the end, in this order: while
- * SMB3 encryption is required every message is sealed and none is signed on its own, so
- * encryption goes before signing; then what the disk path costs. */
-static const enum knob_id leaders[] = { KNOB_SMB_SMB_ENCRYPT, KNOB_SMB_SERVER_SIGNING,
-					KNOB_SMB_USE_SENDFILE, KNOB_SMB_AIO_READ_SIZE,
-					KNOB_SMB_AIO_WRITE_SIZE };
+/* The CPU tier, in this order: while SMB3 encryption is required every message is sealed and
+ * none is signed on its own, so encryption goes before signing. */
+static const enum knob_id leaders[] = { KNOB_SMB_SMB_ENCRYPT, KNOB_SMB_SERVER_SIGNING };
 #define NLEADERS (sizeof(leaders) / sizeof(leaders[0]))
-#define NCPU_LEADERS 2 /* encryption and signing: the first tier */
 
 bool
 ts_is_leader(const struct knob *k)
@@ -29,10 +25,6 @@ ts_is_leader(const struct knob *k)
 			return true;
 	return false;
 }
-
-/* The leaders' first pairs: enough to name a large effect (a cost of a third under the lab's
- * noise), not enough to spend the budget on a value that changes nothing. */
-#define LEADER_PAIRS 32
 
 /* Whether smb_encrypt = v seals every session (signing cannot matter then). */
 static bool
@@ -73,17 +65,21 @@ seal_context(struct tstate *s, struct cmp **cs)
 		}
 }
 
-/* The leaders, pooled, look by look to LEADER_PAIRS (or their verdict) within their share of
- * what is left: one a leader, two kept for the rest (if any) so that it is screened too. */
+/* The first pass's pairs: enough to name a large effect (a cost of a third under the lab's
+ * noise), not enough to spend the screens' time on a value that changes nothing. */
+#define LEADER_PAIRS 32
+
+/* The CPU tier, pooled, look by look (to a verdict) within its share of what is left; again:
+ * the comparisons still open, until until_again (0: the budget's end). */
 int
-ts_leaders_first(struct tstate *s, struct cmp **cs)
+ts_leaders_first(struct tstate *s, struct cmp **cs, bool again, double until_again)
 {
 	size_t rest = 0;
 	const struct knob *order[NLEADERS];
 	double key[NLEADERS] = { 0 };
 	int rc = 0;
 
-	for (size_t i = 0; i < NLEADERS; i++) {
+	for (size_t i = 0; i < NLEADERS && !again; i++) {
 		struct tuner_decision *d = &s->r->dec[leaders[i]];
 
 		if (d->reason[0])
@@ -93,31 +89,32 @@ ts_leaders_first(struct tstate *s, struct cmp **cs)
 			continue;
 		}
 	}
+	/* The screens' shares: two, and one more for every two knobs they screen. */
 	for (const struct knob *k = knob_first(); k; k = knob_next(k))
 		if (!ts_is_leader(k) && !s->r->dec[k->id].reason[0] &&
-		    !(k->id == KNOB_NET_MTU && ts_mtu_wanted(s))) {
-			rest = 2;
-			break;
-		}
-	seal_context(s, cs);
-	/* Two tiers: the CPU's (encryption, signing: the largest here, and signing's cost shows
-	 * only without the seal), then the disk path's; each its leaders' share. */
-	for (size_t tier = 0, from = 0; tier < 2 && rc == 0; tier++) {
-		size_t to = tier ? NLEADERS : NCPU_LEADERS, mine = 0;
+		    !(k->id == KNOB_NET_MTU && ts_mtu_wanted(s)))
+			rest = rest ? rest + 1 : 4;
+	if (!again)
+		seal_context(s, cs);
+	/* The tier's share of what is left, set once (counted again at every look it would
+	 * compound): a share a knob, signing waiting for encryption included; look by look
+	 * within it. */
+	{
+		size_t mine = 0;
 		double until;
 
-		/* Its share, set once (counted again at every look it would compound): a share a
-		 * leader of the tier, signing waiting for encryption included, two kept for the
-		 * rest; the next tier is after it, in the order of what they can pay. */
-		for (size_t i = from; i < to; i++)
+		for (size_t i = 0; i < NLEADERS; i++)
 			mine += cs[leaders[i]] != NULL;
-		until = ts_now(s) + (s->o->budget_s - (ts_now(s) - s->t0)) * (double)mine /
-					    (double)(mine + rest);
+		/* again (the screens done): what is left, to the budget */
+		until = again ? until_again
+			      : ts_now(s) + (s->o->budget_s - (ts_now(s) - s->t0)) * (double)mine /
+						    ((double)mine + (double)rest / 2);
 		for (unsigned lv = 0;
-		     mine && lv < s->nlooks && s->looks[lv] <= LEADER_PAIRS && rc == 0; lv++) {
+		     mine && lv < s->nlooks && (again || s->looks[lv] <= LEADER_PAIRS) && rc == 0;
+		     lv++) {
 			size_t nl = 0;
 
-			for (size_t i = from; i < to; i++) {
+			for (size_t i = 0; i < NLEADERS; i++) {
 				struct cmp *c = cs[leaders[i]];
 
 				if (!c || (leaders[i] == KNOB_SMB_SERVER_SIGNING && ts_sealed(s) &&
@@ -128,10 +125,22 @@ ts_leaders_first(struct tstate *s, struct cmp **cs)
 			}
 			rc = ts_pool_level(s, cs, order, key, nl, lv);
 		}
-		for (size_t i = from; i < to; i++)
+		for (size_t i = 0; i < NLEADERS; i++)
 			if (cs[leaders[i]])
 				cs[leaders[i]]->until = 0;
-		from = to;
 	}
 	return rc;
+}
+
+bool
+ts_cpu_leaning(struct cmp **cs)
+{
+	for (size_t i = 0; i < NLEADERS; i++) {
+		const struct cmp *c = cs[leaders[i]];
+
+		for (size_t j = 0; c && j < c->nc; j++)
+			if (!c->c[j].done && c->c[j].n && c->c[j].e.est >= TUNE_BOUND_MAX)
+				return true;
+	}
+	return false;
 }

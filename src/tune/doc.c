@@ -34,11 +34,28 @@ score_json(const struct tuner_score *sc)
 			 "ci95_high", st.ci95_high, "runs", runs);
 }
 
-/* An interval's unbounded ends as -1 and 1e9: JSON has no infinity. */
+/* An interval as [lo, hi], or null when too few pairs bound it: never an infinite end. */
 static json_t *
 interval_json(const struct tune_effect *e)
 {
-	return json_pack("[f, f]", isfinite(e->lo) ? e->lo : -1.0, isfinite(e->hi) ? e->hi : 1e9);
+	if (!isfinite(e->lo) || !isfinite(e->hi))
+		return json_null();
+	return json_pack("[f, f]", e->lo, e->hi);
+}
+
+/* What a screened effect adds: its reach, the runs it rests on, and for an undecided one
+ * what would bound it. */
+static void
+screen_json(json_t *j, const struct tune_effect *e)
+{
+	if (e->delta > 0)
+		json_object_set_new(j, "delta", json_real(e->delta));
+	if (e->runs)
+		json_object_set_new(j, "runs", json_integer((json_int_t)e->runs));
+	if (e->more_runs) {
+		json_object_set_new(j, "more_runs", json_integer((json_int_t)e->more_runs));
+		json_object_set_new(j, "more_seconds", json_real(e->more_s));
+	}
 }
 
 static json_t *
@@ -50,6 +67,7 @@ effect_json(const char *value, const struct tune_effect *e)
 
 	if (e->verdict == TUNE_UNDECIDED && e->more != SIZE_MAX)
 		json_object_set_new(j, "more_pairs", json_integer((json_int_t)e->more));
+	screen_json(j, e);
 	return j;
 }
 
@@ -79,6 +97,11 @@ decisions_json(const struct tuner_result *r)
 			      (int)d->e.n, "decided_by",
 			      d->tried ? (d->by_clients ? "clients" : "loopback") : NULL,
 			      "candidates", cands);
+		screen_json(x, &d->e);
+		if (d->design[0])
+			json_object_set_new(x, "design", json_string(d->design));
+		if (d->confirmed[0])
+			json_object_set_new(x, "confirmation", json_string(d->confirmed));
 		json_array_append_new(arr, x);
 	}
 	return arr;
@@ -111,6 +134,8 @@ plan_json(const struct tuner_plan *p)
 	o = json_pack("{s:i, s:f, s:f, s:f, s:o, s:f, s:f}", "candidates", (int)p->candidates,
 		      "alpha", p->alpha, "alpha_look", p->alpha_look, "alpha_same", p->alpha_same,
 		      "looks", lk, "min_gain", p->min_gain, "alpha_cost", p->alpha_cost);
+	if (o && p->alpha_confirm > 0)
+		json_object_set_new(o, "alpha_confirm", json_real(p->alpha_confirm));
 	/* The first look that spends half a budget: its pairs and level (absent: none). */
 	if (o && p->look_first_n)
 		json_object_set_new(o, "first_look",
@@ -214,7 +239,7 @@ tuner_resume_from_json(const json_t *decided, struct tuner_kept *out)
 					  .applied = json_is_true(json_object_get(j, "applied")) &&
 						     after,
 					  .tried = json_is_true(json_object_get(j, "tried")) };
-		for (int v = TUNE_UNDECIDED; v <= TUNE_SAME && verdict; v++)
+		for (int v = TUNE_UNDECIDED; v <= TUNE_NOT_REACHED && verdict; v++)
 			if (strcmp(verdict, tune_verdict_name((enum tune_verdict)v)) == 0)
 				x->verdict = (enum tune_verdict)v;
 		x->reason = xstrdup(reason ? reason : "?");

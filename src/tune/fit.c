@@ -326,26 +326,37 @@ tfit_interval(const struct tfit *f, size_t j, double alpha, double *lo, double *
 void
 tfit_null_check(const struct tfit *f, const signed char *z, size_t q, struct tfit_null *out)
 {
-	double sigma = f->sigma, lim;
+	double psi2 = 0, sigma, lim, *psi;
 
 	memset(out, 0, sizeof(*out));
 	out->ok = true;
-	if (!f->ok || !(sigma > 0) || !f->df)
+	if (!f->ok || !(f->scale > 0) || !f->df)
 		return;
+	/* The residuals as the fit weighs them (clipped at Huber's c): an outlier the fit
+	 * discounted must not fail the check either. */
+	psi = xmalloc(f->n * sizeof(*psi));
+	for (size_t i = 0; i < f->n; i++) {
+		double u = f->resid[i] / f->scale;
+
+		psi[i] = u > TFIT_HUBER_C ? TFIT_HUBER_C : u < -TFIT_HUBER_C ? -TFIT_HUBER_C : u;
+		psi2 += psi[i] * psi[i];
+	}
+	sigma = sqrt(psi2 / (double)f->df);
 	for (size_t u = 0; u < q; u++) {
 		double c = 0, nn = 0, sq;
 
 		for (size_t i = 0; i < f->n; i++) {
-			c += z[u * f->n + i] * f->resid[i];
+			c += z[u * f->n + i] * psi[i];
 			nn += z[u * f->n + i] * z[u * f->n + i];
 		}
-		if (!(nn > 0))
+		if (!(nn > 0) || !(sigma > 0))
 			continue;
 		sq = c * c / (nn * sigma * sigma);
 		out->mean_sq += sq;
 		out->max_sq = fmax(out->max_sq, sq);
 		out->q++;
 	}
+	free(psi);
 	if (!out->q)
 		return;
 	out->mean_sq /= (double)out->q;

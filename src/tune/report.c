@@ -17,14 +17,15 @@ str(const json_t *o, const char *k, const char *dflt)
 	return s ? s : dflt;
 }
 
-/* An interval's end as a percentage; the document's unbounded ends as +-inf. */
-static void
-bound(char *buf, size_t len, double v)
+/* Whether iv is an interval with two finite ends (older documents wrote an unbounded end
+ * as -1 or 1e9: shown as no interval, never as infinite). */
+static bool
+bounded(const json_t *iv)
 {
-	if (v <= -1.0 || v >= 1e9)
-		snprintf(buf, len, "%s", v < 0 ? "-inf" : "+inf");
-	else
-		snprintf(buf, len, "%+.1f%%", 100 * v);
+	double lo = json_number_value(json_array_get(iv, 0)),
+	       hi = json_number_value(json_array_get(iv, 1));
+
+	return json_array_size(iv) == 2 && lo > -1.0 && hi < 1e9;
 }
 
 static double
@@ -81,16 +82,15 @@ report_text(const json_t *doc, char *err, size_t errlen)
 		   num(b, "median"), num(b, "ci95_low"), num(b, "ci95_high"));
 	if (json_is_object(a) && json_integer_value(json_object_get(doc, "after_pairs")) > 0) {
 		const json_t *iv = json_object_get(doc, "improvement_interval");
+		char in[64] = "too few pairs for an interval";
 
-		char lo[16], hi[16];
-
-		/* The document's unbounded ends (doc.c: -1 and 1e9) print as such. */
-		bound(lo, sizeof(lo), json_number_value(json_array_get(iv, 0)));
-		bound(hi, sizeof(hi), json_number_value(json_array_get(iv, 1)));
-		buf_printf(&out, "  after  %.1f [%.1f, %.1f]  (%+.1f%% [%s, %s], %s)\n",
-			   num(a, "median"), num(a, "ci95_low"), num(a, "ci95_high"),
-			   100 * num(doc, "improvement"), lo, hi,
-			   str(doc, "improvement_verdict", "?"));
+		if (bounded(iv))
+			snprintf(in, sizeof(in), "[%+.1f%%, %+.1f%%]",
+				 100 * json_number_value(json_array_get(iv, 0)),
+				 100 * json_number_value(json_array_get(iv, 1)));
+		buf_printf(&out, "  after  %.1f [%.1f, %.1f]  (%+.1f%% %s, %s)\n", num(a, "median"),
+			   num(a, "ci95_low"), num(a, "ci95_high"), 100 * num(doc, "improvement"),
+			   in, str(doc, "improvement_verdict", "?"));
 	} else if (json_is_object(a)) {
 		buf_printf(&out, "  after  %.1f [%.1f, %.1f]\n", num(a, "median"),
 			   num(a, "ci95_low"), num(a, "ci95_high"));
@@ -131,11 +131,22 @@ report_text(const json_t *doc, char *err, size_t errlen)
 	}
 	buf_printf(&out, "%-26s %-7s %-18s %-18s %-7s %-9s %-8s %s\n", "knob", "safety", "before",
 		   "after", "applied", "verdict", "by", "reason");
-	json_array_foreach(json_object_get(doc, "knobs"), i, x) buf_printf(
-		&out, "%-26s %-7s %-18s %-18s %-7s %-9s %-8s %s\n", str(x, "name", "?"),
-		str(x, "safety", "?"), str(x, "before", "(default)"), str(x, "after", "(default)"),
-		json_is_true(json_object_get(x, "applied")) ? "yes" : "no", str(x, "verdict", "-"),
-		str(x, "decided_by", "-"), str(x, "reason", ""));
+	json_array_foreach(json_object_get(doc, "knobs"), i, x)
+	{
+		buf_printf(&out, "%-26s %-7s %-18s %-18s %-7s %-9s %-8s %s\n", str(x, "name", "?"),
+			   str(x, "safety", "?"), str(x, "before", "(default)"),
+			   str(x, "after", "(default)"),
+			   json_is_true(json_object_get(x, "applied")) ? "yes" : "no",
+			   str(x, "verdict", "-"), str(x, "decided_by", "-"), str(x, "reason", ""));
+		/* which screen measured it, on how many runs, and which confirmation decided */
+		if (json_object_get(x, "design"))
+			buf_printf(&out, "%-26s   measured in the %s, %lld runs\n", "",
+				   str(x, "design", ""),
+				   (long long)json_integer_value(json_object_get(x, "runs")));
+		if (json_object_get(x, "confirmation"))
+			buf_printf(&out, "%-26s   confirmation: %s\n", "",
+				   str(x, "confirmation", ""));
+	}
 	json_array_foreach(json_object_get(doc, "results"), i,
 			   x) if (json_string_value(json_object_get(x, "bottleneck")))
 		buf_printf(&out, "bottleneck: %s %s %s: %s\n", str(x, "target", "?"),
@@ -231,7 +242,11 @@ forest(struct buf *b, const json_t *knobs)
 {
 	static const struct {
 		const char *verdict, *colour;
-	} col[] = { { "better", "#2e7d32" }, { "worse", "#c62828" }, { "same", "#546e7a" } };
+	} col[] = { { "better", "#2e7d32" },
+		    { "worse", "#c62828" },
+		    { "same", "#546e7a" },
+		    { "no effect beyond", "#546e7a" },
+		    { "not reached", "#9e9e9e" } };
 	const json_t *k, *c;
 	size_t i, j, rows = 0, r = 0;
 
@@ -266,21 +281,28 @@ forest(struct buf *b, const json_t *knobs)
 		buf_add_html(b, str(k, "name", "?"));
 		buf_adds(b, " = ");
 		buf_add_html(b, str(c, "value", "?"));
-		/* An interval too few pairs bound (-100%, or 1e9) is drawn faint and dashed. */
-		bool open = json_number_value(json_array_get(iv, 0)) <= -1 ||
-			    json_number_value(json_array_get(iv, 1)) >= 1e9;
-
-		buf_printf(b,
-			   "</text>\n<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.0f\" y2=\"%.0f\" "
-			   "stroke=\"%s\" stroke-width=\"2\"%s/>\n<circle cx=\"%.1f\" cy=\"%.0f\" "
-			   "r=\"4\" fill=\"%s\"/>\n<text x=\"%.0f\" y=\"%.0f\" fill=\"%s\">",
-			   fx(json_number_value(json_array_get(iv, 0))),
-			   fx(json_number_value(json_array_get(iv, 1))), y, y, colour,
-			   open ? " stroke-dasharray=\"3 4\" stroke-opacity=\"0.4\"" : "",
-			   fx(num(c, "effect")), y, colour, fx(0.6) + 8, y + 4, colour);
+		buf_adds(b, "</text>\n");
+		/* An interval too few pairs bound is not drawn (never to an infinite edge); a
+		 * candidate no run reached has no dot either. */
+		if (bounded(iv))
+			buf_printf(b,
+				   "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.0f\" y2=\"%.0f\" "
+				   "stroke=\"%s\" stroke-width=\"2\"/>\n",
+				   fx(json_number_value(json_array_get(iv, 0))),
+				   fx(json_number_value(json_array_get(iv, 1))), y, y, colour);
+		if (strcmp(v, "not reached") != 0)
+			buf_printf(b, "<circle cx=\"%.1f\" cy=\"%.0f\" r=\"4\" fill=\"%s\"/>\n",
+				   fx(num(c, "effect")), y, colour);
+		buf_printf(b, "<text x=\"%.0f\" y=\"%.0f\" fill=\"%s\">", fx(0.6) + 8, y + 4,
+			   colour);
 		buf_add_html(b, v);
-		buf_printf(b, " %+.1f%% (%lld pairs)</text>\n", 100 * num(c, "effect"),
-			   (long long)json_integer_value(json_object_get(c, "pairs")));
+		if (strcmp(v, "no effect beyond") == 0)
+			buf_printf(b, " +-%.1f%%", 100 * num(c, "delta"));
+		if (strcmp(v, "not reached") != 0)
+			buf_printf(b, " %+.1f%% (%lld pairs%s)", 100 * num(c, "effect"),
+				   (long long)json_integer_value(json_object_get(c, "pairs")),
+				   bounded(iv) ? "" : ", too few for an interval");
+		buf_adds(b, "</text>\n");
 	}
 	buf_adds(b, "</svg>\n");
 }
@@ -362,6 +384,16 @@ knob_table(struct buf *b, const json_t *knobs)
 		buf_add_html(b, str(x, "verdict", "-"));
 		buf_adds(b, "</td><td>");
 		buf_add_html(b, str(x, "decided_by", "-"));
+		if (json_object_get(x, "design")) {
+			buf_adds(b, "<br>");
+			buf_add_html(b, str(x, "design", ""));
+			buf_printf(b, ", %lld runs",
+				   (long long)json_integer_value(json_object_get(x, "runs")));
+		}
+		if (json_object_get(x, "confirmation")) {
+			buf_adds(b, "<br>confirmation: ");
+			buf_add_html(b, str(x, "confirmation", ""));
+		}
 		buf_adds(b, "</td><td>");
 		buf_add_html(b, str(x, "reason", ""));
 		buf_adds(b, "</td></tr>\n");

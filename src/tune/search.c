@@ -14,6 +14,12 @@
 #include "search.h"
 #include "xmalloc.h"
 
+/* The screens' share of the time the CPU tier leaves; the confirmations get the rest. */
+#define SCREEN_SHARE 0.6
+/* What a CPU-tier change leaning to a gain leaves the screens of what is left after its
+ * share. */
+#define CPU_LEAVE 0.3
+
 void
 tuner_set_knob(struct model *m, enum knob_id id, const char *value, enum knob_src src)
 {
@@ -61,8 +67,8 @@ ts_setk(struct tstate *s, enum knob_id id, const char *v, enum knob_src src)
 	s->gen++;
 }
 
-static void
-snap_take(struct snap *sn, const struct model *m)
+void
+ts_snap_take(struct snap *sn, const struct model *m)
 {
 	for (size_t i = 0; i < KNOB_COUNT; i++) {
 		const char *v = knob_value(m, (enum knob_id)i);
@@ -79,8 +85,8 @@ ts_snap_put(struct tstate *s, const struct snap *sn)
 		ts_setk(s, (enum knob_id)i, sn->v[i], sn->src[i]);
 }
 
-static void
-snap_release(struct snap *sn)
+void
+ts_snap_release(struct snap *sn)
 {
 	for (size_t i = 0; i < KNOB_COUNT; i++)
 		free(sn->v[i]);
@@ -340,14 +346,51 @@ resumed(struct tstate *s, const struct knob *k, struct tuner_decision *d)
 	}
 	return true;
 }
-/* The knobs: the leaders first (to LEADER_PAIRS, or their verdict), then a screen of the rest
- * (their first look), then look by look while the budget lasts: first the knobs leaning to a
- * gain, then those closest to a verdict; a knob whose verdict would take more than twice what
- * is left waits, so that its time decides others. */
+/* Finishes the CPU tier's comparisons that are done (all: every one), a context before what
+ * was measured in it (encryption before signing). */
+static void
+cpu_settle(struct tstate *s, struct cmp **cs, int rc, bool all)
+{
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < KNOB_COUNT; i++) {
+			struct cmp *c = cs[i];
+
+			if (!c || (!pass && c->ctx) || (!all && (ts_active(c) || c->dep || c->ctx)))
+				continue;
+			if (rc == 0)
+				ts_finish(s, c, &s->r->dec[i]);
+			ts_cmp_unlink(s, c);
+			ts_cmp_release(c);
+			free(c);
+			cs[i] = NULL;
+		}
+}
+
+/* Whether m holds the values of sn. */
+static bool
+same_knobs(const struct snap *sn, const struct model *m)
+{
+	for (size_t i = 0; i < KNOB_COUNT; i++) {
+		const char *v = knob_value(m, (enum knob_id)i);
+
+		if ((v == NULL) != (sn->v[i] == NULL) || (v && strcmp(v, sn->v[i]) != 0))
+			return false;
+	}
+	return true;
+}
+
+/* The knobs after the MTU step: the CPU tier one at a time (encryption, then signing in its
+ * context), then the screens of every other knob on the CPU tier's decided values, their
+ * apparent gains confirmed one by one. The screens get most of what is left; the
+ * confirmations the rest (and whatever the screens leave). */
 static int
 knobs_all(struct tstate *s)
 {
 	struct cmp *cs[KNOB_COUNT] = { NULL };
+	struct snap before = { 0 };
+	char *vals[KNOB_COUNT][1 + TUNER_MAX_CANDS] = { { NULL } };
+	unsigned gains[KNOB_COUNT] = { 0 };
+	double left;
 	int rc = 0;
 
 	for (const struct knob *k = knob_first(); k; k = knob_next(k)) {
@@ -359,44 +402,30 @@ knobs_all(struct tstate *s)
 		if (ts_eligible(s, k, d))
 			resumed(s, k, d);
 	}
-	rc = ts_leaders_first(s, cs);
-	for (unsigned lv = 0; lv < s->nlooks && rc == 0; lv++) {
-		const struct knob *order[KNOB_COUNT];
-		double key[KNOB_COUNT];
-		size_t n = 0;
-
-		for (const struct knob *k = knob_first(); k; k = knob_next(k)) {
-			struct tuner_decision *d = &s->r->dec[k->id];
-
-			if (lv == 0 && !ts_is_leader(k) && !d->reason[0] &&
-			    !(cs[k->id] = ts_knob_cmp(s, k, d)))
-				ts_decided(s, d);
-			if (cs[k->id])
-				order[n++] = k;
-		}
-		for (size_t i = 0; i < n; i++)
-			key[i] = lv > 0 ? ts_need(s, cs[order[i]->id]) : 0;
-		for (size_t i = 1; i < n; i++)
-			for (size_t j = i; j > 0 && key[j] < key[j - 1]; j--) {
-				const struct knob *t = order[j];
-				double kt = key[j];
-
-				order[j] = order[j - 1], key[j] = key[j - 1];
-				order[j - 1] = t, key[j - 1] = kt;
-			}
-		rc = ts_pool_level(s, cs, order, key, n, lv);
-	}
-	/* A context before what was measured in it (encryption before signing). */
-	for (int pass = 0; pass < 2; pass++)
-		for (size_t i = 0; i < KNOB_COUNT; i++)
-			if (cs[i] && (pass || !cs[i]->ctx)) {
-				if (rc == 0)
-					ts_finish(s, cs[i], &s->r->dec[i]);
-				ts_cmp_unlink(s, cs[i]);
-				ts_cmp_release(cs[i]);
-				free(cs[i]);
-				cs[i] = NULL;
-			}
+	rc = ts_leaders_first(s, cs, false, 0);
+	/* A CPU-tier change leaning to a large gain goes on first (what a tune is for, and the
+	 * screens then run on it), leaving the screens a share. */
+	if (rc == 0 && ts_cpu_leaning(cs))
+		rc = ts_leaders_first(s, cs, true,
+				      s->t0 + s->o->budget_s -
+					      CPU_LEAVE * (s->o->budget_s - (ts_now(s) - s->t0)));
+	cpu_settle(s, cs, rc, rc < 0);
+	if (rc < 0)
+		return rc;
+	ts_snap_take(&before, s->m);
+	left = s->o->budget_s - (ts_now(s) - s->t0);
+	rc = ts_screens(s, ts_now(s) + SCREEN_SHARE * left, gains, vals);
+	if (rc == 0)
+		rc = ts_confirm(s, gains, vals);
+	/* The CPU tier's comparisons still open go on with what is left, if nothing changed
+	 * under them (their pairs were measured against the configuration still in force). */
+	if (rc == 0 && same_knobs(&before, s->m))
+		rc = ts_leaders_first(s, cs, true, 0);
+	cpu_settle(s, cs, rc, true);
+	ts_snap_release(&before);
+	for (size_t i = 0; i < KNOB_COUNT; i++)
+		for (size_t j = 0; j <= TUNER_MAX_CANDS; j++)
+			free(vals[i][j]);
 	return rc;
 }
 
@@ -406,8 +435,8 @@ knobs_all(struct tstate *s)
  * cannot reach it (all n pairs one way has probability 2^-n) can decide only "same" and
  * spends none, and the level depends on how many looks spend: the fewest shares such that no
  * more looks than that can reach one (all of them always qualify). */
-static double
-look_level(const struct tstate *s, double budget, unsigned from)
+double
+ts_look_level(const struct tstate *s, double budget, unsigned from)
 {
 	double level = budget;
 
@@ -437,11 +466,11 @@ look_levels(const struct tstate *s, double budget, double *first, unsigned *firs
 	if (f + 1 >= s->nlooks) {
 		*first = 0;
 		*first_n = 0;
-		return look_level(s, budget, 0);
+		return ts_look_level(s, budget, 0);
 	}
 	*first = budget / 2;
 	*first_n = s->looks[f];
-	return look_level(s, budget / 2, f + 1);
+	return ts_look_level(s, budget / 2, f + 1);
 }
 
 /* The plan: the candidates the false-positive budget is shared by (every distinct candidate
@@ -451,16 +480,25 @@ plan(struct tstate *s)
 {
 	const char *vals[16];
 	size_t total = 0;
+	bool screened = false;
 	double alpha = s->o->alpha > 0 ? s->o->alpha : TUNE_ALPHA;
 
+	/* What can be applied shares the budget: the CPU tier's candidates, the MTU, and the
+	 * confirmations as one share (split among however many gains the screens find); the
+	 * screens themselves apply nothing. */
 	for (const struct knob *k = knob_first(); k; k = knob_next(k)) {
 		struct tuner_decision d = { 0 };
 
-		if (ts_eligible(s, k, &d))
+		if (k->id == KNOB_NET_MTU || !ts_eligible(s, k, &d))
+			continue;
+		if (ts_is_leader(k))
 			total += distinct_candidates(s->m, k, vals);
+		else if (ts_candidates(s->m, k, vals))
+			screened = true;
 	}
-	total += ts_mtu_wanted(s);
+	total += ts_mtu_wanted(s) + screened;
 	s->family = total ? total : 1;
+	s->alpha_conf = alpha / (double)s->family;
 	for (unsigned i = 0; i < TUNE_NLOOKS && tune_looks[i] < s->o->pairs; i++)
 		s->looks[s->nlooks++] = tune_looks[i];
 	s->looks[s->nlooks++] = s->o->pairs;
@@ -478,11 +516,12 @@ plan(struct tstate *s)
 					  .look_first_n = s->look_first_n,
 					  .cost_first_n = s->cost_first_n,
 					  .min_gain = TUNE_MIN_GAIN,
+					  .alpha_confirm = screened ? s->alpha_conf : 0,
 					  .nlooks = s->nlooks };
 	memcpy(s->r->plan.looks, s->looks, sizeof(s->r->plan.looks));
 	ts_say(s,
-	       "tune: plan: %zu candidate value(s) share a false-positive budget of %g; looks at "
-	       "up to %u pairs",
+	       "tune: plan: %zu share(s) of a false-positive budget of %g (the CPU tier's "
+	       "candidates, the MTU, the confirmations); looks at up to %u pairs",
 	       total, alpha, s->o->pairs);
 }
 
@@ -516,7 +555,7 @@ tuner_run(struct model *m, const struct tuner_opts *o, const struct tuner_ops *o
 		snprintf(r->dec[i].reason, sizeof(r->dec[i].reason), "not reached");
 	}
 	s.t0 = ts_now(&s);
-	snap_take(&start, m);
+	ts_snap_take(&start, m);
 	plan(&s);
 	if ((rc = ts_measure_start(&s)) < 0) {
 		snprintf(err, errlen, "the starting configuration could not be measured: %s",
@@ -541,10 +580,26 @@ tuner_run(struct model *m, const struct tuner_opts *o, const struct tuner_ops *o
 		if (r->dec[i].applied && i != KNOB_NET_MTU)
 			r->changed = true;
 	}
-	snap_take(&chosen, m);
+	ts_snap_take(&chosen, m);
 	if ((rc = ts_final_pairing(&s, &start, &chosen)) < 0) {
 		snprintf(err, errlen, "the after-score could not be measured: %s", s.err);
 		goto out;
+	}
+	/* The gate: chosen worse than its changes imply, only the largest one stays; the
+	 * after-score is measured again for what is now chosen (as far as time allows). */
+	if (!o->exhaustive && ts_gate(&s)) {
+		bench_results_clear(&r->before);
+		bench_results_clear(&r->after);
+		r->improvement = (struct tune_effect){ 0 };
+		r->changed = false;
+		for (size_t i = 0; i < KNOB_COUNT; i++)
+			r->changed |= r->dec[i].applied && i != KNOB_NET_MTU;
+		ts_snap_release(&chosen);
+		ts_snap_take(&chosen, m);
+		if ((rc = ts_final_pairing(&s, &start, &chosen)) < 0) {
+			snprintf(err, errlen, "the after-score could not be measured: %s", s.err);
+			goto out;
+		}
 	}
 	if (r->changed) {
 		score_of(&r->before, &r->before_score);
@@ -556,8 +611,8 @@ tuner_run(struct model *m, const struct tuner_opts *o, const struct tuner_ops *o
 out:
 	r->done = true;
 	r->tuner_s = ts_now(&s) - s.t0;
-	snap_release(&start);
-	snap_release(&chosen);
+	ts_snap_release(&start);
+	ts_snap_release(&chosen);
 	return rc;
 }
 

@@ -30,6 +30,7 @@ struct tstate {
 	size_t family;		 /* the candidates the false-positive budget is shared by */
 	unsigned looks[TUNE_NLOOKS + 1], nlooks;
 	double alpha_look, alpha_same;
+	double alpha_conf; /* the confirmations' share, split among the gains they confirm */
 	double alpha_cost; /* "worse": each comparison's own level, its looks sharing it */
 	/* The first look able to reach half a budget spends that half (a large effect is
 	 * decided there); alpha_look and alpha_cost are the later looks' shares. */
@@ -96,7 +97,10 @@ void ts_verdict_words(char *buf, size_t len, const char *v, const struct tune_ef
 
 /* cputier.c */
 bool ts_is_leader(const struct knob *k);
-int ts_leaders_first(struct tstate *s, struct cmp **cs);
+int ts_leaders_first(struct tstate *s, struct cmp **cs, bool again, double until_again);
+/* Whether an open comparison of the CPU tier leans to a large gain (its estimate at least
+ * TUNE_BOUND_MAX): what the tier is first for. */
+bool ts_cpu_leaning(struct cmp **cs);
 bool ts_sealed(const struct tstate *s);
 
 /* ends.c */
@@ -108,12 +112,22 @@ void ts_merge_results(struct bench_results *dst, const struct bench_results *src
 void ts_grid_entry_release(struct tuner_grid_entry *e);
 int ts_grid_run(struct tstate *s, char *err, size_t errlen);
 
+/* confirm.c */
+int ts_confirm(struct tstate *s, const unsigned *gains, char *vals[][1 + TUNER_MAX_CANDS]);
+bool ts_gate(struct tstate *s);
+
+/* screen.c */
+int ts_screens(struct tstate *s, double until, unsigned *gains, char *vals[][1 + TUNER_MAX_CANDS]);
+
 /* mtustep.c */
 int ts_mtu_step(struct tstate *s);
 
 /* search.c */
 size_t ts_candidates(const struct model *m, const struct knob *k, const char **out);
 void ts_decided(struct tstate *s, const struct tuner_decision *d);
+void ts_snap_take(struct snap *sn, const struct model *m);
+void ts_snap_release(struct snap *sn);
+double ts_look_level(const struct tstate *s, double budget, unsigned from);
 bool ts_eligible(struct tstate *s, const struct knob *k, struct tuner_decision *d);
 bool ts_fits(struct tstate *s, double cost);
 unsigned ts_knob_protos(const struct tstate *s, const struct knob *k);

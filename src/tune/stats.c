@@ -254,7 +254,8 @@ tune_effect_of(const double *d, size_t n, double alpha, double alpha_same, struc
 const char *
 tune_verdict_name(enum tune_verdict v)
 {
-	static const char *const names[] = { "undecided", "better", "worse", "same" };
+	static const char *const names[] = { "undecided", "better",	      "worse",
+					     "same",	  "no effect beyond", "not reached" };
 
 	return names[v];
 }

@@ -532,7 +532,9 @@ test_mtu(void **state)
 	}
 }
 
-/* (5) The budget holds: every SMB knob in 60 s ends within it + 5%, knobs without time named. */
+/* (5) The budget holds: every SMB knob in 60 s ends within it + 5%, and every knob tried has
+ * a verdict with what it rests on: none "not tried: budget exhausted", no infinite interval,
+ * an undecided one with the runs and seconds that would bound it. */
 static void
 test_budget(void **state)
 {
@@ -540,15 +542,22 @@ test_budget(void **state)
 	for (uint64_t seed = 1; seed <= 20; seed++) {
 		struct sim s;
 		struct outcome out;
-		size_t named = 0;
 
 		sim_init(&s, 4000 + seed);
 		tune_once(&s, 60, NULL, &out);
 		assert_int_equal(out.rc, 0);
 		assert_true(out.elapsed <= 60 * 1.05);
-		for (size_t i = 0; i < KNOB_COUNT; i++)
-			named += strstr(out.dec[i].reason, "budget") != NULL;
-		assert_true(out.tried >= 2 && named >= 1);
+		assert_true(out.tried >= 7);
+		for (size_t i = 0; i < KNOB_COUNT; i++) {
+			const struct tuner_decision *d = &out.dec[i];
+
+			assert_null(strstr(d->reason, "budget exhausted"));
+			assert_null(strstr(d->reason, "inf"));
+			if (!d->tried || !d->design[0])
+				continue;
+			if (d->verdict == TUNE_UNDECIDED)
+				assert_non_null(strstr(d->reason, "would bound it to +-5%"));
+		}
 	}
 }
 
@@ -823,15 +832,15 @@ test_sealed_pair(void **state)
 	assert_true(both >= 80);
 }
 
-/* A value found better ends its knob; its other values keep what their own pairs say (the
- * pairs measured with the winner's, not a stale look or none). */
+/* A gain among several candidates of one knob (aio_read_size 1M +15%) is found by the screen
+ * and applied through its confirmation, which the decision names. */
 static void
-test_gain_ends_knob(void **state)
+test_gain_confirmed(void **state)
 {
 	static const bool only[KNOB_COUNT] = {
 		[KNOB_SMB_AIO_READ_SIZE] = true, [KNOB_SMB_USE_SENDFILE] = true
 	};
-	size_t checked = 0;
+	size_t applied = 0;
 
 	(void)state;
 	real_id = KNOB_SMB_AIO_READ_SIZE;
@@ -840,8 +849,7 @@ test_gain_ends_knob(void **state)
 	for (uint64_t seed = 1; seed <= 20; seed++) {
 		struct sim s;
 		struct outcome out;
-		const struct tuner_decision *d = NULL;
-		size_t win = SIZE_MAX;
+		const struct tuner_decision *d;
 
 		sim_init(&s, 6000 + seed);
 		s.effect = real_effect;
@@ -849,19 +857,178 @@ test_gain_ends_knob(void **state)
 		tune_once(&s, 1e6, NULL, &out);
 		assert_int_equal(out.rc, 0);
 		d = &out.dec[KNOB_SMB_AIO_READ_SIZE];
-		assert_true(d->applied && d->verdict == TUNE_BETTER);
-		for (size_t j = 0; j < d->ncand; j++)
-			if (strcmp(d->cand[j].value, "1M") == 0)
-				win = j;
-		assert_true(win != SIZE_MAX);
-		/* those still open when it won: their pairs up to then, not an older look's */
-		for (size_t j = 0; j < d->ncand; j++)
-			if (d->cand[j].e.verdict == TUNE_UNDECIDED) {
-				assert_true(d->cand[j].e.n + 1 >= d->cand[win].e.n);
-				checked++;
-			}
+		assert_non_null(strstr(d->design, "SMB screen"));
+		if (d->applied) {
+			applied++;
+			assert_int_equal(d->verdict, TUNE_BETTER);
+			assert_non_null(strstr(d->confirmed, "P against P without it"));
+			assert_non_null(strstr(d->reason, "confirmed"));
+		}
+		assert_false(out.dec[KNOB_SMB_USE_SENDFILE].applied);
 	}
-	assert_true(checked >= 10);
+	assert_true(applied >= 19);
+}
+
+/* ---- the screens at this machine's noise (13.7% a run in log), as nastune-tune(7) states
+ * them: 50 seeded tunes of every SMB knob a row ---- */
+
+/* Planted effects: a value of a knob multiplies the speed; with inter, smb.use_sendfile = yes
+ * and smb.io_uring = yes together +20% (neither alone). */
+static struct {
+	enum knob_id id;
+	const char *v;
+	double gain;
+} plants[4];
+static size_t nplants;
+static bool inter;
+
+static double
+planted_effect(const struct model *m)
+{
+	double x = 1;
+	const char *a = knob_value(m, KNOB_SMB_USE_SENDFILE), *b = knob_value(m, KNOB_SMB_IO_URING);
+
+	for (size_t i = 0; i < nplants; i++) {
+		const char *v = knob_value(m, plants[i].id);
+
+		if (v && strcmp(v, plants[i].v) == 0)
+			x *= 1 + plants[i].gain;
+	}
+	if (inter && a && b && strcmp(a, "yes") == 0 && strcmp(b, "yes") == 0)
+		x *= 1.2;
+	return x;
+}
+
+enum drift { DRIFT_LINEAR, DRIFT_WALK };
+
+/* The machine of the screens' figures: 13.7% a run, one pair in eight an outlier, and a
+ * drift: +20% over the tune (linear), or a random walk of +-35% a minute. */
+static void
+sim_screen(struct sim *s, uint64_t seed, enum drift drift)
+{
+	sim_init(s, seed);
+	s->noise = 0.137;
+	s->effect = planted_effect;
+	for (size_t i = 0; i < 64; i++)
+		s->lv[i] = drift == DRIFT_LINEAR ? 1 + 0.2 * (double)i / 10 : 1;
+	for (size_t i = 1; drift == DRIFT_WALK && i < 64; i++)
+		s->lv[i] = s->lv[i - 1] * exp(log(1.35) * gauss(&s->rng) / 2);
+}
+
+struct screen_row {
+	size_t real, cost, placebo, bounded, knobs;
+	double runs;
+};
+
+/* 50 tunes of every SMB knob at budget, the +10% and -30% planted (or the interaction). */
+static struct screen_row
+screen_batch(uint64_t base, double budget, enum drift drift, bool interaction)
+{
+	struct screen_row row = { 0 };
+
+	nplants = 0;
+	inter = interaction;
+	if (!interaction) {
+		plants[nplants++] =
+			(typeof(plants[0])){ KNOB_SMB_MIN_RECEIVEFILE_SIZE, "128K", 0.10 };
+		plants[nplants++] = (typeof(plants[0])){ KNOB_SMB_USE_SENDFILE, "yes", -0.30 };
+	}
+	for (uint64_t seed = 1; seed <= 50; seed++) {
+		struct sim s;
+		struct outcome out;
+		bool placebo = false;
+
+		sim_screen(&s, base + seed, drift);
+		tune_once(&s, budget, NULL, &out);
+		assert_int_equal(out.rc, 0);
+		assert_true(out.elapsed <= budget * 1.05);
+		row.runs += (double)s.measures;
+		if (interaction) {
+			row.real += out.dec[KNOB_SMB_USE_SENDFILE].applied &&
+				    out.dec[KNOB_SMB_IO_URING].applied;
+		} else {
+			row.real += out.dec[KNOB_SMB_MIN_RECEIVEFILE_SIZE].applied;
+			row.cost += out.dec[KNOB_SMB_USE_SENDFILE].applied;
+		}
+		for (size_t i = 0; i < KNOB_COUNT; i++) {
+			const struct tuner_decision *d = &out.dec[i];
+			bool planted = i == KNOB_SMB_MIN_RECEIVEFILE_SIZE ||
+				       i == KNOB_SMB_USE_SENDFILE ||
+				       (interaction && i == KNOB_SMB_IO_URING);
+
+			if (!d->tried || !d->design[0])
+				continue;
+			row.knobs++;
+			row.bounded += d->verdict == TUNE_WORSE || d->verdict == TUNE_BETTER ||
+				       ((d->verdict == TUNE_SAME || d->verdict == TUNE_BOUNDED) &&
+					d->e.delta <= TUNE_BOUND_GOAL);
+			placebo |= !planted && d->applied;
+			assert_true(d->verdict != TUNE_UNDECIDED || d->e.more_runs > 0 ||
+				    strstr(d->reason, "interaction suspected"));
+			assert_null(strstr(d->reason, "inf"));
+		}
+		row.placebo += placebo;
+	}
+	row.runs /= 50;
+	return row;
+}
+
+/* The +10% applied in at least 56% of tunes at 600 runs a tune and 90% at 1,200 (the sim's
+ * run and switch cost 0.5 s: 300 and 600 s), the -30% never, a placebo in at most 5%, under
+ * a linear drift of +20%. */
+static void
+test_screen_linear(void **state)
+{
+	static const double budgets[] = { 300, 600 };
+	static const size_t least[] = { 28, 45 };
+
+	(void)state;
+	for (size_t b = 0; b < 2; b++) {
+		struct screen_row r = screen_batch(8000 + 100 * b, budgets[b], DRIFT_LINEAR, false);
+
+		printf("# screen, %.0f s (%.0f measure calls a tune), +20%% linear drift, 13.7%% "
+		       "noise, one pair in 8 an outlier: the +10%% applied in %zu of 50, the -30%% "
+		       "in "
+		       "%zu, a placebo in %zu; %zu of %zu screened knobs bounded within +-5%% or "
+		       "decided\n",
+		       budgets[b], r.runs, r.real, r.cost, r.placebo, r.bounded, r.knobs);
+		assert_true(r.real >= least[b]);
+		assert_int_equal(r.cost, 0);
+		assert_true(r.placebo <= 2);
+	}
+}
+
+/* ... under a random walk of +-35% a minute. */
+static void
+test_screen_walk(void **state)
+{
+	struct screen_row r;
+
+	(void)state;
+	r = screen_batch(8500, 1200, DRIFT_WALK, false);
+	printf("# screen, 1200 s, random walk +-35%%/min: the +10%% applied in %zu of 50, the "
+	       "-30%% "
+	       "in %zu, a placebo in %zu; %zu of %zu screened knobs bounded or decided\n",
+	       r.real, r.cost, r.placebo, r.bounded, r.knobs);
+	assert_true(r.real >= 45);
+	assert_int_equal(r.cost, 0);
+	assert_true(r.placebo <= 2);
+}
+
+/* Two knobs that help (+20%) only together: the screen sees half of it in each main effect,
+ * and the confirmation (P against P without one) applies both. */
+static void
+test_screen_interaction(void **state)
+{
+	struct screen_row r;
+
+	(void)state;
+	r = screen_batch(8700, 600, DRIFT_LINEAR, true);
+	printf("# interaction (+20%% only together): both applied in %zu of 50 tunes, a placebo in "
+	       "%zu\n",
+	       r.real, r.placebo);
+	assert_true(r.real >= 45);
+	assert_true(r.placebo <= 2);
 }
 
 int
@@ -882,9 +1049,14 @@ main(void)
 		cmocka_unit_test(test_after_score),
 		cmocka_unit_test(test_control_naive),
 		cmocka_unit_test(test_carry_over),
-		cmocka_unit_test(test_gain_ends_knob),
+		cmocka_unit_test(test_gain_confirmed),
+		cmocka_unit_test(test_screen_linear),
+		cmocka_unit_test(test_screen_walk),
+		cmocka_unit_test(test_screen_interaction),
 		cmocka_unit_test(test_sealed_pair),
 	};
 
+	if (getenv("TUNER_ONLY")) /* one test while working on it: TUNER_ONLY=test_mtu */
+		cmocka_set_test_filter(getenv("TUNER_ONLY"));
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,225 @@
+/* tune/confirm.c - the confirmation of what a tune would change, and the gate. The proposed
+ * configuration P is the incumbent with the screens' apparent gains; each gain is confirmed
+ * on fresh runs, P against P without it, paired, at the confirmations' share of the
+ * false-positive budget split m ways. Only confirmed gains are applied. At the end, the gate:
+ * if the chosen configuration measures worse against the start than its changes imply, only
+ * the largest single change stays ("interaction suspected"). */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "search.h"
+#include "xmalloc.h"
+
+/* The protocols a gain's confirmation measures: its screen's. */
+static unsigned
+gain_protos(const struct tstate *s, const struct knob *k)
+{
+	unsigned p = ts_knob_protos(s, k);
+
+	if (s->o->clients_decide && s->ops->clients && ts_on_path(k))
+		p |= TUNER_CLIENTS;
+	return p;
+}
+
+static void
+effect_words(char *buf, size_t len, const struct tune_effect *e)
+{
+	if (isfinite(e->lo) && isfinite(e->hi))
+		snprintf(buf, len, "%+.1f%% [%+.1f%%, %+.1f%%], %zu pairs", 100 * e->est,
+			 100 * e->lo, 100 * e->hi, e->n);
+	else
+		snprintf(buf, len, "%+.1f%%, %zu pairs: too few for an interval", 100 * e->est,
+			 e->n);
+}
+
+/* The verdict of a gain the confirmation did not confirm: what its pairs say, as a bound when
+ * they bound it. */
+static void
+unconfirmed(struct tstate *s, struct tuner_decision *d, const struct tune_effect *e,
+	    unsigned protos, const char *v, const char *words)
+{
+	char screen[sizeof(d->reason)], more[128] = "";
+
+	snprintf(screen, sizeof(screen), "%s", d->reason);
+	d->e = *e;
+	d->e.delta = isfinite(e->lo) && isfinite(e->hi) ? fmax(fabs(e->lo), fabs(e->hi)) : 0;
+	if (e->verdict == TUNE_WORSE)
+		d->verdict = TUNE_WORSE;
+	else if (e->verdict == TUNE_SAME)
+		d->verdict = TUNE_SAME;
+	else if (d->e.delta > 0 && d->e.delta <= TUNE_BOUND_MAX)
+		d->verdict = d->e.delta <= TUNE_MIN_GAIN ? TUNE_SAME : TUNE_BOUNDED;
+	else
+		d->verdict = TUNE_UNDECIDED;
+	if (d->verdict == TUNE_UNDECIDED) {
+		/* what would bound it to +-5%: the pairs' interval narrows as their square root */
+		double h = isfinite(e->lo) && isfinite(e->hi) ? (log1p(e->hi) - log1p(e->lo)) / 2
+							      : 0,
+		       want = h > 0 ? ceil((double)e->n * pow(h / log1p(TUNE_BOUND_GOAL), 2))
+				    : (double)(e->n + 16);
+
+		d->e.more_runs = 2 * (size_t)fmax(2, want - (double)e->n);
+		d->e.more_s = (double)d->e.more_runs * ts_slot_cost(s, protos);
+		snprintf(more, sizeof(more),
+			 "; about %zu more runs, %.0fs, would bound it to +-5%%", d->e.more_runs,
+			 d->e.more_s);
+	}
+	if (d->verdict == TUNE_BOUNDED)
+		snprintf(d->reason, sizeof(d->reason),
+			 "no effect beyond +-%.1f%%: %.60s not confirmed (%.100s); the screen "
+			 "said: %.250s",
+			 100 * d->e.delta, v, words, screen);
+	else
+		snprintf(d->reason, sizeof(d->reason),
+			 "%s: %.60s not confirmed (%.100s%s); the screen said: %.250s",
+			 tune_verdict_name(d->verdict), v, words, more, screen);
+}
+
+int
+ts_confirm(struct tstate *s, const unsigned *gains, char *vals[][1 + TUNER_MAX_CANDS])
+{
+	struct snap p = { 0 }, without = { 0 };
+	enum knob_id order[KNOB_COUNT];
+	size_t m = 0, done = 0;
+	double level;
+	int rc = 0;
+
+	for (size_t i = 0; i < KNOB_COUNT; i++)
+		if (gains[i])
+			order[m++] = (enum knob_id)i;
+	if (!m)
+		return 0;
+	/* The largest apparent gain first: it is the likeliest to be confirmed in the time. */
+	for (size_t i = 1; i < m; i++)
+		for (size_t j = i;
+		     j > 0 && s->r->dec[order[j]].e.est > s->r->dec[order[j - 1]].e.est; j--) {
+			enum knob_id t = order[j];
+
+			order[j] = order[j - 1], order[j - 1] = t;
+		}
+	for (size_t i = 0; i < m; i++)
+		ts_setk(s, order[i], vals[order[i]][gains[order[i]]], KNOB_TUNED);
+	level = ts_look_level(s, s->alpha_conf / (double)m, 0);
+	ts_say(s,
+	       "tune: confirming %zu apparent gain(s), each P against P without it, at %.2g a "
+	       "look",
+	       m, level);
+	for (size_t i = 0; i < m && rc == 0; i++, done++) {
+		enum knob_id id = order[i];
+		struct tuner_decision *d = &s->r->dec[id];
+		const char *v = vals[id][gains[id]];
+		struct cmp c = { .put = ts_put_snap, .nc = 1, .max_pairs = s->o->pairs };
+		double left = s->o->budget_s - (ts_now(s) - s->t0), until, slot;
+		char words[160];
+
+		ts_snap_take(&p, s->m);
+		ts_setk(s, id, vals[id][0], KNOB_TUNED);
+		ts_snap_take(&without, s->m);
+		ts_snap_put(s, &p);
+		c.protos = gain_protos(s, d->k);
+		c.snaps[0] = &without;
+		c.snaps[1] = &p;
+		c.alpha_better = c.alpha_worse = level;
+		slot = 2 * ts_slot_cost(s, c.protos);
+		until = ts_now(s) + left / (double)(m - i);
+		while (!c.c[0].done && ts_fits(s, slot) && ts_now(s) + slot <= until &&
+		       (rc = ts_round_once(s, &c)) == 0)
+			;
+		ts_snap_put(s, &p);
+		ts_conclude(s, &c);
+		effect_words(words, sizeof(words), &c.c[0].e);
+		snprintf(d->confirmed, sizeof(d->confirmed),
+			 "P against P without it: %.100s, at %.2g a look (%zu gain%s)", words,
+			 level, m, m == 1 ? "" : "s");
+		if (rc == 0 && c.c[0].n && c.c[0].e.verdict == TUNE_BETTER) {
+			char screen[sizeof(d->reason)];
+
+			snprintf(screen, sizeof(screen), "%s", d->reason);
+			d->verdict = TUNE_BETTER;
+			d->e = c.c[0].e;
+			d->e.delta = 0;
+			d->applied = true;
+			free(d->after);
+			d->after = xstrdup(v);
+			s->r->changed = true;
+			s->changed_protos |= ts_knob_protos(s, d->k);
+			snprintf(
+				d->reason, sizeof(d->reason),
+				"better: %.60s: %.0f%% faster here, confirmed (%.100s); the screen "
+				"said: %.250s",
+				v, 100 * d->e.est, words, screen);
+		} else if (rc == 0 || rc != -EINTR) {
+			if (!c.c[0].n)
+				snprintf(words, sizeof(words), "no time for a pair");
+			unconfirmed(s, d, &c.c[0].e, c.protos, v, words);
+			ts_setk(s, id, vals[id][0], KNOB_TUNED); /* not in P from now on */
+			if (!vals[id][0])
+				ts_setk(s, id, NULL, KNOB_UNSET);
+		}
+		ts_say(s, "tune: %s: %s", d->k->name, d->reason);
+		if (rc == 0)
+			ts_decided(s, d);
+		for (size_t j = 0; j < c.nc; j++)
+			free(c.c[j].d);
+		ts_snap_release(&p);
+		ts_snap_release(&without);
+		memset(&p, 0, sizeof(p));
+		memset(&without, 0, sizeof(without));
+	}
+	(void)done;
+	return rc == -EINTR ? rc : 0;
+}
+
+bool
+ts_gate(struct tstate *s)
+{
+	const struct tune_effect *e = &s->r->improvement;
+	double implied = 0, best = -INFINITY;
+	size_t n = 0, keep = KNOB_COUNT;
+
+	if (!s->r->after_pairs || !isfinite(e->hi))
+		return false;
+	for (size_t i = 0; i < KNOB_COUNT; i++) {
+		const struct tuner_decision *d = &s->r->dec[i];
+
+		if (!d->applied || i == KNOB_NET_MTU || !d->k)
+			continue;
+		n++;
+		/* each change's own lower bound, measured in the chosen configuration: the
+		 * chosen one should beat the start by at least the largest of them (effects in
+		 * context do not add up: two that help only together each measure the pair) */
+		if (isfinite(d->e.lo) && d->e.lo > 0)
+			implied = fmax(implied, log1p(d->e.lo));
+		if (d->e.est > best)
+			best = d->e.est, keep = i;
+	}
+	if (n < 2 || log1p(e->hi) >= implied)
+		return false;
+	for (size_t i = 0; i < KNOB_COUNT; i++) {
+		struct tuner_decision *d = &s->r->dec[i];
+		char was[sizeof(d->reason)];
+
+		if (!d->applied || i == KNOB_NET_MTU || !d->k || i == keep)
+			continue;
+		snprintf(was, sizeof(was), "%s", d->reason);
+		ts_setk(s, (enum knob_id)i, d->before, KNOB_TUNED);
+		if (!d->before)
+			ts_setk(s, (enum knob_id)i, NULL, KNOB_UNSET);
+		d->applied = false;
+		free(d->after);
+		d->after = d->before ? xstrdup(d->before) : NULL;
+		d->verdict = TUNE_UNDECIDED;
+		snprintf(d->reason, sizeof(d->reason),
+			 "undecided: interaction suspected: the chosen configuration measured "
+			 "%+.1f%% [%+.1f%%, %+.1f%%] against the start, below what its changes "
+			 "imply (at least %+.1f%%); only %s kept; this one said: %.250s",
+			 100 * e->est, 100 * e->lo, 100 * e->hi, 100 * expm1(implied),
+			 s->r->dec[keep].k->name, was);
+		ts_say(s, "tune: %s: %s", d->k->name, d->reason);
+		ts_decided(s, d);
+	}
+	return true;
+}

@@ -1,0 +1,575 @@
+/* tune/screen.c - the screens: the knobs that act on one protocol's server, and those on the
+ * network path (through the clients when there are any), each screened together in a folded
+ * two-level orthogonal array (tune/design.c), replicated until every candidate is resolved or
+ * the screens' share of the budget ends, and fitted robustly on the pairs' log-score
+ * differences (tune/fit.c). A screen decides costs and bounds; its apparent gains go to the
+ * confirmation (tune/confirm.c). */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "search.h"
+#include "tune_design.h"
+#include "tune_fit.h"
+#include "xmalloc.h"
+
+/* A screen's intervals: 90%, each bound at 5% one-sided. */
+#define SCREEN_ALPHA 0.05
+/* Replicates before a screen may call itself resolved (the first has few residuals). */
+#define SCREEN_MIN_REPS 2
+#define MAX_SCREENS 8
+#define MAX_CONS 64
+
+struct sfactor {
+	const struct knob *k;
+	const char *val[1 + TUNER_MAX_CANDS]; /* [0] the incumbent (owned copy, or NULL) */
+	enum knob_src src0;
+	unsigned nc;
+	size_t col; /* the fit's column of its candidate 1 (then 2, ...) */
+};
+
+struct screen {
+	unsigned protos; /* what its measure calls measure */
+	struct sfactor f[KNOB_COUNT];
+	size_t k, p; /* factors; the fit's columns (intercept first) */
+	unsigned ncand[KNOB_COUNT];
+	struct tdesign_constraint cons[MAX_CONS];
+	size_t ncons;
+	struct tdesign des;
+	struct tdesign_pair rep[TDESIGN_MAX_ORDER];
+	size_t next, nrep; /* the replicate's next pair; replicates begun */
+	unsigned per_side; /* runs each side of a pair (a daemon restart: more than one) */
+	double *x, *y;	   /* the fit's rows */
+	struct tdesign_pair *pairs;
+	size_t rows, cap;
+	double spent, share; /* seconds spent, and its share of the screens' time */
+	bool resolved, stopped, restarts;
+	struct tfit fit;
+	struct tfit_null null;
+	char failed[400];
+};
+
+static const char *
+screen_name(unsigned protos)
+{
+	if (protos & TUNER_CLIENTS)
+		return "network-path screen (through the clients)";
+	switch (protos) {
+	case PROTO_SMB:
+		return "SMB screen";
+	case PROTO_NFS:
+		return "NFS screen";
+	case PROTO_AFP:
+		return "AFP screen";
+	default:
+		return "host screen";
+	}
+}
+
+/* Puts the levels lv[] of sc's factors in force. */
+static void
+put_levels(struct tstate *s, struct screen *sc, const unsigned char *lv)
+{
+	for (size_t f = 0; f < sc->k; f++) {
+		const struct sfactor *x = &sc->f[f];
+
+		ts_setk(s, x->k->id, x->val[lv[f]], lv[f] ? KNOB_TUNED : x->src0);
+	}
+}
+
+/* The combinations of two factors' values that cannot be set together (a socket buffer above
+ * the limit the other sets): for each candidate of b, each value of a checked with b's in the
+ * model. a's candidate then goes back to the incumbent in such a run, or b's when a's
+ * incumbent is what b's candidate cannot take. */
+static void
+constraints(struct tstate *s, struct screen *sc)
+{
+	char why[256];
+
+	for (size_t b = 0; b < sc->k; b++)
+		for (unsigned lb = 1; lb <= sc->f[b].nc; lb++) {
+			enum knob_id bid = sc->f[b].k->id;
+			char *keep = knob_value(s->m, bid) ? xstrdup(knob_value(s->m, bid)) : NULL;
+			enum knob_src ksrc = knob_source(s->m, bid);
+
+			tuner_set_knob(s->m, bid, sc->f[b].val[lb], KNOB_TUNED);
+			for (size_t a = 0; a < sc->k; a++)
+				for (unsigned la = 0; a != b && la <= sc->f[a].nc; la++) {
+					const char *v = sc->f[a].val[la];
+
+					if (!v || sc->ncons >= MAX_CONS ||
+					    knob_allowed(s->m, sc->f[a].k, v, why, sizeof(why)))
+						continue;
+					sc->cons[sc->ncons++] =
+						la ? (struct tdesign_constraint){ a, b, la, lb }
+						   : (struct tdesign_constraint){ b, a, lb, 0 };
+					ts_say(s, "tune: %s = %s never runs with %s = %s: %s",
+					       la ? sc->f[a].k->name : sc->f[b].k->name,
+					       la ? v : sc->f[b].val[lb],
+					       la ? sc->f[b].k->name : sc->f[a].k->name,
+					       la ? sc->f[b].val[lb] : (v ? v : "its default"),
+					       why);
+				}
+			tuner_set_knob(s->m, bid, keep, ksrc);
+			free(keep);
+		}
+}
+
+/* Adds k (its candidates as ts_knob_cmp finds them) to the screen of its protocols. Returns
+ * false, with d->reason, when k has no candidate to measure. */
+static bool
+screen_add(struct tstate *s, struct screen *scs, size_t *nscreens, const struct knob *k,
+	   struct tuner_decision *d)
+{
+	struct cmp *c = ts_knob_cmp(s, k, d);
+	struct screen *sc = NULL;
+	struct sfactor *x;
+
+	if (!c)
+		return false;
+	for (size_t i = 0; i < *nscreens && !sc; i++)
+		if (scs[i].protos == c->protos)
+			sc = &scs[i];
+	if (!sc) {
+		if (*nscreens >= MAX_SCREENS) {
+			ts_cmp_release(c);
+			free(c);
+			return false;
+		}
+		sc = &scs[(*nscreens)++];
+		memset(sc, 0, sizeof(*sc));
+		sc->protos = c->protos;
+		sc->per_side = 1;
+	}
+	x = &sc->f[sc->k];
+	x->k = k;
+	x->src0 = c->src0;
+	x->nc = (unsigned)c->nc;
+	for (size_t j = 0; j <= c->nc; j++)
+		x->val[j] = c->val[j];
+	sc->ncand[sc->k++] = x->nc;
+	/* A daemon restart per run costs more than the run and adds its own spread: two runs a
+	 * side, each pair a restart apart (the spread between restarts is in the pairs'). */
+	if (k->effect == KNOB_RESTART)
+		sc->restarts = true, sc->per_side = 2;
+	free(c); /* val[0] now the factor's */
+	return true;
+}
+
+static void
+screen_release(struct screen *sc)
+{
+	for (size_t f = 0; f < sc->k; f++)
+		free((char *)sc->f[f].val[0]);
+	free(sc->x);
+	free(sc->y);
+	free(sc->pairs);
+	tfit_release(&sc->fit);
+}
+
+/* Seconds one pair of sc costs: its runs at what a run on its protocols costs. */
+static double
+pair_cost(const struct tstate *s, const struct screen *sc)
+{
+	return 2.0 * sc->per_side * ts_slot_cost(s, sc->protos);
+}
+
+/* One side of a pair: its levels in force, per_side runs; their mean log score in *ls. */
+static int
+run_side(struct tstate *s, struct screen *sc, const unsigned char *lv, double *ls)
+{
+	double v[4];
+	int rc;
+
+	put_levels(s, sc, lv);
+	if ((rc = ts_measure(s, sc->protos, sc->per_side, 0, v, NULL)) < 0)
+		return rc;
+	*ls = 0;
+	for (unsigned i = 0; i < sc->per_side; i++)
+		*ls += log(v[i] > 1e-9 ? v[i] : 1e-9) / sc->per_side;
+	return 0;
+}
+
+/* The next pair of sc measured and added to its rows. */
+static int
+screen_pair(struct tstate *s, struct screen *sc)
+{
+	const struct tdesign_pair *pr;
+	double a, b, t = ts_now(s);
+	int rc;
+
+	if (sc->next >= sc->des.order || !sc->nrep) {
+		tdesign_replicate(&sc->des, sc->rep);
+		sc->next = 0;
+		sc->nrep++;
+	}
+	pr = &sc->rep[sc->next];
+	if ((rc = run_side(s, sc, pr->first, &a)) < 0 || (rc = run_side(s, sc, pr->second, &b)) < 0)
+		return rc;
+	sc->next++;
+	if (sc->rows == sc->cap) {
+		sc->cap = sc->cap ? 2 * sc->cap : 64;
+		sc->x = xreallocarray(sc->x, sc->cap * sc->p, sizeof(*sc->x));
+		sc->y = xreallocarray(sc->y, sc->cap, sizeof(*sc->y));
+		sc->pairs = xreallocarray(sc->pairs, sc->cap, sizeof(*sc->pairs));
+	}
+	{
+		double *row = sc->x + sc->rows * sc->p;
+
+		memset(row, 0, sc->p * sizeof(*row));
+		row[0] = 1; /* a drift between a pair's two runs */
+		for (size_t f = 0; f < sc->k; f++)
+			for (unsigned c = 1; c <= sc->f[f].nc; c++)
+				row[sc->f[f].col + c - 1] =
+					(pr->first[f] == c) - (pr->second[f] == c);
+	}
+	sc->y[sc->rows] = a - b;
+	sc->pairs[sc->rows++] = *pr;
+	sc->spent += ts_now(s) - t;
+	return 0;
+}
+
+/* The null check's contrasts: each replicate's unused columns over its rows. */
+static void
+null_check(struct screen *sc)
+{
+	size_t q = 0, per = sc->pairs[0].nnull, reps = sc->pairs[sc->rows - 1].rep + 1;
+	signed char *z;
+
+	if (!per) {
+		memset(&sc->null, 0, sizeof(sc->null));
+		return;
+	}
+	z = xcalloc(reps * per * sc->rows, sizeof(*z));
+	for (size_t i = 0; i < sc->rows; i++)
+		for (size_t u = 0; u < per; u++)
+			z[(sc->pairs[i].rep * per + u) * sc->rows + i] = sc->pairs[i].null[u];
+	q = reps * per;
+	tfit_null_check(&sc->fit, z, q, &sc->null);
+	free(z);
+}
+
+/* Candidate c of factor f as the fit has it: the effect and interval (ratios - 1), the pairs
+ * that measured it, delta. false: not reached (no pair, or no fit). */
+static bool
+cand_effect(const struct screen *sc, size_t f, unsigned c, struct tune_effect *e)
+{
+	size_t j = sc->f[f].col + c - 1, n = 0;
+	double lo, hi;
+
+	memset(e, 0, sizeof(*e));
+	e->more = SIZE_MAX;
+	e->runs = 2 * sc->rows * sc->per_side;
+	for (size_t i = 0; i < sc->rows; i++)
+		n += sc->x[i * sc->p + j] != 0;
+	e->n = n;
+	if (!n || !sc->fit.ok || !isfinite(sc->fit.se[j])) {
+		e->verdict = TUNE_NOT_REACHED;
+		return false;
+	}
+	tfit_interval(&sc->fit, j, SCREEN_ALPHA, &lo, &hi);
+	e->est = expm1(sc->fit.b[j]);
+	e->lo = expm1(lo);
+	e->hi = expm1(hi);
+	e->delta = fmax(fabs(e->lo), fabs(e->hi));
+	if (e->hi < 0 && e->est <= -TUNE_MIN_GAIN)
+		e->verdict = TUNE_WORSE;
+	else if (e->lo > 0 && e->est >= TUNE_MIN_GAIN)
+		e->verdict = TUNE_BETTER; /* apparent: the confirmation decides */
+	else if (e->delta <= TUNE_MIN_GAIN)
+		e->verdict = TUNE_SAME;
+	else if (e->delta <= TUNE_BOUND_MAX)
+		e->verdict = TUNE_BOUNDED;
+	else
+		e->verdict = TUNE_UNDECIDED;
+	return true;
+}
+
+/* Whether every candidate of sc is resolved: worse, an apparent gain, or bounded within the
+ * goal's +-5%. */
+static bool
+resolved(const struct screen *sc)
+{
+	if (sc->nrep < SCREEN_MIN_REPS || sc->next < sc->des.order || !sc->fit.ok)
+		return false;
+	for (size_t f = 0; f < sc->k; f++)
+		for (unsigned c = 1; c <= sc->f[f].nc; c++) {
+			struct tune_effect e;
+
+			if (!cand_effect(sc, f, c, &e))
+				return false;
+			if (e.verdict != TUNE_WORSE && e.verdict != TUNE_BETTER &&
+			    e.delta > TUNE_BOUND_GOAL)
+				return false;
+		}
+	return true;
+}
+
+static void
+refit(struct screen *sc)
+{
+	tfit_release(&sc->fit);
+	if (tfit_fit(sc->x, sc->y, sc->rows, sc->p, true, &sc->fit) == 0)
+		null_check(sc);
+}
+
+/* What an undecided candidate needs to be bounded to +-5%: its interval narrows as the square
+ * root of its pairs; runs count every run of the screen (its pairs are a share of them). */
+static void
+more_runs(const struct tstate *s, const struct screen *sc, struct tune_effect *e)
+{
+	double h = (log1p(e->hi) - log1p(e->lo)) / 2, want, share;
+
+	if (!(h > 0) || !e->n)
+		return;
+	want = ceil((double)e->n * (h / log1p(TUNE_BOUND_GOAL)) * (h / log1p(TUNE_BOUND_GOAL)));
+	share = (double)e->n / (double)sc->rows;
+	e->more_runs = (size_t)ceil((want - (double)e->n) / share) * 2 * sc->per_side;
+	e->more_s = (double)e->more_runs * ts_slot_cost(s, sc->protos);
+}
+
+static void
+pctf(char *buf, size_t len, double v)
+{
+	snprintf(buf, len, "%+.1f%%", 100 * v);
+}
+
+/* "16K: no effect beyond +-4.2% (+1.1% [-2.0%, +4.2%], 48 pairs)" and the like. */
+static size_t
+cand_words(char *buf, size_t len, const char *v, const struct tune_effect *e)
+{
+	char lo[16], hi[16], est[16];
+
+	if (e->verdict == TUNE_NOT_REACHED)
+		return (size_t)snprintf(buf, len, "%s: not reached (no replicate tried it)", v);
+	pctf(lo, sizeof(lo), e->lo);
+	pctf(hi, sizeof(hi), e->hi);
+	pctf(est, sizeof(est), e->est);
+	switch (e->verdict) {
+	case TUNE_WORSE:
+		return (size_t)snprintf(buf, len, "%s: %.0f%% slower here (%s [%s, %s], %zu pairs)",
+					v, -100 * e->est, est, lo, hi, e->n);
+	case TUNE_BETTER:
+		return (size_t)snprintf(buf, len,
+					"%s: %.0f%% faster in the screen (%s [%s, %s], %zu pairs)",
+					v, 100 * e->est, est, lo, hi, e->n);
+	case TUNE_SAME:
+		return (size_t)snprintf(buf, len,
+					"%s: the same within +-%.1f%% (%s [%s, %s], %zu pairs)", v,
+					100 * e->delta, est, lo, hi, e->n);
+	case TUNE_BOUNDED:
+		return (size_t)snprintf(
+			buf, len, "%s: no effect beyond +-%.1f%% here (%s [%s, %s], %zu pairs)", v,
+			100 * e->delta, est, lo, hi, e->n);
+	default:
+		return (size_t)snprintf(
+			buf, len,
+			"%s: undecided (%s [%s, %s], %zu pairs; about %zu more runs, "
+			"%.0fs, would bound it to +-5%%)",
+			v, est, lo, hi, e->n, e->more_runs, e->more_s);
+	}
+}
+
+/* Writes f's decision from the fit: every candidate's effect, the knob's verdict (the weakest
+ * of its candidates': undecided, then not reached, then bounded, then same, then worse), and
+ * the apparent gain with the largest estimate into *gain (0: none). */
+static void
+screen_decide(struct tstate *s, const struct screen *sc, size_t f, unsigned *gain)
+{
+	const struct sfactor *x = &sc->f[f];
+	struct tuner_decision *d = &s->r->dec[x->k->id];
+	size_t len, tell = SIZE_MAX, reached = 0;
+	static const int rank[] = {
+		[TUNE_UNDECIDED] = 0, [TUNE_NOT_REACHED] = 1, [TUNE_BOUNDED] = 2,
+		[TUNE_SAME] = 3,      [TUNE_WORSE] = 4,	      [TUNE_BETTER] = 5
+	};
+	enum knob_id id = x->k->id;
+	int worst = 5;
+
+	*gain = 0;
+	d->tried = true;
+	d->ncand = 0;
+	d->by_clients = (sc->protos & TUNER_CLIENTS) != 0;
+	snprintf(d->design, sizeof(d->design), "%s: %zu-run array, folded, %zu replicate%s%s",
+		 screen_name(sc->protos), sc->des.order, sc->nrep, sc->nrep == 1 ? "" : "s",
+		 sc->restarts ? ", 2 runs a restart" : "");
+	for (unsigned c = 1; c <= x->nc; c++) {
+		struct tune_effect e;
+
+		cand_effect(sc, f, c, &e);
+		if (e.verdict == TUNE_UNDECIDED)
+			more_runs(s, sc, &e);
+		if (e.verdict != TUNE_NOT_REACHED) {
+			reached++;
+			if (tell == SIZE_MAX || fabs(e.est) > fabs(d->cand[tell].e.est))
+				tell = d->ncand;
+		}
+		if (e.verdict == TUNE_BETTER && (!*gain || e.est > d->cand[*gain - 1].e.est))
+			*gain = c;
+		if (rank[e.verdict] < worst && e.verdict != TUNE_BETTER)
+			worst = rank[e.verdict];
+		snprintf(d->cand[d->ncand].value, sizeof(d->cand[d->ncand].value), "%s", x->val[c]);
+		d->cand[d->ncand++].e = e;
+	}
+	for (int v = TUNE_UNDECIDED; v <= TUNE_NOT_REACHED; v++)
+		if (rank[v] == worst)
+			d->verdict = (enum tune_verdict)v;
+	if (!reached)
+		d->verdict = TUNE_NOT_REACHED;
+	d->e = tell != SIZE_MAX ? d->cand[*gain ? *gain - 1 : tell].e : d->cand[0].e;
+	for (size_t j = 0; d->verdict == TUNE_UNDECIDED && j < d->ncand; j++)
+		if (d->cand[j].e.verdict == TUNE_UNDECIDED &&
+		    (d->e.verdict != TUNE_UNDECIDED || d->cand[j].e.more_runs > d->e.more_runs))
+			d->e = d->cand[j].e; /* what would bound it: the most any candidate needs */
+	if (d->verdict != TUNE_NOT_REACHED && d->verdict != TUNE_UNDECIDED) {
+		/* bounded, same or worse: the widest reach among its candidates not worse */
+		for (size_t j = 0; j < d->ncand; j++)
+			if (d->cand[j].e.verdict == TUNE_BOUNDED ||
+			    d->cand[j].e.verdict == TUNE_SAME)
+				if (d->cand[j].e.delta > d->e.delta || d->e.verdict == TUNE_WORSE)
+					d->e = d->cand[j].e;
+	}
+	if (d->verdict == TUNE_BOUNDED)
+		len = (size_t)snprintf(d->reason, sizeof(d->reason),
+				       "no effect beyond +-%.1f%%: ", 100 * d->e.delta);
+	else
+		len = (size_t)snprintf(d->reason, sizeof(d->reason),
+				       "%s: ", tune_verdict_name(d->verdict));
+	for (size_t j = 0; j < d->ncand && len + 4 < sizeof(d->reason); j++) {
+		if (j)
+			len += (size_t)snprintf(d->reason + len, sizeof(d->reason) - len, "; ");
+		if (len < sizeof(d->reason))
+			len += cand_words(d->reason + len, sizeof(d->reason) - len,
+					  d->cand[j].value, &d->cand[j].e);
+	}
+	if (len + 2 < sizeof(d->reason))
+		snprintf(d->reason + len, sizeof(d->reason) - len, "; %s kept",
+			 x->val[0] ? x->val[0] : "(the default)");
+	(void)id;
+}
+
+/* The screens' turn: the one furthest below its share of the time (shares priced by each
+ * screen's own pairs), among those still going; NULL when none is. */
+static struct screen *
+next_screen(struct screen *scs, size_t n)
+{
+	struct screen *best = NULL;
+
+	for (size_t i = 0; i < n; i++) {
+		struct screen *sc = &scs[i];
+
+		if (sc->resolved || sc->stopped)
+			continue;
+		if (!best || sc->spent / sc->share < best->spent / best->share)
+			best = sc;
+	}
+	return best;
+}
+
+/* Runs the screens of every eligible knob not decided yet (not the MTU, not the CPU tier)
+ * until each is resolved, has o->pairs pairs, or the time until `until` is spent; decides
+ * each knob's costs and bounds, and returns in gains[] (KNOB_COUNT, 0: none) the candidate
+ * (1-based, in *vals[id]) of each apparent gain, the values in vals (caller frees with
+ * ts_screen_values_release). Returns 0 or -EINTR. */
+int
+ts_screens(struct tstate *s, double until, unsigned *gains, char *vals[][1 + TUNER_MAX_CANDS])
+{
+	struct screen *scs = xcalloc(MAX_SCREENS, sizeof(*scs));
+	size_t n = 0;
+	double total = 0;
+	int rc = 0;
+
+	for (const struct knob *k = knob_first(); k; k = knob_next(k)) {
+		struct tuner_decision *d = &s->r->dec[k->id];
+
+		gains[k->id] = 0;
+		if (d->reason[0] || ts_is_leader(k) || k->id == KNOB_NET_MTU)
+			continue;
+		if (!screen_add(s, scs, &n, k, d))
+			ts_decided(s, d);
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct screen *sc = &scs[i];
+
+		if (tdesign_init(&sc->des, sc->k, sc->ncand, NULL, 0, 0x5bd1e995u + i) < 0) {
+			sc->stopped = true; /* more knobs than the largest array: cannot happen
+					     * with the table's 23 */
+			continue;
+		}
+		constraints(s, sc);
+		tdesign_init(&sc->des, sc->k, sc->ncand, sc->cons, sc->ncons, 0x5bd1e995u + i);
+		sc->p = 1;
+		for (size_t f = 0; f < sc->k; f++) {
+			sc->f[f].col = sc->p;
+			sc->p += sc->f[f].nc;
+		}
+		sc->share = (double)sc->des.order * pair_cost(s, sc);
+		total += sc->share;
+		ts_say(s,
+		       "tune: %s: %zu knob(s) in a %zu-run two-level array, folded (%zu pairs a "
+		       "replicate, about %.1fs)",
+		       screen_name(sc->protos), sc->k, sc->des.order, sc->des.order, sc->share);
+	}
+	for (size_t i = 0; i < n; i++)
+		scs[i].share = total > 0 ? scs[i].share / total : 1;
+	for (struct screen *sc; rc == 0 && (sc = next_screen(scs, n));) {
+		double cost = pair_cost(s, sc);
+
+		if (!ts_fits(s, cost) || (until > 0 && ts_now(s) + cost > until) ||
+		    sc->rows >= s->o->pairs) {
+			sc->stopped = true;
+			continue;
+		}
+		if ((rc = screen_pair(s, sc)) < 0) {
+			if (rc == -EINTR)
+				break;
+			snprintf(sc->failed, sizeof(sc->failed), "%.390s", s->err);
+			sc->stopped = true;
+			rc = 0;
+			continue;
+		}
+		if (sc->next == sc->des.order && sc->rows > sc->p) {
+			refit(sc);
+			sc->resolved = resolved(sc);
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct screen *sc = &scs[i];
+		unsigned char inc[TDESIGN_MAX_ORDER] = { 0 };
+
+		put_levels(s, sc, inc); /* the incumbent back */
+		if (rc == 0 && sc->rows > sc->p)
+			refit(sc);
+		if (rc == 0 && sc->null.q)
+			ts_say(s,
+			       "tune: %s: %zu pairs; null check of %zu unused columns: %s (mean "
+			       "square %.2f)",
+			       screen_name(sc->protos), sc->rows, sc->null.q,
+			       sc->null.ok ? "consistent" : "more spread than the noise model",
+			       sc->null.mean_sq);
+		else if (rc == 0)
+			ts_say(s, "tune: %s: %zu pairs", screen_name(sc->protos), sc->rows);
+		for (size_t f = 0; f < sc->k; f++) {
+			struct tuner_decision *d = &s->r->dec[sc->f[f].k->id];
+			enum knob_id id = sc->f[f].k->id;
+
+			if (rc == 0 && sc->failed[0] && !sc->rows) {
+				snprintf(d->reason, sizeof(d->reason), "failed: %.400s",
+					 sc->failed);
+				d->tried = true;
+				ts_decided(s, d);
+			} else if (rc == 0) {
+				screen_decide(s, sc, f, &gains[id]);
+				if (!gains[id])
+					ts_decided(s, d);
+			}
+			for (unsigned c = 0; c <= sc->f[f].nc; c++)
+				vals[id][c] = sc->f[f].val[c] ? xstrdup(sc->f[f].val[c]) : NULL;
+		}
+		screen_release(sc);
+	}
+	free(scs);
+	return rc;
+}
