@@ -577,11 +577,14 @@ settle(struct tstate *s, struct cmp **cp, struct tuner_decision *d)
 	if ((ts_active(c) && !c->out_of_time) || c->ctx)
 		return; /* (measured in another's context: that one goes first) */
 	if (!c->rounds) {
+		/* tried, with no time for a round: "not reached", and what a round costs */
+		d->tried = true;
+		d->verdict = TUNE_NOT_REACHED;
 		snprintf(d->reason, sizeof(d->reason),
-			 "not tried: budget exhausted (a round of %zu measurements needs about "
+			 "not reached: no time was left for a round (%zu measurements, about "
 			 "%.1fs)",
 			 c->nc + 1, (double)(c->nc + 1) * ts_slot_cost(s, c->protos));
-		s->r->untried[s->r->nuntried++] = c->k;
+		ts_decided(s, d);
 	} else {
 		ts_finish(s, c, d);
 	}

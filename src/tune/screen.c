@@ -265,9 +265,28 @@ cand_effect(const struct screen *sc, size_t f, unsigned c, struct tune_effect *e
 	for (size_t i = 0; i < sc->rows; i++)
 		n += sc->x[i * sc->p + j] != 0;
 	e->n = n;
-	if (!n || !sc->fit.ok || !isfinite(sc->fit.se[j])) {
+	if (!n) {
 		e->verdict = TUNE_NOT_REACHED;
 		return false;
+	}
+	if (!sc->fit.ok || !isfinite(sc->fit.se[j])) {
+		/* measured, but too few pairs for the fit: its contrast alone, no interval, and
+		 * what would bound it from the pairs' spread */
+		double sum = 0, sq = 0, sd;
+
+		for (size_t i = 0; i < sc->rows; i++) {
+			sum += sc->x[i * sc->p + j] * sc->y[i];
+			sq += sc->y[i] * sc->y[i];
+		}
+		sd = sc->rows > 1 ? sqrt(sq / (double)(sc->rows - 1)) : 0.2;
+		e->est = expm1(sum / (double)n);
+		e->lo = -INFINITY;
+		e->hi = INFINITY;
+		e->verdict = TUNE_UNDECIDED;
+		e->more_runs = (size_t)ceil(pow(1.645 * sd / log1p(TUNE_BOUND_GOAL), 2) *
+					    (double)sc->rows / (double)n) *
+			       2 * sc->per_side;
+		return true;
 	}
 	tfit_interval(&sc->fit, j, SCREEN_ALPHA, &lo, &hi);
 	e->est = expm1(sc->fit.b[j]);
@@ -298,7 +317,7 @@ resolved(const struct screen *sc)
 		for (unsigned c = 1; c <= sc->f[f].nc; c++) {
 			struct tune_effect e;
 
-			if (!cand_effect(sc, f, c, &e))
+			if (!cand_effect(sc, f, c, &e) || !isfinite(e.lo) || !isfinite(e.hi))
 				return false;
 			if (e.verdict != TUNE_WORSE && e.verdict != TUNE_BETTER &&
 			    e.delta > TUNE_BOUND_GOAL)
@@ -322,6 +341,10 @@ more_runs(const struct tstate *s, const struct screen *sc, struct tune_effect *e
 {
 	double h = (log1p(e->hi) - log1p(e->lo)) / 2, want, share;
 
+	if (!isfinite(h)) { /* too few pairs for the fit: cand_effect's rough count */
+		e->more_s = (double)e->more_runs * ts_slot_cost(s, sc->protos);
+		return;
+	}
 	if (!(h > 0) || !e->n)
 		return;
 	want = ceil((double)e->n * (h / log1p(TUNE_BOUND_GOAL)) * (h / log1p(TUNE_BOUND_GOAL)));
@@ -364,6 +387,13 @@ cand_words(char *buf, size_t len, const char *v, const struct tune_effect *e)
 			buf, len, "%s: no effect beyond +-%.1f%% here (%s [%s, %s], %zu pairs)", v,
 			100 * e->delta, est, lo, hi, e->n);
 	default:
+		if (!isfinite(e->lo) || !isfinite(e->hi))
+			return (size_t)snprintf(
+				buf, len,
+				"%s: undecided (%s, %zu pairs: too few for an "
+				"interval; about %zu more runs, %.0fs, would bound it "
+				"to +-5%%)",
+				v, est, e->n, e->more_runs, e->more_s);
 		return (size_t)snprintf(
 			buf, len,
 			"%s: undecided (%s [%s, %s], %zu pairs; about %zu more runs, "

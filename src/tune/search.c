@@ -357,8 +357,17 @@ cpu_settle(struct tstate *s, struct cmp **cs, int rc, bool all)
 
 			if (!c || (!pass && c->ctx) || (!all && (ts_active(c) || c->dep || c->ctx)))
 				continue;
-			if (rc == 0)
+			if (rc == 0 && !c->rounds) {
+				struct tuner_decision *d = &s->r->dec[i];
+
+				d->tried = true;
+				d->verdict = TUNE_NOT_REACHED;
+				snprintf(d->reason, sizeof(d->reason),
+					 "not reached: no time was left for a round");
+				ts_decided(s, d);
+			} else if (rc == 0) {
 				ts_finish(s, c, &s->r->dec[i]);
+			}
 			ts_cmp_unlink(s, c);
 			ts_cmp_release(c);
 			free(c);
