@@ -71,7 +71,7 @@ static int
 parse_entry(struct exports *e, const char *file, int line, const char *l, struct diag *d)
 {
 	struct exp_entry x = { .file = file, .line = line };
-	char *path = next_word(&l), *w, *dflt = xstrdup("");
+	char *path = next_word(&l), *w, *dflt;
 	int rc = 0;
 
 	if (!path)
@@ -79,9 +79,9 @@ parse_entry(struct exports *e, const char *file, int line, const char *l, struct
 	if (path[0] != '/') {
 		diag_error(d, file, line, "export '%s' is not an absolute path", path);
 		free(path);
-		free(dflt);
 		return -EINVAL;
 	}
+	dflt = xstrdup("");
 	x.path = path;
 	while ((w = next_word(&l))) {
 		char *open = strchr(w, '(');

@@ -141,6 +141,11 @@ imp_served_afp(struct imp_served *s, const struct ini *afp)
 				*c = (char)tolower((unsigned char)*c);
 			name = lower;
 		}
+		/* afpd serves the first volume of a name. */
+		if (imp_served_find(s, PROTO_AFP, name)) {
+			free(lower);
+			continue;
+		}
 		sh = share_add(s, PROTO_AFP, name, value_of(sec, "path"), sec->file, sec->line);
 		free(lower);
 		sh->read_only = bool_of(sec, "read only", false);
@@ -230,13 +235,17 @@ imp_served_ganesha(struct imp_served *s, const struct ganesha *g)
 
 		if (strcasecmp(b->name, "EXPORT") != 0 || !path)
 			continue;
-		sh = share_add(s, PROTO_NFS, path->value, path->value, b->file, b->line);
-		if (ganesha_get(b, "Pseudo"))
-			sh->pseudo = xstrdup(ganesha_get(b, "Pseudo")->value);
-		sh->read_only = true;
-		sh->guest = sq && (strcasecmp(sq->value, "All_Squash") == 0 ||
-				   strcasecmp(sq->value, "all") == 0 ||
-				   strcasecmp(sq->value, "allsquash") == 0);
+		/* Two blocks of one path are one export to the clients: its clients together. */
+		sh = (struct imp_share *)imp_served_find(s, PROTO_NFS, path->value);
+		if (!sh) {
+			sh = share_add(s, PROTO_NFS, path->value, path->value, b->file, b->line);
+			if (ganesha_get(b, "Pseudo"))
+				sh->pseudo = xstrdup(ganesha_get(b, "Pseudo")->value);
+			sh->read_only = true;
+			sh->guest = sq && (strcasecmp(sq->value, "All_Squash") == 0 ||
+					   strcasecmp(sq->value, "all") == 0 ||
+					   strcasecmp(sq->value, "allsquash") == 0);
+		}
 		for (k = 0; k < b->nsub; k++) {
 			const struct gan_block *c = &b->sub[k];
 			const struct gan_kv *cl = ganesha_get(c, "Clients");
