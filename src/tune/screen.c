@@ -54,8 +54,18 @@ struct screen {
 static const char *
 screen_name(unsigned protos)
 {
+	switch (protos) {
+	case PROTO_SMB | TUNER_CLIENTS:
+		return "network-path screen (SMB, through the clients)";
+	case PROTO_NFS | TUNER_CLIENTS:
+		return "network-path screen (NFS, through the clients)";
+	case PROTO_AFP | TUNER_CLIENTS:
+		return "network-path screen (AFP, through the clients)";
+	default:
+		break;
+	}
 	if (protos & TUNER_CLIENTS)
-		return "network-path screen (through the clients)";
+		return "network-path screen (every protocol, through the clients)";
 	switch (protos) {
 	case PROTO_SMB:
 		return "SMB screen";
