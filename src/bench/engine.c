@@ -1,5 +1,5 @@
 /* engine.c - runs one workload through a driver: scratch directory, space check, warm-up,
- * repeats, statistics. Every path handed to the driver is built by spath(), inside scratch. */
+ * repeats, statistics. Every path handed to the driver is built by run_path(), inside scratch. */
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
@@ -16,20 +16,12 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "run.h"
 #include "bench_scratch.h"
 #include "proc.h"
 #include "timeutil.h"
 #include "units.h"
 #include "xmalloc.h"
-
-#define BLOCK (1u << 20)
-/* Bulk transfers (seq-*, mixed-rw, the setups' files) go in the driver's own request sizes
- * where it has them (bench_driver.read_block, write_block), else in BLOCK. */
-#define READ_BLOCK(r) ((r)->d->read_block ? (r)->d->read_block : BLOCK)
-#define WRITE_BLOCK(r) ((r)->d->write_block ? (r)->d->write_block : BLOCK)
-#define BUFSZ (16u << 20)
-#define SMALL_FILE 66000u /* "66 KB" */
-#define MAX_METRICS 16
 
 static const char *const workload_names[BENCH_NWORKLOADS] = {
 	"seq-write", "seq-read",  "copy-in-share", "mixed-rw",	   "small-files",
@@ -105,228 +97,6 @@ bench_video_parse(const char *spec, const struct bench_video_format **fmt, doubl
 	return -EINVAL;
 }
 
-struct metric {
-	const char *name, *unit;
-	double *v;
-	size_t n;
-	uint64_t *hist;
-	struct bench_lathist *lh; /* request-sized metrics: each request's latency */
-	const char *rw;		  /* ... and the fio job they match ("" none), its bs */
-	uint64_t bs;
-	int pass;
-	bool cold;
-	const char *durability; /* write metrics: "flushed" or "unflushed"; NULL others */
-	double *uf;		/* flushed: each run's value without the flush */
-	size_t nuf;
-};
-
-struct run {
-	const struct bench_driver *d;
-	const struct bench_target *t;
-	struct bench_opts o;
-	enum bench_workload w;
-	struct bench_conn *c, *c2;
-	char scratch[192];
-	const unsigned char *buf; /* what writes send: BUFSZ seeded random bytes, shared */
-	unsigned char *rbuf;	  /* where reads land: BUFSZ, the session's */
-	bool measuring, cold, copy_fallback;
-	struct metric m[MAX_METRICS];
-	size_t nm;
-	char note[512];
-	char err[512];
-	uint64_t rng;
-};
-
-static double
-since(double t0)
-{
-	double d = timeutil_mono() - t0;
-
-	return d > 1e-9 ? d : 1e-9;
-}
-
-/* The page cache dropped before a run is also the one the target's server reads through. */
-static bool
-server_cache_dropped(const struct run *r)
-{
-	return !r->t->host || r->o.drop_reaches_server;
-}
-
-static bool
-stopped(const struct run *r)
-{
-	return r->o.stop && *r->o.stop;
-}
-
-/* A path inside the scratch directory. */
-static void spath(const struct run *r, char *out, size_t len, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-static void
-spath(const struct run *r, char *out, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-	int n = snprintf(out, len, "%s/", r->scratch);
-
-	va_start(ap, fmt);
-	vsnprintf(out + n, len - (size_t)n, fmt, ap);
-	va_end(ap);
-}
-
-/* Records a driver failure (or the interruption that caused it) in err; returns the code. */
-static int
-drv_fail(const struct run *r, struct bench_conn *c, int rc, const char *what, const char *path,
-	 char *err)
-{
-	if (stopped(r)) {
-		snprintf(err, 512, "interrupted");
-		return -EINTR;
-	}
-	snprintf(err, 512, "%s: %s %s: %s", workload_names[r->w], what, path,
-		 c ? r->d->error(c) : strerror(-rc));
-	return rc < 0 ? rc : -EIO;
-}
-
-static int
-check_stop(const struct run *r, char *err)
-{
-	if (!stopped(r))
-		return 0;
-	snprintf(err, 512, "interrupted");
-	return -EINTR;
-}
-
-static void
-record(struct run *r, const char *name, const char *unit, double v, bool cold)
-{
-	struct metric *m = NULL;
-	size_t i;
-
-	if (!r->measuring)
-		return;
-	for (i = 0; i < r->nm; i++)
-		if (strcmp(r->m[i].name, name) == 0)
-			m = &r->m[i];
-	if (!m) {
-		if (r->nm == MAX_METRICS)
-			return;
-		m = &r->m[r->nm++];
-		m->name = name;
-		m->unit = unit;
-		m->pass = -1;
-		m->cold = cold;
-	}
-	m->v = xreallocarray(m->v, m->n + 1, sizeof(*m->v));
-	m->v[m->n++] = v;
-}
-
-static struct metric *
-metric(struct run *r, const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < r->nm; i++)
-		if (strcmp(r->m[i].name, name) == 0)
-			return &r->m[i];
-	return NULL;
-}
-
-static double
-mbps(uint64_t bytes, double secs)
-{
-	return (double)bytes / 1e6 / (secs > 1e-9 ? secs : 1e-9);
-}
-
-/* Labels the write metric name just recorded: "flushed" when its timing includes a flush the
- * driver really makes (then unflushed is the same run without the flush, what a protocol
- * that cannot flush measures), else "unflushed". */
-static void
-durable(struct run *r, const char *name, bool flush_timed, double unflushed)
-{
-	struct metric *m = metric(r, name);
-	bool flushed = flush_timed && !r->d->flush_noop;
-
-	if (!m || !r->measuring)
-		return;
-	m->durability = flushed ? "flushed" : "unflushed";
-	if (flushed) {
-		m->uf = xreallocarray(m->uf, m->nuf + 1, sizeof(*m->uf));
-		m->uf[m->nuf++] = unflushed;
-	}
-}
-
-/* Writes size bytes to a new file at path in blocks of blk; flushes when flush, and then
- * puts the seconds the flush took in *fsecs (may be NULL). */
-static int
-write_file(const struct run *r, struct bench_conn *c, const char *path, uint64_t size, size_t blk,
-	   bool flush, double *fsecs, char *err)
-{
-	struct bench_file *f;
-	uint64_t off;
-	double tf = 0;
-	int rc, rc2;
-
-	if (fsecs)
-		*fsecs = 0;
-
-	if ((rc = r->d->open(c, path, BENCH_WR | BENCH_CREATE, &f)) < 0)
-		return drv_fail(r, c, rc, "open", path, err);
-	for (off = 0; off < size; off += blk) {
-		size_t n = size - off < blk ? (size_t)(size - off) : blk;
-		ssize_t w;
-
-		if ((rc = check_stop(r, err)) < 0)
-			break;
-		w = r->d->pwrite(c, f, r->buf + (off % (BUFSZ - blk + 1)), n, off);
-		if (w < 0 || (size_t)w != n) {
-			rc = drv_fail(r, c, w < 0 ? (int)w : -EIO, "write", path, err);
-			break;
-		}
-	}
-	if (rc == 0 && flush) {
-		tf = timeutil_mono();
-		if ((rc = r->d->flush(c, f)) < 0)
-			rc = drv_fail(r, c, rc, "flush", path, err);
-		if (fsecs)
-			*fsecs = timeutil_mono() - tf;
-	}
-	rc2 = r->d->close(c, f);
-	if (rc == 0 && rc2 < 0)
-		rc = drv_fail(r, c, rc2, "close", path, err);
-	return rc;
-}
-
-/* Reads the whole file at path in blocks of blk; *bytes gets the amount read. */
-static int
-read_file(const struct run *r, struct bench_conn *c, const char *path, size_t blk, uint64_t *bytes,
-	  char *err)
-{
-	struct bench_file *f;
-	uint64_t off = 0;
-	int rc, rc2;
-
-	if ((rc = r->d->open(c, path, BENCH_RD, &f)) < 0)
-		return drv_fail(r, c, rc, "open", path, err);
-	for (;;) {
-		ssize_t n;
-
-		if ((rc = check_stop(r, err)) < 0)
-			break;
-		n = r->d->pread(c, f, r->rbuf, blk, off);
-		if (n < 0) {
-			rc = drv_fail(r, c, (int)n, "read", path, err);
-			break;
-		}
-		off += (uint64_t)n;
-		if ((size_t)n < blk)
-			break;
-	}
-	rc2 = r->d->close(c, f);
-	if (rc == 0 && rc2 < 0)
-		rc = drv_fail(r, c, rc2, "close", path, err);
-	*bytes = off;
-	return rc;
-}
-
 /* ---- workloads: setup once, then one run each call ---- */
 
 static int
@@ -336,15 +106,15 @@ seq_write(struct run *r)
 	double t0, t, fs;
 	int rc;
 
-	spath(r, p, sizeof(p), "seq.dat");
+	run_path(r, p, sizeof(p), "seq.dat");
 	t0 = timeutil_mono();
-	if ((rc = write_file(r, r->c, p, r->o.size, WRITE_BLOCK(r), true, &fs, r->err)) < 0)
+	if ((rc = run_write_file(r, r->c, p, r->o.size, WRITE_BLOCK(r), true, &fs, r->err)) < 0)
 		return rc;
 	t = since(t0);
-	record(r, "write", "MB/s", mbps(r->o.size, t), r->cold);
-	durable(r, "write", true, mbps(r->o.size, t - fs));
+	run_record(r, "write", "MB/s", mbps(r->o.size, t), r->cold);
+	run_durable(r, "write", true, mbps(r->o.size, t - fs));
 	if ((rc = r->d->unlink(r->c, p)) < 0)
-		return drv_fail(r, r->c, rc, "unlink", p, r->err);
+		return run_fail(r, r->c, rc, "unlink", p, r->err);
 	return 0;
 }
 
@@ -358,7 +128,7 @@ seq_read_setup(struct run *r)
 	struct bench_stat st;
 	char p[256];
 
-	spath(r, p, sizeof(p), r->o.keep_scratch ? KEPT_SEQ_READ : "seq.dat");
+	run_path(r, p, sizeof(p), r->o.keep_scratch ? KEPT_SEQ_READ : "seq.dat");
 	if (r->o.keep_scratch && r->d->stat(r->c, p, &st) == 0) {
 		int rc;
 
@@ -366,9 +136,9 @@ seq_read_setup(struct run *r)
 			return 0;
 		/* Another size (files are created exclusively): written anew. */
 		if ((rc = st.is_dir ? -EISDIR : r->d->unlink(r->c, p)) < 0)
-			return drv_fail(r, r->c, rc, "unlink", p, r->err);
+			return run_fail(r, r->c, rc, "unlink", p, r->err);
 	}
-	return write_file(r, r->c, p, r->o.size, WRITE_BLOCK(r), true, NULL, r->err);
+	return run_write_file(r, r->c, p, r->o.size, WRITE_BLOCK(r), true, NULL, r->err);
 }
 
 static int
@@ -379,16 +149,16 @@ seq_read(struct run *r)
 	double t0;
 	int rc;
 
-	spath(r, p, sizeof(p), r->o.keep_scratch ? KEPT_SEQ_READ : "seq.dat");
+	run_path(r, p, sizeof(p), r->o.keep_scratch ? KEPT_SEQ_READ : "seq.dat");
 	t0 = timeutil_mono();
-	if ((rc = read_file(r, r->c, p, READ_BLOCK(r), &got, r->err)) < 0)
+	if ((rc = run_read_file(r, r->c, p, READ_BLOCK(r), &got, r->err)) < 0)
 		return rc;
 	if (got != r->o.size) {
 		snprintf(r->err, sizeof(r->err), "seq-read: read %llu of %llu bytes of %s",
 			 (unsigned long long)got, (unsigned long long)r->o.size, p);
 		return -EIO;
 	}
-	record(r, "read", "MB/s", mbps(got, since(t0)), r->cold);
+	run_record(r, "read", "MB/s", mbps(got, since(t0)), r->cold);
 	return 0;
 }
 
@@ -397,8 +167,8 @@ copy_setup(struct run *r)
 {
 	char p[256];
 
-	spath(r, p, sizeof(p), "copy-src.dat");
-	return write_file(r, r->c, p, r->o.size, WRITE_BLOCK(r), true, NULL, r->err);
+	run_path(r, p, sizeof(p), "copy-src.dat");
+	return run_write_file(r, r->c, p, r->o.size, WRITE_BLOCK(r), true, NULL, r->err);
 }
 
 static int
@@ -410,36 +180,36 @@ copy_rw(struct run *r, const char *src, const char *dst, double *fsecs)
 	int rc, rc2;
 
 	if ((rc = r->d->open(r->c, src, BENCH_RD, &in)) < 0)
-		return drv_fail(r, r->c, rc, "open", src, r->err);
+		return run_fail(r, r->c, rc, "open", src, r->err);
 	if ((rc = r->d->open(r->c, dst, BENCH_WR | BENCH_CREATE, &out)) < 0) {
 		r->d->close(r->c, in);
-		return drv_fail(r, r->c, rc, "open", dst, r->err);
+		return run_fail(r, r->c, rc, "open", dst, r->err);
 	}
 	for (;;) {
 		ssize_t n, w;
 
-		if ((rc = check_stop(r, r->err)) < 0)
+		if ((rc = run_check_stop(r, r->err)) < 0)
 			break;
 		if ((n = r->d->pread(r->c, in, r->rbuf, BLOCK, off)) < 0) {
-			rc = drv_fail(r, r->c, (int)n, "read", src, r->err);
+			rc = run_fail(r, r->c, (int)n, "read", src, r->err);
 			break;
 		}
 		if (n == 0)
 			break;
 		w = r->d->pwrite(r->c, out, r->rbuf, (size_t)n, off);
 		if (w != n) {
-			rc = drv_fail(r, r->c, w < 0 ? (int)w : -EIO, "write", dst, r->err);
+			rc = run_fail(r, r->c, w < 0 ? (int)w : -EIO, "write", dst, r->err);
 			break;
 		}
 		off += (uint64_t)n;
 	}
 	tf = timeutil_mono();
 	if (rc == 0 && (rc = r->d->flush(r->c, out)) < 0)
-		rc = drv_fail(r, r->c, rc, "flush", dst, r->err);
+		rc = run_fail(r, r->c, rc, "flush", dst, r->err);
 	*fsecs = timeutil_mono() - tf;
 	rc2 = r->d->close(r->c, out);
 	if (rc == 0 && rc2 < 0)
-		rc = drv_fail(r, r->c, rc2, "close", dst, r->err);
+		rc = run_fail(r, r->c, rc2, "close", dst, r->err);
 	r->d->close(r->c, in);
 	return rc;
 }
@@ -452,8 +222,8 @@ copy_run(struct run *r)
 	bool rw = false;
 	int rc = -EOPNOTSUPP;
 
-	spath(r, src, sizeof(src), "copy-src.dat");
-	spath(r, dst, sizeof(dst), "copy-dst.dat");
+	run_path(r, src, sizeof(src), "copy-src.dat");
+	run_path(r, dst, sizeof(dst), "copy-dst.dat");
 	t0 = timeutil_mono();
 	if (r->d->copy && !r->copy_fallback) {
 		rc = r->d->copy(r->c, src, dst);
@@ -464,7 +234,7 @@ copy_run(struct run *r)
 				 r->d->copy_method ? r->d->copy_method : "copy", r->d->error(r->c));
 			t0 = timeutil_mono();
 		} else if (rc < 0) {
-			return drv_fail(r, r->c, rc, "copy", src, r->err);
+			return run_fail(r, r->c, rc, "copy", src, r->err);
 		} else {
 			snprintf(r->note, sizeof(r->note), "server-side copy (%s)",
 				 r->d->copy_method ? r->d->copy_method : "copy");
@@ -481,11 +251,11 @@ copy_run(struct run *r)
 		rw = true;
 	}
 	t = since(t0);
-	record(r, "copy", "MB/s", mbps(r->o.size, t), r->cold);
+	run_record(r, "copy", "MB/s", mbps(r->o.size, t), r->cold);
 	/* A server-side copy lands in the server's cache: nothing flushes it. */
-	durable(r, "copy", rw, mbps(r->o.size, t - fs));
+	run_durable(r, "copy", rw, mbps(r->o.size, t - fs));
 	if ((rc = r->d->unlink(r->c, dst)) < 0)
-		return drv_fail(r, r->c, rc, "unlink", dst, r->err);
+		return run_fail(r, r->c, rc, "unlink", dst, r->err);
 	return 0;
 }
 
@@ -508,11 +278,11 @@ rw_job_run(void *arg)
 	double t0 = timeutil_mono();
 
 	if (j->write) {
-		j->rc = write_file(j->r, j->c, j->path, j->r->o.size, WRITE_BLOCK(j->r), true,
-				   &j->fsecs, j->err);
+		j->rc = run_write_file(j->r, j->c, j->path, j->r->o.size, WRITE_BLOCK(j->r), true,
+				       &j->fsecs, j->err);
 		j->bytes = j->r->o.size;
 	} else {
-		j->rc = read_file(j->r, j->c, j->path, READ_BLOCK(j->r), &j->bytes, j->err);
+		j->rc = run_read_file(j->r, j->c, j->path, READ_BLOCK(j->r), &j->bytes, j->err);
 	}
 	j->secs = since(t0);
 	return NULL;
@@ -524,8 +294,8 @@ mixed_setup(struct run *r)
 	char p[256];
 	int rc;
 
-	spath(r, p, sizeof(p), "mixed-src.dat");
-	if ((rc = write_file(r, r->c, p, r->o.size, WRITE_BLOCK(r), true, NULL, r->err)) < 0)
+	run_path(r, p, sizeof(p), "mixed-src.dat");
+	if ((rc = run_write_file(r, r->c, p, r->o.size, WRITE_BLOCK(r), true, NULL, r->err)) < 0)
 		return rc;
 	if (r->d->concurrent && r->d->no_threads) {
 		snprintf(r->note, sizeof(r->note),
@@ -625,8 +395,8 @@ mixed_run(struct run *r)
 	double t0 = timeutil_mono(), total;
 	int rc;
 
-	spath(r, rd.path, sizeof(rd.path), "mixed-src.dat");
-	spath(r, wr.path, sizeof(wr.path), "mixed-dst.dat");
+	run_path(r, rd.path, sizeof(rd.path), "mixed-src.dat");
+	run_path(r, wr.path, sizeof(wr.path), "mixed-dst.dat");
 	if (r->d->concurrent && r->d->no_threads) {
 		pid_t pid = -1;
 		int fd = -1;
@@ -658,16 +428,16 @@ mixed_run(struct run *r)
 		snprintf(r->err, sizeof(r->err), "%s", rd.rc < 0 ? rd.err : wr.err);
 		return rd.rc < 0 ? rd.rc : wr.rc;
 	}
-	record(r, "read", "MB/s", mbps(rd.bytes, rd.secs), r->cold);
-	record(r, "write", "MB/s", mbps(wr.bytes, wr.secs), r->cold);
-	durable(r, "write", true, mbps(wr.bytes, wr.secs - wr.fsecs));
-	record(r, "total", "MB/s", mbps(rd.bytes + wr.bytes, total), r->cold);
+	run_record(r, "read", "MB/s", mbps(rd.bytes, rd.secs), r->cold);
+	run_record(r, "write", "MB/s", mbps(wr.bytes, wr.secs), r->cold);
+	run_durable(r, "write", true, mbps(wr.bytes, wr.secs - wr.fsecs));
+	run_record(r, "total", "MB/s", mbps(rd.bytes + wr.bytes, total), r->cold);
 	/* Without the flush both ends finish when the later of the two does. */
-	durable(r, "total", true,
-		mbps(rd.bytes + wr.bytes,
-		     rd.secs > wr.secs - wr.fsecs ? rd.secs : wr.secs - wr.fsecs));
+	run_durable(r, "total", true,
+		    mbps(rd.bytes + wr.bytes,
+			 rd.secs > wr.secs - wr.fsecs ? rd.secs : wr.secs - wr.fsecs));
 	if ((rc = r->d->unlink(r->c, wr.path)) < 0)
-		return drv_fail(r, r->c, rc, "unlink", wr.path, r->err);
+		return run_fail(r, r->c, rc, "unlink", wr.path, r->err);
 	return 0;
 }
 
@@ -677,9 +447,9 @@ small_files_setup(struct run *r)
 	char p[256];
 	int rc;
 
-	spath(r, p, sizeof(p), "sf");
+	run_path(r, p, sizeof(p), "sf");
 	if ((rc = r->d->mkdir(r->c, p)) < 0)
-		return drv_fail(r, r->c, rc, "mkdir", p, r->err);
+		return run_fail(r, r->c, rc, "mkdir", p, r->err);
 	return 0;
 }
 
@@ -694,29 +464,30 @@ small_files_run(struct run *r)
 
 	t0 = timeutil_mono();
 	for (i = 0; i < n; i++) {
-		spath(r, p, sizeof(p), "sf/e%05u", i);
-		if ((rc = check_stop(r, r->err)) < 0)
+		run_path(r, p, sizeof(p), "sf/e%05u", i);
+		if ((rc = run_check_stop(r, r->err)) < 0)
 			return rc;
 		if ((rc = r->d->open(r->c, p, BENCH_WR | BENCH_CREATE, &f)) < 0)
-			return drv_fail(r, r->c, rc, "create", p, r->err);
+			return run_fail(r, r->c, rc, "create", p, r->err);
 		if ((rc = r->d->close(r->c, f)) < 0)
-			return drv_fail(r, r->c, rc, "close", p, r->err);
+			return run_fail(r, r->c, rc, "close", p, r->err);
 	}
-	record(r, "create", "files/s", n / since(t0), r->cold);
+	run_record(r, "create", "files/s", n / since(t0), r->cold);
 	t0 = timeutil_mono();
 	for (i = 0; i < n; i++) {
-		spath(r, p, sizeof(p), "sf/f%05u", i);
-		if ((rc = write_file(r, r->c, p, SMALL_FILE, SMALL_FILE, false, NULL, r->err)) < 0)
+		run_path(r, p, sizeof(p), "sf/f%05u", i);
+		if ((rc = run_write_file(r, r->c, p, SMALL_FILE, SMALL_FILE, false, NULL, r->err)) <
+		    0)
 			return rc;
 	}
-	record(r, "copy-in", "files/s", n / since(t0), r->cold);
-	durable(r, "copy-in", false, 0); /* as a Finder copy: no flush per file */
+	run_record(r, "copy-in", "files/s", n / since(t0), r->cold);
+	run_durable(r, "copy-in", false, 0); /* as a Finder copy: no flush per file */
 	t0 = timeutil_mono();
 	for (i = 0; i < n; i++) {
 		uint64_t got;
 
-		spath(r, p, sizeof(p), "sf/f%05u", i);
-		if ((rc = read_file(r, r->c, p, READ_BLOCK(r), &got, r->err)) < 0)
+		run_path(r, p, sizeof(p), "sf/f%05u", i);
+		if ((rc = run_read_file(r, r->c, p, READ_BLOCK(r), &got, r->err)) < 0)
 			return rc;
 		if (got != SMALL_FILE) {
 			snprintf(r->err, sizeof(r->err), "small-files: %s has %llu bytes, not %u",
@@ -724,82 +495,32 @@ small_files_run(struct run *r)
 			return -EIO;
 		}
 	}
-	record(r, "copy-out", "files/s", n / since(t0), r->cold);
+	run_record(r, "copy-out", "files/s", n / since(t0), r->cold);
 	t0 = timeutil_mono();
 	for (i = 0; i < n; i++) {
-		spath(r, p, sizeof(p), "sf/f%05u", i);
-		spath(r, q, sizeof(q), "sf/g%05u", i);
-		if ((rc = check_stop(r, r->err)) < 0)
+		run_path(r, p, sizeof(p), "sf/f%05u", i);
+		run_path(r, q, sizeof(q), "sf/g%05u", i);
+		if ((rc = run_check_stop(r, r->err)) < 0)
 			return rc;
 		if ((rc = r->d->rename(r->c, p, q)) < 0)
-			return drv_fail(r, r->c, rc, "rename", p, r->err);
+			return run_fail(r, r->c, rc, "rename", p, r->err);
 	}
-	record(r, "rename", "files/s", n / since(t0), r->cold);
+	run_record(r, "rename", "files/s", n / since(t0), r->cold);
 	t0 = timeutil_mono();
 	for (i = 0; i < n; i++) {
-		spath(r, q, sizeof(q), "sf/g%05u", i);
-		if ((rc = check_stop(r, r->err)) < 0)
+		run_path(r, q, sizeof(q), "sf/g%05u", i);
+		if ((rc = run_check_stop(r, r->err)) < 0)
 			return rc;
 		if ((rc = r->d->unlink(r->c, q)) < 0)
-			return drv_fail(r, r->c, rc, "delete", q, r->err);
+			return run_fail(r, r->c, rc, "delete", q, r->err);
 	}
-	record(r, "delete", "files/s", n / since(t0), r->cold);
+	run_record(r, "delete", "files/s", n / since(t0), r->cold);
 	for (i = 0; i < n; i++) {
-		spath(r, p, sizeof(p), "sf/e%05u", i);
+		run_path(r, p, sizeof(p), "sf/e%05u", i);
 		if ((rc = r->d->unlink(r->c, p)) < 0)
-			return drv_fail(r, r->c, rc, "unlink", p, r->err);
+			return run_fail(r, r->c, rc, "unlink", p, r->err);
 	}
 	return 0;
-}
-
-static int
-cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-/* Adds latencies (us) to the histogram of metric name and returns their p99. */
-static double
-latency_summary(struct run *r, const char *name, double *lat, size_t n)
-{
-	struct metric *m = metric(r, name);
-	size_t i;
-
-	qsort(lat, n, sizeof(*lat), cmp_double);
-	if (m && r->measuring) {
-		if (!m->hist)
-			m->hist = xcalloc(BENCH_HIST_BUCKETS, sizeof(*m->hist));
-		for (i = 0; i < n; i++) {
-			unsigned b = 0;
-
-			while (b < BENCH_HIST_BUCKETS - 1 && lat[i] >= (double)(1u << b))
-				b++;
-			m->hist[b]++;
-		}
-	}
-	return bench_quantile(lat, n, 0.99);
-}
-
-/* Pools one loop's request latencies (us each) into metric name, with the loop's wall time for
- * its IOPS: every request of every measured run, as fio counts a job's. */
-static void
-lat_pool(struct run *r, const char *name, const char *rw, uint64_t bs, const double *us, size_t n,
-	 double span)
-{
-	struct metric *m = metric(r, name);
-	size_t i;
-
-	if (!m || !r->measuring)
-		return;
-	if (!m->lh)
-		m->lh = bench_lathist_new();
-	m->rw = rw;
-	m->bs = bs;
-	for (i = 0; i < n; i++)
-		bench_lathist_add(m->lh, us[i] / 1e6);
-	bench_lathist_span(m->lh, span);
 }
 
 static int
@@ -807,8 +528,8 @@ small_io_setup(struct run *r)
 {
 	char p[256];
 
-	spath(r, p, sizeof(p), "smallio-r.dat");
-	return write_file(r, r->c, p, r->o.small_io_read, WRITE_BLOCK(r), true, NULL, r->err);
+	run_path(r, p, sizeof(p), "smallio-r.dat");
+	return run_write_file(r, r->c, p, r->o.small_io_read, WRITE_BLOCK(r), true, NULL, r->err);
 }
 
 static int
@@ -821,72 +542,72 @@ small_io_run(struct run *r)
 	uint64_t i;
 	int rc;
 
-	spath(r, p, sizeof(p), "smallio-w.dat");
+	run_path(r, p, sizeof(p), "smallio-w.dat");
 	if ((rc = r->d->open(r->c, p, BENCH_WR | BENCH_CREATE, &f)) < 0) {
-		rc = drv_fail(r, r->c, rc, "open", p, r->err);
+		rc = run_fail(r, r->c, rc, "open", p, r->err);
 		goto out;
 	}
 	t0 = timeutil_mono();
 	for (i = 0; i < nw && rc == 0; i++) {
 		ssize_t n;
 
-		if ((rc = check_stop(r, r->err)) < 0)
+		if ((rc = run_check_stop(r, r->err)) < 0)
 			break;
 		t1 = timeutil_mono();
 		n = r->d->pwrite(r->c, f, r->buf + (i % 4096) * 1024, 1024, i * 1024);
 		lat[i] = (timeutil_mono() - t1) * 1e6;
 		if (n != 1024)
-			rc = drv_fail(r, r->c, n < 0 ? (int)n : -EIO, "write", p, r->err);
+			rc = run_fail(r, r->c, n < 0 ? (int)n : -EIO, "write", p, r->err);
 	}
 	t1 = timeutil_mono();
 	span = t1 - t0;
 	if (rc == 0 && (rc = r->d->flush(r->c, f)) < 0)
-		rc = drv_fail(r, r->c, rc, "flush", p, r->err);
+		rc = run_fail(r, r->c, rc, "flush", p, r->err);
 	tf = timeutil_mono() - t1;
 	r->d->close(r->c, f);
 	if (rc < 0)
 		goto out;
 	t = since(t0);
-	record(r, "write-1k", "MB/s", mbps(nw * 1024, t), r->cold);
-	durable(r, "write-1k", true, mbps(nw * 1024, t - tf));
-	lat_pool(r, "write-1k", "write", 1024, lat, nw, span);
-	record(r, "write-1k-p99", "us", 0, r->cold);
-	durable(r, "write-1k-p99", false, 0); /* each write's own latency */
-	p99 = latency_summary(r, "write-1k-p99", lat, nw);
+	run_record(r, "write-1k", "MB/s", mbps(nw * 1024, t), r->cold);
+	run_durable(r, "write-1k", true, mbps(nw * 1024, t - tf));
+	run_lat_pool(r, "write-1k", "write", 1024, lat, nw, span);
+	run_record(r, "write-1k-p99", "us", 0, r->cold);
+	run_durable(r, "write-1k-p99", false, 0); /* each write's own latency */
+	p99 = run_latency_summary(r, "write-1k-p99", lat, nw);
 	if (r->measuring)
-		metric(r, "write-1k-p99")->v[metric(r, "write-1k-p99")->n - 1] = p99;
+		run_metric(r, "write-1k-p99")->v[run_metric(r, "write-1k-p99")->n - 1] = p99;
 	if ((rc = r->d->unlink(r->c, p)) < 0) {
-		rc = drv_fail(r, r->c, rc, "unlink", p, r->err);
+		rc = run_fail(r, r->c, rc, "unlink", p, r->err);
 		goto out;
 	}
 
-	spath(r, p, sizeof(p), "smallio-r.dat");
+	run_path(r, p, sizeof(p), "smallio-r.dat");
 	if ((rc = r->d->open(r->c, p, BENCH_RD, &f)) < 0) {
-		rc = drv_fail(r, r->c, rc, "open", p, r->err);
+		rc = run_fail(r, r->c, rc, "open", p, r->err);
 		goto out;
 	}
 	t0 = timeutil_mono();
 	for (i = 0; i < nr && rc == 0; i++) {
 		ssize_t n;
 
-		if ((rc = check_stop(r, r->err)) < 0)
+		if ((rc = run_check_stop(r, r->err)) < 0)
 			break;
 		t1 = timeutil_mono();
 		n = r->d->pread(r->c, f, r->rbuf, 1024, i * 1024);
 		lat[i] = (timeutil_mono() - t1) * 1e6;
 		if (n < 0)
-			rc = drv_fail(r, r->c, (int)n, "read", p, r->err);
+			rc = run_fail(r, r->c, (int)n, "read", p, r->err);
 	}
 	span = since(t0);
 	r->d->close(r->c, f);
 	if (rc < 0)
 		goto out;
-	record(r, "read-1k", "MB/s", mbps(nr * 1024, span), r->cold);
-	lat_pool(r, "read-1k", "read", 1024, lat, nr, span);
-	record(r, "read-1k-p99", "us", 0, r->cold);
-	p99 = latency_summary(r, "read-1k-p99", lat, nr);
+	run_record(r, "read-1k", "MB/s", mbps(nr * 1024, span), r->cold);
+	run_lat_pool(r, "read-1k", "read", 1024, lat, nr, span);
+	run_record(r, "read-1k-p99", "us", 0, r->cold);
+	p99 = run_latency_summary(r, "read-1k-p99", lat, nr);
 	if (r->measuring)
-		metric(r, "read-1k-p99")->v[metric(r, "read-1k-p99")->n - 1] = p99;
+		run_metric(r, "read-1k-p99")->v[run_metric(r, "read-1k-p99")->n - 1] = p99;
 out:
 	free(lat);
 	return rc;
@@ -916,8 +637,9 @@ random_setup(struct run *r)
 {
 	char p[256];
 
-	spath(r, p, sizeof(p), "random.dat");
-	return write_file(r, r->c, p, random_file_size(&r->o), WRITE_BLOCK(r), true, NULL, r->err);
+	run_path(r, p, sizeof(p), "random.dat");
+	return run_write_file(r, r->c, p, random_file_size(&r->o), WRITE_BLOCK(r), true, NULL,
+			      r->err);
 }
 
 static int
@@ -931,9 +653,9 @@ random_run(struct run *r)
 	size_t k;
 	int rc;
 
-	spath(r, p, sizeof(p), "random.dat");
+	run_path(r, p, sizeof(p), "random.dat");
 	if ((rc = r->d->open(r->c, p, BENCH_RD | BENCH_WR, &f)) < 0)
-		return drv_fail(r, r->c, rc, "open", p, r->err);
+		return run_fail(r, r->c, rc, "open", p, r->err);
 	for (k = 0; k < sizeof(records) / sizeof(records[0]) && rc == 0; k++) {
 		uint64_t nops = volume / records[k].rec, slots = fsize / records[k].rec, i;
 		double t0, tf, t;
@@ -949,13 +671,13 @@ random_run(struct run *r)
 				double t1 = timeutil_mono();
 				ssize_t n;
 
-				if ((rc = check_stop(r, r->err)) < 0)
+				if ((rc = run_check_stop(r, r->err)) < 0)
 					break;
 				n = dir == 0 ? r->d->pread(r->c, f, r->rbuf, records[k].rec, off)
 					     : r->d->pwrite(r->c, f, r->buf, records[k].rec, off);
 				lat[i] = (timeutil_mono() - t1) * 1e6;
 				if (n != (ssize_t)records[k].rec) {
-					rc = drv_fail(r, r->c, n < 0 ? (int)n : -EIO,
+					rc = run_fail(r, r->c, n < 0 ? (int)n : -EIO,
 						      dir ? "write" : "read", p, r->err);
 					break;
 				}
@@ -963,19 +685,19 @@ random_run(struct run *r)
 			tf = timeutil_mono();
 			span = tf - t0;
 			if (rc == 0 && dir == 1 && (rc = r->d->flush(r->c, f)) < 0)
-				rc = drv_fail(r, r->c, rc, "flush", p, r->err);
+				rc = run_fail(r, r->c, rc, "flush", p, r->err);
 			tf = timeutil_mono() - tf;
 			t = since(t0);
 			if (rc == 0) {
-				record(r, dir ? records[k].wr : records[k].rd, "MB/s",
-				       mbps(nops * records[k].rec, t), r->cold);
-				lat_pool(r, dir ? records[k].wr : records[k].rd,
-					 dir ? "randwrite" : "randread", records[k].rec, lat, nops,
-					 span);
+				run_record(r, dir ? records[k].wr : records[k].rd, "MB/s",
+					   mbps(nops * records[k].rec, t), r->cold);
+				run_lat_pool(r, dir ? records[k].wr : records[k].rd,
+					     dir ? "randwrite" : "randread", records[k].rec, lat,
+					     nops, span);
 			}
 			if (rc == 0 && dir == 1)
-				durable(r, records[k].wr, true,
-					mbps(nops * records[k].rec, t - tf));
+				run_durable(r, records[k].wr, true,
+					    mbps(nops * records[k].rec, t - tf));
 		}
 	}
 	r->d->close(r->c, f);
@@ -991,15 +713,15 @@ meta_setup(struct run *r)
 	unsigned i;
 	int rc;
 
-	spath(r, p, sizeof(p), "meta");
+	run_path(r, p, sizeof(p), "meta");
 	if ((rc = r->d->mkdir(r->c, p)) < 0)
-		return drv_fail(r, r->c, rc, "mkdir", p, r->err);
+		return run_fail(r, r->c, rc, "mkdir", p, r->err);
 	for (i = 0; i < r->o.meta_entries; i++) {
-		spath(r, p, sizeof(p), "meta/m%05u", i);
-		if ((rc = check_stop(r, r->err)) < 0)
+		run_path(r, p, sizeof(p), "meta/m%05u", i);
+		if ((rc = run_check_stop(r, r->err)) < 0)
 			return rc;
 		if ((rc = r->d->open(r->c, p, BENCH_WR | BENCH_CREATE, &f)) < 0)
-			return drv_fail(r, r->c, rc, "create", p, r->err);
+			return run_fail(r, r->c, rc, "create", p, r->err);
 		r->d->close(r->c, f);
 	}
 	return 0;
@@ -1029,44 +751,44 @@ meta_pass(struct run *r, struct bench_conn *c, bool cold)
 
 	t0 = timeutil_mono();
 	for (i = 0; i < n; i++) {
-		spath(r, p, sizeof(p), "meta/m%05u", i);
-		if ((rc = check_stop(r, r->err)) < 0)
+		run_path(r, p, sizeof(p), "meta/m%05u", i);
+		if ((rc = run_check_stop(r, r->err)) < 0)
 			goto out;
 		t1 = timeutil_mono();
 		if ((rc = r->d->stat(c, p, &st)) < 0) {
-			rc = drv_fail(r, c, rc, "stat", p, r->err);
+			rc = run_fail(r, c, rc, "stat", p, r->err);
 			goto out;
 		}
 		lat[i] = (timeutil_mono() - t1) * 1e6;
 	}
-	record(r, names[cold][0], "us", since(t0) * 1e6 / n, cold);
-	lat_pool(r, names[cold][0], "", 0, lat, n, since(t0));
+	run_record(r, names[cold][0], "us", since(t0) * 1e6 / n, cold);
+	run_lat_pool(r, names[cold][0], "", 0, lat, n, since(t0));
 	t0 = timeutil_mono();
 	for (i = 0; i < n; i++) {
-		spath(r, p, sizeof(p), "meta/x%05u", i);
-		if ((rc = check_stop(r, r->err)) < 0)
+		run_path(r, p, sizeof(p), "meta/x%05u", i);
+		if ((rc = run_check_stop(r, r->err)) < 0)
 			goto out;
 		t1 = timeutil_mono();
 		rc = r->d->stat(c, p, &st);
 		lat[i] = (timeutil_mono() - t1) * 1e6;
 		if (rc != -ENOENT) {
-			rc = drv_fail(r, c, rc < 0 ? rc : -EEXIST, "stat of a missing name", p,
+			rc = run_fail(r, c, rc < 0 ? rc : -EEXIST, "stat of a missing name", p,
 				      r->err);
 			goto out;
 		}
 	}
 	rc = 0;
-	record(r, names[cold][1], "us", since(t0) * 1e6 / n, cold);
-	lat_pool(r, names[cold][1], "", 0, lat, n, since(t0));
-	spath(r, p, sizeof(p), "meta");
+	run_record(r, names[cold][1], "us", since(t0) * 1e6 / n, cold);
+	run_lat_pool(r, names[cold][1], "", 0, lat, n, since(t0));
+	run_path(r, p, sizeof(p), "meta");
 	t0 = timeutil_mono();
 	if ((rc = r->d->list(c, p, count_entry, &seen)) < 0) {
-		rc = drv_fail(r, c, rc, "list", p, r->err);
+		rc = run_fail(r, c, rc, "list", p, r->err);
 		goto out;
 	}
 	lat[0] = since(t0) * 1e6;
-	record(r, names[cold][2], "us", lat[0], cold);
-	lat_pool(r, names[cold][2], "", 0, lat, 1, lat[0] / 1e6);
+	run_record(r, names[cold][2], "us", lat[0], cold);
+	run_lat_pool(r, names[cold][2], "", 0, lat, 1, lat[0] / 1e6);
 	if (seen != n) {
 		snprintf(r->err, sizeof(r->err), "metadata: listing %s gave %u entries, not %u", p,
 			 seen, n);
@@ -1125,11 +847,11 @@ video_pass(struct run *r, bool write, uint64_t frames_on_disk, uint64_t *written
 	char p[256];
 	int rc;
 
-	spath(r, p, sizeof(p), "video.dat");
+	run_path(r, p, sizeof(p), "video.dat");
 	rc = r->d->open(r->c, p, write ? BENCH_WR | BENCH_CREATE : BENCH_RD, &f);
 	if (rc < 0) {
 		free(lat);
-		return drv_fail(r, r->c, rc, "open", p, r->err);
+		return run_fail(r, r->c, rc, "open", p, r->err);
 	}
 	t0 = timeutil_mono();
 	t_end = t0;
@@ -1139,7 +861,7 @@ video_pass(struct run *r, bool write, uint64_t frames_on_disk, uint64_t *written
 		ssize_t got;
 
 		sleep_until(r, due);
-		if ((rc = check_stop(r, r->err)) < 0)
+		if ((rc = run_check_stop(r, r->err)) < 0)
 			break;
 		t1 = timeutil_mono();
 		if (t1 > due + period) {
@@ -1151,7 +873,7 @@ video_pass(struct run *r, bool write, uint64_t frames_on_disk, uint64_t *written
 			    : r->d->pread(r->c, f, r->rbuf, fmt->frame_bytes,
 					  slot * fmt->frame_bytes);
 		if (got != (ssize_t)fmt->frame_bytes) {
-			rc = drv_fail(r, r->c, got < 0 ? (int)got : -EIO, write ? "write" : "read",
+			rc = run_fail(r, r->c, got < 0 ? (int)got : -EIO, write ? "write" : "read",
 				      p, r->err);
 			break;
 		}
@@ -1159,26 +881,26 @@ video_pass(struct run *r, bool write, uint64_t frames_on_disk, uint64_t *written
 		lat[done++] = (t_end - t1) * 1e6;
 	}
 	if (rc == 0 && write && (rc = r->d->flush(r->c, f)) < 0)
-		rc = drv_fail(r, r->c, rc, "flush", p, r->err);
+		rc = run_fail(r, r->c, rc, "flush", p, r->err);
 	r->d->close(r->c, f);
 	if (rc == 0) {
 		double secs = t_end - t0 > (double)n * period ? t_end - t0 : (double)n * period;
 		const char *fps = write ? "write-fps" : "read-fps";
 		struct metric *m;
 
-		record(r, fps, "fps", (double)done / secs, r->cold);
-		record(r, write ? "write-dropped" : "read-dropped", "frames", (double)dropped,
-		       r->cold);
-		qsort(lat, done, sizeof(*lat), cmp_double);
+		run_record(r, fps, "fps", (double)done / secs, r->cold);
+		run_record(r, write ? "write-dropped" : "read-dropped", "frames", (double)dropped,
+			   r->cold);
+		qsort(lat, done, sizeof(*lat), run_cmp_double);
 		p99 = bench_quantile(lat, done, 0.99);
-		record(r, write ? "write-p99" : "read-p99", "us", p99, r->cold);
+		run_record(r, write ? "write-p99" : "read-p99", "us", p99, r->cold);
 		if (write) {
 			/* Frames are timed as they are written; the flush after them is not. */
-			durable(r, "write-fps", false, 0);
-			durable(r, "write-dropped", false, 0);
-			durable(r, "write-p99", false, 0);
+			run_durable(r, "write-fps", false, 0);
+			run_durable(r, "write-dropped", false, 0);
+			run_durable(r, "write-p99", false, 0);
 		}
-		if ((m = metric(r, fps)) && r->measuring) {
+		if ((m = run_metric(r, fps)) && r->measuring) {
 			int ok = dropped == 0 && done > 0 && p99 <= 0.9 * period * 1e6;
 
 			m->pass = m->pass < 0 ? ok : (m->pass && ok);
@@ -1205,9 +927,9 @@ video_run(struct run *r)
 		return rc;
 	if ((rc = video_pass(r, false, written, &ignored)) < 0)
 		return rc;
-	spath(r, p, sizeof(p), "video.dat");
+	run_path(r, p, sizeof(p), "video.dat");
 	if ((rc = r->d->unlink(r->c, p)) < 0)
-		return drv_fail(r, r->c, rc, "unlink", p, r->err);
+		return run_fail(r, r->c, rc, "unlink", p, r->err);
 	return 0;
 }
 
@@ -1655,7 +1377,7 @@ bench_session_run(struct bench_session *s, enum bench_workload w, const struct b
 		goto out;
 	total = r->o.warmup + r->o.repeats;
 	for (i = 0; i < total; i++) {
-		if ((rc = check_stop(r, r->err)) < 0)
+		if ((rc = run_check_stop(r, r->err)) < 0)
 			goto out;
 		if (r->o.progress) {
 			struct bench_progress p = { t->url, workload_names[w], i + 1, total,
