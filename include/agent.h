@@ -83,31 +83,4 @@ int agent_serve(const struct agent_opts *o, char *err, size_t errlen);
  * or -EINVAL. */
 int agent_parse_listen(const char *spec, char *addr, size_t addrlen, int *port);
 
-/* ---- controller side ---- */
-
-struct agent_conn;
-
-/* Connects to host:port, authenticates with key (both ways). Returns 0 and *c, -EACCES when
- * the key is refused or wrong, -ECONNREFUSED/-ETIMEDOUT/..., with err. */
-int agent_connect(const char *host, int port, const uint8_t key[AGENT_KEY_LEN], int timeout_ms,
-		  struct agent_conn **c, char *err, size_t errlen);
-/* The agent's facts (a JSON object; borrowed, valid until agent_close). Asks once. */
-int agent_conn_facts(struct agent_conn *c, struct json_t **facts, char *err, size_t errlen);
-/* Our own address on this connection: the NAS address the agent can reach. */
-const char *agent_conn_local_addr(struct agent_conn *c);
-/* The agent's address and its host name (from its facts; the address until then). */
-const char *agent_conn_peer(struct agent_conn *c);
-
-/* Runs one job ({"workload", "protocol", "target", "options": {...}}; "type" and "id" are
- * added) and appends its results to out. progress (may be NULL) sees each progress message.
- * Returns 0; -ECONNRESET when the agent vanished mid-job; -EIO with the agent's error in
- * err; or the agent_recv errors. The job waits at most job_timeout_ms. */
-int agent_conn_job(struct agent_conn *c, struct json_t *job, int job_timeout_ms,
-		   void (*progress)(struct json_t *msg, void *arg), void *arg,
-		   struct bench_results *out, char *err, size_t errlen);
-void agent_close(struct agent_conn *c);
-
-/* Whether spec names agents for --client: HOST, HOST:PORT, [V6]:PORT or "auto". */
-bool agent_client_spec_ok(const char *spec);
-
 #endif

@@ -10,7 +10,7 @@
 
 #include <jansson.h>
 
-#include "agent.h"
+#include "agentctl.h"
 #include "apply.h"
 #include "buf.h"
 #include "cli.h"
