@@ -1,5 +1,6 @@
-/* agent.c - the nastune agent on client machines (the controller's connection to it is
- * src/measure/agentctl_conn.c).
+/* agent.c - the nastune agent on client machines: its listen address, the accept loop and
+ * the connection threads (its facts are facts.c's, its jobs job.c's; the controller's
+ * connection to it is src/measure/agentctl_conn.c).
  *
  * Thread per connection: at most AGENT_UNAUTH_PER_PEER per address (AGENT_UNAUTH_MAX in all)
  * still in the handshake, max_conns authenticated (more are told "busy"); jobs one at a time
@@ -10,9 +11,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ifaddrs.h>
 #include <jansson.h>
-#include <net/if.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -21,12 +20,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
 #include "agent.h"
+#include "agent_state.h"
 #include "bench.h"
 #include "fsutil.h"
 #include "log.h"
@@ -37,8 +36,6 @@
 #endif
 
 #define IDLE_MS (10 * 60 * 1000) /* a controller silent this long is dropped */
-#define MAX_SIZE (64ull << 30)
-#define MAX_REPEATS 100
 
 /* ---- listen address ---- */
 
@@ -79,412 +76,6 @@ agent_parse_listen(const char *spec, char *addr, size_t addrlen, int *port)
 	}
 	*port = (int)p;
 	return 0;
-}
-
-/* ---- facts ---- */
-
-/* The MTU this host sends with towards the NAS on fd (the route's, or a smaller path MTU
- * learned since): the NAS's MTU auto must not go above it. 0 where the OS does not say. */
-static int
-nic_path_mtu(int fd, int family)
-{
-	int mtu = 0;
-#if defined(IP_MTU) && defined(IPV6_MTU)
-	socklen_t l = sizeof(mtu);
-
-	if (getsockopt(fd, family == AF_INET6 ? IPPROTO_IPV6 : IPPROTO_IP,
-		       family == AF_INET6 ? IPV6_MTU : IP_MTU, &mtu, &l) < 0)
-		mtu = 0;
-#else
-	(void)fd;
-	(void)family;
-#endif
-	return mtu;
-}
-
-/* The interface carrying the local address of fd, with its MTU and (Linux) speed. */
-static json_t *
-nic_facts(int fd)
-{
-	struct sockaddr_storage ss = { 0 };
-	socklen_t sl = sizeof(ss);
-	struct ifaddrs *ifa = NULL, *i;
-	char addr[INET6_ADDRSTRLEN] = "", name[IF_NAMESIZE] = "";
-	int mtu = 0, speed = -1;
-
-	if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0) {
-		void *a = ss.ss_family == AF_INET
-				  ? (void *)&((struct sockaddr_in *)&ss)->sin_addr
-				  : (void *)&((struct sockaddr_in6 *)&ss)->sin6_addr;
-		inet_ntop(ss.ss_family, a, addr, sizeof(addr));
-	}
-	if (getifaddrs(&ifa) == 0) {
-		for (i = ifa; i; i = i->ifa_next) {
-			char a[INET6_ADDRSTRLEN] = "";
-
-			if (!i->ifa_addr || i->ifa_addr->sa_family != ss.ss_family)
-				continue;
-			inet_ntop(
-				i->ifa_addr->sa_family,
-				i->ifa_addr->sa_family == AF_INET
-					? (void *)&((struct sockaddr_in *)i->ifa_addr)->sin_addr
-					: (void *)&((struct sockaddr_in6 *)i->ifa_addr)->sin6_addr,
-				a, sizeof(a));
-			if (strcmp(a, addr) == 0) {
-				snprintf(name, sizeof(name), "%s", i->ifa_name);
-				break;
-			}
-		}
-		freeifaddrs(ifa);
-	}
-	if (name[0]) {
-		struct ifreq ifr;
-		int s = socket(AF_INET, SOCK_DGRAM, 0);
-
-		memset(&ifr, 0, sizeof(ifr));
-		snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", name);
-		if (s >= 0 && ioctl(s, SIOCGIFMTU, &ifr) == 0)
-			mtu = ifr.ifr_mtu;
-		if (s >= 0)
-			close(s);
-#ifdef __linux__
-		{
-			char path[64], buf[32] = "";
-			FILE *fp;
-
-			snprintf(path, sizeof(path), "/sys/class/net/%s/speed", name);
-			if ((fp = fopen(path, "r"))) {
-				if (fgets(buf, sizeof(buf), fp))
-					speed = atoi(buf);
-				fclose(fp);
-			}
-		}
-#endif
-	}
-	return json_pack("{s:s, s:s, s:i, s:i, s:i}", "name", name, "address", addr, "mtu", mtu,
-			 "speed_mbps", speed, "path_mtu", nic_path_mtu(fd, ss.ss_family));
-}
-
-static json_t *
-cpu_facts(void)
-{
-	char model[256] = "unknown";
-#ifdef __linux__
-	char line[512];
-	FILE *fp = fopen("/proc/cpuinfo", "r");
-
-	while (fp && fgets(line, sizeof(line), fp)) {
-		char *c = strchr(line, ':');
-
-		if (strncmp(line, "model name", 10) == 0 && c) {
-			snprintf(model, sizeof(model), "%s", c + 2);
-			model[strcspn(model, "\n")] = '\0';
-			break;
-		}
-	}
-	if (fp)
-		fclose(fp);
-#endif
-	return json_pack("{s:s, s:i}", "model", model, "count", (int)sysconf(_SC_NPROCESSORS_ONLN));
-}
-
-/* Which protocols the OS itself can mount (what a user of this machine gets without nastune). */
-static json_t *
-mount_facts(const struct utsname *u)
-{
-	bool smb = false, nfs = false, afp = false;
-#ifdef __linux__
-	char line[128];
-	FILE *fp = fopen("/proc/filesystems", "r");
-
-	while (fp && fgets(line, sizeof(line), fp)) {
-		smb |= strstr(line, "\tcifs") || strstr(line, "\tsmb3");
-		nfs |= strstr(line, "\tnfs") != NULL;
-	}
-	if (fp)
-		fclose(fp);
-	(void)u;
-#elif defined(__APPLE__)
-	/* macOS 27 (Darwin 26) removed the AFP client (FIELD.md). */
-	smb = nfs = true;
-	afp = atoi(u->release) < 26;
-#else
-	(void)u;
-#endif
-	return json_pack("{s:b, s:b, s:b}", "smb", smb, "nfs", nfs, "afp", afp);
-}
-
-/* A connection over the handshake limits, waiting AGENT_KNOCK_WAIT_MS for a knock. Only the
- * accept loop touches these. */
-struct pending {
-	int fd;
-	long deadline;
-	char peer[INET6_ADDRSTRLEN + 8];
-};
-
-struct conn_arg;
-
-struct agent {
-	const struct agent_opts *o;
-	pthread_mutex_t lock;		 /* jobs, one at a time */
-	pthread_mutex_t state;		 /* the counters, the lists and the cache below */
-	unsigned conns, authed, waiting; /* threads; authenticated; jobs queued */
-	unsigned reserved;		 /* handshakes admitted by a knock */
-	char unauth[AGENT_UNAUTH_MAX][INET6_ADDRSTRLEN + 8]; /* peers in the handshake */
-	struct conn_arg *sessions;			     /* authenticated, newest first */
-	struct pending pend[AGENT_PENDING_MAX];
-	size_t npend;
-	char knocks[AGENT_KNOCKS_SEEN][2 * AGENT_NONCE_LEN + 1]; /* replay check */
-	size_t nknocks;
-	json_t *disk; /* client disk baseline, measured once */
-	char hostname[256];
-};
-
-static json_t *
-facts(struct agent *a, int fd)
-{
-	struct utsname u;
-	json_t *f, *mounts = json_object(), *drivers = json_array();
-	const struct bench_driver *const *d;
-	size_t i;
-
-	uname(&u);
-	for (i = 0; i < a->o->nmounts; i++)
-		json_object_set_new(mounts, a->o->mounts[i].proto,
-				    json_string(a->o->mounts[i].path));
-	for (d = bench_drivers(); *d; d++)
-		if (strcmp((*d)->name, "null") != 0)
-			json_array_append_new(drivers, json_string((*d)->name));
-	pthread_mutex_lock(&a->state);
-	if (!a->disk) {
-		struct bench_baseline b = { 0 };
-		struct bench_opts bo = { .size = 64ull << 20 };
-		const char *dir = a->o->scratch_dir ? a->o->scratch_dir : "/var/tmp";
-		char berr[512];
-
-		if (bench_baseline_disk(dir, &bo, &b, berr, sizeof(berr)) == 0)
-			a->disk = json_pack("{s:s, s:f, s:f, s:s}", "dir", dir, "write_mbs",
-					    b.disk_write, "read_mbs", b.disk_read, "method",
-					    b.disk_method);
-		else
-			a->disk = json_pack("{s:s, s:n}", "dir", dir, "write_mbs");
-	}
-	f = json_pack("{s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:O, s:o, s:o, s:o}", "type", "facts",
-		      "hostname", a->hostname, "os", u.sysname, "os_version", u.release,
-		      "agent_version", NASTUNE_VERSION, "cpu", cpu_facts(), "nic", nic_facts(fd),
-		      "disk", a->disk, "can_mount", mount_facts(&u), "mounts", mounts, "drivers",
-		      drivers);
-	pthread_mutex_unlock(&a->state);
-	return f;
-}
-
-/* ---- jobs ---- */
-
-struct job_ctx {
-	struct agent_session *ss;
-	json_int_t id;
-	volatile sig_atomic_t stop; /* the controller went away */
-	const volatile sig_atomic_t *global_stop;
-};
-
-static void
-job_progress(const struct bench_progress *p, void *arg)
-{
-	struct job_ctx *j = arg;
-	json_t *m = json_pack("{s:s, s:I, s:s, s:i, s:i, s:b}", "type", "progress", "id", j->id,
-			      "workload", p->workload, "run", (int)p->run, "runs", (int)p->runs,
-			      "warmup", p->warmup);
-
-	/* A controller that is gone makes the send fail: stop the job, scratch is removed. */
-	if (agent_session_send(j->ss, m) < 0)
-		j->stop = 1;
-	if (j->global_stop && *j->global_stop)
-		j->stop = 1;
-	json_decref(m);
-}
-
-static int
-opt_u64(json_t *opts, const char *key, uint64_t max, uint64_t *out, char *err, size_t errlen)
-{
-	json_t *v = json_object_get(opts, key);
-
-	if (!v)
-		return 0;
-	if (!json_is_integer(v) || json_integer_value(v) < 0 ||
-	    (uint64_t)json_integer_value(v) > max) {
-		snprintf(err, errlen, "options.%s must be an integer from 0 to %llu", key,
-			 (unsigned long long)max);
-		return -EINVAL;
-	}
-	*out = (uint64_t)json_integer_value(v);
-	return 0;
-}
-
-void
-agent_job_clear(struct agent_job *j)
-{
-	if (j->target) {
-		bench_target_clear(j->target);
-		free(j->target);
-	}
-	memset(j, 0, sizeof(*j));
-}
-
-int
-agent_job_parse(const struct agent_opts *ao, const char *nas, json_t *msg, struct agent_job *j,
-		char *err, size_t errlen)
-{
-	const char *wname = json_string_value(json_object_get(msg, "workload"));
-	const char *proto = json_string_value(json_object_get(msg, "protocol"));
-	const char *url = json_string_value(json_object_get(msg, "target"));
-	json_t *opts = json_object_get(msg, "options");
-	size_t i;
-
-	memset(j, 0, sizeof(*j));
-	j->id = json_integer_value(json_object_get(msg, "id"));
-	j->warmup = 1;
-	if (!wname || (j->workload = bench_workload_parse(wname)) < 0) {
-		snprintf(err, errlen, "unknown workload \"%.64s\"", wname ? wname : "");
-		return -EINVAL;
-	}
-	if (!proto || !url || strlen(url) > 1024 || strlen(proto) >= sizeof(j->proto)) {
-		snprintf(err, errlen, "a job needs \"protocol\" and \"target\"");
-		return -EINVAL;
-	}
-	snprintf(j->proto, sizeof(j->proto), "%s", proto);
-	if (opts && !json_is_object(opts)) {
-		snprintf(err, errlen, "\"options\" must be an object");
-		return -EINVAL;
-	}
-	if (opt_u64(opts, "size", MAX_SIZE, &j->size, err, errlen) < 0 ||
-	    opt_u64(opts, "repeats", MAX_REPEATS, &j->repeats, err, errlen) < 0 ||
-	    opt_u64(opts, "warmup", 10, &j->warmup, err, errlen) < 0 ||
-	    opt_u64(opts, "small_files", 100000, &j->files, err, errlen) < 0)
-		return -EINVAL;
-	/* --force overrides the Time Machine refusal: only for whoever runs bench on this
-	 * machine, never for a message from the network. */
-	if (json_object_get(opts, "force") && !json_is_false(json_object_get(opts, "force"))) {
-		snprintf(err, errlen, "\"force\" is never accepted from the network");
-		return -EPERM;
-	}
-	j->target = xcalloc(1, sizeof(*j->target));
-	if (bench_target_parse(url, j->target, err, errlen) < 0) {
-		agent_job_clear(j);
-		return -EINVAL;
-	}
-	if (strcmp(j->target->scheme, "file") == 0) {
-		/* A local target only where this machine's owner said (--mount). */
-		for (i = 0; i < ao->nmounts && !j->mount; i++)
-			if (strcmp(ao->mounts[i].path, j->target->share) == 0 &&
-			    strcmp(ao->mounts[i].proto, proto) == 0)
-				j->mount = ao->mounts[i].path;
-		if (!j->mount) {
-			snprintf(err, errlen,
-				 "file:// targets are accepted only for this agent's "
-				 "--mount paths, with their protocol");
-			agent_job_clear(j);
-			return -EPERM;
-		}
-		return 0;
-	}
-	if (strcmp(j->target->scheme, "null") == 0 || strcmp(j->target->scheme, proto) != 0) {
-		snprintf(err, errlen, "this agent has no %.16s driver for %.16s", proto,
-			 j->target->scheme);
-		agent_job_clear(j);
-		return -EINVAL;
-	}
-	if (!nas || !agent_addr_equal(j->target->host, nas)) {
-		snprintf(err, errlen,
-			 "target host %.80s is not the NAS that authenticated (%.64s): "
-			 "jobs run only against it",
-			 j->target->host, nas ? nas : "none");
-		agent_job_clear(j);
-		return -EPERM;
-	}
-	/* --mount PROTO=PATH: the OS's own client, through the posix driver. */
-	for (i = 0; i < ao->nmounts; i++)
-		if (strcmp(ao->mounts[i].proto, proto) == 0)
-			j->mount = ao->mounts[i].path;
-	return 0;
-}
-
-/* Runs one job message from the controller at nas; returns the reply (result or error). */
-static json_t *
-run_job(struct agent *a, struct agent_session *ss, const char *nas, json_t *msg)
-{
-	struct job_ctx jc = { .ss = ss, .global_stop = a->o->stop };
-	struct bench_opts o = { .progress = job_progress, .progress_arg = &jc, .stop = &jc.stop };
-	struct bench_results rs = { 0 };
-	struct bench_target mt = { 0 }, *t;
-	const struct bench_driver *d = NULL;
-	struct agent_job j;
-	char err[512] = "", *mount_url = NULL;
-	json_t *reply;
-	size_t i;
-	int rc;
-
-	jc.id = json_integer_value(json_object_get(msg, "id"));
-	if (agent_job_parse(a->o, nas, msg, &j, err, sizeof(err)) < 0)
-		goto fail;
-	o.size = j.size;
-	o.repeats = (unsigned)j.repeats;
-	o.warmup = (unsigned)j.warmup;
-	o.small_files = (unsigned)j.files;
-	o.cache = BENCH_CACHE_HOT;
-	o.force = false;
-	t = j.target;
-	if (j.mount) {
-		mount_url = xasprintf("file://%s", j.mount);
-		if (bench_target_parse(mount_url, &mt, err, sizeof(err)) < 0)
-			goto fail;
-		t = &mt;
-	}
-	d = j.mount ? bench_driver_find("posix") : bench_driver_for_scheme(t->scheme);
-	if (!d) {
-		snprintf(err, sizeof(err), "this agent has no %s driver for %s", j.proto,
-			 t->scheme);
-		goto fail;
-	}
-	/* Logins are for SMB and AFP; NFS (AUTH_SYS) goes by the uid/gid in the URL. */
-	if (!j.mount && a->o->credentials && strcmp(t->scheme, "nfs") != 0 &&
-	    bench_target_credentials(t, a->o->credentials, err, sizeof(err)) < 0)
-		goto fail;
-	if (t->user && !t->password) {
-		snprintf(err, sizeof(err),
-			 "no password for %s on this agent: start it with "
-			 "--credentials FILE",
-			 t->user);
-		goto fail;
-	}
-	log_info("agent: job %lld: %s over %s on %s", (long long)j.id,
-		 bench_workload_name(j.workload), d->name, mount_url ? mount_url : t->url);
-	rc = bench_run(d, t, (enum bench_workload)j.workload, &o, &rs, err, sizeof(err));
-	if (rc < 0)
-		goto fail;
-	for (i = 0; i < rs.n; i++) {
-		free(rs.v[i].client);
-		rs.v[i].client = xstrdup(a->hostname);
-		if (j.mount) {
-			/* Say that the OS's client was measured, and which protocol it spoke. */
-			free(rs.v[i].protocol);
-			rs.v[i].protocol = xasprintf("%s (os mount)", j.proto);
-		}
-	}
-	reply = json_pack("{s:s, s:I, s:o}", "type", "result", "id", (json_int_t)jc.id, "results",
-			  bench_results_to_json(&rs));
-	bench_results_clear(&rs);
-	bench_target_clear(&mt);
-	agent_job_clear(&j);
-	free(mount_url);
-	log_info("agent: job %lld done", (long long)jc.id);
-	return reply;
-fail:
-	log_warnx("agent: job %lld refused or failed: %s", (long long)jc.id, err);
-	bench_results_clear(&rs);
-	bench_target_clear(&mt);
-	agent_job_clear(&j);
-	free(mount_url);
-	return json_pack("{s:s, s:I, s:s}", "type", "error", "id", (json_int_t)jc.id, "error", err);
 }
 
 /* ---- connections ---- */
@@ -534,7 +125,7 @@ handle_job(struct agent *a, struct conn_arg *c, struct agent_session *ss, const 
 	pthread_mutex_lock(&a->state);
 	a->waiting--;
 	pthread_mutex_unlock(&a->state);
-	r = run_job(a, ss, nas, msg);
+	r = agent_run_job(a, ss, nas, msg);
 	pthread_mutex_unlock(&a->lock);
 	pthread_mutex_lock(&a->state);
 	c->in_job = false;
@@ -568,7 +159,7 @@ serve_session(struct agent *a, struct conn_arg *c, struct agent_session *ss, con
 		}
 		type = agent_type(msg);
 		if (strcmp(type, "facts") == 0) {
-			json_t *f = facts(a, c->fd);
+			json_t *f = agent_facts(a, c->fd);
 
 			agent_session_send(ss, f);
 			json_decref(f);
