@@ -69,10 +69,12 @@ $(B)/nastune: $(CMD_OBJ) $(B)/libnastune.a
 	@[ "$(V)" = 1 ] || echo "  LD      $@"
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
+# include/ holds what crosses folders; a header used by one folder sits beside its code, and a
+# unit test that reaches one names its folder: #include "bench/scratch.h".
 $(B)/tests/%: tests/unit/%.c $(B)/libnastune.a
 	@mkdir -p $(dir $@)
 	@[ "$(V)" = 1 ] || echo "  CC      $<"
-	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libnastune.a $(LDLIBS) -lcmocka
+	$(Q)$(CC) $(ALL_CFLAGS) -Isrc $(LDFLAGS) -o $@ $< $(B)/libnastune.a $(LDLIBS) -lcmocka
 
 $(DRVTOOL): tests/lab/drvtool.c $(B)/libnastune.a
 	@mkdir -p $(dir $@)

@@ -16,9 +16,9 @@
 #include <unistd.h>
 
 #include "bench.h"
-#include "bench_scratch.h"
 #include "bench_driver.h"
 #include "proc.h"
+#include "scratch.h"
 #include "timeutil.h"
 #include "xmalloc.h"
 

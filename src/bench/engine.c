@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "bench.h"
-#include "bench_scratch.h"
 #include "run.h"
+#include "scratch.h"
 #include "workloads.h"
 #include "xmalloc.h"
 

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "bench.h"
-#include "bench_scratch.h"
+#include "scratch.h"
 #include "units.h"
 
 /* A Time Machine destination holds sparsebundles, a Backups.backupdb or Apple's markers. */

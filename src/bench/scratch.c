@@ -1,5 +1,5 @@
 /* scratch.c - the benchmark's scratch directories: random names, records of what each one is,
- * and removal only of what is still the directory this host made (bench_scratch.h). A share
+ * and removal only of what is still the directory this host made (scratch.h). A share
  * user can rename anything to a scratch-looking name; the name alone never decides. */
 #include <dirent.h>
 #include <errno.h>
@@ -15,9 +15,9 @@
 #endif
 
 #include "bench.h"
-#include "bench_scratch.h"
 #include "fsutil.h"
 #include "log.h"
+#include "scratch.h"
 #include "xmalloc.h"
 
 /* What this process made: url, name and identity. */

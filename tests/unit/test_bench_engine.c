@@ -16,8 +16,8 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "bench/scratch.h"
 #include "bench_null.h"
-#include "bench_scratch.h"
 #include "fsutil.h"
 #include "xmalloc.h"
 

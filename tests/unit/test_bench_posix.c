@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "bench.h"
-#include "bench_scratch.h"
+#include "bench/scratch.h"
 #include "fsutil.h"
 #include "xmalloc.h"
 

@@ -1,4 +1,4 @@
-/* bench_scratch.h - the benchmark's scratch directories inside src/bench/ (engine and
+/* scratch.h - the benchmark's scratch directories inside src/bench/ (engine and
  * baseline): what a run records when it makes one, and the checks before it uses or removes
  * one again. The public side (names, the registry's place, removal of a kept one, stale
  * cleanup) is in bench.h.
