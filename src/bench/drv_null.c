@@ -1,5 +1,5 @@
 /* drv_null.c - an in-memory driver for tests: names and sizes only, counted operations,
- * injected failures. See bench_null.h. */
+ * injected failures. See drv_null.h. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -7,7 +7,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "bench_null.h"
+#include "drv_null.h"
 #include "xmalloc.h"
 
 struct node {

@@ -16,8 +16,8 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "bench/drv_null.h"
 #include "bench/scratch.h"
-#include "bench_null.h"
 #include "fsutil.h"
 #include "xmalloc.h"
 

@@ -1,4 +1,4 @@
-/* bench_null.h - the null benchmark driver's controls, for tests.
+/* drv_null.h - the null benchmark driver's controls, for tests.
  *
  * The null driver keeps an in-memory tree (names and sizes, no data: reads return zeros) per
  * target name, shared by every connection to that name and freed with the last one. Target
