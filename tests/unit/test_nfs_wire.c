@@ -18,7 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "nfs_wire.h"
+#include "bench/nfs_wire.h"
 
 enum { REVERSE = 1, FRAG = 2, SHORT = 4, NOSPC = 8, GARBAGE = 16 };
 #define FILE_SIZE 300000u
