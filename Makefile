@@ -135,7 +135,7 @@ demo-down:
 bench: $(B)/nastune $(DRVTOOL) $(DRVTOOLS)
 	bash tests/bench/run
 
-FORMAT_FILES = $(wildcard src/*.c src/*/*.c include/*.h tests/unit/*.c tests/fuzz/*.c)
+FORMAT_FILES = $(wildcard src/*.c src/*/*.[ch] include/*.h tests/unit/*.c tests/fuzz/*.c)
 format:
 	clang-format -i $(FORMAT_FILES)
 
