@@ -3,7 +3,7 @@
 #include <stdint.h>
 
 #include "buf.h"
-#include "tmpl.h"
+#include "render/tmpl.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

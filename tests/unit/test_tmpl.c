@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "buf.h"
-#include "tmpl.h"
+#include "render/tmpl.h"
 #include "units.h"
 
 static struct view *
