@@ -60,10 +60,8 @@ $(B)/obj/%.o: src/%.c $(B)/.build-flags
 	@[ "$(V)" = 1 ] || echo "  CC      $<"
 	$(Q)$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
-# q, not r: two folders may hold files of one name (bench/stats.c, tune/stats.c), and r
-# would keep only the last of them.
 $(B)/libnastune.a: $(LIB_OBJ)
-	$(Q)rm -f $@ && ar qcs $@ $^
+	$(Q)rm -f $@ && ar rcs $@ $^
 
 $(B)/nastune: $(CMD_OBJ) $(B)/libnastune.a
 	@[ "$(V)" = 1 ] || echo "  LD      $@"

@@ -7,7 +7,7 @@
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 b=$top/${BUILD:-build}
 lib=$b/libnastune.a
-plan 10
+plan 12
 
 # upward FILE...: the "object: symbol" pairs of undefined cli_/cmd_ references.
 upward() { nm -A -u "$@" 2>/dev/null | awk '$NF ~ /^(cli|cmd)_/ { n = split($1, p, ":"); print p[n - 1] ": " $NF }' | sort -u; }
@@ -67,3 +67,10 @@ for t in "$b"/tests/test_*; do
 	nm "$t" 2>/dev/null | grep -qE ' T (cli|cmd)_' && bad="$bad $(basename "$t")"
 done
 is "$bad" "" "unit tests link the core library alone"
+
+# One name per source file: libnastune.a keeps its members by name (ar r), and a reader finds
+# a file by it. dupnames DIR: the .c base names under DIR/src held more than once.
+dupnames() { (cd "$1" && find src -name '*.c' -printf '%f\n' | sort | uniq -d); }
+is "$(dupnames "$top")" "" "no two source files share a name"
+mkdir -p "$tmp/dup/src/a" "$tmp/dup/src/b" && touch "$tmp/dup/src/a/x.c" "$tmp/dup/src/b/x.c"
+is "$(dupnames "$tmp/dup")" "x.c" "... and a name held twice is reported"

@@ -1,4 +1,4 @@
-/* report.c - a stored run as a text table, or as one self-contained HTML page with inline
+/* runreport.c - a stored run as a text table, or as one self-contained HTML page with inline
  * SVG charts (no scripts, no external resources). */
 #include <math.h>
 #include <stdio.h>

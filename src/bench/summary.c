@@ -1,4 +1,4 @@
-/* stats.c - summaries, bootstrap intervals and the Mann-Whitney U test. Pure: no I/O, no
+/* summary.c - summaries, bootstrap intervals and the Mann-Whitney U test. Pure: no I/O, no
  * clock; the PRNG is seeded by the caller so every number is reproducible. */
 #include <errno.h>
 #include <math.h>
