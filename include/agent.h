@@ -1,4 +1,4 @@
-/* agent.h - the nastune agent (client machines) and the controller's side of its protocol.
+/* agent.h - the nastune agent (client machines); the controller's side is agentctl.h.
  *
  * The agent listens on TCP, authenticates every controller (agent_proto.h), reports client
  * facts, and runs benchmark jobs one at a time through the same engine as the server
