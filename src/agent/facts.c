@@ -2,7 +2,6 @@
  * towards the NAS (MTU, speed), the disk baseline (measured once), what the OS can mount, its
  * --mount paths and drivers. */
 #include <arpa/inet.h>
-#include <ifaddrs.h>
 #include <jansson.h>
 #include <net/if.h>
 #include <netinet/in.h>
@@ -17,6 +16,7 @@
 #include "agent_state.h"
 #include "bench.h"
 #include "fsutil.h"
+#include "hostaddr.h"
 #include "log.h"
 
 /* The MTU this host sends with towards the NAS on fd (the route's, or a smaller path MTU
@@ -44,7 +44,8 @@ nic_facts(int fd)
 {
 	struct sockaddr_storage ss = { 0 };
 	socklen_t sl = sizeof(ss);
-	struct ifaddrs *ifa = NULL, *i;
+	struct hostaddr *ha = NULL;
+	size_t nha = 0, i;
 	char addr[INET6_ADDRSTRLEN] = "", name[IF_NAMESIZE] = "";
 	int mtu = 0, speed = -1;
 
@@ -54,24 +55,14 @@ nic_facts(int fd)
 				  : (void *)&((struct sockaddr_in6 *)&ss)->sin6_addr;
 		inet_ntop(ss.ss_family, a, addr, sizeof(addr));
 	}
-	if (getifaddrs(&ifa) == 0) {
-		for (i = ifa; i; i = i->ifa_next) {
-			char a[INET6_ADDRSTRLEN] = "";
-
-			if (!i->ifa_addr || i->ifa_addr->sa_family != ss.ss_family)
-				continue;
-			inet_ntop(
-				i->ifa_addr->sa_family,
-				i->ifa_addr->sa_family == AF_INET
-					? (void *)&((struct sockaddr_in *)i->ifa_addr)->sin_addr
-					: (void *)&((struct sockaddr_in6 *)i->ifa_addr)->sin6_addr,
-				a, sizeof(a));
-			if (strcmp(a, addr) == 0) {
-				snprintf(name, sizeof(name), "%s", i->ifa_name);
+	if ((ss.ss_family == AF_INET || ss.ss_family == AF_INET6) &&
+	    hostaddr_list(ss.ss_family, &ha, &nha) == 0) {
+		for (i = 0; i < nha; i++)
+			if (strcmp(ha[i].addr, addr) == 0) {
+				snprintf(name, sizeof(name), "%s", ha[i].name);
 				break;
 			}
-		}
-		freeifaddrs(ifa);
+		free(ha);
 	}
 	if (name[0]) {
 		struct ifreq ifr;

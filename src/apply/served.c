@@ -8,7 +8,6 @@
  * "not served"; a session or login refused before any share is named is "not proven". */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <ifaddrs.h>
 #include <netinet/in.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -17,6 +16,7 @@
 #include <unistd.h>
 
 #include "bench_driver.h"
+#include "hostaddr.h"
 #include "model.h"
 #include "served.h"
 #include "xmalloc.h"
@@ -62,14 +62,14 @@ served_judge(const char *proto, int rc, const char *answer)
 static bool
 smb_host(const struct model *m, char *host, size_t len)
 {
-	struct ifaddrs *ifs = NULL, *a;
-	size_t i;
+	struct hostaddr *ha = NULL;
+	size_t nha = 0, i, k;
 	bool found = false;
 
 	snprintf(host, len, "127.0.0.1");
 	if (m->server.interfaces.n == 0)
 		return true;
-	if (getifaddrs(&ifs) < 0)
+	if (hostaddr_list(AF_INET, &ha, &nha) < 0)
 		return false;
 	for (i = 0; i < m->server.interfaces.n; i++) {
 		const char *e = m->server.interfaces.v[i];
@@ -83,18 +83,16 @@ smb_host(const struct model *m, char *host, size_t len)
 			found = true;
 			break;
 		}
-		for (a = ifs; a; a = a->ifa_next)
-			if (a->ifa_addr && a->ifa_addr->sa_family == AF_INET &&
-			    strcmp(a->ifa_name, e) == 0)
+		for (k = 0; k < nha; k++)
+			if (strcmp(ha[k].name, e) == 0)
 				break;
-		if (a) {
-			inet_ntop(AF_INET, &((struct sockaddr_in *)a->ifa_addr)->sin_addr, host,
-				  len);
+		if (k < nha) {
+			snprintf(host, len, "%s", ha[k].addr);
 			found = true;
 			break;
 		}
 	}
-	freeifaddrs(ifs);
+	free(ha);
 	return found;
 }
 
@@ -189,9 +187,9 @@ client_admits(const char *c, struct in_addr a)
 static bool
 nfs_host(const struct share *s, char *host, size_t len)
 {
-	struct ifaddrs *ifs = NULL, *a;
+	struct hostaddr *ha = NULL;
 	struct in_addr lo = { htonl(INADDR_LOOPBACK) };
-	size_t i;
+	size_t nha = 0, i, k;
 	bool found = false;
 
 	snprintf(host, len, "127.0.0.1");
@@ -200,21 +198,15 @@ nfs_host(const struct share *s, char *host, size_t len)
 			return true;
 	if (s->nfs_clients.n == 0)
 		return true;
-	if (getifaddrs(&ifs) < 0)
+	if (hostaddr_list(AF_INET, &ha, &nha) < 0)
 		return false;
-	for (a = ifs; a && !found; a = a->ifa_next) {
-		struct in_addr in;
-
-		if (!a->ifa_addr || a->ifa_addr->sa_family != AF_INET)
-			continue;
-		in = ((struct sockaddr_in *)a->ifa_addr)->sin_addr;
+	for (k = 0; k < nha && !found; k++)
 		for (i = 0; i < s->nfs_clients.n && !found; i++)
-			if (client_admits(s->nfs_clients.v[i], in)) {
-				inet_ntop(AF_INET, &in, host, len);
+			if (client_admits(s->nfs_clients.v[i], ha[k].a.in)) {
+				snprintf(host, len, "%s", ha[k].addr);
 				found = true;
 			}
-	}
-	freeifaddrs(ifs);
+	free(ha);
 	return found;
 }
 
