@@ -15,6 +15,12 @@ char *esc_term(const char *s);
  * Caller json_decref()s it. */
 struct json_t;
 struct json_t *esc_json(const struct json_t *v);
+/* What render makes of esc_json(doc): the one way a stored run reaches a terminal or a page,
+ * every string in it escaped whatever a peer or an older version stored. Returns render's
+ * text (caller frees) or NULL with err as render set it. */
+char *esc_render(const struct json_t *doc,
+		 char *(*render)(const struct json_t *doc, char *err, size_t errlen), char *err,
+		 size_t errlen);
 /* Whether esc_term(s) would change s. */
 int esc_term_needed(const char *s);
 

@@ -38,3 +38,14 @@ esc_json(const json_t *v)
 		return json_deep_copy(v);
 	}
 }
+
+char *
+esc_render(const json_t *doc, char *(*render)(const json_t *doc, char *err, size_t errlen),
+	   char *err, size_t errlen)
+{
+	json_t *safe = esc_json(doc);
+	char *out = render(safe, err, errlen);
+
+	json_decref(safe);
+	return out;
+}
