@@ -132,7 +132,7 @@ mount_facts(const struct utsname *u)
 		fclose(fp);
 	(void)u;
 #elif defined(__APPLE__)
-	/* macOS 27 (Darwin 26) removed the AFP client (FIELD.md). */
+	/* macOS 27 (Darwin 26) has no AFP client: Apple removed it. */
 	smb = nfs = true;
 	afp = atoi(u->release) < 26;
 #else

@@ -7,7 +7,7 @@
  * outstanding WRITEs (cli_push), so the driver passes the engine's buffer through whole.
  * More requests in flight would take more connections in child processes (the library is
  * not thread-safe): that costs a copy through shared memory and a session setup per child,
- * and was slower than one connection where client and server share the CPUs (issue 30).
+ * and is slower than one connection where client and server share the CPUs.
  * libsmbclient has no flush call: flush() is a no-op, flagged flush_noop, so every SMB write
  * result is labelled "unflushed" and never compared with a flushed one. */
 #include <errno.h>

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # 10g lab benchmark: a private lab at 10 Gbit/s with offloads off (veth cannot hide the wire
-# then, FIELD.md), client1 reading a hot SIZE file from the server through each of nastune's
+# then), client1 reading a hot SIZE file from the server through each of nastune's
 # drivers (SMB, NFSv3, AFP: build/tests/drvtool-*, in the engine's seq-read request size for
 # each; the transfer's own rate, connect excluded as iperf3's -O 1 excludes its start)
 # against iperf3 on the same path (server -> client, as a read). ROUNDS rounds (5), each

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Tune decision quality (issue 9): on a knob subset with a planted bad value (SMB encryption
+# Tune decision quality: on a knob subset with a planted bad value (SMB encryption
 # required) and neutral ones, in a private lab, `nastune tune` (coordinate descent) against
 # `nastune tune --exhaustive` (every combination), RUNS (3) times. Prints the tuned configuration's score
 # against the exhaustive best (target >= 0.95) and the tune's time against the exhaustive

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The agent and its protocol on this host (issue 8): pairing, keys, two agents answering one
+# The agent and its protocol on this host: pairing, keys, two agents answering one
 # controller, a wrong key refused on both sides with no job run, malformed and oversized
-# messages rejected while the agent keeps serving, an agent killed mid-job. Issue 17: every
+# messages rejected while the agent keeps serving, an agent killed mid-job. Every
 # message after the handshake is authenticated (altered and replayed frames refused through a
 # man in the middle, tests/cli/agent_mitm.py), jobs run only against the NAS, fake agents are
 # refused by the NAS, idle unauthenticated connections cannot lock the NAS out. The agents run
@@ -124,7 +124,7 @@ grep -q "reply: error authentication failed" <<<"$out"
 ok $? "a job before authenticating: only an error, then the connection is closed" "$out"
 grep -q '"job" message before authentication' "$tmp/a.log"
 ok $? "... logged by the agent"
-# --- after the handshake every message is authenticated (issue 17)
+# --- after the handshake every message is authenticated
 out=$(peer badmac)
 grep -q "reply: error message 0 failed authentication" <<<"$out" && grep -q "reply: closed" <<<"$out"
 ok $? "an authenticated session: a frame with a wrong MAC is refused and the connection closed" "$out"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 26: no peer can stall or lock out the NAS. 64 idle connections from 16 addresses fill
+# No peer can stall or lock out the NAS. 64 idle connections from 16 addresses fill
 # every handshake place of the agent, and the NAS still gets in (it knocks with the key); one
 # key holder idling on every authenticated place is replaced by the newest session, and an
 # agent that is busy is reported as busy; a fake

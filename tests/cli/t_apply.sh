@@ -185,7 +185,7 @@ NASTUNE_DEBUG_CRASH=install "$NASTUNE" --datadir "$top" --root "$r" -c "$conf" a
 nt --root "$r" -c "$conf" rollback 1
 is "$(sums "$r")" "$before" "after recovery from a crash mid-install, a hand-written tuned.conf is back as it was"
 
-# --- a power cut between two installs (issue 29): smb.conf new, the rest old. Every command
+# --- a power cut between two installs: smb.conf new, the rest old. Every command
 # that reads the installed files or the state names it first, status exits 1 until it is
 # repaired, and the repair leaves every file of one generation.
 r="$tmp/cut"; mkdir -p "$r/run"; srvdirs "$r"

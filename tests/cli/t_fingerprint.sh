@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The hardware fingerprint ignores what changes on an ordinary boot (issue 17): a link that
+# The hardware fingerprint ignores what changes on an ordinary boot: a link that
 # renegotiated or went down, a USB stick or DVD left in at boot. Alone, such a change leaves
 # `apply --if-changed`, `status` and `tune --if-changed` at "unchanged"; a real change (a disk's
 # firmware) still counts. /sys/class/net and /sys/block are replaced by tmpfs trees in a

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The tree is formatted with its .clang-format (issue 18): `make format-check` names every
+# The tree is formatted with its .clang-format: `make format-check` names every
 # file `make format` would change, and a file formatted otherwise is caught.
 . "$(dirname "$0")/lib.sh"
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT

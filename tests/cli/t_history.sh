@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# History one can scan (issue 27): every commit after BASE, the last commit before the work
+# History one can scan: every commit after BASE, the last commit before the work
 # on the layout (whose subjects run to hundreds of characters and cannot be rewritten), has
 # a subject of at most 72 characters, as git's own convention has it; the why goes in the
 # body. Needs the repository's history (CI's clone has all of it); outside a git checkout

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Output that cannot be written is a failure (issue 17): with stdout on a full device, a
+# Output that cannot be written is a failure: with stdout on a full device, a
 # command that would succeed exits 1 and says why, instead of 0 with nothing delivered.
 . "$(dirname "$0")/lib.sh"
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The client agent's folders (src/agent, src/bench, src/lib) build without libconfig, libnl
-# and Avahi (issue 8: it must build on macOS): their sources include none of their headers (nor the modules that wrap them), and
+# and Avahi (it must build on macOS): their sources include none of their headers (nor the modules that wrap them), and
 # they compile with only jansson, libcrypto, libsmbclient and libnfs on the include path,
 # as strict C11 plus POSIX (no _GNU_SOURCE).
 . "$(dirname "$0")/lib.sh"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 26: the benchmark removes only what it made, known by what it recorded (identity),
+# The benchmark removes only what it made, known by what it recorded (identity),
 # never by a name. A private directory renamed by a share user to a stale-looking scratch name
 # (this host, a dead pid) survives `bench` on a plain directory (owned by root or by another
 # user) and on a mergerfs pool (FUSE, where the local driver once skipped its ownership check);

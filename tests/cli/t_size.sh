@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Sizes a newcomer can read (issue 27): no command file (src/cmd/*.c) over 400 lines, no
+# Sizes a newcomer can read: no command file (src/cmd/*.c) over 400 lines, no
 # function anywhere in src/ over 100 lines. Tables are data, not functions: only function
 # bodies count, found as the house style writes them (the name at column 0, the braces of
 # the body alone on their lines at column 0).

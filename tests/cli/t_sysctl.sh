@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# sysctl values restored exactly (issue 17): nastune records the kernel's own value of a
+# sysctl values restored exactly: nastune records the kernel's own value of a
 # sys.* key before it first sets it, and puts exactly that value back when no generation
 # sets the key any more (a key dropped, a rollback, a tune trial undone) — not a hard-coded
 # default, and not left at the trial's value. Real kernel keys: net.ipv4.tcp_rmem/tcp_wmem

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 26: what comes from a peer or a config. An agent's host name, targets and error texts
+# What comes from a peer or a config. An agent's host name, targets and error texts
 # (an unauthenticated peer's too) print escaped in bench, history and report; an AFP path
 # afp.conf cannot carry is refused with file:line; a missing testparm fails the apply with
 # nothing changed; the state database is 0600 whatever the umask.

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """afp.py - a tiny AFP-over-DSI client for the lab's tests (stdlib only).
 
-No working netatalk client tool exists on these machines (FIELD.md), so the lab speaks
+No working netatalk client tool exists (afp_speedtest and afp_lantest do not complete a
+run), so the lab speaks
 the protocol itself: DSIGetStatus without a session, then DSIOpenSession, FPLogin with
 "No User Authent" (guest), "DHX2" (Diffie-Hellman + CAST128, what Macs use; needs
 python3-cryptography) or "Cleartxt Passwrd" (--uam clrtxt; 8-byte password field), and

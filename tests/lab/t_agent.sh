@@ -1,10 +1,10 @@
 #!/bin/bash
-# Client-assisted benchmarks (issue 8) in the lab: agents on client1 (1 Gbit/s, MTU 1500) and
+# Client-assisted benchmarks in the lab: agents on client1 (1 Gbit/s, MTU 1500) and
 # client2 (10 Gbit/s, MTU 9000), found over mDNS by the server, run seq-read over SMB against
 # the server's shares with nastune's own driver; their results differ as their links do. A
 # wrong key is refused on both sides; an agent killed mid-job is reported while the other
 # finishes; malformed and oversized messages from the network leave the agent serving; idle
-# unauthenticated connections from another client do not lock the server out (issue 17).
+# unauthenticated connections from another client do not lock the server out.
 # shellcheck source=tests/lab/lib.sh
 . "$(dirname "$0")/lib.sh"
 lab_ready --link client1=1g,client2=10g,client3=10g,server=10g --offload off \
@@ -142,7 +142,7 @@ ok $? "a malformed one too" "$out"
 out=$(peer ok)
 grep -q "reply: facts" <<<"$out"
 ok $? "client2's agent still serves" "$out"
-# --- another client holding idle unauthenticated connections to client2's agent (issue 17)
+# --- another client holding idle unauthenticated connections to client2's agent
 on client3 timeout 60 python3 "$TOPDIR/tests/cli/agent_peer.py" "$C2:7048" "$KEY" hold:40:20 >"$WORK/hold" 2>&1 &
 hp=$!
 sleep 3

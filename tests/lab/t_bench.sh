@@ -1,5 +1,5 @@
 #!/bin/bash
-# The benchmark engine through every driver against the lab server (issue 7): every workload
+# The benchmark engine through every driver against the lab server: every workload
 # over SMB, NFS (v3) and AFP from client1, results for each, nothing left on the share; wrong
 # credentials and a missing share give clear errors and leave nothing; a server killed
 # mid-run gives a clear error in bounded time, and the next run removes what was left (what
@@ -109,7 +109,7 @@ for p in smb afp; do
 	if [[ $p = afp ]]; then
 		# The lab's afpd hands out CNIDs anew ("cnid scheme = last": no file ids), so
 		# nothing tells the killed run's directory from another one of that name: it
-		# stays, and the next run says so (issue 26: never by name alone).
+		# stays, and the next run says so (never by name alone).
 		[[ $rc = 0 && -n $(scratch) ]] && grep -q "cannot be told apart from another directory of that name" <<<"$err"
 		ok $? "$p: the next run works, and leaves the killed run's scratch alone, saying why (no file ids)" "$(scratch; both)"
 		rm -rf $(scratch)

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Honest cache labels (issue 17): `bench --cache cold` drops the page cache of the machine it
+# Honest cache labels: `bench --cache cold` drops the page cache of the machine it
 # runs on. From client1 that is not the server's cache (the server may still hold the file),
 # so the results say "client-cold"; on the server itself, against its own address, the drop
 # reaches the cache smbd reads through, and they say "cold". (The lab's hosts share one

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Clients nastune did not write (issue 16) confirm, from client1, what a Mac will see:
+# Clients nastune did not write confirm, from client1, what a Mac will see:
 #  - Samba's own smbtorture (vfs.fruit) and impacket negotiate AAPL with the Time Machine
 #    share as macOS does: the capabilities, the Time Machine volume flag and the model;
 #    Apple metadata, resource forks and the server-side copyfile work;

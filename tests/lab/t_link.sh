@@ -47,7 +47,8 @@ ok $? "iperf3 at --link 1g with offloads off: $r MB/s is at most 110% and at lea
 grep_out "--offload off turns TSO off on lab0" 'tcp-segmentation-offload: off' \
 	on client1 ethtool -k lab0
 
-# Jumbo frames end to end, then a switch port that drops them (FIELD.md: silent loss).
+# Jumbo frames end to end, then a switch port that drops them: a silent loss, which only a
+# don't-fragment probe at full size shows.
 lab_ready --server-mtu 9000 --client-mtu 9000
 check "MTU 9000 everywhere: a DF ping of 8972 bytes gets through" \
 	on client1 ping -c 2 -W 1 -M "do" -s 8972 "$SERVER"

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Bonjour with one owner (issue 5): the records a client sees through its own avahi-daemon —
+# Bonjour with one owner: the records a client sees through its own avahi-daemon —
 # each exactly once, with the exact TXT values — for SMB, AFP and dual Time Machine shares
 # and NFS exports; renames and removals leave nothing stale; avahi-daemon restarts; a live
 # `nastune mdns publish` that collides with another host and survives a daemon restart.

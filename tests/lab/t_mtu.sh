@@ -1,5 +1,5 @@
 #!/bin/bash
-# MTU through netlink, proven end to end (issue 6): real rtnetlink on real veth, real ICMP
+# MTU through netlink, proven end to end: real rtnetlink on real veth, real ICMP
 # through the lab's bridge switch. Runs on a private lab instance (its own namespaces and
 # state, torn down at the end) because it changes host and switch-port MTUs that other lab
 # tests rely on; named per run so that concurrent runs cannot meet. NASTUNE_MTU_LAB_KEEP=1

@@ -1,5 +1,5 @@
 #!/bin/bash
-# network.mtu through apply and rollback (issue 6): the MTU is proven against network.peers,
+# network.mtu through apply and rollback: the MTU is proven against network.peers,
 # recorded in the generation, restored by rollback and by the recovery of an interrupted
 # apply. A private lab, like t_mtu.sh, because it changes host and switch-port MTUs.
 export NASTUNE_LAB_PREFIX=${NASTUNE_MTU_LAB_PREFIX:-nmta$$-}

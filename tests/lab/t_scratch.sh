@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 26: over SMB, logged in as the owner of the files, the benchmark removes only what it
+# Over SMB, logged in as the owner of the files, the benchmark removes only what it
 # made. alice's private directory (0700), renamed by another share user to a stale-looking
 # scratch name (this host, a dead pid), survives `bench` and `tune`, on a plain directory and
 # on a mergerfs pool (FUSE) shared over SMB; a tune's kept scratch directory swapped for a

@@ -10,7 +10,7 @@
 # restoring generation 0 on the running system. Root only; CI runs it.
 #
 # The recipe (what works on these machines, where PID 1 is not systemd and cgroups are
-# v1 with a v2 "unified" hierarchy; FIELD.md):
+# v1 with a v2 "unified" hierarchy):
 #   - the root is tests/pkg/bookworm-root's cached bookworm (debootstrap minbase) plus
 #     systemd, systemd-sysv, dbus, nfs-ganesha(-vfs) and what the .deb depends on; it is
 #     the lower layer of an overlay whose upper layer is a tmpfs, so every run boots a

@@ -428,7 +428,7 @@ crash_records(const char *reg, pid_t pid, const char *url, const char *const *na
 	bench_scratch_registry(reg);
 }
 
-/* Issue 26: stale scratch is what a crashed run of this host recorded, and goes only while it
+/* Stale scratch is what a crashed run of this host recorded, and goes only while it
  * is still that directory. A private directory (0700, another owner) renamed to a
  * stale-looking name by a share user stays, and so does one renamed over a recorded name; a
  * recorded directory of a dead pid goes. */

@@ -1,6 +1,6 @@
 /* test_proc.c - the run-command API (proc.h): exit statuses, every redirection, capture,
  * stdin fed through a pipe, a timeout, a new session, no descriptor leaked; and children
- * waited for across signals (issue 17): the tune and bench signal handlers are installed
+ * waited for across signals: the tune and bench signal handlers are installed
  * without SA_RESTART, and a wait they interrupt must not be taken for the child's status
  * (testparm's "pass" came from an unset status that way). */
 #include <dirent.h>
