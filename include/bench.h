@@ -241,7 +241,7 @@ int bench_run(const struct bench_driver *d, const struct bench_target *t, enum b
 
 /* A session: one connection to t through d that several workloads run on in turn, as
  * bench_run does each on its own (a tune's measure call runs its workloads on one connection:
- * an SMB login costs about 11 ms on loopback, a fifth of a 32 MiB write and read). A
+ * a login per workload would weigh on the short runs a tune makes). A
  * workload's preflight is skipped when one on this session already passed with at least its
  * footprint (and no laxer force): each workload removes its files at its end, before the next
  * starts. A kept scratch directory (o->keep_scratch) is looked for once a session. */

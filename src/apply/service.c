@@ -702,9 +702,8 @@ pidfile_check(const char *root, const struct service_desc *d, const char *pidfil
 	 * most 250 ms), then a moment to act on it (or die of it): 100 ms. A tune trial's gets
 	 * no moment, only the look at once (a daemon the signal killed is caught here): its next
 	 * step measures the daemon, and a daemon dead by then fails that measurement ("is smbd
-	 * running?"), which ends the tune and restores its start. A tune reloads at every
-	 * switch, so the moment was half of what a switch cost. A restart's new process gets
-	 * 250 ms. */
+	 * running?"), which ends the tune and restores its start; a tune reloads at every
+	 * switch and would wait each time. A restart's new process gets 250 ms. */
 	for (i = 0; !restarted && i < 250 && !hup_taken(pid); i++)
 		usleep(1000); /* a daemon takes it within a few ms: look every ms */
 	grace = restarted || i == 250 ? 5 : kind == SVC_CHECK_TRIAL ? 0 : 2;

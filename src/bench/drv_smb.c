@@ -23,9 +23,9 @@
 #include "bench_driver.h"
 #include "xmalloc.h"
 
-/* libsmbclient is loaded when the first SMB connection is made, not linked: Samba's ~110
- * libraries cost every nastune process ~27 ms of relocations at start-up, and only bench,
- * tune and the agent speak SMB. The calls below go through this table (same names). */
+/* libsmbclient is loaded when the first SMB connection is made, not linked: Samba's hundred
+ * or so libraries would make every nastune process pay their relocations at start-up, and
+ * only bench, tune and the agent speak SMB. The calls below go through this table (same names). */
 #define SMBC_API(X)                                                                                \
 	X(smbc_new_context)                                                                        \
 	X(smbc_free_context)                                                                       \

@@ -204,9 +204,9 @@ fill_pattern(unsigned char *buf, uint64_t seed)
 }
 
 /* What writes send: BUFSZ seeded random bytes (no server can compress or deduplicate them),
- * made once per process for the first seed asked (filling 16 MiB takes about 3 ms, and a
- * tune measures in a hundred short calls) and read-only after; another seed gets the
- * session's own. *rng gets the generator's state after the fill. */
+ * made once per process for the first seed asked (a tune measures in many short calls, and
+ * each would otherwise fill it again) and read-only after; another seed gets the session's
+ * own. *rng gets the generator's state after the fill. */
 static const unsigned char *
 pattern(struct bench_session *s, uint64_t seed, uint64_t *rng)
 {

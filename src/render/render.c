@@ -438,7 +438,7 @@ build_view(const struct model *m)
 	o = child_obj(v, "smb");
 	view_set_str(o, "min_protocol", m->smb.min_protocol);
 	/* Samba 4.17 reads every word of protocols.smb.signing; "desired" is its own level
-	 * (it used to be written as "auto", which Samba reads as if_required). */
+	 * (written as "auto" it would read as if_required). */
 	view_set_str(o, "signing", smb_security(m, KNOB_SMB_SERVER_SIGNING, m->smb.signing));
 	view_set_str(o, "encryption", smb_security(m, KNOB_SMB_SMB_ENCRYPT, m->smb.encryption));
 	knob_list(o, "knobs", m, KNOB_AT_SMB_GLOBAL, KNOB_SMB_SERVER_SIGNING, KNOB_SMB_SMB_ENCRYPT);
