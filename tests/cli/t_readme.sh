@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# README.md is the code's (issue 27): at most 450 lines, the two set-up commands at the top,
-# and an Architecture section naming every source file (src/**/*.c) and none that is gone;
-# the files it links to exist.
+# README.md is the users' page: at most 300 lines, the two set-up commands at the top. The
+# contributors' HACKING.md holds the Architecture, naming every source file (src/**/*.c) and
+# none that is gone, and the test map, a row with its time for every suite tests/run knows.
+# The files both link to exist.
 . "$(dirname "$0")/lib.sh"
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-plan 7
+plan 9
 README=$top/README.md
-MAX=450
+HACKING=$top/HACKING.md
+MAX=300
 
 n=$(wc -l <"$README")
 [ "$n" -le $MAX ]
@@ -30,7 +32,7 @@ unnamed() {
 	comm -23 <(echo "$files") <(echo "$named") | sed 's/^/not named: /'
 	comm -13 <(echo "$files") <(echo "$named") | sed 's/^/named, absent: /'
 }
-is "$(unnamed "$README" "$top")" "" "the Architecture section names every src/**/*.c, none absent"
+is "$(unnamed "$HACKING" "$top")" "" "HACKING.md's Architecture names every src/**/*.c, none absent"
 
 # The check can fail: a new file, and a file named but gone, are both reported.
 mkdir -p "$tmp/src/x" && touch "$tmp/src/x/new.c"
@@ -39,10 +41,24 @@ is "$(unnamed "$tmp/README.md" "$tmp" | tr '\n' ';')" "not named: src/x/new.c;na
 	"a file missing from the section, and one named but absent, are reported"
 
 # Every relative link resolves.
-bad=$(grep -oE '\]\([^)#:]+\)' "$README" | sed -E 's/^\]\(//; s/\)$//' | while read -r l; do
-	[ -e "$top/$l" ] || echo "$l"
-done)
-is "$bad" "" "every file README.md links to exists"
+bad=$(grep -oE '\]\([^)#:]+\)' "$README" "$HACKING" | sed -E 's/^[^:]*:\]\(//; s/\)$//' |
+	while read -r l; do
+		[ -e "$top/$l" ] || echo "$l"
+	done)
+is "$bad" "" "every file README.md and HACKING.md link to exists"
+
+# suites FILE: the suites tests/run runs by default; unmapped FILE: those without a row in
+# FILE's "## Tests" table that gives a time (a figure and "s").
+suites() { sed -n 's/^\[ \${#suites\[@\]} -gt 0 \] || suites=(\(.*\))$/\1/p' "$1" | tr ' ' '\n'; }
+unmapped() {
+	local s
+	for s in $(suites "$top/tests/run"); do
+		awk '/^## / { on = ($0 == "## Tests") } on' "$1" |
+			grep -qE "^\| \`$s\`.*\| [^|]*[0-9]+ s[^|]*\|$" || echo "$s"
+	done
+}
+[ -n "$(suites "$top/tests/run")" ]; ok $? "tests/run names its suites ($(suites "$top/tests/run" | tr '\n' ' '))"
+is "$(unmapped "$HACKING" | tr '\n' ' ')" "" "HACKING.md's test map has a row with a time for every suite"
 
 # The same documents hold what the README sends the reader to.
 for d in src/bench/README.md src/agent/README.md tests/lab/README.md; do
