@@ -1,11 +1,6 @@
 /* test_bench_engine.c - every workload on the null driver: operation counts, results,
  * scratch cleanup, free-space and Time Machine refusals, stale scratch, a driver failing
  * mid-run, interruption, cold runs, JSON round trip and reports. */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <cmocka.h>
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
@@ -19,6 +14,7 @@
 #include "bench/drv_null.h"
 #include "bench/scratch.h"
 #include "fsutil.h"
+#include "unit.h"
 #include "xmalloc.h"
 
 /* Parses url and holds a connection to its store so its tree can be inspected. */
@@ -643,7 +639,7 @@ test_stale(void **state)
 	struct bench_results rs = { 0 };
 	struct bench_stat st;
 	char host[128], reg[] = "/tmp/nastune-reg.XXXXXX", look[256], mine[256], swapped[256];
-	char err[512], *text, *path, *fixed, *p;
+	char err[512], *text;
 	struct held h;
 	struct dirent *de;
 	DIR *dp;
@@ -669,21 +665,7 @@ test_stale(void **state)
 	assert_int_equal(bench_drv_null.mkdir(h.c, swapped), 0);
 	assert_int_equal(scratch_made(&bench_drv_null, h.c, h.t.url, mine), 0);
 	assert_int_equal(scratch_made(&bench_drv_null, h.c, h.t.url, swapped), 0);
-	assert_non_null(dp = opendir(reg));
-	while ((de = readdir(dp))) {
-		if (de->d_name[0] == '.')
-			continue;
-		path = xasprintf("%s/%s", reg, de->d_name);
-		assert_int_equal(fs_read_file(path, 8192, &text, NULL), 0);
-		assert_non_null(p = strstr(text, "\npid "));
-		*p = '\0';
-		fixed = xasprintf("%s\npid %ld\n%s", text, (long)pid, strchr(p + 1, '\n') + 1);
-		assert_int_equal(fs_write_atomic(path, fixed, strlen(fixed), 0600, 0), 0);
-		free(fixed);
-		free(text);
-		free(path);
-	}
-	closedir(dp);
+	unit_crash_records(reg, pid);
 	/* This process forgets them (the files stay: the dead one's records). */
 	text = xasprintf("%s", reg);
 	bench_scratch_registry(NULL);

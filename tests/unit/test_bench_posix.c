@@ -3,11 +3,6 @@
  * through the engine's progress callback), a symlink at the baseline's once predictable name,
  * "..", directories that are not ours, a FIFO in place of a file; Time Machine and free-space
  * refusals of the baseline before anything is created. Runs on temp directories. */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <cmocka.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -21,6 +16,7 @@
 #include "bench.h"
 #include "bench/scratch.h"
 #include "fsutil.h"
+#include "unit.h"
 #include "xmalloc.h"
 
 struct fx {
@@ -402,26 +398,9 @@ test_preflight_huge(void **state)
 static void
 crash_records(const char *reg, pid_t pid, const char *url, const char *const *names, size_t n)
 {
-	char *text, *path, *fixed, *p;
-	struct dirent *de;
-	DIR *dp;
 	size_t i;
 
-	assert_non_null(dp = opendir(reg));
-	while ((de = readdir(dp))) {
-		if (de->d_name[0] == '.')
-			continue;
-		path = xasprintf("%s/%s", reg, de->d_name);
-		assert_int_equal(fs_read_file(path, 8192, &text, NULL), 0);
-		assert_non_null(p = strstr(text, "\npid "));
-		*p = '\0';
-		fixed = xasprintf("%s\npid %ld\n%s", text, (long)pid, strchr(p + 1, '\n') + 1);
-		assert_int_equal(fs_write_atomic(path, fixed, strlen(fixed), 0600, 0), 0);
-		free(fixed);
-		free(text);
-		free(path);
-	}
-	closedir(dp);
+	unit_crash_records(reg, pid);
 	bench_scratch_registry(NULL); /* forget in memory only */
 	for (i = 0; i < n; i++)
 		scratch_forget(url, names[i]);

@@ -1,16 +1,12 @@
 /* test_hostaddr.c - this host's interface addresses: loopback's 127.0.0.1 found under "lo",
  * each family kept apart, and the numeric text matching the binary address. */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <cmocka.h>
 #include <arpa/inet.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 
 #include "hostaddr.h"
+#include "unit.h"
 
 static void
 test_loopback(void **state)

@@ -1,11 +1,6 @@
 /* test_knobs.c - the knob table: its invariants, value syntax, that every knob renders into
  * its file with every candidate (through the real templates), and which values tune may try. */
 #include <errno.h>
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <cmocka.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,16 +11,13 @@
 #include "profile.h"
 #include "render.h"
 #include "templates.h"
-
-static const char *const dirs[] = { "profiles" };
+#include "unit.h"
 
 /* Every protocol on, one share over all of them; server is "kernel" or "ganesha". */
 static struct model *
 model_for(const char *server, const char *extra)
 {
 	char text[2048];
-	struct diag d;
-	struct model *m;
 
 	snprintf(text, sizeof(text),
 		 "network = { interface = \"eth0\"; mtu = \"auto\"; peers = [\"192.0.2.9\"]; };\n"
@@ -36,12 +28,7 @@ model_for(const char *server, const char *extra)
 		 "}; } );\n"
 		 "tuning = { allow_unsafe = true; };\n%s",
 		 server, extra ? extra : "");
-	diag_init(&d);
-	m = profile_load_string("t.conf", text, dirs, 1, &d);
-	diag_print(&d, stderr);
-	assert_non_null(m);
-	diag_clear(&d);
-	return m;
+	return unit_model(text);
 }
 
 static void
@@ -613,20 +600,6 @@ expect_allowed(const struct model *m, enum knob_id id, const char *v, bool want,
 		fail_msg("%s = %s: '%s' lacks '%s'", knob_get(id)->name, v, why, needle);
 }
 
-static struct model *
-model_text(const char *text)
-{
-	struct diag d;
-	struct model *m;
-
-	diag_init(&d);
-	m = profile_load_string("t.conf", text, dirs, 1, &d);
-	diag_print(&d, stderr);
-	assert_non_null(m);
-	diag_clear(&d);
-	return m;
-}
-
 static void
 test_allowed(void **state)
 {
@@ -634,7 +607,7 @@ test_allowed(void **state)
 
 	(void)state;
 	/* unsafe values need allow_unsafe; the safe value of an unsafe knob does not */
-	m = model_text(
+	m = unit_model(
 		"shares = ( { name = \"A\"; path = \"/srv/a\"; protocols = [\"smb\", \"nfs\"];\n"
 		"  nfs = { clients = [\"*\"]; }; } );\n");
 	expect_allowed(m, KNOB_SMB_STRICT_SYNC, "no", false, "tuning.allow_unsafe");
@@ -673,7 +646,7 @@ test_allowed(void **state)
 	model_free(m);
 
 	/* SMB floors: required allows only required; desired allows desired and required */
-	m = model_text(
+	m = unit_model(
 		"protocols = { smb = { signing = \"required\"; encryption = \"desired\"; }; };\n"
 		"shares = ( { name = \"A\"; path = \"/srv/a\"; } );\n");
 	expect_allowed(m, KNOB_SMB_SERVER_SIGNING, "disabled", false,
@@ -688,7 +661,7 @@ test_allowed(void **state)
 	/* NFS on, but no share over it */
 	expect_allowed(m, KNOB_NFS_EXPORT_SYNC, "sync", false, "no share is served over nfs");
 	model_free(m);
-	m = model_text(
+	m = unit_model(
 		"protocols = { smb = { signing = \"mandatory\"; encryption = \"required\"; }; };\n"
 		"shares = ( { name = \"A\"; path = \"/srv/a\"; } );\n");
 	expect_allowed(m, KNOB_SMB_SERVER_SIGNING, "if_required", false, "weaker");
@@ -697,7 +670,7 @@ test_allowed(void **state)
 	model_free(m);
 
 	/* Ganesha with v3 only: nfs.versions never adds v4; the kernel knob is not applicable */
-	m = model_text(
+	m = unit_model(
 		"protocols = { nfs = { server = \"ganesha\"; versions = [3]; }; };\n"
 		"shares = ( { name = \"A\"; path = \"/srv/a\"; protocols = [\"nfs\"];\n"
 		"  nfs = { clients = [\"*\"]; }; } );\n"
@@ -713,16 +686,16 @@ test_allowed(void **state)
 	expect_allowed(m, KNOB_NET_MTU, "1500", false, "pinned in nastune.conf (t.conf:4)");
 	model_free(m);
 
-	m = model_text("network = { interface = \"eth0\"; mtu = \"auto\"; };\n");
+	m = unit_model("network = { interface = \"eth0\"; mtu = \"auto\"; };\n");
 	expect_allowed(m, KNOB_NET_MTU, "9000", false, "no network.peers");
 	model_free(m);
-	m = model_text(
+	m = unit_model(
 		"network = { interface = \"eth0\"; mtu = \"auto\"; peers = [\"192.0.2.1\"]; };\n");
 	expect_allowed(m, KNOB_NET_MTU, "9000", true, NULL);
 	expect_allowed(m, KNOB_NET_MTU, "9500", false, "576 to 9216");
 	assert_null(knob_value(m, KNOB_NET_MTU));
 	model_free(m);
-	m = model_text("network = { interface = \"eth0\"; peers = [\"192.0.2.1\"]; };\n");
+	m = unit_model("network = { interface = \"eth0\"; peers = [\"192.0.2.1\"]; };\n");
 	expect_allowed(m, KNOB_NET_MTU, "9000", false, "\"keep\"");
 	model_free(m);
 }
@@ -744,7 +717,7 @@ test_consented(void **state)
 
 	(void)state;
 	/* no consent anywhere: refused, with the sentence and the fix */
-	m = model_text("shares = ( { name = \"A\"; path = \"/srv/a\"; },\n"
+	m = unit_model("shares = ( { name = \"A\"; path = \"/srv/a\"; },\n"
 		       "  { name = \"B\"; path = \"/srv/b\"; } );\n");
 	assert_false(knob_consented(m, cs, &m->shares[0]));
 	assert_false(knob_consented(m, cs, NULL));
@@ -759,7 +732,7 @@ test_consented(void **state)
 	model_free(m);
 
 	/* one share's consent: that share only; the server's stays no */
-	m = model_text("shares = ( { name = \"A\"; path = \"/srv/a\"; allow = [\"semantics\"]; "
+	m = unit_model("shares = ( { name = \"A\"; path = \"/srv/a\"; allow = [\"semantics\"]; "
 		       "},\n  { name = \"B\"; path = \"/srv/b\"; } );\n");
 	assert_true(m->shares[0].allow_semantics && !m->shares[1].allow_semantics);
 	assert_true(knob_consented(m, cs, &m->shares[0]));
@@ -770,7 +743,7 @@ test_consented(void **state)
 	model_free(m);
 
 	/* the server's consent: every share, except where fruit needs the default */
-	m = model_text("protocols = { smb = { enabled = true; }; };\n"
+	m = unit_model("protocols = { smb = { enabled = true; }; };\n"
 		       "users = ( { name = \"alice\"; } );\n"
 		       "shares = ( { name = \"A\"; path = \"/srv/a\"; },\n"
 		       "  { name = \"TM\"; path = \"/srv/tm\"; valid_users = [\"alice\"];\n"
@@ -789,7 +762,7 @@ test_consented(void **state)
 	model_free(m);
 
 	/* vfs_fruit's options mean nothing without fruit */
-	m = model_text("shares = ( { name = \"A\"; path = \"/srv/a\"; } );\n"
+	m = unit_model("shares = ( { name = \"A\"; path = \"/srv/a\"; } );\n"
 		       "tuning = { allow = [\"semantics\", \"unsafe\"]; };\n");
 	assert_true(m->tuning.allow_unsafe); /* "unsafe" in allow is allow_unsafe */
 	assert_false(knob_applicable(m, meta, why, sizeof(why)));
@@ -829,7 +802,7 @@ test_export_async(void **state)
 	struct model *m;
 
 	(void)state;
-	m = model_text("tuning = { allow_unsafe = true; };\n"
+	m = unit_model("tuning = { allow_unsafe = true; };\n"
 		       "shares = ( { name = \"A\"; path = \"/srv/a\"; protocols = [\"nfs\"];\n"
 		       "  nfs = { clients = [\"*\"]; }; },\n"
 		       "  { name = \"B\"; path = \"/srv/b\"; protocols = [\"nfs\"];\n"
@@ -853,7 +826,7 @@ test_same(void **state)
 	const struct knob *sig = knob_get(KNOB_SMB_SERVER_SIGNING);
 	const struct knob *enc = knob_get(KNOB_SMB_SMB_ENCRYPT);
 	const struct knob *sf = knob_get(KNOB_SMB_USE_SENDFILE);
-	struct model *m = model_text("");
+	struct model *m = unit_model("");
 	char why[256] = "";
 
 	(void)state;
@@ -871,7 +844,7 @@ test_same(void **state)
 	assert_false(knob_same(m, sf, "no", "yes", NULL, 0));
 	model_free(m);
 	/* nfs.versions unset serves protocols.nfs.versions: "3,4" is a no-op there, "3" not. */
-	m = model_text("protocols = { nfs = { enabled = true; server = \"ganesha\"; "
+	m = unit_model("protocols = { nfs = { enabled = true; server = \"ganesha\"; "
 		       "versions = [3, 4]; }; };\n");
 	why[0] = 0;
 	assert_true(knob_same(m, knob_get(KNOB_NFS_VERSIONS), NULL, "3,4", why, sizeof(why)));
@@ -879,12 +852,12 @@ test_same(void **state)
 	assert_false(knob_same(m, knob_get(KNOB_NFS_VERSIONS), NULL, "3", NULL, 0));
 	assert_false(knob_same(m, knob_get(KNOB_NFS_VERSIONS), "4", "3,4", NULL, 0));
 	model_free(m);
-	m = model_text("protocols = { nfs = { enabled = true; server = \"ganesha\"; "
+	m = unit_model("protocols = { nfs = { enabled = true; server = \"ganesha\"; "
 		       "versions = [4]; }; };\n");
 	assert_true(knob_same(m, knob_get(KNOB_NFS_VERSIONS), NULL, "4", NULL, 0));
 	model_free(m);
 	/* With SMB1 allowed, signing values differ for SMB1 clients. */
-	m = model_text("protocols = { smb = { min_protocol = \"NT1\"; }; };\n");
+	m = unit_model("protocols = { smb = { min_protocol = \"NT1\"; }; };\n");
 	assert_false(knob_same(m, sig, "default", "disabled", NULL, 0));
 	model_free(m);
 }
