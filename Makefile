@@ -44,7 +44,7 @@ FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 DRVTOOL := $(B)/tests/drvtool
 DRVTOOLS := $(B)/tests/drvtool-nfs $(B)/tests/drvtool-smb $(B)/tests/drvtool-afp
 
-.PHONY: all deps check check-unit check-lab demo demo-down bench fuzz asan install uninstall deb clean format format-check FORCE
+.PHONY: all deps check check-fast check-unit check-golden check-cli check-lab demo demo-down bench fuzz asan install uninstall deb clean format format-check FORCE
 
 all: $(B)/nastune $(DRVTOOL) $(DRVTOOLS)
 
@@ -109,8 +109,19 @@ check: $(B)/.deps-stamp
 	$(MAKE) $(B)/nastune $(DRVTOOL) $(DRVTOOLS) $(UNIT_BIN)
 	bash tests/run --build $(B)
 
-check-unit: $(B)/nastune $(UNIT_BIN)
+# Before every commit: the suites that need no root and no lab (HACKING.md's test map).
+check-fast: $(B)/nastune $(UNIT_BIN)
 	bash tests/run --build $(B) unit golden cli
+
+check-unit: $(UNIT_BIN)
+	bash tests/run --build $(B) unit
+
+check-golden: $(B)/nastune
+	bash tests/run --build $(B) golden
+
+# t_layers reads the unit tests' binaries too.
+check-cli: $(B)/nastune $(UNIT_BIN)
+	bash tests/run --build $(B) cli
 
 check-lab: $(B)/nastune $(DRVTOOL) $(DRVTOOLS)
 	bash tests/run --build $(B) lab
@@ -118,7 +129,7 @@ check-lab: $(B)/nastune $(DRVTOOL) $(DRVTOOLS)
 asan:
 	$(MAKE) B=build/asan CC=clang \
 		CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
-		LDFLAGS="-fsanitize=address,undefined" check-unit
+		LDFLAGS="-fsanitize=address,undefined" check-fast
 
 fuzz:
 	bash tests/fuzz/run
