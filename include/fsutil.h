@@ -15,6 +15,11 @@ int fs_read_file(const char *path, size_t max, char **out, size_t *len);
  * are preserved instead. Returns 0 or -errno. */
 int fs_write_atomic(const char *path, const void *data, size_t len, mode_t mode, int keep_owner);
 
+/* fs_write_atomic for name in the open directory dirfd (the temp file created there without
+ * following links, renamed over name, dirfd fsync'd): for directories opened and proven
+ * by handle, where a path could be swapped between the check and the write. */
+int fs_write_atomic_at(int dirfd, const char *name, const void *data, size_t len, mode_t mode);
+
 /* Removes path and fsyncs its directory, so that a crash cannot bring it back. Returns 0
  * (also when it did not exist) or -errno. */
 int fs_remove_durable(const char *path);

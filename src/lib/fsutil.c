@@ -158,6 +158,42 @@ fail:
 }
 
 int
+fs_write_atomic_at(int dirfd, const char *name, const void *data, size_t len, mode_t mode)
+{
+	char tmp[NAME_MAX + 1];
+	int fd, err = 0;
+
+	if (snprintf(tmp, sizeof(tmp), ".%.200s.nastune-tmp.%ld", name, (long)getpid()) < 0)
+		return -EINVAL;
+	unlinkat(dirfd, tmp, 0);
+	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+	if (fd < 0)
+		return -errno;
+	if ((err = write_all(fd, data, len)) < 0)
+		goto fail;
+	if (fchmod(fd, mode) < 0 || fsync(fd) < 0) {
+		err = -errno;
+		goto fail;
+	}
+	if (close(fd) < 0) {
+		fd = -1;
+		err = -errno;
+		goto fail;
+	}
+	fd = -1;
+	if (renameat(dirfd, tmp, dirfd, name) < 0) {
+		err = -errno;
+		goto fail;
+	}
+	return fsync(dirfd) < 0 ? -errno : 0;
+fail:
+	if (fd >= 0)
+		close(fd);
+	unlinkat(dirfd, tmp, 0);
+	return err;
+}
+
+int
 fs_remove_durable(const char *path)
 {
 	if (unlink(path) < 0)

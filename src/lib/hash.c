@@ -2,7 +2,10 @@
  * through EVP loads OpenSSL 3's provider tables first, about a millisecond of every process
  * that hashes once, which is a tenth of the postinst no-op (`apply --if-changed`). */
 #define OPENSSL_SUPPRESS_DEPRECATED /* SHA256_Init & co.: deprecated, kept by OpenSSL 3 */
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
 #include <openssl/sha.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "hash.h"
@@ -53,4 +56,17 @@ hash_sha256_hex(const void *data, size_t len, char out[65])
 
 	hash_update(h, data, len);
 	hash_final_hex(h, out);
+}
+
+void
+hash_hmac_sha256_hex(const void *key, size_t klen, const void *data, size_t len, char out[65])
+{
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int n = 0, i;
+
+	if (!HMAC(EVP_sha256(), key, (int)klen, data, len, md, &n) || n != 32)
+		fatalx("HMAC-SHA256 failed");
+	for (i = 0; i < n; i++)
+		snprintf(out + 2 * i, 3, "%02x", md[i]);
+	out[64] = '\0';
 }
