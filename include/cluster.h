@@ -51,11 +51,49 @@ int cluster_local_public(const struct model *m, char *out, size_t len);
 /* The record's top directory under cluster.filesystem: no share may reach it. */
 #define CLUSTER_REC_TOP ".nastune"
 #define CLUSTER_ID_LEN 16
+/* The key every node signs and checks the record with: kept off the cluster file system,
+ * the same bytes on every node (`nastune cluster join`), 64 hex digits. */
+#define CLUSTER_KEY_PATH "/etc/nastune/cluster.key"
+#define CLUSTER_KEY_LEN 32
+/* Generations past this are a forged or broken record, not a busy cluster. */
+#define CLUSTER_GEN_MAX 1000000000000L
+
+/* The record, opened by handle and proven root's (recfs.c): the record directory and each
+ * of its ancestors up to the cluster file system's root owned by the user nastune runs as
+ * (root) and writable by no one else, every file a regular one likewise, nothing opened
+ * through a link or blocking on a FIFO. */
+struct cluster_rec {
+	int dir, config, nodes; /* proven directory handles; -1 when closed */
+	char *path;		/* the record directory, for messages */
+	unsigned char key[CLUSTER_KEY_LEN];
+	char err[512]; /* why the last call failed, for the user */
+};
+
+/* Opens <root><cluster.filesystem>/.nastune/cluster (create: makes what is missing, as
+ * apply does) and loads the key. Returns 0; -ENOENT when there is no record and !create;
+ * -EPERM when a directory or the key is not root's alone, -ENOKEY without a key (rec->err
+ * says which and what to do); other -errno. Close with cluster_rec_close in every case. */
+int cluster_rec_open(const struct model *m, const char *root, bool create, struct cluster_rec *rec);
+void cluster_rec_close(struct cluster_rec *rec);
+/* Reads name in the proven directory dirfd (at most max bytes, NUL-terminated; caller
+ * frees): -ENOENT, -EPERM when it is not a regular file of root's alone (rec->err). */
+int cluster_rec_read(struct cluster_rec *rec, int dirfd, const char *name, size_t max, char **out,
+		     size_t *len);
+/* Takes the record's cross-node lock (an fcntl lock on a file in the record: the cluster
+ * file system's locks are coherent, as CTDB requires), waiting up to wait_s. Returns the
+ * lock's fd, or -ETIMEDOUT / -errno (rec->err). Closing the fd releases it. */
+int cluster_rec_lock(struct cluster_rec *rec, int wait_s);
+/* HMAC-SHA256 of text under the record's key, as hex. */
+void cluster_rec_mac(const struct cluster_rec *rec, const char *text, size_t len, char out[65]);
+/* Installs the cluster key: a copy of from (a key file, "-" for stdin), or a new random key
+ * when from is NULL and none exists yet. Returns 0, or -errno with err set. */
+int cluster_key_install(const char *root, const char *from, char *err, size_t errlen);
 
 struct cluster_desired {
 	char id[CLUSTER_ID_LEN + 1];   /* the configuration every node should run */
 	char prev[CLUSTER_ID_LEN + 1]; /* the one before ("" none) */
-	long generation;	       /* bumped by each cluster-wide apply; 0: none yet */
+	long generation;	       /* bumped by each cluster-wide apply; 0: none yet, -1:
+					* the record's is corrupt or refused */
 	char from[64];		       /* the node that applied it */
 };
 
@@ -68,28 +106,41 @@ struct cluster_node_rec {
 	bool alone;		     /* applied on that node only (apply --this-node) */
 	char error[512];
 	char time[32];
+	char refused[256]; /* why its record was not taken (mis-signed...); "" none */
 };
 
 /* The id of a configuration: the SHA-256 of the texts, shortened. */
 void cluster_config_id(const char *conf, size_t conf_len, const char *tuned, size_t tuned_len,
 		       char out[CLUSTER_ID_LEN + 1]);
-/* Reads `desired`; -ENOENT when the cluster has none yet (d zeroed). */
-int cluster_read_desired(const struct model *m, const char *root, struct cluster_desired *d);
-/* Stores the texts under their id and makes them the desired configuration (generation
- * bumped, prev set to the current one); d receives the new record. */
-int cluster_publish(const struct model *m, const char *root, const char *conf, size_t conf_len,
+/* Reads `desired`: 0, -ENOENT when the cluster has none yet (d zeroed), -EBADMSG when it is
+ * truncated, garbled or not signed with this node's key (d->generation -1, rec->err). */
+int cluster_read_desired(struct cluster_rec *rec, struct cluster_desired *d);
+/* Under the record's lock: when `desired` is still base (what the caller read before it
+ * applied; generation 0 none, -1 corrupt), stores the texts under their id and makes them
+ * desired (generation bumped past every node's, prev the current one), then reads it back.
+ * -EAGAIN when another node published since base (d: what it published). */
+int cluster_publish(const struct model *m, struct cluster_rec *rec,
+		    const struct cluster_desired *base, const char *conf, size_t conf_len,
 		    const char *tuned, size_t tuned_len, const char *from,
 		    struct cluster_desired *d);
-/* Makes a stored id desired again (a rollback), generation bumped. */
-int cluster_republish(const struct model *m, const char *root, const char *id, const char *from,
+/* Makes a stored id desired again (a rollback), only while desired is still expect;
+ * -EAGAIN otherwise (d: what is desired now). */
+int cluster_republish(const struct model *m, struct cluster_rec *rec,
+		      const struct cluster_desired *expect, const char *id, const char *from,
 		      struct cluster_desired *d);
-/* The texts of id (tuned may come back NULL: none); caller frees. */
-int cluster_read_config(const struct model *m, const char *root, const char *id, char **conf,
-			size_t *conf_len, char **tuned, size_t *tuned_len);
-int cluster_write_node(const struct model *m, const char *root, const struct cluster_node_rec *r);
-/* One record per cluster.nodes entry, in that order (a node without one: id "", ok false);
- * caller frees *out. */
-int cluster_read_nodes(const struct model *m, const char *root, struct cluster_node_rec **out);
+/* The texts of id, their id and signature checked (tuned may come back NULL: none); caller
+ * frees. -EBADMSG (rec->err) when they are not what id and the key say. */
+int cluster_read_config(struct cluster_rec *rec, const char *id, char **conf, size_t *conf_len,
+			char **tuned, size_t *tuned_len);
+int cluster_write_node(struct cluster_rec *rec, const struct cluster_node_rec *r);
+/* One record per cluster.nodes entry, in that order (a node without one: id "", ok false; one
+ * refused: refused says why); caller frees *out. */
+int cluster_read_nodes(const struct model *m, struct cluster_rec *rec,
+		       struct cluster_node_rec **out);
+/* What a followed configuration nm would change that a node takes from its own m only
+ * (start commands, pid files, the lock, the file system, the nodes): the setting's name, or
+ * NULL when none. */
+const char *cluster_trust_differs(const struct model *m, const struct model *nm);
 
 /* ---- ctdb's view ---- */
 enum cluster_node_state {

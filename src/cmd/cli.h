@@ -97,14 +97,21 @@ int cmd_tune(struct ctx *ctx, int argc, char **argv);
 int cmd_cluster(struct ctx *ctx, int argc, char **argv);
 
 struct apply_result;
+struct cluster_desired;
+/* Before an apply on a cluster (nothing applied yet): proves the record root's and this
+ * node's key present, and reads the cluster's desired configuration into base. EXIT_OK, or
+ * EXIT_FAIL after saying why. */
+int cli_cluster_prepare(const struct ctx *ctx, const struct model *m, struct cluster_desired *base);
 /* After apply installed r on this node of a cluster: makes it the cluster's configuration
+ * when desired is still base (another node's apply since wins: this node follows it and
+ * EXIT_FAIL names it)
  * (or, this_node, records that this node alone runs it), asks the other nodes to follow
  * and waits up to wait_s for them; a node that fails or does not answer is named and every
  * node goes back to the cluster's previous configuration. *summary gets a JSON object (or
  * NULL). Returns EXIT_OK or EXIT_FAIL. */
 int cli_cluster_apply(struct ctx *ctx, const struct model *m, const struct rendered *r,
-		      const struct apply_result *res, bool this_node, int wait_s,
-		      struct json_t **summary);
+		      const struct apply_result *res, const struct cluster_desired *base,
+		      bool this_node, int wait_s, struct json_t **summary);
 /* What this node runs now (its nastune.conf and tuned.conf, as a tune left them) made the
  * cluster's, as cli_cluster_apply does after an apply. EXIT_OK (also off a cluster), or
  * EXIT_FAIL / EXIT_USAGE. */

@@ -11,6 +11,7 @@
 #include "apply.h"
 #include "cli.h"
 #include "cluster.h"
+#include "esc.h"
 #include "fsutil.h"
 #include "log.h"
 #include "model.h"
@@ -32,7 +33,7 @@ struct node_outcome {
 /* Waits until every node ctdb counts as connected has followed generation gen (or failed
  * it), up to wait_s. Fills out[i] per node; returns the number failed or silent. */
 static int
-wait_nodes(const struct ctx *ctx, const struct model *m, long gen, int self, int wait_s,
+wait_nodes(struct cluster_rec *rec, const struct model *m, long gen, int self, int wait_s,
 	   struct node_outcome *out, struct cluster_node_rec **recs_out)
 {
 	long long end = timeutil_mono_ms() + (long long)wait_s * 1000;
@@ -46,13 +47,13 @@ wait_nodes(const struct ctx *ctx, const struct model *m, long gen, int self, int
 
 		cluster_view_read(m, &v);
 		free(recs);
-		cluster_read_nodes(m, ctx->root, &recs);
+		cluster_read_nodes(m, rec, &recs);
 		bad = 0;
 		for (i = 0; i < n; i++) {
 			bool connected =
 				(int)i == self || v.state[i] == CN_OK || v.state[i] == CN_UNHEALTHY;
 
-			if (recs[i].followed >= gen && !recs[i].alone)
+			if (recs[i].followed == gen && !recs[i].alone)
 				out[i].what = recs[i].ok ? NO_FOLLOWED : NO_FAILED;
 			else if (!connected)
 				out[i].what = NO_AWAY;
@@ -93,12 +94,13 @@ report_nodes(const struct node_outcome *out, const struct cluster_node_rec *recs
 				   : out[i].what == NO_FAILED ? "failed"
 				   : out[i].what == NO_AWAY   ? "away"
 							      : "no answer";
+		char *e = esc_term(*recs[i].refused ? recs[i].refused : recs[i].error);
 
 		json_array_append_new(nodes, json_pack("{s:s, s:s, s:s}", "address", recs[i].addr,
-						       "result", what, "error", recs[i].error));
+						       "result", what, "error", e));
 		if (out[i].what == NO_FAILED)
 			log_warnx("cluster: node %s did not apply configuration %s: %s",
-				  recs[i].addr, id, recs[i].error);
+				  recs[i].addr, id, e);
 		else if (out[i].what == NO_SILENT)
 			log_warnx("cluster: node %s did not answer within %d s", recs[i].addr,
 				  wait_s);
@@ -106,6 +108,7 @@ report_nodes(const struct node_outcome *out, const struct cluster_node_rec *recs
 			log_warnx("cluster: node %s is not connected: it follows configuration %s "
 				  "when it rejoins",
 				  recs[i].addr, id);
+		free(e);
 	}
 }
 
@@ -130,30 +133,81 @@ ctdb_answers(const struct model *m, const struct cluster_desired *want, json_t *
 	return false;
 }
 
-/* Every node back to the cluster's configuration before want, when there was one. */
+/* Every node back to the cluster's configuration before want, when there was one, and only
+ * while want is still the cluster's (another node's apply since is not undone). */
 static void
-roll_back(struct ctx *ctx, const struct model *m, const struct cluster_desired *want, int self,
-	  int wait_s, struct node_outcome *out, struct cluster_node_rec **recs)
+roll_back(struct ctx *ctx, const struct model *m, struct cluster_rec *rec,
+	  const struct cluster_desired *want, int self, int wait_s, struct node_outcome *out,
+	  struct cluster_node_rec **recs)
 {
 	struct cluster_desired back;
+	int rc;
 
 	if (!*want->prev) {
 		log_warnx("cluster: no earlier cluster configuration to go back to: fix the nodes "
 			  "named above and apply again");
-	} else if (cluster_republish(m, ctx->root, want->prev, m->cluster.nodes.v[self], &back) ==
-		   0) {
+	} else if ((rc = cluster_republish(m, rec, want, want->prev, m->cluster.nodes.v[self],
+					   &back)) == 0) {
 		log_warnx("cluster: rolling every node back to configuration %s", want->prev);
 		follow_here(ctx);
 		cluster_nudge();
-		wait_nodes(ctx, m, back.generation, self, wait_s, out, recs);
+		free(*recs);
+		wait_nodes(rec, m, back.generation, self, wait_s, out, recs);
+	} else {
+		log_warnx("cluster: not rolling back to configuration %s: %s", want->prev,
+			  rc == -EAGAIN ? rec->err : strerror(-rc));
 	}
 }
 
 int
+cli_cluster_prepare(const struct ctx *ctx, const struct model *m, struct cluster_desired *base)
+{
+	struct cluster_rec rec;
+	int rc = cluster_rec_open(m, ctx->root, true, &rec);
+
+	if (rc < 0) {
+		log_warnx("cluster: %s; nothing was changed", rec.err);
+		cluster_rec_close(&rec);
+		return EXIT_FAIL;
+	}
+	rc = cluster_read_desired(&rec, base);
+	if (rc == -EBADMSG) {
+		char *e = esc_term(rec.err);
+
+		log_warnx("cluster: %s — this apply publishes its configuration over it", e);
+		free(e);
+	} else if (rc < 0 && rc != -ENOENT) {
+		log_warnx("cluster: cannot read the record: %s; nothing was changed",
+			  strerror(-rc));
+		cluster_rec_close(&rec);
+		return EXIT_FAIL;
+	}
+	cluster_rec_close(&rec);
+	return EXIT_OK;
+}
+
+/* Another node published since base: this node follows it, and says so. */
+static int
+lost(struct ctx *ctx, struct cluster_rec *rec, json_t **summary)
+{
+	char *e = esc_term(rec->err);
+
+	log_warnx("cluster: %s; this node follows it — apply again to make this "
+		  "configuration the cluster's",
+		  e);
+	*summary = json_pack("{s:s}", "lost_to", e);
+	free(e);
+	follow_here(ctx);
+	return EXIT_FAIL;
+}
+
+int
 cli_cluster_apply(struct ctx *ctx, const struct model *m, const struct rendered *r,
-		  const struct apply_result *res, bool this_node, int wait_s, json_t **summary)
+		  const struct apply_result *res, const struct cluster_desired *base,
+		  bool this_node, int wait_s, json_t **summary)
 {
 	struct cluster_desired want;
+	struct cluster_rec rec;
 	struct cluster_node_rec *recs = NULL, me;
 	struct node_outcome *out;
 	char *cpath = cli_config_path(ctx), *conf = NULL, *def;
@@ -174,8 +228,14 @@ cli_cluster_apply(struct ctx *ctx, const struct model *m, const struct rendered 
 		json_decref(nodes);
 		return EXIT_FAIL;
 	}
-	cluster_read_nodes(m, ctx->root, &recs);
+	if (cluster_rec_open(m, ctx->root, true, &rec) < 0) {
+		log_warnx("cluster: %s", rec.err);
+		status = EXIT_FAIL;
+		goto out;
+	}
+	cluster_read_nodes(m, &rec, &recs);
 	me = recs[self];
+	*me.refused = '\0';
 	cluster_config_id(conf, clen, tuned, tlen, me.id);
 	me.ok = true;
 	me.error[0] = '\0';
@@ -188,29 +248,34 @@ cli_cluster_apply(struct ctx *ctx, const struct model *m, const struct rendered 
 	free(def);
 	if (this_node) {
 		me.alone = true;
-		cluster_write_node(m, ctx->root, &me);
+		cluster_write_node(&rec, &me);
 		log_warnx("cluster: applied on this node only (configuration %s): the others "
 			  "name it inconsistent until the next cluster-wide apply",
 			  me.id);
 		*summary = json_pack("{s:s, s:b}", "id", me.id, "this_node_only", 1);
 		goto out;
 	}
-	if ((rc = cluster_publish(m, ctx->root, conf, clen, tuned, tlen, m->cluster.nodes.v[self],
-				  &want)) < 0) {
-		log_warnx("cluster: cannot write the cluster's record under %s: %s",
-			  m->cluster.filesystem, strerror(-rc));
+	rc = cluster_publish(m, &rec, base, conf, clen, tuned, tlen, m->cluster.nodes.v[self],
+			     &want);
+	if (rc == -EAGAIN) {
+		status = lost(ctx, &rec, summary);
+		goto out;
+	}
+	if (rc < 0) {
+		log_warnx("cluster: cannot publish the cluster's configuration: %s",
+			  *rec.err ? rec.err : strerror(-rc));
 		status = EXIT_FAIL;
 		goto out;
 	}
 	me.alone = false;
 	me.followed = want.generation;
-	cluster_write_node(m, ctx->root, &me);
+	cluster_write_node(&rec, &me);
 	if (!ctdb_answers(m, &want, summary))
 		goto out;
 	cluster_nudge();
 	out = xcalloc(n + 1, sizeof(*out));
 	free(recs);
-	bad = wait_nodes(ctx, m, want.generation, self, wait_s, out, &recs);
+	bad = wait_nodes(&rec, m, want.generation, self, wait_s, out, &recs);
 	report_nodes(out, recs, n, want.id, wait_s, nodes);
 	if (bad == 0) {
 		log_info("cluster: every connected node runs configuration %s (cluster "
@@ -223,94 +288,19 @@ cli_cluster_apply(struct ctx *ctx, const struct model *m, const struct rendered 
 		goto out;
 	}
 	status = EXIT_FAIL;
-	roll_back(ctx, m, &want, self, wait_s, out, &recs);
+	roll_back(ctx, m, &rec, &want, self, wait_s, out, &recs);
 	*summary =
 		json_pack("{s:s, s:I, s:o, s:s}", "id", want.id, "generation",
 			  (json_int_t)want.generation, "nodes", nodes, "rolled_back_to", want.prev);
 	nodes = NULL;
 	free(out);
 out:
+	cluster_rec_close(&rec);
 	json_decref(nodes);
 	free(recs);
 	free(conf);
 	free(cpath);
 	return status;
-}
-
-json_t *
-cli_cluster_status(const struct ctx *ctx, const struct model *m, bool print)
-{
-	struct cluster_desired want;
-	struct cluster_node_rec *recs = NULL;
-	struct cluster_view v;
-	json_t *o, *nodes = json_array(), *pubs = json_array(), *odd = json_array();
-	size_t i, n = m->cluster.nodes.n;
-	int self = cluster_this_node(m), drc;
-	bool consistent = true;
-
-	cluster_view_read(m, &v);
-	drc = cluster_read_desired(m, ctx->root, &want);
-	cluster_read_nodes(m, ctx->root, &recs);
-	if (print) {
-		printf("cluster %s: ctdb %s", m->cluster.name,
-		       v.reachable ? "answers" : "does not answer here");
-		if (drc == 0)
-			printf("; configuration %s (cluster generation %ld, applied from %s)\n",
-			       want.id, want.generation, want.from);
-		else
-			printf("; no cluster-wide apply yet\n");
-	}
-	for (i = 0; i < n; i++) {
-		const struct cluster_node_rec *r = &recs[i];
-		bool same = drc == 0 && *r->id && strcmp(r->id, want.id) == 0 && !r->alone;
-		const char *why = same	     ? NULL
-				  : !*r->id  ? "has applied nothing yet"
-				  : r->alone ? "applied a configuration on its own"
-				  : !r->ok   ? "failed to apply the cluster's configuration"
-					     : "runs another configuration";
-
-		if (drc == 0 && !same) {
-			consistent = false;
-			json_array_append_new(
-				odd, json_pack("{s:s, s:s}", "address", r->addr, "why", why));
-		}
-		json_array_append_new(nodes,
-				      json_pack("{s:s, s:s, s:s, s:I, s:I, s:b, s:b, s:b, s:s}",
-						"address", r->addr, "state",
-						cluster_state_name(v.state[i]), "generation", r->id,
-						"cluster_generation", (json_int_t)r->followed,
-						"local_generation", (json_int_t)r->local_generation,
-						"alone", r->alone, "this_node", (int)i == self,
-						"consistent", drc == 0 && same, "error", r->error));
-		if (print)
-			printf("  node %-16s %-12s configuration %-16s%s%s%s\n", r->addr,
-			       cluster_state_name(v.state[i]), *r->id ? r->id : "-",
-			       (int)i == self ? " (this node)" : "", why ? " INCONSISTENT: " : "",
-			       why ? why : "");
-	}
-	for (i = 0; i < m->cluster.public_addresses.n; i++) {
-		json_array_append_new(pubs, json_pack("{s:s, s:s?}", "address",
-						      m->cluster.public_addresses.v[i], "node",
-						      v.holder[i]));
-		if (print)
-			printf("  public %-18s on %s\n", m->cluster.public_addresses.v[i],
-			       v.holder[i] ? v.holder[i] : "no node");
-	}
-	if (print)
-		printf("consistent: %s\n",
-		       drc != 0	    ? "unknown (no cluster-wide apply yet)"
-		       : consistent ? "yes, every node runs the cluster's configuration"
-				    : "NO (nodes named above)");
-	o = json_pack("{s:s, s:b, s:s?, s:o, s:o, s:o, s:o, s:o}", "name", m->cluster.name, "ctdb",
-		      v.reachable, "ctdb_error", v.reachable ? NULL : v.err, "desired",
-		      drc == 0 ? json_pack("{s:s, s:I, s:s}", "id", want.id, "generation",
-					   (json_int_t)want.generation, "from", want.from)
-			       : json_null(),
-		      "nodes", nodes, "public_addresses", pubs, "consistent",
-		      drc == 0 ? json_boolean(consistent) : json_null(), "inconsistent", odd);
-	cluster_view_clear(m, &v);
-	free(recs);
-	return o;
 }
 
 int
@@ -335,7 +325,10 @@ cli_cluster_spread(struct ctx *ctx)
 			res.generation = g.id;
 		generation_clear(&g);
 		state_close(st);
-		status = cli_cluster_apply(ctx, m, &r, &res, false, 60, &cj);
+		struct cluster_desired base = { 0 };
+
+		if ((status = cli_cluster_prepare(ctx, m, &base)) == EXIT_OK)
+			status = cli_cluster_apply(ctx, m, &r, &res, &base, false, 60, &cj);
 		json_decref(cj);
 		render_clear(&r);
 	}

@@ -9,6 +9,7 @@
 #include "apply.h"
 #include "buf.h"
 #include "cli.h"
+#include "cluster.h"
 #include "log.h"
 #include "netif.h"
 #include "served.h"
@@ -338,6 +339,7 @@ cmd_apply(struct ctx *ctx, int argc, char **argv)
 {
 	struct apply_opts o = { .root = ctx->root, .lock_timeout_s = 60 };
 	struct apply_args a = { .wait_s = 60 };
+	struct cluster_desired base = { 0 };
 	struct apply_result res;
 	struct rendered r;
 	struct model *m;
@@ -359,6 +361,8 @@ cmd_apply(struct ctx *ctx, int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	if ((status = cli_check_host(m)) == EXIT_OK &&
+	    (o.dry_run || !m->cluster.enabled ||
+	     (status = cli_cluster_prepare(ctx, m, &base)) == EXIT_OK) &&
 	    (status = cli_render(ctx, m, 0, &r)) == EXIT_OK) {
 		rc = apply_run(m, &r, &o, &res);
 		if (rc < 0) {
@@ -372,7 +376,8 @@ cmd_apply(struct ctx *ctx, int argc, char **argv)
 		}
 		/* A cluster: the other nodes follow what this one applied (or it stays alone). */
 		if (rc == 0 && !o.dry_run && m->cluster.enabled)
-			status = cli_cluster_apply(ctx, m, &r, &res, a.this_node, a.wait_s, &cj);
+			status = cli_cluster_apply(ctx, m, &r, &res, &base, a.this_node, a.wait_s,
+						   &cj);
 		if (ctx->json)
 			print_json(m, &res, rc, o.dry_run, cj);
 		else if (o.dry_run && rc == 0)

@@ -180,15 +180,50 @@ follow_apply(struct ctx *ctx, const struct model *nm, const char *id, const char
 	render_clear(&r);
 }
 
+/* Loads the record's configuration want.id into *nm, refusing one that changes what this
+ * node takes from its own configuration only; the refusal into me->error. */
+static int
+follow_load(struct ctx *ctx, const struct model *m, struct cluster_rec *rec, const char *id,
+	    struct model **nm, char **conf, size_t *clen, struct cluster_node_rec *me)
+{
+	char *tuned = NULL;
+	const char *diff;
+	size_t tlen;
+	int rc;
+
+	if ((rc = cluster_read_config(rec, id, conf, clen, &tuned, &tlen)) < 0) {
+		snprintf(me->error, sizeof(me->error), "cannot read configuration %s: %.400s", id,
+			 rc == -EBADMSG || rc == -EPERM ? rec->err : strerror(-rc));
+		return rc;
+	}
+	rc = -EINVAL;
+	if (!(*nm = load_texts(ctx, "nastune.conf (cluster)", *conf, tuned)))
+		snprintf(me->error, sizeof(me->error), "configuration %s does not load here", id);
+	else if (cluster_this_node(*nm) < 0)
+		snprintf(me->error, sizeof(me->error), "configuration %s does not list this node",
+			 id);
+	else if ((diff = cluster_trust_differs(m, *nm)))
+		/* What a node runs and trusts is its own: a record cannot change it. */
+		snprintf(me->error, sizeof(me->error),
+			 "configuration %s changes %s, which a node takes from its own "
+			 "nastune.conf only: refused (apply it on each node with --this-node)",
+			 id, diff);
+	else
+		rc = 0;
+	free(tuned);
+	return rc;
+}
+
 /* Brings this node to the cluster's desired configuration, once per desired generation. */
 static int
 cmd_follow(struct ctx *ctx)
 {
 	struct cluster_desired want;
 	struct cluster_node_rec *recs = NULL, me;
+	struct cluster_rec rec;
 	struct model *m, *nm = NULL;
-	char *conf = NULL, *tuned = NULL, *lockp;
-	size_t clen, tlen;
+	char *conf = NULL, *lockp;
+	size_t clen = 0;
 	int status = EXIT_OK, self, lfd, rc;
 
 	if (!(m = cli_load_model(ctx, &status)))
@@ -204,21 +239,40 @@ cmd_follow(struct ctx *ctx)
 	lfd = open(lockp, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	free(lockp);
 	if (lfd < 0 || flock(lfd, LOCK_EX | LOCK_NB) < 0) {
+		log_warnx("cluster: another `nastune cluster follow` runs on this node: it "
+			  "follows the record; try again when it is done");
 		if (lfd >= 0)
 			close(lfd);
 		model_free(m);
-		return EXIT_OK; /* another follow runs */
+		return EXIT_FAIL;
 	}
 	if ((self = cluster_this_node(m)) < 0) {
 		log_warnx("cluster: this host is none of cluster.nodes");
 		status = EXIT_FAIL;
+		goto out_model;
+	}
+	if ((rc = cluster_rec_open(m, ctx->root, false, &rec)) < 0) {
+		/* No record yet: nothing to follow. */
+		if (rc != -ENOENT) {
+			log_warnx("cluster: %s", rec.err);
+			status = EXIT_FAIL;
+		}
 		goto out;
 	}
-	if (cluster_read_desired(m, ctx->root, &want) < 0)
+	if ((rc = cluster_read_desired(&rec, &want)) < 0) {
+		if (rc != -ENOENT) {
+			log_warnx("cluster: %s; nothing followed — a cluster-wide `nastune apply` "
+				  "on any node publishes it again",
+				  rec.err);
+			status = EXIT_FAIL;
+		}
 		goto out;
-	cluster_read_nodes(m, ctx->root, &recs);
+	}
+	cluster_read_nodes(m, &rec, &recs);
 	me = recs[self];
-	if (want.generation <= me.followed)
+	*me.refused = '\0';
+	snprintf(me.addr, sizeof(me.addr), "%s", m->cluster.nodes.v[self]);
+	if (want.generation == me.followed)
 		goto out;
 	/* Its id changes only when an apply works: it runs want.id already (a rollback to
 	 * what a failed apply left in force here, say). */
@@ -227,7 +281,7 @@ cmd_follow(struct ctx *ctx)
 		me.ok = true;
 		me.error[0] = '\0';
 		stamp(&me);
-		cluster_write_node(m, ctx->root, &me);
+		cluster_write_node(&rec, &me);
 		goto out;
 	}
 	log_info("cluster: following %s's configuration %s (cluster generation %ld)", want.from,
@@ -236,47 +290,67 @@ cmd_follow(struct ctx *ctx)
 	me.alone = false;
 	me.ok = false;
 	me.error[0] = '\0';
-	if ((rc = cluster_read_config(m, ctx->root, want.id, &conf, &clen, &tuned, &tlen)) < 0)
-		snprintf(me.error, sizeof(me.error), "cannot read configuration %s: %s", want.id,
-			 strerror(-rc));
-	else if (!(nm = load_texts(ctx, "nastune.conf (cluster)", conf, tuned)))
-		snprintf(me.error, sizeof(me.error), "configuration %s does not load here",
-			 want.id);
-	else if (cluster_this_node(nm) < 0)
-		snprintf(me.error, sizeof(me.error), "configuration %s does not list this node",
-			 want.id);
-	else
+	if (follow_load(ctx, m, &rec, want.id, &nm, &conf, &clen, &me) == 0)
 		follow_apply(ctx, nm, want.id, conf, clen, &me);
 	if (!me.ok)
 		log_warnx("cluster: configuration %s failed here: %s", want.id, me.error);
 	else
 		log_info("cluster: now on configuration %s", want.id);
 	stamp(&me);
-	cluster_write_node(m, ctx->root, &me);
+	cluster_write_node(&rec, &me);
 	status = me.ok ? EXIT_OK : EXIT_FAIL;
 out:
+	cluster_rec_close(&rec);
+out_model:
 	free(recs);
 	free(conf);
-	free(tuned);
 	model_free(nm);
 	model_free(m);
 	close(lfd);
 	return status;
 }
 
+/* Installs the cluster's key on this node: a new one (the first node), or a copy of FILE. */
+static int
+cmd_join(struct ctx *ctx, int argc, char **argv)
+{
+	char err[512], *path;
+
+	if (argc > 2) {
+		fprintf(stderr, "usage: nastune cluster join [KEYFILE|-]\n");
+		return EXIT_USAGE;
+	}
+	if (cluster_key_install(ctx->root, argc == 2 ? argv[1] : NULL, err, sizeof(err)) < 0) {
+		log_warnx("cluster: %s", err);
+		return EXIT_FAIL;
+	}
+	path = fs_rooted(ctx->root, CLUSTER_KEY_PATH);
+	printf("%s: the cluster's key on this node%s\n", path,
+	       argc == 2 ? ""
+			 : " (new: copy it to every other node, e.g. with scp, and run "
+			   "`nastune cluster join FILE` there)");
+	free(path);
+	return EXIT_OK;
+}
+
 int
 cmd_cluster(struct ctx *ctx, int argc, char **argv)
 {
 	if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-		printf("usage: nastune cluster event EVENT [ARGS] | follow\n"
+		printf("usage: nastune cluster event EVENT [ARGS] | follow | join [KEYFILE|-]\n"
 		       "  event: what CTDB's event script (" CLUSTER_EVENT_SCRIPT ") runs\n"
-		       "  follow: bring this node to the cluster's desired configuration\n");
+		       "  follow: bring this node to the cluster's desired configuration\n"
+		       "  join: install the key that signs the cluster's record (" CLUSTER_KEY_PATH
+		       "):\n"
+		       "        a new one on the first node, a copy of KEYFILE on the others\n");
 		return argc < 2 ? EXIT_USAGE : EXIT_OK;
 	}
 	if (strcmp(argv[1], "event") == 0)
 		return cmd_event(ctx, argc - 1, argv + 1);
 	if (strcmp(argv[1], "follow") == 0 && argc == 2)
 		return cmd_follow(ctx);
-	fprintf(stderr, "nastune cluster: unknown '%s' — use event or follow\n", argv[1]);
+	if (strcmp(argv[1], "join") == 0)
+		return cmd_join(ctx, argc - 1, argv + 1);
+	fprintf(stderr, "nastune cluster: unknown '%s' — use event, follow or join\n", argv[1]);
 	return EXIT_USAGE;
 }

@@ -119,6 +119,7 @@ cmd_status(struct ctx *ctx, int argc, char **argv)
 	struct model *m;
 	json_t *cj;
 	int status = EXIT_OK;
+	bool inconsistent;
 
 	(void)argv;
 	if (argc > 1) {
@@ -139,13 +140,15 @@ cmd_status(struct ctx *ctx, int argc, char **argv)
 		log_warnx("status: cannot read the hardware fingerprint");
 	/* A cluster: every node's state and configuration first (ctdb and the record). */
 	cj = m->cluster.enabled ? cli_cluster_status(ctx, m, !ctx->json) : NULL;
+	/* A cluster whose nodes disagree, or whose record is refused, is not in order. */
+	inconsistent = cj && json_is_false(json_object_get(cj, "consistent"));
 	if (ctx->json)
 		print_status_json(ctx, &st, cj);
 	else
 		print_status_text(ctx, &st);
 	json_decref(cj);
 	/* Until it is repaired the NAS may serve files of two generations. */
-	status = st.interrupted ? EXIT_FAIL : EXIT_OK;
+	status = st.interrupted || inconsistent ? EXIT_FAIL : EXIT_OK;
 	status_release(&st);
 	model_free(m);
 	return status;
