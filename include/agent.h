@@ -63,7 +63,7 @@ struct agent_job {
 	int workload;	   /* enum bench_workload */
 	char proto[17];	   /* as asked: smb, nfs or afp */
 	const char *mount; /* --mount path it runs on (the OS's client), or NULL */
-	uint64_t size, repeats, warmup, files;
+	uint64_t size, repeats, warmup, files, entries, tree_files;
 	struct bench_target *target; /* parsed target (the NAS's share); owned */
 };
 

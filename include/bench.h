@@ -28,6 +28,8 @@ enum bench_workload {
 	BENCH_RANDOM_IO,   /* "random-io": 4k, 512k, 16M records */
 	BENCH_METADATA,	   /* "metadata": stat hit/miss, list, cold and hot */
 	BENCH_VIDEO,	   /* "video-frames": paced frames, fps / dropped / p99 */
+	BENCH_BIG_DIR,	   /* "big-dir": lookups, creates and a listing in one big directory */
+	BENCH_SOURCE_TREE, /* "source-tree": `make -n`'s stats over a tree, cold and hot */
 	BENCH_NWORKLOADS
 };
 
@@ -71,7 +73,8 @@ struct bench_opts {
 	unsigned small_files;			/* small-files count; 0: 100 */
 	uint64_t small_io_write;		/* bytes of 1 KiB writes; 0: min(10 MB, size) */
 	uint64_t small_io_read;			/* bytes of 1 KiB reads; 0: min(100 MB, size) */
-	unsigned meta_entries;			/* metadata directory size; 0: 1000 */
+	unsigned meta_entries;			/* metadata, big-dir directory size; 0: 1000 */
+	unsigned tree_files;			/* source-tree files; 0: 2000 */
 	const struct bench_video_format *video; /* NULL: prores422hq-1080p */
 	double video_fps;			/* 0: 30 */
 	double video_seconds;			/* per direction and run; 0: 10 */
@@ -110,8 +113,9 @@ struct bench_opts {
 #define BENCH_MAX_SIZE (16ull << 40) /* --size, and each small-io volume: 16 TiB */
 #define BENCH_MAX_REPEATS 1000u
 #define BENCH_MAX_WARMUP 100u
-#define BENCH_MAX_FILES 1000000u  /* --files */
-#define BENCH_MAX_ENTRIES 100000u /* --entries */
+#define BENCH_MAX_FILES 1000000u    /* --files */
+#define BENCH_MAX_ENTRIES 100000u   /* --entries */
+#define BENCH_MAX_TREE_FILES 25600u /* --tree-files: 100 directories of 16 of 16 files */
 /* Free space asked for beyond twice the largest footprint. */
 #define BENCH_SPACE_MARGIN (64ull << 20)
 #define BENCH_SCRATCH_PREFIX ".nastune-bench-"

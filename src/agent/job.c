@@ -96,7 +96,9 @@ agent_job_parse(const struct agent_opts *ao, const char *nas, json_t *msg, struc
 	if (opt_u64(opts, "size", MAX_SIZE, &j->size, err, errlen) < 0 ||
 	    opt_u64(opts, "repeats", MAX_REPEATS, &j->repeats, err, errlen) < 0 ||
 	    opt_u64(opts, "warmup", 10, &j->warmup, err, errlen) < 0 ||
-	    opt_u64(opts, "small_files", 100000, &j->files, err, errlen) < 0)
+	    opt_u64(opts, "small_files", 100000, &j->files, err, errlen) < 0 ||
+	    opt_u64(opts, "entries", BENCH_MAX_ENTRIES, &j->entries, err, errlen) < 0 ||
+	    opt_u64(opts, "tree_files", BENCH_MAX_TREE_FILES, &j->tree_files, err, errlen) < 0)
 		return -EINVAL;
 	/* --force overrides the Time Machine refusal: only for whoever runs bench on this
 	 * machine, never for a message from the network. */
@@ -166,6 +168,8 @@ agent_run_job(struct agent *a, struct agent_session *ss, const char *nas, json_t
 	o.repeats = (unsigned)j.repeats;
 	o.warmup = (unsigned)j.warmup;
 	o.small_files = (unsigned)j.files;
+	o.meta_entries = (unsigned)j.entries;
+	o.tree_files = (unsigned)j.tree_files;
 	o.cache = BENCH_CACHE_HOT;
 	o.force = false;
 	t = j.target;

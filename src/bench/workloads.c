@@ -10,8 +10,8 @@
 #include "workloads.h"
 
 static const char *const workload_names[BENCH_NWORKLOADS] = {
-	"seq-write", "seq-read",  "copy-in-share", "mixed-rw",	   "small-files",
-	"small-io",  "random-io", "metadata",	   "video-frames",
+	"seq-write", "seq-read", "copy-in-share", "mixed-rw", "small-files", "small-io",
+	"random-io", "metadata", "video-frames",  "big-dir",  "source-tree",
 };
 
 const char *
@@ -41,6 +41,8 @@ const struct wl_ops wl_ops[BENCH_NWORKLOADS] = {
 	[BENCH_RANDOM_IO] = { wl_random_setup, wl_random_run },
 	[BENCH_METADATA] = { wl_meta_setup, wl_meta_run },
 	[BENCH_VIDEO] = { NULL, wl_video_run },
+	[BENCH_BIG_DIR] = { wl_bigdir_setup, wl_bigdir_run },
+	[BENCH_SOURCE_TREE] = { wl_tree_setup, wl_tree_run },
 };
 
 void
@@ -58,6 +60,8 @@ wl_normalize(struct bench_opts *o)
 		o->small_io_read = o->size < 100000000 ? o->size : 100000000;
 	if (!o->meta_entries)
 		o->meta_entries = 1000;
+	if (!o->tree_files)
+		o->tree_files = 2000;
 	if (!o->video)
 		o->video = bench_video_formats()[0];
 	if (!(o->video_fps > 0))
@@ -90,6 +94,10 @@ bench_footprint(enum bench_workload w, const struct bench_opts *opts)
 		return wl_random_file_size(&o);
 	case BENCH_METADATA:
 		return units_mul_sat(o.meta_entries, 4096);
+	case BENCH_BIG_DIR:
+		return units_mul_sat(o.meta_entries + 500u, 4096);
+	case BENCH_SOURCE_TREE:
+		return units_mul_sat(o.tree_files + o.tree_files / 16 + 16, 4096);
 	case BENCH_VIDEO:
 		/* Converting a double beyond 2^64 to an integer is undefined: saturate first. */
 		frames = ceil(o.video_fps * o.video_seconds);
@@ -119,6 +127,9 @@ bench_opts_check(const struct bench_opts *o, char *err, size_t errlen)
 	else if (o->small_files > BENCH_MAX_FILES)
 		snprintf(err, errlen, "%u small files is above the limit of %u", o->small_files,
 			 BENCH_MAX_FILES);
+	else if (o->tree_files > BENCH_MAX_TREE_FILES)
+		snprintf(err, errlen, "%u source-tree files is above the limit of %u",
+			 o->tree_files, BENCH_MAX_TREE_FILES);
 	else if (o->meta_entries > BENCH_MAX_ENTRIES)
 		snprintf(err, errlen, "%u metadata entries is above the limit of %u",
 			 o->meta_entries, BENCH_MAX_ENTRIES);

@@ -41,6 +41,10 @@ int wl_random_run(struct run *r);
 int wl_meta_setup(struct run *r);
 int wl_meta_run(struct run *r);
 int wl_video_run(struct run *r);
+int wl_bigdir_setup(struct run *r);
+int wl_bigdir_run(struct run *r);
+int wl_tree_setup(struct run *r);
+int wl_tree_run(struct run *r);
 
 /* random-io's file: at least 16 MiB, the size rounded up to a multiple of 16 MiB. */
 uint64_t wl_random_file_size(const struct bench_opts *o);

@@ -81,7 +81,9 @@ cmd_bench_usage(FILE *fp)
 		    "[--repeat N] [--warmup N]\n"
 		    "                     [--size SIZE] [--credentials FILE] [--force] "
 		    "[--cache hot|cold|auto]\n"
-		    "                     [--files N] [--entries N] [--video FORMAT@FPS,...] "
+		    "                     [--files N] [--entries N] [--tree-files N] "
+		    "[--video FORMAT@FPS,...]\n"
+		    "                     "
 		    "[--video-seconds S] [--no-baseline]\n"
 		    "                     [--client HOST[:PORT]|auto]... [--token-file FILE] "
 		    "[--clients-only]\n"
@@ -136,6 +138,8 @@ parse_measure_opt(struct bench_opts *o, int c, const char *arg)
 		return parse_uint("--files", arg, 1, BENCH_MAX_FILES, &o->small_files);
 	case 'E':
 		return parse_uint("--entries", arg, 1, BENCH_MAX_ENTRIES, &o->meta_entries);
+	case 'D':
+		return parse_uint("--tree-files", arg, 1, BENCH_MAX_TREE_FILES, &o->tree_files);
 	case 's':
 		if (units_parse_size(arg, &o->size) < 0 || o->size < 4096 ||
 		    o->size > BENCH_MAX_SIZE) {
@@ -187,6 +191,7 @@ parse_args(struct benchrun *b, struct bench_args *a, int argc, char **argv)
 		{ "cache", required_argument, NULL, 'k' },
 		{ "files", required_argument, NULL, 'F' },
 		{ "entries", required_argument, NULL, 'E' },
+		{ "tree-files", required_argument, NULL, 'D' },
 		{ "video", required_argument, NULL, 'V' },
 		{ "video-seconds", required_argument, NULL, 'S' },
 		{ "no-baseline", no_argument, NULL, 'B' },

@@ -160,11 +160,12 @@ ctl_run_jobs(struct agent_conn *c, const char *url, const char *proto, const boo
 		if (!wl[w] || w == BENCH_VIDEO)
 			continue;
 		/* No "force": agents refuse it from the network. */
-		job = json_pack("{s:s, s:s, s:s, s:{s:I, s:i, s:i, s:i}}", "workload",
+		job = json_pack("{s:s, s:s, s:s, s:{s:I, s:i, s:i, s:i, s:i, s:i}}", "workload",
 				bench_workload_name(w), "protocol", proto, "target", url, "options",
 				"size", (json_int_t)(o->size ? o->size : BENCH_DEFAULT_SIZE),
 				"repeats", o->repeats ? (int)o->repeats : 5, "warmup",
-				(int)o->warmup, "small_files", (int)o->small_files);
+				(int)o->warmup, "small_files", (int)o->small_files, "entries",
+				(int)o->meta_entries, "tree_files", (int)o->tree_files);
 		(o->quiet ? log_debug : log_info)("bench: %s: %s over %s on %s", agent_conn_peer(c),
 						  bench_workload_name(w), proto, url);
 		rc = agent_conn_job(c, job, job_timeout_ms(), job_progress,

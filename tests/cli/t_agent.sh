@@ -8,7 +8,7 @@
 # their jobs on directories through --mount (the posix driver), so no lab is needed; the lab
 # test (tests/lab/t_agent.sh) covers discovery and real protocols.
 . "$(dirname "$0")/lib.sh"
-plan 53
+plan 54
 tmp=$(mktemp -d /tmp/nastune-agent.XXXXXX)
 root=$tmp/root
 base=$((20000 + $$ % 20000))
@@ -83,6 +83,18 @@ grep -q "job 1: seq-write over posix on file://$tmp/a" "$tmp/a.log" && grep -q "
 ok $? "both agents ran the job on their own mount"
 [ -z "$(ls -A "$tmp/a")$(ls -A "$tmp/b")" ]
 ok $? "... and left nothing behind in it"
+bench --json bench --client "127.0.0.1:$PA" --clients-only --workload big-dir,source-tree \
+	--entries 30 --tree-files 20 --repeat 2 --warmup 0 --cache hot
+[ "$rc" = 0 ] && python3 -c '
+import json, sys
+d = json.loads(sys.argv[1])
+got = {(r["workload"], r["metric"]) for r in d["results"] if r["client"].endswith("(127.0.0.1)")}
+assert got == {("big-dir", m) for m in ("lookup-miss", "lookup-hit", "create", "list")} | {("source-tree", "stat-cold"), ("source-tree", "stat-hot")}, got
+assert all(r["unit"] == "ops/s" and r["median"] > 0 and r["clat_ns"]["N"] > 0 for r in d["results"])
+notes = {r["workload"]: r["note"] for r in d["results"]}
+assert notes["big-dir"].startswith("30 entries") and notes["source-tree"].startswith("20 files"), notes
+' "$out"
+ok $? "big-dir and source-tree through an agent, with the --entries and --tree-files asked" "$out"
 bench --json bench --client "127.0.0.1:$PA" "${quick[@]}" --protocol smb,posix
 # No smbd on this host: the loopback SMB run fails, the loopback posix and the agent's runs work.
 [ "$rc" = 1 ] && python3 -c '

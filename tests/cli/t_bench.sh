@@ -17,13 +17,13 @@ plan 61
 root="$tmp/root"
 data="$tmp/data"
 mkdir -p "$data"
-quick=(--size 1M --repeat 2 --warmup 0 --files 5 --entries 20 --video-seconds 0.2 --cache hot
+quick=(--size 1M --repeat 2 --warmup 0 --files 5 --entries 20 --tree-files 20 --video-seconds 0.2 --cache hot
 	--no-baseline)
 scratch_left() { find "$1" -maxdepth 1 -name '.nastune-bench-*' | wc -l; }
 
 # --- arguments
 nt bench --help; is "$rc" 0 "bench --help exits 0"
-echo "$out" | grep -q "seq-write seq-read copy-in-share mixed-rw small-files small-io random-io metadata video-frames"
+echo "$out" | grep -q "seq-write seq-read copy-in-share mixed-rw small-files small-io random-io metadata video-frames big-dir source-tree"
 ok $? "bench --help lists the workloads by their stable names"
 nt --root "$root" bench --target ftp://host/x;   is "$rc" 2 "an unknown URL scheme exits 2"
 echo "$err" | grep -q 'bad target "ftp://host/x": unknown scheme'; ok $? "the bad URL is named"
@@ -61,11 +61,11 @@ for r in res:
     assert r["target"] == sys.argv[2] and r["protocol"] == "posix" and r["client"] == "loopback"
     assert len(r["runs"]) == 2 and all(isinstance(x, (int, float)) for x in r["runs"])
     assert r["ci95_low"] <= r["median"] <= r["ci95_high"], r
-    assert r["unit"] in ("MB/s", "us", "files/s", "fps", "frames"), r["unit"]
+    assert r["unit"] in ("MB/s", "us", "files/s", "fps", "frames", "ops/s"), r["unit"]
     assert r["bottleneck"] is None or isinstance(r["bottleneck"], str)
     wls.add(r["workload"])
 assert wls == {"seq-write", "seq-read", "copy-in-share", "mixed-rw", "small-files", "small-io",
-               "random-io", "metadata", "video-frames"}, wls
+               "random-io", "metadata", "video-frames", "big-dir", "source-tree"}, wls
 mb = [r for r in res if r["unit"] == "MB/s"]
 assert mb and all(r["median"] > 0 for r in mb)
 copy = [r for r in res if r["workload"] == "copy-in-share"][0]

@@ -22,7 +22,7 @@ ntc() {
 	err=$(<"$WORK/err")
 }
 scratch() { find "$SROOT/srv" -maxdepth 2 -name '.nastune-bench-*' 2>/dev/null; }
-quick=(--size 4M --repeat 2 --warmup 0 --files 5 --entries 20 --video-seconds 0.3 --cache hot --no-baseline)
+quick=(--size 4M --repeat 2 --warmup 0 --files 5 --entries 20 --tree-files 40 --video-seconds 0.3 --cache hot --no-baseline)
 
 for url in "smb://alice@$SERVER/Media" "nfs://$SERVER/srv/media?version=3&uid=29001&gid=29000" "afp://alice@$SERVER/Media"; do
 	p=${url%%:*}
@@ -30,7 +30,7 @@ for url in "smb://alice@$SERVER/Media" "nfs://$SERVER/srv/media?version=3&uid=29
 	python3 - "$out" <<'PY' >"$WORK/wl" 2>&1
 import json, sys
 d = json.loads(sys.argv[1])
-want = {"seq-write", "seq-read", "copy-in-share", "mixed-rw", "small-files", "small-io", "random-io", "metadata", "video-frames"}
+want = {"seq-write", "seq-read", "copy-in-share", "mixed-rw", "small-files", "small-io", "random-io", "metadata", "video-frames", "big-dir", "source-tree"}
 got = {r["workload"] for r in d["results"]}
 assert not d["errors"], d["errors"]
 assert got == want, sorted(want - got)

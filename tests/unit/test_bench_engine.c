@@ -311,6 +311,79 @@ test_random_meta(void **state)
 	release(&h);
 }
 
+/* big-dir and source-tree: their operation counts per run, their metrics in ops/s with
+ * latencies, the big directory back at its size after every run, and a failure mid-run. */
+static void
+test_bigdir_tree(void **state)
+{
+	static const char *const bm[] = { "lookup-miss", "lookup-hit", "create", "list" };
+	struct bench_opts o = small_opts();
+	struct bench_results rs = { 0 };
+	struct bench_null_counts n;
+	const struct bench_result *r;
+	struct held h;
+	char err[512] = "";
+	size_t i;
+
+	(void)state;
+	o.meta_entries = 600; /* above the 500 operations a run times */
+	o.tree_files = 40;
+	hold(&h, "null://eng");
+	bench_null_reset();
+	run_ok(&h, BENCH_BIG_DIR, &o, &rs);
+	bench_null_counts(&n);
+	/* 4 runs (1 warm-up) of 500 misses + 500 hits, and the scratch stat'ed twice */
+	assert_int_equal(n.ops[BNULL_STAT], 4 * 1000 + 2);
+	/* 600 made once, then 500 created and removed again by each run; the 600 go with the
+	 * scratch */
+	assert_int_equal(n.ops[BNULL_OPEN], 600 + 4 * 500);
+	assert_int_equal(n.ops[BNULL_UNLINK], 4 * 500 + 600);
+	for (i = 0; i < 4; i++) {
+		r = find(&rs, "big-dir", bm[i]);
+		assert_non_null(r);
+		assert_string_equal(r->unit, "ops/s");
+		assert_int_equal(r->nruns, 3);
+		assert_true(r->st.median > 0);
+		assert_non_null(r->lat);
+		assert_int_equal(r->lat->n, i < 3 ? 3 * 500 : 3);
+	}
+	assert_non_null(strstr(find(&rs, "big-dir", "list")->note, "600 entries in one directory"));
+	bench_results_clear(&rs);
+
+	bench_null_reset();
+	run_ok(&h, BENCH_SOURCE_TREE, &o, &rs);
+	bench_null_counts(&n);
+	/* 40 files in 3 leaf directories under one: each run stats 40 sources and 40 missing
+	 * objects, cold on a new connection and hot on it again */
+	assert_int_equal(n.ops[BNULL_MKDIR], 1 + 1 + 1 + 3);
+	assert_int_equal(n.ops[BNULL_OPEN], 40);
+	assert_int_equal(n.ops[BNULL_STAT], 4 * 2 * 80 + 2);
+	assert_int_equal(n.ops[BNULL_CONNECT], 1 + 4);
+	r = find(&rs, "source-tree", "stat-cold");
+	assert_non_null(r);
+	assert_string_equal(r->cache, "cold");
+	assert_string_equal(r->unit, "ops/s");
+	assert_int_equal(r->lat->n, 3 * 80);
+	r = find(&rs, "source-tree", "stat-hot");
+	assert_non_null(r);
+	assert_string_equal(r->cache, "hot");
+	bench_results_clear(&rs);
+	release(&h);
+
+	/* a failing stat surfaces, and the scratch goes */
+	hold(&h, "null://eng?fail=stat:700");
+	assert_int_equal(bench_run(&bench_drv_null, &h.t, BENCH_BIG_DIR, &o, &rs, err, sizeof(err)),
+			 -EIO);
+	assert_non_null(strstr(err, "injected failure"));
+	assert_int_equal(bench_null_entries("eng"), 0);
+	assert_int_equal(rs.n, 0);
+	release(&h);
+	/* past the limits */
+	o.tree_files = BENCH_MAX_TREE_FILES + 1;
+	assert_int_equal(bench_opts_check(&o, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "source-tree files"));
+}
+
 static void
 test_video(void **state)
 {
@@ -1152,6 +1225,7 @@ main(void)
 		cmocka_unit_test(test_mixed),
 		cmocka_unit_test(test_small),
 		cmocka_unit_test(test_random_meta),
+		cmocka_unit_test(test_bigdir_tree),
 		cmocka_unit_test(test_video),
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_failure_mid_run),
