@@ -176,9 +176,8 @@ bigdir_loop(struct run *r, int kind, unsigned n, double *lat, double *span)
 	int rc = 0;
 
 	for (i = 0; i < n; i++) {
-		if (kind == 0)
-			run_path(r, p, sizeof(p), "big/F%06u.DAT",
-				 i); /* in no case of a name there */
+		if (kind == 0) /* a name there in no case: a case-insensitive server scans */
+			run_path(r, p, sizeof(p), "big/x%06u.dat", i);
 		else if (kind == 1)
 			run_path(r, p, sizeof(p), "big/f%06u.dat", i * step);
 		else
