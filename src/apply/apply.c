@@ -29,13 +29,14 @@
 #include "buf.h"
 #include "fsutil.h"
 #include "hash.h"
-#include "import.h"
 #include "hwinfo.h"
+#include "import.h"
+#include "job.h"
 #include "knobs.h"
 #include "log.h"
+#include "netif.h"
 #include "paths.h"
 #include "proc.h"
-#include "netif.h"
 #include "profile.h"
 #include "runrec.h"
 #include "served.h"
@@ -45,120 +46,20 @@
 #include "timeutil.h"
 #include "xmalloc.h"
 
-#define FILE_MAX (64u << 20)
-
-static void
-crash_point(const char *step)
+void
+apply_crash_point(const char *step)
 {
 	debug_crash(step);
 }
 
-struct change {
-	const struct rfile *f; /* NULL for a stale file to remove */
-	char *path;	       /* installed path without root */
-	char *abs;	       /* with root */
-	bool exists;
-};
-
-struct job {
-	const struct model *m;
-	const struct apply_opts *o;
-	char *sdir; /* <root>/var/lib/nastune */
-	struct state *st;
-	int lockfd;
-	struct change *ch;
-	size_t nch;
-	unsigned svc_mask;     /* services whose files change */
-	unsigned restart_mask; /* of those, the ones a change needs restarted */
-	unsigned touched_mask; /* services a restart of this job stopped or tried to */
-	unsigned owed_mask;    /* restarts a journal recovery's restore calls for */
-	unsigned force_mask;   /* restarts an interrupted run began: start even if stopped */
-	char restart_why[SVC_COUNT][256]; /* the params that changed: "RPC_Ioq_ThrdMax" */
-	bool listening[SVC_COUNT];
-	unsigned reloaded_mask;	     /* reloaded (and checked) by reload_and_check */
-	unsigned restarted_mask;     /* of those, restarted */
-	struct netif_mtu_report mtu; /* network.mtu's outcome when it ran */
-	bool mtu_ran;
-	struct apply_result *res; /* apply_run's: what it did, and the message */
-	bool repair;		  /* apply_repair: recover() records what it restored */
-	long repaired_as;	  /* the generation it recorded; -1 none */
-};
-
-/* Sets the result's message; returns rc. */
-static int fail(struct job *j, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static int
-fail(struct job *j, int rc, const char *fmt, ...)
+int
+apply_fail(struct job *j, int rc, const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(j->res->msg, sizeof(j->res->msg), fmt, ap);
 	va_end(ap);
-	return rc;
-}
-
-/* ---- MTU (network.mtu) ---- */
-
-static bool
-mtu_managed(const struct model *m)
-{
-	return m->network.interface && m->network.mtu_mode != MTU_KEEP;
-}
-
-/* The link's MTU is no longer what the last generation recorded (changed by hand, or a new
- * NIC): --if-changed must not skip then. */
-static bool
-mtu_drifted(const struct model *m, const struct generation *last)
-{
-	int cur;
-
-	if (!mtu_managed(m))
-		return false;
-	return netif_get_mtu(m->network.interface, &cur) < 0 || cur != last->mtu ||
-	       strcmp(last->mtu_iface, m->network.interface) != 0;
-}
-
-/* Puts the MTU recorded with generation g back when it differs from the link's. Returns 0, or
- * -errno after logging. */
-static int
-mtu_restore(const struct generation *g)
-{
-	char err[512] = "";
-	int cur, rc;
-
-	if (!g->mtu || !g->mtu_iface[0])
-		return 0;
-	if ((rc = netif_get_mtu(g->mtu_iface, &cur)) < 0) {
-		log_warnx("cannot read the MTU of %s to restore %d: %s", g->mtu_iface, g->mtu,
-			  strerror(-rc));
-		return rc;
-	}
-	if (cur == g->mtu)
-		return 0;
-	if ((rc = netif_set_mtu(g->mtu_iface, g->mtu, err, sizeof(err))) < 0) {
-		log_warnx("cannot restore MTU %d on %s: %s", g->mtu, g->mtu_iface,
-			  err[0] ? err : strerror(-rc));
-		return rc;
-	}
-	log_info("MTU of %s restored to %d (was %d)", g->mtu_iface, g->mtu, cur);
-	return 0;
-}
-
-/* network.mtu: commit-confirm through netif (prove against network.peers, revert on failure). */
-static int
-mtu_run(struct job *j, char *err, size_t errlen)
-{
-	const struct model *m = j->m;
-	int rc;
-
-	log_info("%s the MTU of %s%s...", m->network.mtu_mode == MTU_AUTO ? "choosing" : "setting",
-		 m->network.interface, m->network.peers.n ? " and proving it to every peer" : "");
-	rc = netif_mtu_ensure(m->network.interface,
-			      m->network.mtu_mode == MTU_AUTO ? NETIF_MTU_AUTO : NETIF_MTU_FIXED,
-			      m->network.mtu, (const char *const *)m->network.peers.v,
-			      m->network.peers.n, &j->mtu, err, errlen);
-	j->mtu_ran = true;
 	return rc;
 }
 
@@ -904,7 +805,7 @@ recover(struct job *j)
 	}
 	/* The apply may have died after proving a new MTU and before recording it. At boot the
 	 * network's own configuration sets it, and the link may not even exist yet. */
-	if (!j->o->boot && mtu_restore(&g) < 0)
+	if (!j->o->boot && netmtu_restore(&g) < 0)
 		failed++;
 	if (failed) {
 		log_warnx("apply: could not restore %d item(s) of generation %ld; %s kept", failed,
@@ -1253,7 +1154,7 @@ reload_and_check(struct job *j, char *err, size_t errlen)
 		if (strcmp(d->action, "none") == 0)
 			continue; /* tuned.conf: read by nastune itself, next run */
 		pidfile = service_pidfile(j->m, i);
-		crash_point("reload");
+		apply_crash_point("reload");
 		rc = reload_or_restart(j, i, false, true, &restarted, err, errlen);
 		if (rc == 1 && i == SVC_MDNS) {
 			log_warnx("avahi-daemon is not running: the Bonjour records are written to "
@@ -1411,16 +1312,14 @@ compute_changes(struct job *j, const struct rendered *r, const struct generation
 	return 0;
 }
 
-/* Restores generation prev for every changed file and reloads; the result's message names
- * the step, what and the cause. Returns -EIO. */
-static int
-undo(struct job *j, long prev, const char *step, const char *what, const char *cause)
+int
+apply_undo(struct job *j, long prev, const char *step, const char *what, const char *cause)
 {
 	struct generation g;
 	size_t i;
 	int bad = 0;
 
-	fail(j, -EIO, "apply failed at %s: %s: %s", step, what, cause);
+	apply_fail(j, -EIO, "apply failed at %s: %s: %s", step, what, cause);
 	log_warnx("%s; restoring generation %ld", j->res->msg, prev);
 	if (state_get_generation(j->st, prev, &g) == 0) {
 		char *p = paths_pending(j->o->root), *journal = NULL;
@@ -1663,9 +1562,9 @@ validate_all(struct job *j)
 		else
 			rc = validate_structure(j->ch[i].f, err, sizeof(err));
 		if (rc < 0)
-			return fail(j, -EIO,
-				    "apply failed at validate: %s: %s; nothing was changed",
-				    j->ch[i].abs, err);
+			return apply_fail(j, -EIO,
+					  "apply failed at validate: %s: %s; nothing was changed",
+					  j->ch[i].abs, err);
 	}
 	return 0;
 }
@@ -1689,9 +1588,9 @@ install_all(struct job *j, long prev)
 						     render_file_mode(c->path), 1);
 		}
 		if (rc < 0)
-			return undo(j, prev, "install", c->abs, strerror(-rc));
+			return apply_undo(j, prev, "install", c->abs, strerror(-rc));
 		log_debug("installed %s", c->abs);
-		crash_point("install");
+		apply_crash_point("install");
 	}
 	return 0;
 }
@@ -1729,10 +1628,10 @@ backup_originals(struct job *j, const struct rendered *r, const struct hwinfo *h
 	rc = record_generation(j, 0, "original files", "", hw, bp, r->n, NULL);
 	free(bp);
 	if (rc < 0)
-		return fail(j, rc,
-			    "apply failed at backup: cannot keep the original files under "
-			    "%s: %s; nothing was changed",
-			    j->sdir, strerror(-rc));
+		return apply_fail(j, rc,
+				  "apply failed at backup: cannot keep the original files under "
+				  "%s: %s; nothing was changed",
+				  j->sdir, strerror(-rc));
 	return 0;
 }
 
@@ -1754,36 +1653,10 @@ record_applied(struct job *j, const struct rendered *r, const char *ihash, const
 			       &j->res->generation);
 	free(paths);
 	if (rc < 0)
-		return undo(j, prev, "record", j->sdir, strerror(-rc));
-	crash_point("record");
+		return apply_undo(j, prev, "record", j->sdir, strerror(-rc));
+	apply_crash_point("record");
 	journal_drop(j);
 	prune(j);
-	return 0;
-}
-
-/* network.mtu after the files. Returns 0, 1 when nothing at all changed, or -errno. */
-static int
-apply_mtu(struct job *j, const struct generation *last, long prev)
-{
-	const struct model *m = j->m;
-	char err[1024] = "";
-	int rc;
-
-	if ((rc = mtu_run(j, err, sizeof(err))) < 0) {
-		/* netif has put the old MTU back; the files follow it. */
-		if (j->nch)
-			return undo(j, prev, "mtu", m->network.interface, err);
-		return fail(j, rc, "apply failed at mtu: %s: %s; nothing was changed",
-			    m->network.interface, err);
-	}
-	crash_point("mtu");
-	if (j->nch == 0 && last->mtu == j->mtu.final_mtu &&
-	    strcmp(last->mtu_iface, m->network.interface) == 0) {
-		log_info("nothing to do: the installed files match the configuration and MTU %d on "
-			 "%s is proven",
-			 j->mtu.final_mtu, m->network.interface);
-		return 1;
-	}
 	return 0;
 }
 
@@ -1801,53 +1674,53 @@ apply_locked(struct job *j, const struct rendered *r, const char *ihash, const s
 	int rc;
 
 	if ((rc = compute_changes(j, r, have_last ? last : NULL)) < 0)
-		return fail(j, rc,
-			    "apply: cannot compare the rendered files with the installed ones");
+		return apply_fail(
+			j, rc, "apply: cannot compare the rendered files with the installed ones");
 	fill_result(j);
 	if (o->trial && j->nch == 0 && have_last) {
 		/* Only what the journal restored changed: reload (or restart) it. */
 		note_listening(j);
 		if (j->svc_mask && !o->no_reload && reload_and_check(j, err, sizeof(err)) < 0)
-			return fail(j, -EIO, "apply: trial: %s", err);
+			return apply_fail(j, -EIO, "apply: trial: %s", err);
 		return 0;
 	}
-	if (j->nch == 0 && !mtu_managed(m) && have_last) {
+	if (j->nch == 0 && !netmtu_managed(m) && have_last) {
 		log_info("nothing to do: the installed files match the configuration");
 		return 0;
 	}
 	if (!have_last) {
-		if (j->nch == 0 && !mtu_managed(m))
+		if (j->nch == 0 && !netmtu_managed(m))
 			log_info("nothing to do: the installed files match the configuration "
 				 "(recording them as generation 0)");
 		if ((rc = backup_originals(j, r, hw)) < 0)
 			return rc;
 		have_last = state_last_generation(j->st, last) == 0;
-		if (j->nch == 0 && !mtu_managed(m))
+		if (j->nch == 0 && !netmtu_managed(m))
 			return 0;
 	}
 	j->res->prev = prev = last->id;
-	crash_point("backup");
+	apply_crash_point("backup");
 	if (j->nch) {
 		if ((rc = validate_all(j)) < 0)
 			return rc;
-		crash_point("validate");
+		apply_crash_point("validate");
 		if ((rc = extend_originals(j)) < 0)
-			return fail(j, rc,
-				    "apply failed at backup: cannot keep an original file "
-				    "under %s: %s; nothing was changed",
-				    j->sdir, strerror(-rc));
+			return apply_fail(j, rc,
+					  "apply failed at backup: cannot keep an original file "
+					  "under %s: %s; nothing was changed",
+					  j->sdir, strerror(-rc));
 		note_listening(j);
 		if ((rc = journal_write(j, last)) < 0)
-			return fail(j, rc,
-				    "apply failed at journal: %s/pending: %s; nothing was "
-				    "changed",
-				    j->sdir, strerror(-rc));
-		crash_point("journal");
+			return apply_fail(j, rc,
+					  "apply failed at journal: %s/pending: %s; nothing was "
+					  "changed",
+					  j->sdir, strerror(-rc));
+		apply_crash_point("journal");
 		if ((rc = install_all(j, prev)) < 0)
 			return rc;
 		if (!o->no_reload && reload_and_check(j, err, sizeof(err)) < 0)
-			return undo(j, prev, "reload", "service", err);
-		crash_point("reloaded");
+			return apply_undo(j, prev, "reload", "service", err);
+		apply_crash_point("reloaded");
 		if (o->trial) {
 			/* Not recorded: the journal keeps naming the generation before the
 			 * trials, so an interrupted tune (or apply_end_trials) restores it. */
@@ -1856,10 +1729,10 @@ apply_locked(struct job *j, const struct rendered *r, const char *ihash, const s
 		}
 		if (prove_served(j) < 0) {
 			snprintf(err, sizeof(err), "%.1000s", j->res->msg);
-			return undo(j, prev, "prove", "served", err);
+			return apply_undo(j, prev, "prove", "served", err);
 		}
 	}
-	if (mtu_managed(m) && !o->trial && (rc = apply_mtu(j, last, prev)) != 0)
+	if (netmtu_managed(m) && !o->trial && (rc = netmtu_step(j, last, prev)) != 0)
 		return rc > 0 ? 0 : rc;
 	return record_applied(j, r, ihash, hw, prev);
 }
@@ -1887,7 +1760,7 @@ unchanged_fast(struct job *j, const char *ihash, const char *hwhash)
 	    (state_open_readonly(j->o->root, &st) < 0 || state_last_generation_head(st, &last) < 0))
 		goto out;
 	same = strcmp(last.inputs_hash, ihash) == 0 && strcmp(last.hw_hash, hwhash) == 0 &&
-	       !mtu_drifted(j->m, &last);
+	       !netmtu_drifted(j->m, &last);
 	if (same)
 		log_info("nothing to do: configuration, templates, version and hardware are "
 			 "unchanged since generation %ld",
@@ -1931,23 +1804,23 @@ apply_run(const struct model *m, const struct rendered *r, const struct apply_op
 		goto out;
 	}
 	if ((rc = lock_acquire(&j, serr, sizeof(serr))) < 0) {
-		fail(&j, rc, "apply: %s", serr);
+		apply_fail(&j, rc, "apply: %s", serr);
 		goto out;
 	}
 	if (o->trial)
 		trials_hold(&j);
-	crash_point("locked");
+	apply_crash_point("locked");
 	if ((rc = state_open(o->root, &j.st, serr, sizeof(serr))) < 0) {
-		fail(&j, -EIO, "apply: %s", serr);
+		apply_fail(&j, -EIO, "apply: %s", serr);
 		goto out;
 	}
 	if ((rc = recover(&j)) < 0) {
-		fail(&j, -EIO, "apply: an interrupted apply could not be undone (see above)");
+		apply_fail(&j, -EIO, "apply: an interrupted apply could not be undone (see above)");
 		goto out;
 	}
 	if (o->if_changed && !o->trial && state_last_generation(j.st, &last) == 0 &&
 	    strcmp(last.inputs_hash, ihash) == 0 && strcmp(last.hw_hash, hwhash) == 0 &&
-	    !mtu_drifted(m, &last)) {
+	    !netmtu_drifted(m, &last)) {
 		log_info("nothing to do: configuration, templates, version and hardware are "
 			 "unchanged since generation %ld",
 			 last.id);
@@ -2036,7 +1909,7 @@ apply_rollback(const struct model *m, long id, const struct apply_opts *o)
 	}
 	if (!o->no_reload && reload_and_check(&j, err, sizeof(err)) < 0)
 		log_warnx("rollback: files restored, but %s", err);
-	if (mtu_restore(&target) < 0)
+	if (netmtu_restore(&target) < 0)
 		log_warnx("rollback: files restored, but not the MTU (see above)");
 	runrec_read_hw(&hw);
 	snprintf(reason, sizeof(reason), "rollback to %ld", id);

@@ -1,0 +1,75 @@
+/* job.h - inside src/apply/: the job one apply, rollback or repair carries through its steps
+ * (the files it changes, the services they touch, its result), and the calls the steps make
+ * across apply's files: the network MTU (netmtu.c), the lock (lock.c), generations on disk
+ * (generation.c), restarts (restart.c), the journal and its recovery (journal.c), validation
+ * (validate.c), reloads (reload.c) and the apply itself (apply.c). */
+#ifndef NASTUNE_APPLY_JOB_H
+#define NASTUNE_APPLY_JOB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "apply.h"
+#include "model.h"
+#include "netif.h"
+#include "service.h"
+#include "state.h"
+
+#define FILE_MAX (64u << 20)
+
+struct change {
+	const struct rfile *f; /* NULL for a stale file to remove */
+	char *path;	       /* installed path without root */
+	char *abs;	       /* with root */
+	bool exists;
+};
+
+struct job {
+	const struct model *m;
+	const struct apply_opts *o;
+	char *sdir; /* <root>/var/lib/nastune */
+	struct state *st;
+	int lockfd;
+	struct change *ch;
+	size_t nch;
+	unsigned svc_mask;     /* services whose files change */
+	unsigned restart_mask; /* of those, the ones a change needs restarted */
+	unsigned touched_mask; /* services a restart of this job stopped or tried to */
+	unsigned owed_mask;    /* restarts a journal recovery's restore calls for */
+	unsigned force_mask;   /* restarts an interrupted run began: start even if stopped */
+	char restart_why[SVC_COUNT][256]; /* the params that changed: "RPC_Ioq_ThrdMax" */
+	bool listening[SVC_COUNT];
+	unsigned reloaded_mask;	     /* reloaded (and checked) by reload_and_check */
+	unsigned restarted_mask;     /* of those, restarted */
+	struct netif_mtu_report mtu; /* network.mtu's outcome when it ran */
+	bool mtu_ran;
+	struct apply_result *res; /* apply_run's: what it did, and the message */
+	bool repair;		  /* apply_repair: recover() records what it restored */
+	long repaired_as;	  /* the generation it recorded; -1 none */
+};
+
+/* Test hook: debug_crash(step) (log.h). */
+void apply_crash_point(const char *step);
+
+/* Sets the result's message; returns rc. */
+int apply_fail(struct job *j, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Whether nastune manages the MTU: an interface named and network.mtu not "keep". */
+bool netmtu_managed(const struct model *m);
+
+/* The link's MTU is no longer what the last generation recorded (changed by hand, or a new
+ * NIC): --if-changed must not skip then. */
+bool netmtu_drifted(const struct model *m, const struct generation *last);
+
+/* Puts the MTU recorded with generation g back when it differs from the link's. Returns 0, or
+ * -errno after logging. */
+int netmtu_restore(const struct generation *g);
+
+/* Restores generation prev for every changed file and reloads; the result's message names
+ * the step, what and the cause. Returns -EIO. */
+int apply_undo(struct job *j, long prev, const char *step, const char *what, const char *cause);
+
+/* network.mtu after the files. Returns 0, 1 when nothing at all changed, or -errno. */
+int netmtu_step(struct job *j, const struct generation *last, long prev);
+
+#endif
