@@ -77,98 +77,6 @@ mkparent(const char *path)
 	return rc;
 }
 
-/* ---- lock ---- */
-
-/* Returns 0, or -errno with err: -EBUSY when another apply holds it past the timeout. */
-static int
-lock_acquire(struct job *j, char *err, size_t errlen)
-{
-	char *p = paths_lock(j->o->root);
-	int waited = 0, rc = 0;
-
-	if ((rc = fs_mkdir_p(j->sdir, 0755)) < 0) {
-		snprintf(err, errlen, "cannot create %s: %s", j->sdir, strerror(-rc));
-		goto out;
-	}
-	j->lockfd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-	if (j->lockfd < 0) {
-		rc = -errno;
-		snprintf(err, errlen, "cannot open the lock %s: %s", p, strerror(-rc));
-		goto out;
-	}
-	while (flock(j->lockfd, LOCK_EX | LOCK_NB) < 0) {
-		if (errno != EWOULDBLOCK) {
-			rc = -errno;
-			snprintf(err, errlen, "cannot lock %s: %s", p, strerror(-rc));
-			goto out;
-		}
-		if (waited == 0)
-			log_info("another nastune apply is running; waiting up to %d s for it",
-				 j->o->lock_timeout_s);
-		if (waited >= j->o->lock_timeout_s * 10) {
-			snprintf(err, errlen,
-				 "another nastune apply still holds %s after %d s — "
-				 "nothing was changed; run again when it has finished",
-				 p, j->o->lock_timeout_s);
-			rc = -EBUSY;
-			goto out;
-		}
-		usleep(100000);
-		waited++;
-	}
-out:
-	free(p);
-	return rc;
-}
-
-/* A tune holds this lock from its first trial to apply_end_trials (the process ending lets it
- * go): the journal its trials leave between them, while it lives, is no interrupted apply. */
-static int trials_fd = -1;
-
-static void
-trials_hold(struct job *j)
-{
-	char *p;
-
-	if (trials_fd >= 0)
-		return;
-	p = paths_trials_lock(j->o->root);
-	trials_fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-	/* apply_interrupted holds it shared for an instant; another tune would hold it on. */
-	for (int i = 0; trials_fd >= 0 && flock(trials_fd, LOCK_EX | LOCK_NB) < 0; i++) {
-		if (i == 20) {
-			log_warnx("another process holds %s: a second tune?", p);
-			close(trials_fd);
-			trials_fd = -1;
-		}
-		usleep(50000);
-	}
-	free(p);
-}
-
-static void
-trials_release(void)
-{
-	if (trials_fd >= 0)
-		close(trials_fd);
-	trials_fd = -1;
-}
-
-/* Whether a live process holds the lock file p (shared: the test itself never stops the
- * holder). */
-static bool
-lock_held(const char *p)
-{
-	int fd = open(p, O_RDONLY | O_CLOEXEC);
-	bool held = false;
-
-	if (fd >= 0) {
-		held = flock(fd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK;
-		close(fd);
-	}
-	return held;
-}
-
 /* ---- generations on disk ---- */
 
 static char *
@@ -1808,7 +1716,7 @@ apply_run(const struct model *m, const struct rendered *r, const struct apply_op
 		goto out;
 	}
 	if (o->trial)
-		trials_hold(&j);
+		lock_trials_hold(&j);
 	apply_crash_point("locked");
 	if ((rc = state_open(o->root, &j.st, serr, sizeof(serr))) < 0) {
 		apply_fail(&j, -EIO, "apply: %s", serr);
@@ -1959,7 +1867,7 @@ apply_end_trials(const struct model *m, const struct apply_opts *o)
 	}
 	status = 0;
 out:
-	trials_release();
+	lock_trials_release();
 	job_release(&j);
 	return status;
 }

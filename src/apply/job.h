@@ -72,4 +72,15 @@ int apply_undo(struct job *j, long prev, const char *step, const char *what, con
 /* network.mtu after the files. Returns 0, 1 when nothing at all changed, or -errno. */
 int netmtu_step(struct job *j, const struct generation *last, long prev);
 
+/* Returns 0, or -errno with err: -EBUSY when another apply holds it past the timeout. */
+int lock_acquire(struct job *j, char *err, size_t errlen);
+
+void lock_trials_hold(struct job *j);
+
+void lock_trials_release(void);
+
+/* Whether a live process holds the lock file p (shared: the test itself never stops the
+ * holder). */
+bool lock_held(const char *p);
+
 #endif
