@@ -63,259 +63,6 @@ apply_fail(struct job *j, int rc, const char *fmt, ...)
 	return rc;
 }
 
-static int
-mkparent(const char *path)
-{
-	char *d = xstrdup(path), *s = strrchr(d, '/');
-	int rc = 0;
-
-	if (s && s != d) {
-		*s = '\0';
-		rc = fs_mkdir_p(d, 0755);
-	}
-	free(d);
-	return rc;
-}
-
-/* ---- generations on disk ---- */
-
-static char *
-gen_copy_path(const struct job *j, long id, const char *path)
-{
-	return paths_state(j->o->root, "generations/%ld/files%s", id, path);
-}
-
-/* Copies the installed file (or notes its absence) into generation id's store. */
-static int
-snapshot_file(const struct job *j, long id, const char *path, struct gen_file *gf)
-{
-	char *abs = fs_rooted(j->o->root, path), *copy, *data = NULL;
-	struct stat st;
-	size_t len = 0;
-	int rc;
-
-	memset(gf, 0, sizeof(*gf));
-	gf->path = xstrdup(path);
-	if (stat(abs, &st) < 0) {
-		free(abs);
-		return errno == ENOENT ? 0 : -errno;
-	}
-	rc = fs_read_file(abs, FILE_MAX, &data, &len);
-	free(abs);
-	if (rc < 0)
-		return rc;
-	gf->present = 1;
-	gf->mode = st.st_mode & 07777;
-	gf->uid = st.st_uid;
-	gf->gid = st.st_gid;
-	hash_sha256_hex(data, len, gf->sha256);
-	copy = gen_copy_path(j, id, path);
-	rc = mkparent(copy);
-	if (rc == 0)
-		rc = fs_write_atomic(copy, data, len, 0600, 0);
-	free(copy);
-	free(data);
-	return rc;
-}
-
-/* Stores g (its metadata filled in; g->id < 0: the next id) with a copy of each installed
- * file of paths; clears g. */
-static int
-store_generation(struct job *j, struct generation *g, char **paths, size_t npaths, long *out_id)
-{
-	char created[32];
-	size_t i;
-	int rc = 0;
-
-	if (g->id < 0) {
-		long *ids;
-		size_t n;
-
-		if (state_generation_ids(j->st, &ids, &n) < 0) {
-			generation_clear(g);
-			return -EIO;
-		}
-		g->id = n ? ids[n - 1] + 1 : 0;
-		free(ids);
-	}
-	timeutil_now_iso(created, sizeof(created));
-	g->created = xstrdup(created);
-	g->version = xstrdup(NASTUNE_VERSION);
-	g->files = xcalloc(npaths ? npaths : 1, sizeof(*g->files));
-	for (i = 0; i < npaths && rc == 0; i++, g->nfiles++)
-		rc = snapshot_file(j, g->id, paths[i], &g->files[i]);
-	if (rc == 0)
-		rc = state_add_generation(j->st, g);
-	if (rc == 0 && out_id)
-		*out_id = g->id;
-	generation_clear(g);
-	return rc;
-}
-
-static int
-record_generation(struct job *j, long id, const char *reason, const char *inputs_hash,
-		  const struct hwinfo *hw, char **paths, size_t npaths, long *out_id)
-{
-	struct generation g = { .id = id };
-
-	g.reason = xstrdup(reason);
-	snprintf(g.inputs_hash, sizeof(g.inputs_hash), "%s", inputs_hash);
-	g.hw_text = hwinfo_text(hw);
-	hwinfo_hash(hw, g.hw_hash);
-	if (j->m && j->m->network.interface && netif_get_mtu(j->m->network.interface, &g.mtu) == 0)
-		snprintf(g.mtu_iface, sizeof(g.mtu_iface), "%s", j->m->network.interface);
-	else
-		g.mtu = 0;
-	return store_generation(j, &g, paths, npaths, out_id);
-}
-
-static int
-cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* A file nastune is about to write for the first time after generation 0 (AFP enabled
- * later: the distro's afp.conf) joins generation 0 as it is now, so that `rollback 0` puts
- * it back rather than deleting it. "For the first time": no generation lists it. Returns 0
- * or -errno. */
-static int
-extend_originals(struct job *j)
-{
-	char **known = NULL;
-	size_t nk = 0, n, i, k;
-	long *ids;
-	int rc = 0;
-
-	if (state_generation_ids(j->st, &ids, &n) < 0)
-		return -EIO;
-	for (i = 0; i < n && rc == 0; i++) {
-		struct generation g;
-
-		if (state_get_generation(j->st, ids[i], &g) < 0) {
-			rc = -EIO;
-			break;
-		}
-		known = xreallocarray(known, nk + g.nfiles + 1, sizeof(*known));
-		for (k = 0; k < g.nfiles; k++)
-			known[nk++] = xstrdup(g.files[k].path);
-		generation_clear(&g);
-	}
-	free(ids);
-	if (nk)
-		qsort(known, nk, sizeof(*known), cmp_str);
-	for (i = 0; i < j->nch && rc == 0; i++) {
-		struct gen_file gf = { 0 };
-		const char *key = j->ch[i].path;
-
-		if (!j->ch[i].f || (nk && bsearch(&key, known, nk, sizeof(*known), cmp_str)))
-			continue;
-		if ((rc = snapshot_file(j, 0, j->ch[i].path, &gf)) == 0 &&
-		    (rc = state_add_generation_file(j->st, 0, &gf)) == 0)
-			log_info("%s: first written now; its original joins generation 0",
-				 j->ch[i].path);
-		free(gf.path);
-	}
-	for (i = 0; i < nk; i++)
-		free(known[i]);
-	free(known);
-	return rc;
-}
-
-static void
-rm_tree(const char *path)
-{
-	char *argv[] = { "rm", "-rf", "--", (char *)path, NULL };
-
-	(void)proc_run_argv(argv);
-}
-
-static void
-prune(struct job *j)
-{
-	long *ids;
-	size_t n, i, keep = APPLY_KEEP_GENERATIONS;
-
-	if (state_generation_ids(j->st, &ids, &n) < 0)
-		return;
-	for (i = 0; i < n; i++) {
-		char *dir;
-
-		if (ids[i] == 0 || n - i <= keep)
-			continue;
-		dir = paths_generation(j->o->root, ids[i]);
-		if (state_delete_generation(j->st, ids[i]) == 0)
-			rm_tree(dir);
-		free(dir);
-	}
-	free(ids);
-}
-
-/* Writes the stored copy at copy to abs (atomically, with mode and owner) once its content
- * has the SHA-256 sha. Returns 0 or -errno (-EBADMSG: the copy is not what was stored). */
-static int
-put_copy(const char *abs, const char *copy, const char *sha, unsigned mode, unsigned uid,
-	 unsigned gid)
-{
-	char *data = NULL, got[65];
-	size_t len;
-	int rc = fs_read_file(copy, FILE_MAX, &data, &len);
-
-	if (rc == 0) {
-		hash_sha256_hex(data, len, got);
-		if (strcmp(got, sha) != 0)
-			rc = -EBADMSG;
-	}
-	if (rc == 0 && (rc = mkparent(abs)) == 0)
-		rc = fs_write_atomic(abs, data, len, mode, 0);
-	if (rc == 0 && geteuid() == 0 && chown(abs, uid, gid) < 0)
-		rc = -errno;
-	free(data);
-	return rc;
-}
-
-/* Puts path back as generation g had it. Returns 0 or -errno. */
-static int
-restore_file(struct job *j, const struct generation *g, const char *path)
-{
-	const struct gen_file *gf = NULL;
-	char *abs = fs_rooted(j->o->root, path), *copy;
-	size_t i;
-	int rc;
-
-	for (i = 0; i < g->nfiles; i++)
-		if (strcmp(g->files[i].path, path) == 0)
-			gf = &g->files[i];
-	if (!gf || !gf->present) {
-		rc = fs_remove_durable(abs);
-		free(abs);
-		return rc;
-	}
-	copy = gen_copy_path(j, g->id, path);
-	if ((rc = put_copy(abs, copy, gf->sha256, gf->mode, gf->uid, gf->gid)) < 0)
-		log_warnx("cannot restore %s from generation %ld (%s): %s", abs, g->id, copy,
-			  strerror(-rc));
-	free(copy);
-	free(abs);
-	return rc;
-}
-
-static enum svc
-svc_of_path(const char *path)
-{
-	if (strncmp(path, "/etc/samba/", 11) == 0)
-		return SVC_SMB;
-	if (strncmp(path, "/etc/exports", 12) == 0 || strncmp(path, "/etc/ganesha/", 13) == 0)
-		return SVC_NFS;
-	if (strncmp(path, "/etc/netatalk/", 14) == 0)
-		return SVC_AFP;
-	if (strncmp(path, "/etc/sysctl.d/", 14) == 0)
-		return SVC_SYS;
-	if (strncmp(path, "/etc/nastune/", 13) == 0 || strncmp(path, "/etc/ctdb/", 10) == 0)
-		return SVC_SELF;
-	return SVC_MDNS;
-}
-
 /* ---- restarts ---- */
 
 /* Notes whether replacing cur (NULL: absent) by next at path changes a restart-class value,
@@ -325,7 +72,7 @@ static void
 note_restart(struct job *j, const char *path, const char *cur, size_t curlen, const char *next,
 	     size_t nextlen)
 {
-	enum svc s = svc_of_path(path);
+	enum svc s = gen_svc_of_path(path);
 	char params[256], *why = j->restart_why[s];
 	size_t used = strlen(why);
 
@@ -368,7 +115,7 @@ restore_noting(struct job *j, const struct generation *g, const char *journal, c
 	int rc = journal ? restore_kept(j, journal, path) : 1;
 
 	if (rc == 1)
-		rc = restore_file(j, g, path);
+		rc = gen_restore_file(j, g, path);
 
 	if (rc == 0) {
 		after = read_installed(j, path, &alen);
@@ -418,7 +165,7 @@ journal_write(struct job *j, const struct generation *prev)
 	int rc = 0;
 
 	if (access(kdir, F_OK) == 0)
-		rm_tree(kdir);
+		gen_rm_tree(kdir);
 	buf_init(&b);
 	buf_printf(&b, "prev %ld\n", prev->id);
 	if (j->o->trial)
@@ -445,7 +192,7 @@ journal_write(struct job *j, const struct generation *prev)
 				continue; /* as prev has it: restoring prev puts it back */
 			}
 			copy = kept_copy_path(j, j->ch[i].path);
-			if ((rc = mkparent(copy)) == 0)
+			if ((rc = gen_mkparent(copy)) == 0)
 				rc = fs_write_atomic(copy, data, len, 0600, 0);
 			free(copy);
 			buf_printf(&b, "keep 1 %o %u %u %s %s\n", (unsigned)(st.st_mode & 07777),
@@ -498,7 +245,7 @@ restore_kept(struct job *j, const char *journal, const char *path)
 			return rc;
 		}
 		copy = kept_copy_path(j, path);
-		if ((rc = put_copy(abs, copy, sha, mode & 07777, uid, gid)) < 0)
+		if ((rc = gen_put_copy(abs, copy, sha, mode & 07777, uid, gid)) < 0)
 			log_warnx("cannot put %s back as it was before the apply (%s): %s", abs,
 				  copy, strerror(-rc));
 		free(copy);
@@ -564,7 +311,7 @@ journal_drop(struct job *j)
 	if ((rc = fs_remove_durable(p)) < 0)
 		log_warnx("cannot remove the journal %s: %s", p, strerror(-rc));
 	if (access(kdir, F_OK) == 0)
-		rm_tree(kdir);
+		gen_rm_tree(kdir);
 	free(kdir);
 	free(p);
 }
@@ -610,12 +357,12 @@ record_repair(struct job *j, const struct generation *g, const char *journal)
 	n.hw_text = xstrdup(g->hw_text ? g->hw_text : "");
 	memcpy(n.mtu_iface, g->mtu_iface, sizeof(n.mtu_iface));
 	n.mtu = g->mtu;
-	rc = store_generation(j, &n, paths, np, &j->repaired_as);
+	rc = gen_store(j, &n, paths, np, &j->repaired_as);
 	for (i = 0; i < np; i++)
 		free(paths[i]);
 	free(paths);
 	if (rc == 0)
-		prune(j);
+		gen_prune(j);
 	return rc;
 }
 
@@ -709,7 +456,7 @@ recover(struct job *j)
 			continue;
 		if (restore_noting(j, &g, journal, line + 5) < 0)
 			failed++;
-		mask |= 1u << svc_of_path(line + 5);
+		mask |= 1u << gen_svc_of_path(line + 5);
 	}
 	/* The apply may have died after proving a new MTU and before recording it. At boot the
 	 * network's own configuration sets it, and the link may not even exist yet. */
@@ -1120,28 +867,6 @@ note_listening(struct job *j)
 /* ---- the apply ---- */
 
 static void
-inputs_hash(const struct model *m, const struct rendered *r, char out[65])
-{
-	struct hash_ctx *h = hash_new();
-	char mtu[64];
-	size_t i;
-
-	hash_update(h, NASTUNE_VERSION, strlen(NASTUNE_VERSION) + 1);
-	/* network.mtu is applied without a file: its settings are inputs of their own. */
-	snprintf(mtu, sizeof(mtu), "mtu %d %d %s", (int)m->network.mtu_mode, m->network.mtu,
-		 m->network.interface ? m->network.interface : "");
-	hash_update(h, mtu, strlen(mtu) + 1);
-	for (i = 0; i < m->network.peers.n; i++)
-		hash_update(h, m->network.peers.v[i], strlen(m->network.peers.v[i]) + 1);
-	for (i = 0; i < r->n; i++) {
-		hash_update(h, r->f[i].path, strlen(r->f[i].path) + 1);
-		hash_update(h, r->f[i].data, r->f[i].len);
-		hash_update(h, "", 1);
-	}
-	hash_final_hex(h, out);
-}
-
-static void
 add_change(struct job *j, const struct rfile *f, const char *path, bool exists)
 {
 	struct change *c;
@@ -1152,7 +877,7 @@ add_change(struct job *j, const struct rfile *f, const char *path, bool exists)
 	c->path = xstrdup(path);
 	c->abs = fs_rooted(j->o->root, path);
 	c->exists = exists;
-	j->svc_mask |= 1u << (f ? f->svc : svc_of_path(path));
+	j->svc_mask |= 1u << (f ? f->svc : gen_svc_of_path(path));
 }
 
 static void
@@ -1238,7 +963,7 @@ apply_undo(struct job *j, long prev, const char *step, const char *what, const c
 			int rc = journal ? restore_kept(j, journal, j->ch[i].path) : 1;
 
 			if (rc == 1)
-				rc = restore_file(j, &g, j->ch[i].path);
+				rc = gen_restore_file(j, &g, j->ch[i].path);
 			if (rc < 0)
 				bad++;
 		}
@@ -1490,7 +1215,7 @@ install_all(struct job *j, long prev)
 		if (!c->f) {
 			rc = unlink(c->abs) < 0 && errno != ENOENT ? -errno : 0;
 		} else {
-			rc = mkparent(c->abs);
+			rc = gen_mkparent(c->abs);
 			if (rc == 0)
 				rc = fs_write_atomic(c->abs, c->f->data, c->f->len,
 						     render_file_mode(c->path), 1);
@@ -1533,7 +1258,7 @@ backup_originals(struct job *j, const struct rendered *r, const struct hwinfo *h
 
 	for (i = 0; i < r->n; i++)
 		bp[i] = r->f[i].path;
-	rc = record_generation(j, 0, "original files", "", hw, bp, r->n, NULL);
+	rc = gen_record(j, 0, "original files", "", hw, bp, r->n, NULL);
 	free(bp);
 	if (rc < 0)
 		return apply_fail(j, rc,
@@ -1557,14 +1282,14 @@ record_applied(struct job *j, const struct rendered *r, const char *ihash, const
 	for (i = 0; i < j->nch; i++)
 		if (!j->ch[i].f)
 			paths[n++] = j->ch[i].path;
-	rc = record_generation(j, -1, j->o->reason ? j->o->reason : "apply", ihash, hw, paths, n,
-			       &j->res->generation);
+	rc = gen_record(j, -1, j->o->reason ? j->o->reason : "apply", ihash, hw, paths, n,
+			&j->res->generation);
 	free(paths);
 	if (rc < 0)
 		return apply_undo(j, prev, "record", j->sdir, strerror(-rc));
 	apply_crash_point("record");
 	journal_drop(j);
-	prune(j);
+	gen_prune(j);
 	return 0;
 }
 
@@ -1612,7 +1337,7 @@ apply_locked(struct job *j, const struct rendered *r, const char *ihash, const s
 		if ((rc = validate_all(j)) < 0)
 			return rc;
 		apply_crash_point("validate");
-		if ((rc = extend_originals(j)) < 0)
+		if ((rc = gen_extend_originals(j)) < 0)
 			return apply_fail(j, rc,
 					  "apply failed at backup: cannot keep an original file "
 					  "under %s: %s; nothing was changed",
@@ -1703,7 +1428,7 @@ apply_run(const struct model *m, const struct rendered *r, const struct apply_op
 		rc = dry_run(&j, r);
 		goto out;
 	}
-	inputs_hash(m, r, ihash);
+	gen_inputs_hash(m, r, ihash);
 	if ((rc = runrec_read_hw(&hw)) < 0)
 		log_warnx("cannot read the hardware fingerprint: %s", strerror(-rc));
 	hwinfo_hash(&hw, hwhash);
@@ -1821,11 +1546,11 @@ apply_rollback(const struct model *m, long id, const struct apply_opts *o)
 		log_warnx("rollback: files restored, but not the MTU (see above)");
 	runrec_read_hw(&hw);
 	snprintf(reason, sizeof(reason), "rollback to %ld", id);
-	if (record_generation(&j, -1, reason, target.inputs_hash, &hw, paths, npaths, &newid) < 0) {
+	if (gen_record(&j, -1, reason, target.inputs_hash, &hw, paths, npaths, &newid) < 0) {
 		log_warnx("rollback: files restored but the new generation could not be recorded");
 		goto out;
 	}
-	prune(&j);
+	gen_prune(&j);
 	log_info("rolled back to generation %ld (recorded as generation %ld)", id, newid);
 	status = 0;
 out:

@@ -83,4 +83,35 @@ void lock_trials_release(void);
  * holder). */
 bool lock_held(const char *p);
 
+int gen_mkparent(const char *path);
+
+/* Stores g (its metadata filled in; g->id < 0: the next id) with a copy of each installed
+ * file of paths; clears g. */
+int gen_store(struct job *j, struct generation *g, char **paths, size_t npaths, long *out_id);
+
+int gen_record(struct job *j, long id, const char *reason, const char *inputs_hash,
+	       const struct hwinfo *hw, char **paths, size_t npaths, long *out_id);
+
+/* A file nastune is about to write for the first time after generation 0 (AFP enabled
+ * later: the distro's afp.conf) joins generation 0 as it is now, so that `rollback 0` puts
+ * it back rather than deleting it. "For the first time": no generation lists it. Returns 0
+ * or -errno. */
+int gen_extend_originals(struct job *j);
+
+void gen_rm_tree(const char *path);
+
+void gen_prune(struct job *j);
+
+/* Writes the stored copy at copy to abs (atomically, with mode and owner) once its content
+ * has the SHA-256 sha. Returns 0 or -errno (-EBADMSG: the copy is not what was stored). */
+int gen_put_copy(const char *abs, const char *copy, const char *sha, unsigned mode, unsigned uid,
+		 unsigned gid);
+
+/* Puts path back as generation g had it. Returns 0 or -errno. */
+int gen_restore_file(struct job *j, const struct generation *g, const char *path);
+
+enum svc gen_svc_of_path(const char *path);
+
+void gen_inputs_hash(const struct model *m, const struct rendered *r, char out[65]);
+
 #endif
