@@ -63,69 +63,6 @@ apply_fail(struct job *j, int rc, const char *fmt, ...)
 	return rc;
 }
 
-/* ---- restarts ---- */
-
-/* Notes whether replacing cur (NULL: absent) by next at path changes a restart-class value,
- * and which. A file that goes away (next NULL) is no restart: nastune stops managing it and
- * the daemon keeps what it runs, as with a reload. */
-static void
-note_restart(struct job *j, const char *path, const char *cur, size_t curlen, const char *next,
-	     size_t nextlen)
-{
-	enum svc s = gen_svc_of_path(path);
-	char params[256], *why = j->restart_why[s];
-	size_t used = strlen(why);
-
-	if (!next)
-		return;
-	if (knob_restart_changes(path, cur, curlen, next, nextlen, params, sizeof(params)) == 0) {
-		if (strcmp(path, "/etc/ganesha/ganesha.conf") != 0 || !cur ||
-		    !ganesha_ids_moved(cur, curlen, next, nextlen))
-			return;
-		snprintf(params, sizeof(params), "Export_Id");
-	}
-	j->restart_mask |= 1u << s;
-	if (!strstr(why, params))
-		snprintf(why + used, sizeof(j->restart_why[s]) - used, "%s%s", used ? ", " : "",
-			 params);
-}
-
-/* The installed file at path, or NULL when absent or unreadable; the caller frees it. */
-static char *
-read_installed(const struct job *j, const char *path, size_t *len)
-{
-	char *abs = fs_rooted(j->o->root, path), *data = NULL;
-
-	*len = 0;
-	if (fs_read_file(abs, FILE_MAX, &data, len) < 0)
-		data = NULL;
-	free(abs);
-	return data;
-}
-
-static int restore_kept(struct job *j, const char *journal, const char *path);
-
-/* restore_file (or, for a file the journal text kept, restore_kept), noting whether what it
- * puts back needs the service restarted. */
-static int
-restore_noting(struct job *j, const struct generation *g, const char *journal, const char *path)
-{
-	size_t blen, alen;
-	char *before = read_installed(j, path, &blen), *after;
-	int rc = journal ? restore_kept(j, journal, path) : 1;
-
-	if (rc == 1)
-		rc = gen_restore_file(j, g, path);
-
-	if (rc == 0) {
-		after = read_installed(j, path, &alen);
-		note_restart(j, path, before, blen, after, alen);
-		free(after);
-	}
-	free(before);
-	return rc;
-}
-
 /* ---- journal ---- */
 
 /* Where the journal keeps a file as it was before this apply, for a file the generation
@@ -217,10 +154,8 @@ journal_write(struct job *j, const struct generation *prev)
 	return rc;
 }
 
-/* The journal's kept state of path (journal_write()), when the journal text has one: puts
- * it back and returns 0 or -errno; 1 when there is none (restore it from the generation). */
-static int
-restore_kept(struct job *j, const char *journal, const char *path)
+int
+journal_restore_kept(struct job *j, const char *journal, const char *path)
 {
 	const char *line = journal;
 	size_t plen = strlen(path);
@@ -454,7 +389,7 @@ recover(struct job *j)
 		}
 		if (strncmp(line, "file ", 5) != 0)
 			continue;
-		if (restore_noting(j, &g, journal, line + 5) < 0)
+		if (restart_restore_noting(j, &g, journal, line + 5) < 0)
 			failed++;
 		mask |= 1u << gen_svc_of_path(line + 5);
 	}
@@ -921,7 +856,7 @@ compute_changes(struct job *j, const struct rendered *r, const struct generation
 		}
 		if (rc == -ENOENT || len != r->f[i].len || memcmp(cur, r->f[i].data, len) != 0) {
 			add_change(j, &r->f[i], r->f[i].path, rc == 0);
-			note_restart(j, r->f[i].path, rc == 0 ? cur : NULL, len, r->f[i].data,
+			restart_note(j, r->f[i].path, rc == 0 ? cur : NULL, len, r->f[i].data,
 				     r->f[i].len);
 		}
 		free(cur);
@@ -960,7 +895,7 @@ apply_undo(struct job *j, long prev, const char *step, const char *what, const c
 		if (fs_read_file(p, 1 << 20, &journal, NULL) < 0)
 			journal = NULL;
 		for (i = 0; i < j->nch; i++) {
-			int rc = journal ? restore_kept(j, journal, j->ch[i].path) : 1;
+			int rc = journal ? journal_restore_kept(j, journal, j->ch[i].path) : 1;
 
 			if (rc == 1)
 				rc = gen_restore_file(j, &g, j->ch[i].path);
@@ -1043,7 +978,7 @@ check_smb_modules(struct job *j, const struct rendered *r)
 
 		if (f->svc != SVC_SMB)
 			continue;
-		cur = read_installed(j, f->path, &len);
+		cur = restart_read_installed(j, f->path, &len);
 		same = cur && len == f->len && memcmp(cur, f->data, len) == 0;
 		free(cur);
 		if (same)
@@ -1534,7 +1469,7 @@ apply_rollback(const struct model *m, long id, const struct apply_opts *o)
 		add_change(&j, NULL, paths[i], true);
 	note_listening(&j);
 	for (i = 0; i < npaths; i++)
-		if (restore_noting(&j, &target, NULL, paths[i]) < 0)
+		if (restart_restore_noting(&j, &target, NULL, paths[i]) < 0)
 			failed++;
 	if (failed) {
 		log_warnx("rollback: %d file(s) could not be restored", failed);

@@ -114,4 +114,20 @@ enum svc gen_svc_of_path(const char *path);
 
 void gen_inputs_hash(const struct model *m, const struct rendered *r, char out[65]);
 
+/* Notes whether replacing cur (NULL: absent) by next at path changes a restart-class value,
+ * and which. A file that goes away (next NULL) is no restart: nastune stops managing it and
+ * the daemon keeps what it runs, as with a reload. */
+void restart_note(struct job *j, const char *path, const char *cur, size_t curlen, const char *next,
+		  size_t nextlen);
+
+/* The installed file at path, or NULL when absent or unreadable; the caller frees it. */
+char *restart_read_installed(const struct job *j, const char *path, size_t *len);
+
+/* restore_file (or, for a file the journal text kept, restore_kept), noting whether what it
+ * puts back needs the service restarted. */
+int restart_restore_noting(struct job *j, const struct generation *g, const char *journal,
+			   const char *path);
+
+int journal_restore_kept(struct job *j, const char *journal, const char *path);
+
 #endif
