@@ -44,7 +44,7 @@ struct job {
 	struct netif_mtu_report mtu; /* network.mtu's outcome when it ran */
 	bool mtu_ran;
 	struct apply_result *res; /* apply_run's: what it did, and the message */
-	bool repair;		  /* apply_repair: recover() records what it restored */
+	bool repair;		  /* apply_repair: journal_recover() records what it restored */
 	long repaired_as;	  /* the generation it recorded; -1 none */
 };
 
@@ -129,5 +129,45 @@ int restart_restore_noting(struct job *j, const struct generation *g, const char
 			   const char *path);
 
 int journal_restore_kept(struct job *j, const char *journal, const char *path);
+
+/* The journal: the generation to restore (prev), and every file this apply writes (with the
+ * SHA-256 of what it writes, "-" for a removal). Written durably before the first file is
+ * installed (fs_write_atomic: the file, then its directory), so a power cut anywhere after
+ * leaves a journal that names every file it may have changed. A file
+ * that is not as prev recorded it (prev does not list it, or it was edited since) has its
+ * state now (absent, or a copy under pending.keep) kept with the journal, and undoing puts
+ * that back: undoing is "as before this apply", which restoring prev is not for such a file.
+ * Restoring prev deleted a file it did not list: a dry-run tune's trials deleted a tuned.conf
+ * written by hand and not applied yet (its trials write tuned.conf, and the last generation
+ * had none), and a failed apply that enabled AFP deleted the distribution's afp.conf; and it
+ * undid an edit made by hand since prev (a tuned.conf edited, then a dry-run tune). */
+int journal_write(struct job *j, const struct generation *prev);
+
+int journal_restore_kept(struct job *j, const char *journal, const char *path);
+
+/* Notes in the journal that service i is about to be stopped and started again: should the
+ * process die in between, recovery starts it (the daemon would otherwise stay down). */
+void journal_note_restart(struct job *j, int i);
+
+/* The restart of service i came back: its note has done its work. Left in the journal, every
+ * later trial's recovery would restart the service again (and note it again), though its
+ * files say nothing new: a tune's windows restarted Ganesha and afpd at every switch once one
+ * trial had restarted them. A failure here only costs one needless restart. */
+void journal_forget_restart(struct job *j, int i);
+
+/* Dropped durably only after what ends the apply is (its generation, or the restored files):
+ * a journal that a power cut brings back would otherwise undo a finished apply at the next
+ * repair. */
+void journal_drop(struct job *j);
+
+/* Restores the journal's generation for the journal's files, then reloads them (j->repair:
+ * records that as a generation before dropping the journal). A journal whose apply recorded
+ * a generation after it was written belongs to an apply that finished and died before
+ * dropping it: it is only dropped. */
+int journal_recover(struct job *j);
+
+void reload_services(struct job *j, unsigned mask, bool undoing);
+
+void apply_job_release(struct job *j);
 
 #endif
