@@ -170,4 +170,11 @@ void reload_services(struct job *j, unsigned mask, bool undoing);
 
 void apply_job_release(struct job *j);
 
+/* What the configuration needs from this host, before anything (the lock and the state
+ * directory included) is written. Returns 0, -EINVAL (refused), -errno. */
+int validate_precheck(struct job *j, const struct rendered *r);
+
+/* Validates every changed file with its checker. Returns 0 or -EIO with the message. */
+int validate_all(struct job *j);
+
 #endif
