@@ -63,161 +63,6 @@ apply_fail(struct job *j, int rc, const char *fmt, ...)
 	return rc;
 }
 
-/* ---- services ---- */
-
-/* Reloads service i, or restarts it when a change needs that (restart_mask). A backend that
- * needs a start command and has none reloads instead; warn: say so when the daemon is running
- * (it may keep the old values). force: start it even when it is not running (undoing this
- * job's restart). Sets *restarted. Returns as the backend: 0, 1 (not running), -errno. */
-static int
-reload_or_restart(struct job *j, int i, bool force, bool warn, bool *restarted, char *err,
-		  size_t errlen)
-{
-	const struct service_backend *be = service_backend(j->m, j->o->root, i);
-	const struct service_desc *d = service_desc(j->m, i);
-	const char *pidfile = service_pidfile(j->m, i), *start = service_start(j->m, i);
-	int rc;
-
-	*restarted = false;
-	if (j->force_mask & (1u << i)) {
-		/* An interrupted restart: whatever else changed, it must run again. */
-		force = true;
-		if (!(j->restart_mask & (1u << i)))
-			snprintf(j->restart_why[i], sizeof(j->restart_why[i]),
-				 "an interrupted "
-				 "restart");
-		j->restart_mask |= 1u << i;
-	}
-	if (!(j->restart_mask & (1u << i)))
-		return be->reload(j->o->root, d, pidfile, err, errlen);
-	if (be->needs_start && !start) {
-		rc = be->reload(j->o->root, d, pidfile, err, errlen);
-		if (rc == 0 && warn)
-			log_warnx("%s: %s changed, which only a restart picks up, and services.%s."
-				  "start is not set: reloaded instead, so the running %s may keep "
-				  "the old value — set services.%s.start = \"...\" (the command "
-				  "that starts %s) or restart %s yourself",
-				  d->daemon, j->restart_why[i], svc_name(i), d->daemon, svc_name(i),
-				  d->daemon, d->daemon);
-		return rc;
-	}
-	journal_note_restart(j, i);
-	rc = be->restart(j->o->root, d, pidfile, start, force, err, errlen);
-	if (rc != 1)
-		j->touched_mask |= 1u << i;
-	*restarted = rc == 0;
-	if (rc == 0)
-		journal_forget_restart(j, i);
-	return rc;
-}
-
-void
-reload_services(struct job *j, unsigned mask, bool undoing)
-{
-	unsigned touched = j->touched_mask;
-	int i;
-
-	if (undoing)
-		j->restart_mask &= touched | j->owed_mask;
-	for (i = 0; i < SVC_COUNT; i++) {
-		const struct service_backend *be;
-		const struct service_desc *d;
-		char err[512] = "";
-		bool restarted;
-
-		if (!(mask & (1u << i)))
-			continue;
-		be = service_backend(j->m, j->o->root, i);
-		d = service_desc(j->m, i);
-		if (!be || strcmp(d->action, "none") == 0)
-			continue;
-		reload_or_restart(j, i, undoing && (touched & (1u << i)), !undoing, &restarted, err,
-				  sizeof(err));
-		if (restarted)
-			log_info("%s: restarted (%s backend): %s changed", d->daemon, be->name,
-				 j->restart_why[i]);
-	}
-}
-
-/* Reloads (or restarts) and checks each affected service. Returns 0 or -1 with what failed
- * in err. */
-static int
-reload_and_check(struct job *j, char *err, size_t errlen)
-{
-	/* A tune switches trials hundreds of times: a line each only with -v. */
-	void (*say)(const char *, ...) __attribute__((format(printf, 1, 2))) =
-		j->o->trial ? log_debug : log_info;
-	int i;
-
-	for (i = 0; i < SVC_COUNT; i++) {
-		const struct service_backend *be;
-		const struct service_desc *d;
-		const char *pidfile;
-		bool restarted;
-		int rc;
-
-		if (!(j->svc_mask & (1u << i)))
-			continue;
-		be = service_backend(j->m, j->o->root, i);
-		d = service_desc(j->m, i);
-		if (strcmp(d->action, "none") == 0)
-			continue; /* tuned.conf: read by nastune itself, next run */
-		pidfile = service_pidfile(j->m, i);
-		apply_crash_point("reload");
-		rc = reload_or_restart(j, i, false, true, &restarted, err, errlen);
-		if (rc == 1 && i == SVC_MDNS) {
-			log_warnx("avahi-daemon is not running: the Bonjour records are written to "
-				  "%s/etc/avahi/services and will be published when it starts",
-				  j->o->root);
-			continue;
-		}
-		if (rc == 1 && strcmp(d->action, "sysctl") == 0) {
-			log_info("sysctl: %s not loaded into the kernel (%s); it takes effect at "
-				 "boot",
-				 RENDER_SYSCTL_PATH,
-				 *j->o->root ? "--root is a staging "
-					       "root"
-					     : "none backend");
-			continue;
-		}
-		if (rc == 1) {
-			log_info("%s: not running (%s backend); its new files take effect when it "
-				 "starts",
-				 d->daemon, be->name);
-			continue;
-		}
-		if (rc < 0)
-			return -1;
-		if ((rc = be->check(j->o->root, d, pidfile, j->listening[i],
-				    restarted	  ? SVC_CHECK_RESTART
-				    : j->o->trial ? SVC_CHECK_TRIAL
-						  : SVC_CHECK_RELOAD,
-				    err, errlen)) < 0)
-			return -1;
-		j->reloaded_mask |= 1u << i;
-		if (restarted) {
-			j->restarted_mask |= 1u << i;
-			say("%s: restarted (%s backend): %s changed", d->daemon, be->name,
-			    j->restart_why[i]);
-		} else {
-			say("%s: reloaded (%s backend)", d->daemon, be->name);
-		}
-	}
-	return 0;
-}
-
-/* Which of the services in svc_mask listen now: they must listen again after the change. */
-static void
-note_listening(struct job *j)
-{
-	int i;
-
-	for (i = 0; i < SVC_COUNT; i++)
-		if (j->svc_mask & (1u << i))
-			j->listening[i] = service_desc(j->m, i)->port &&
-					  service_port_listening(service_desc(j->m, i)->port);
-}
-
 /* ---- the apply ---- */
 
 static void
@@ -555,8 +400,8 @@ apply_locked(struct job *j, const struct rendered *r, const char *ihash, const s
 	fill_result(j);
 	if (o->trial && j->nch == 0 && have_last) {
 		/* Only what the journal restored changed: reload (or restart) it. */
-		note_listening(j);
-		if (j->svc_mask && !o->no_reload && reload_and_check(j, err, sizeof(err)) < 0)
+		reload_note_listening(j);
+		if (j->svc_mask && !o->no_reload && reload_check(j, err, sizeof(err)) < 0)
 			return apply_fail(j, -EIO, "apply: trial: %s", err);
 		return 0;
 	}
@@ -585,7 +430,7 @@ apply_locked(struct job *j, const struct rendered *r, const char *ihash, const s
 					  "apply failed at backup: cannot keep an original file "
 					  "under %s: %s; nothing was changed",
 					  j->sdir, strerror(-rc));
-		note_listening(j);
+		reload_note_listening(j);
 		if ((rc = journal_write(j, last)) < 0)
 			return apply_fail(j, rc,
 					  "apply failed at journal: %s/pending: %s; nothing was "
@@ -594,7 +439,7 @@ apply_locked(struct job *j, const struct rendered *r, const char *ihash, const s
 		apply_crash_point("journal");
 		if ((rc = install_all(j, prev)) < 0)
 			return rc;
-		if (!o->no_reload && reload_and_check(j, err, sizeof(err)) < 0)
+		if (!o->no_reload && reload_check(j, err, sizeof(err)) < 0)
 			return apply_undo(j, prev, "reload", "service", err);
 		apply_crash_point("reloaded");
 		if (o->trial) {
@@ -775,7 +620,7 @@ apply_rollback(const struct model *m, long id, const struct apply_opts *o)
 	}
 	for (i = 0; i < npaths; i++)
 		add_change(&j, NULL, paths[i], true);
-	note_listening(&j);
+	reload_note_listening(&j);
 	for (i = 0; i < npaths; i++)
 		if (restart_restore_noting(&j, &target, NULL, paths[i]) < 0)
 			failed++;
@@ -783,7 +628,7 @@ apply_rollback(const struct model *m, long id, const struct apply_opts *o)
 		log_warnx("rollback: %d file(s) could not be restored", failed);
 		goto out;
 	}
-	if (!o->no_reload && reload_and_check(&j, err, sizeof(err)) < 0)
+	if (!o->no_reload && reload_check(&j, err, sizeof(err)) < 0)
 		log_warnx("rollback: files restored, but %s", err);
 	if (netmtu_restore(&target) < 0)
 		log_warnx("rollback: files restored, but not the MTU (see above)");
@@ -827,8 +672,8 @@ apply_end_trials(const struct model *m, const struct apply_opts *o)
 	/* journal_recover() left a trial's services to the next trial: there is none, so they are
 	 * reloaded (or restarted) here, back to the values before the trials. */
 	if (j.svc_mask && !o->no_reload) {
-		note_listening(&j);
-		if (reload_and_check(&j, err, sizeof(err)) < 0) {
+		reload_note_listening(&j);
+		if (reload_check(&j, err, sizeof(err)) < 0) {
 			log_warnx("the configuration before the trials is restored, but %s", err);
 			goto out;
 		}

@@ -75,6 +75,7 @@ int netmtu_step(struct job *j, const struct generation *last, long prev);
 /* Returns 0, or -errno with err: -EBUSY when another apply holds it past the timeout. */
 int lock_acquire(struct job *j, char *err, size_t errlen);
 
+/* Takes the trials lock for a tune (once; held until the process ends or apply_end_trials). */
 void lock_trials_hold(struct job *j);
 
 void lock_trials_release(void);
@@ -166,8 +167,7 @@ void journal_drop(struct job *j);
  * dropping it: it is only dropped. */
 int journal_recover(struct job *j);
 
-void reload_services(struct job *j, unsigned mask, bool undoing);
-
+/* Frees what j holds, closes its state (stamped for the next --if-changed) and its lock. */
 void apply_job_release(struct job *j);
 
 /* What the configuration needs from this host, before anything (the lock and the state
@@ -176,5 +176,16 @@ int validate_precheck(struct job *j, const struct rendered *r);
 
 /* Validates every changed file with its checker. Returns 0 or -EIO with the message. */
 int validate_all(struct job *j);
+
+/* Reloads each service in mask, restarting where j's changes need it; undoing (files put
+ * back): restarts only those this job stopped or owes, and does not check they listen. */
+void reload_services(struct job *j, unsigned mask, bool undoing);
+
+/* Reloads (or restarts) and checks each affected service. Returns 0 or -1 with what failed
+ * in err. */
+int reload_check(struct job *j, char *err, size_t errlen);
+
+/* Which of the services in svc_mask listen now: they must listen again after the change. */
+void reload_note_listening(struct job *j);
 
 #endif
