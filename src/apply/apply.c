@@ -1,4 +1,5 @@
-/* apply.c - safe installation of the rendered files, generations and rollback.
+/* apply.c - safe installation of the rendered files, generations and rollback: the steps
+ * below in order, each in its own file of src/apply/ (job.h names them).
  *
  * Order of an apply: render (caller) -> compare -> [dry run stops here] -> lock -> recover an
  * interrupted apply -> back up the distro's files once (generation 0) -> validate candidates
