@@ -117,10 +117,36 @@ residuals(const double *x, const double *y, const double *b, size_t n, size_t p,
 	}
 }
 
+/* Huber's covariance, K^2 (sum psi^2 / (n - p)) / mean(psi')^2 s^2 (X'X)^-1: returns K, with
+ * sum psi^2 in *psi2 and mean psi' in *m; 0 when no residual is inside c. */
+static double
+huber_factor(const double *r, size_t n, size_t pu, double s, bool huber, double *psi2, double *m)
+{
+	double v = 0;
+
+	*psi2 = *m = 0;
+	for (size_t i = 0; i < n; i++) {
+		double u = r[i] / s, ps = huber ? fmax(-TFIT_HUBER_C, fmin(TFIT_HUBER_C, u)) : u;
+
+		*psi2 += ps * ps;
+		*m += !huber || fabs(u) <= TFIT_HUBER_C;
+	}
+	*m /= (double)n;
+	for (size_t i = 0; i < n; i++) {
+		double d = !huber || fabs(r[i] / s) <= TFIT_HUBER_C;
+
+		v += (d - *m) * (d - *m);
+	}
+	v /= (double)n;
+	if (!(*m > 0))
+		return 0;
+	return 1 + (double)pu / (double)n * v / (*m * *m);
+}
+
 int
 tfit_fit(const double *x, const double *y, size_t n, size_t p, bool huber, struct tfit *out)
 {
-	double *l = NULL, *w, b[TFIT_MAXP], s, m = 0, v = 0, psi2 = 0, k, unit[TFIT_MAXP];
+	double *l = NULL, *w, b[TFIT_MAXP], s, m = 0, psi2 = 0, k, unit[TFIT_MAXP];
 	bool use[TFIT_MAXP];
 	size_t pu = 0;
 
@@ -179,25 +205,8 @@ tfit_fit(const double *x, const double *y, size_t n, size_t p, bool huber, struc
 	}
 	if (!(s > 0))
 		s = 1e-12;
-	/* Huber's covariance: K^2 (sum psi^2 / (n - p)) / mean(psi')^2 s^2 (X'X)^-1. */
-	for (size_t i = 0; i < n; i++) {
-		double u = out->resid[i] / s,
-		       ps = huber ? fmax(-TFIT_HUBER_C, fmin(TFIT_HUBER_C, u)) : u;
-		double d = !huber || fabs(u) <= TFIT_HUBER_C;
-
-		psi2 += ps * ps;
-		m += d;
-	}
-	m /= (double)n;
-	for (size_t i = 0; i < n; i++) {
-		double d = !huber || fabs(out->resid[i] / s) <= TFIT_HUBER_C;
-
-		v += (d - m) * (d - m);
-	}
-	v /= (double)n;
-	if (!(m > 0))
+	if ((k = huber_factor(out->resid, n, pu, s, huber, &psi2, &m)) <= 0)
 		goto fail;
-	k = 1 + (double)pu / (double)n * v / (m * m);
 	for (size_t i = 0; i < n; i++)
 		w[i] = 1;
 	if (!wls(x, y, w, n, p, use, l, unit)) /* the factor of X'X */

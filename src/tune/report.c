@@ -58,6 +58,34 @@ is_tune_doc(const json_t *doc, char *err, size_t errlen)
 	return true;
 }
 
+/* Every knob's decision as a table row, with the screen and the confirmation that decided
+ * it on a line of their own. */
+static void
+knobs_text(struct buf *out, const json_t *knobs)
+{
+	const json_t *x;
+	size_t i;
+
+	buf_printf(out, "%-26s %-7s %-18s %-18s %-7s %-9s %-8s %s\n", "knob", "safety", "before",
+		   "after", "applied", "verdict", "by", "reason");
+	json_array_foreach(knobs, i, x)
+	{
+		buf_printf(out, "%-26s %-7s %-18s %-18s %-7s %-9s %-8s %s\n", str(x, "name", "?"),
+			   str(x, "safety", "?"), str(x, "before", "(default)"),
+			   str(x, "after", "(default)"),
+			   json_is_true(json_object_get(x, "applied")) ? "yes" : "no",
+			   str(x, "verdict", "-"), str(x, "decided_by", "-"), str(x, "reason", ""));
+		/* which screen measured it, on how many runs, and which confirmation decided */
+		if (json_object_get(x, "design"))
+			buf_printf(out, "%-26s   measured in the %s, %lld runs\n", "",
+				   str(x, "design", ""),
+				   (long long)json_integer_value(json_object_get(x, "runs")));
+		if (json_object_get(x, "confirmation"))
+			buf_printf(out, "%-26s   confirmation: %s\n", "",
+				   str(x, "confirmation", ""));
+	}
+}
+
 static char *
 report_text(const json_t *doc, char *err, size_t errlen)
 {
@@ -129,24 +157,7 @@ report_text(const json_t *doc, char *err, size_t errlen)
 							    : num(x, "alpha_look"),
 			   100 * num(x, "min_gain"), 100 * (1 - 2 * num(x, "alpha_same")));
 	}
-	buf_printf(&out, "%-26s %-7s %-18s %-18s %-7s %-9s %-8s %s\n", "knob", "safety", "before",
-		   "after", "applied", "verdict", "by", "reason");
-	json_array_foreach(json_object_get(doc, "knobs"), i, x)
-	{
-		buf_printf(&out, "%-26s %-7s %-18s %-18s %-7s %-9s %-8s %s\n", str(x, "name", "?"),
-			   str(x, "safety", "?"), str(x, "before", "(default)"),
-			   str(x, "after", "(default)"),
-			   json_is_true(json_object_get(x, "applied")) ? "yes" : "no",
-			   str(x, "verdict", "-"), str(x, "decided_by", "-"), str(x, "reason", ""));
-		/* which screen measured it, on how many runs, and which confirmation decided */
-		if (json_object_get(x, "design"))
-			buf_printf(&out, "%-26s   measured in the %s, %lld runs\n", "",
-				   str(x, "design", ""),
-				   (long long)json_integer_value(json_object_get(x, "runs")));
-		if (json_object_get(x, "confirmation"))
-			buf_printf(&out, "%-26s   confirmation: %s\n", "",
-				   str(x, "confirmation", ""));
-	}
+	knobs_text(&out, json_object_get(doc, "knobs"));
 	json_array_foreach(json_object_get(doc, "results"), i,
 			   x) if (json_string_value(json_object_get(x, "bottleneck")))
 		buf_printf(&out, "bottleneck: %s %s %s: %s\n", str(x, "target", "?"),
