@@ -20,7 +20,7 @@ pkgs=(
 	iproute2 ethtool iperf3 debootstrap util-linux procps psmisc kmod iputils-ping
 	# MTU tests: a peer that drops all ICMP
 	nftables
-	# scratch-directory tests: a FUSE pool as OMV boxes build them (tests/cli/t_scratch.sh)
+	# scratch-directory tests: a FUSE pool as OMV boxes build them (tests/cli/t_scratch_local.sh)
 	mergerfs
 	# the lab (tests/lab): trixie keys for debootstrap, nfs-common (ganesha's dirs), users'
 	# password hashes (openssl), DHX2 login in the lab's AFP client (python3-cryptography)

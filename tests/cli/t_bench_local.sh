@@ -210,7 +210,7 @@ is "$rc" 1 "a directory holding a sparsebundle is refused as a Time Machine dest
 echo "$err" | grep -q "looks like a Time Machine share (it holds Mac.sparsebundle)"; ok $? "the marker is named"
 
 # --- a scratch-looking name is not scratch: only what a run recorded is ever removed (what a
-# crashed run left: tests/cli/t_scratch.sh)
+# crashed run left: tests/cli/t_scratch_local.sh)
 sleep 0 & dead=$!; wait $dead
 host=$(hostname)
 mkdir -p "$data/.nastune-bench-$host-$dead-1/sf" "$data/.nastune-bench-otherhost-1-1"
