@@ -1,24 +1,10 @@
-# tests/cli/lib.sh - a tiny TAP helper for shell tests. Source it, call plan N, then ok/is.
+# tests/cli/lib.sh - sourced by the cli tests (and the pkg tests): the shared TAP helpers
+# (tests/lib.sh), then nastune run with the source tree's data. Source it, call plan N, then
+# ok/is.
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 NASTUNE=${NASTUNE:-$top/build/nastune}
-_n=0
-plan() { echo "1..$1"; }
-# ok COND_EXIT_STATUS DESCRIPTION [OUTPUT]: OUTPUT (its first 15 lines) is shown as TAP
-# diagnostics when the test fails.
-ok() {
-	_n=$((_n + 1))
-	if [ "$1" -eq 0 ]; then echo "ok $_n - $2"; else
-		echo "not ok $_n - $2"
-		[ -n "${3:-}" ] && printf '%s\n' "$3" | head -n 15 | sed 's/^/# /'
-	fi
-	return 0
-}
-# is GOT WANT DESCRIPTION
-is() {
-	_n=$((_n + 1))
-	if [ "$1" = "$2" ]; then echo "ok $_n - $3"; else
-		echo "not ok $_n - $3"; echo "#   got:  '$1'"; echo "#   want: '$2'"; fi
-}
+# shellcheck source=tests/lib.sh
+. "$top/tests/lib.sh"
 # nt ARGS...: runs nastune with the source tree's data; sets $out, $err, $rc.
 nt() {
 	local o e

@@ -283,7 +283,7 @@ if [ -n "$nsp" ] && addrs_up; then
 	ok $? "... the /64 has at most 4 connections in the handshake at once" "$(cat "$tmp/hold6.out")"
 else
 	for d in "IPv6 job target" "IPv6 /64 bound" "IPv6 /64 count"; do
-		echo "ok $((_n += 1)) - # SKIP $d: no private network namespace (unshare -n) here"
+		ok 0 "# SKIP $d: no private network namespace (unshare -n) here"
 	done
 fi
 

@@ -9,8 +9,6 @@ LAB=$TOPDIR/tests/lab/lab
 AFP=$TOPDIR/tests/lab/afp.py
 DEMO=$TOPDIR/profiles/demo.conf
 export NASTUNE=${NASTUNE:-$TOPDIR/build/nastune}
-TAP_N=0
-TAP_FAILED=0
 WORK=$(mktemp -d /tmp/nastune-lab-test.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 
@@ -24,21 +22,8 @@ if ! flock -w 900 7; then
 fi
 export NASTUNE_LAB_LOCK_HELD=$LAB_STATE_DIR
 
-plan() { echo "1..$1"; }
-diag() { [[ -n ${1:-} ]] && printf '%s\n' "$1" | head -n "${2:-15}" | sed 's/^/# /'; return 0; }
-
-# ok STATUS DESCRIPTION [OUTPUT [LINES]]: one TAP line; OUTPUT's first LINES (15) are shown
-# as diagnostics on failure.
-ok() {
-	TAP_N=$((TAP_N + 1))
-	if [[ $1 -eq 0 ]]; then
-		echo "ok $TAP_N - $2"
-	else
-		echo "not ok $TAP_N - $2"
-		TAP_FAILED=1
-		diag "${3:-}" "${4:-15}"
-	fi
-}
+# shellcheck source=tests/lib.sh
+. "$TOPDIR/tests/lib.sh"
 
 # gap STATUS DESCRIPTION REASON: a known gap outside the lab (e.g. a template), printed as
 # a TAP comment and not counted (tests/run counts "not ok # TODO" as a failure). When it
@@ -49,31 +34,6 @@ gap() {
 	else
 		echo "# KNOWN GAP (not counted): $2 — $3"
 	fi
-}
-
-# check DESCRIPTION CMD...: passes when CMD exits 0.
-check() {
-	local desc=$1 out rc
-	shift
-	out=$("$@" 2>&1) && rc=0 || rc=$?
-	ok "$rc" "$desc" "$out"
-}
-
-# refuse DESCRIPTION CMD...: passes when CMD fails (exits non-zero).
-refuse() {
-	local desc=$1 out rc
-	shift
-	out=$("$@" 2>&1) && rc=1 || rc=0
-	ok "$rc" "$desc" "$out"
-}
-
-# grep_out DESCRIPTION REGEX CMD...: passes when CMD's output matches REGEX (grep -E).
-grep_out() {
-	local desc=$1 re=$2 out
-	shift 2
-	out=$("$@" 2>&1)
-	grep -qE -- "$re" <<<"$out"
-	ok $? "$desc" "$out"
 }
 
 # The lab with the demo configuration applied: the state every test starts from.
@@ -111,4 +71,12 @@ password() { grep "^$1:" "$LAB_STATE_DIR/users" | cut -d: -f2-; }
 # A pidfile's pid under the server root.
 server_pid() { tr -dc '0-9' <"$SROOT/$1"; }
 
-done_testing() { exit "$TAP_FAILED"; }
+# nts ARGS...: nastune on the server with its root and the configuration applied there,
+# bounded by NTS_TIMEOUT seconds (900); sets $rc, $out and $err.
+nts() {
+	timeout "${NTS_TIMEOUT:-900}" "$LAB" exec server "$NASTUNE" --root "$SROOT" \
+		-c "$SROOT/etc/nastune/nastune.conf" "$@" >"$WORK/out" 2>"$WORK/err" 7>&-
+	rc=$?
+	out=$(<"$WORK/out")
+	err=$(<"$WORK/err")
+}

@@ -18,13 +18,6 @@ cleanup() {
 }
 trap cleanup EXIT
 C1=$("$LAB" addr client1) C2=$("$LAB" addr client2) C3=$("$LAB" addr client3)
-both() { printf 'rc=%s\nstdout:\n%s\nstderr:\n%s\n' "$rc" "$out" "$err"; }
-nts() {
-	timeout 900 "$LAB" exec server "$NASTUNE" --root "$SROOT" -c "$SROOT/etc/nastune/nastune.conf" "$@" >"$WORK/out" 2>"$WORK/err" 7>&-
-	rc=$?
-	out=$(<"$WORK/out")
-	err=$(<"$WORK/err")
-}
 # start_agent HOST KEYFILE: the agent in HOST with the lab users' credentials, logging to
 # HOST's root (run/agent.log).
 start_agent() {

@@ -10,7 +10,6 @@
 lab_ready
 plan 18
 
-both() { printf 'rc=%s\nstdout:\n%s\nstderr:\n%s\n' "$rc" "$out" "$err"; }
 CR=$WORK/creds
 printf 'username = alice\npassword = %s\n' "$(password alice)" >"$CR"
 chmod 600 "$CR"

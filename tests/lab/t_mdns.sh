@@ -26,14 +26,8 @@ until_ok() {
 	done
 	"$@"
 }
-both() { printf 'rc=%s\nstdout:\n%s\nstderr:\n%s\n' "$rc" "$out" "$err"; }
 # nts ARGS...: nastune in the server on its root; sets $out, $err, $rc.
-nts() {
-	timeout 60 "$LAB" exec server "$NASTUNE" --root "$SROOT" -c "$SROOT/etc/nastune/nastune.conf" "$@" >"$WORK/out" 2>"$WORK/err" 7>&-
-	rc=$?
-	out=$(<"$WORK/out")
-	err=$(<"$WORK/err")
-}
+NTS_TIMEOUT=60
 apply_conf() { cp "$1" "$WORK/cur.conf"; "$LAB" apply "$1" >"$WORK/apply.log" 2>&1; }
 
 # browse: client1's view through avahi-browse, IPv4, resolved, one JSON line per record:

@@ -52,7 +52,6 @@ wait_mtu() {
 	done
 	return 1
 }
-both() { printf 'rc=%s\nstdout:\n%s\nstderr:\n%s\n' "$rc" "$out" "$err"; }
 
 # --- show -----------------------------------------------------------------------------------
 nt server mtu show lab0

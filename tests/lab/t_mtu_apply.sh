@@ -43,7 +43,6 @@ nt() {
 	err=$(<"$WORK/err")
 }
 json() { python3 -c 'import json,sys; d=json.loads(sys.argv[1]); sys.exit(0 if eval(sys.argv[2]) else 1)' "$out" "$1" 2>&1; }
-both() { printf 'rc=%s\nstdout:\n%s\nstderr:\n%s\n' "$rc" "$out" "$err"; }
 gens() { "$LAB" exec server "$NASTUNE" --root "$SROOT" -c "$CONF" --json status 7>&- | python3 -c 'import json,sys; print(json.load(sys.stdin)["generations"][-1])'; }
 
 # --- a fixed MTU, proven ----------------------------------------------------------------------

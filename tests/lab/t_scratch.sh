@@ -25,13 +25,6 @@ trap cleanup EXIT
 printf 'username = alice\npassword = %s\n' "$(password alice)" >"$CR"
 chmod 600 "$CR"
 cp "$DEMO" "$CONF"
-both() { printf 'rc=%s\nstdout:\n%s\nstderr:\n%s\n' "$rc" "$out" "$err" | head -c 20000; }
-nts() {
-	timeout 900 "$LAB" exec server "$NASTUNE" --root "$SROOT" -c "$CONF" "$@" >"$WORK/out" 2>"$WORK/err" 7>&-
-	rc=$?
-	out=$(<"$WORK/out")
-	err=$(<"$WORK/err")
-}
 dead=$(sh -c 'echo $$')
 host=$(on server hostname | tr -c 'A-Za-z0-9.\n-' '_')
 stale=".nastune-bench-$host-$dead-1-0123456789abcdef"
