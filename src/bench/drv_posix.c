@@ -250,7 +250,6 @@ px_mkdir(struct bench_conn *c, const char *path)
 	px_release(owned);
 	if (fd < 0)
 		return px_fail(c, errno, "mkdir", path);
-	(void)fchmod(fd, 0700); /* whatever the umask; refused on a squashed mount */
 	/* The owner a foreign file system gives what we make is ours from now on. */
 	if (c->made_uid < 0 && px_foreign(fd) && fstat(fd, &sb) == 0)
 		c->made_uid = (long long)sb.st_uid;
@@ -262,6 +261,8 @@ px_mkdir(struct bench_conn *c, const char *path)
 			 c->rootpath, path);
 		return -EPERM;
 	}
+	/* Only once it is proven ours: a swapped-in directory keeps its own mode. */
+	(void)fchmod(fd, 0700); /* whatever the umask; refused on a squashed mount */
 	c->dirs = xreallocarray(c->dirs, c->ndirs + 1, sizeof(*c->dirs));
 	c->dirs[c->ndirs++] = (struct px_dir){ xstrdup(path), fd, sb.st_dev, sb.st_ino };
 	return 0;
