@@ -156,6 +156,7 @@ const char *cluster_state_name(enum cluster_node_state s);
 struct cluster_view {
 	enum cluster_node_state *state; /* per cluster.nodes entry */
 	char **holder;	/* per public address: the node address holding it, or NULL */
+	size_t n_ips;	/* how many public addresses ctdbd serves (configured or not) */
 	int this_pnn;	/* this node's index, -1 unknown */
 	bool reachable; /* ctdbd answered */
 	char err[256];
@@ -168,6 +169,11 @@ void cluster_view_clear(const struct model *m, struct cluster_view *v);
 /* Asks every node to run its event scripts' ipreallocated event now (`ctdb ipreallocate`),
  * so they follow a new desired configuration without waiting for the next monitor event. */
 int cluster_nudge(void);
+/* Whether ctdbd serves exactly the configured public addresses, each held by a node. */
+bool cluster_public_held(const struct model *m, const struct cluster_view *v);
+/* Has every node reread its public_addresses (`ctdb reloadips all`): ctdbd keeps serving
+ * the addresses it started with until told. Returns 0 or -errno. */
+int cluster_reloadips(void);
 
 /* Bonjour for the cluster: the node holding the first public address publishes the staged
  * records (and the cluster's name for that address) and reloads avahi-daemon; every other

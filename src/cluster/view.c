@@ -138,6 +138,7 @@ cluster_view_read(const struct model *m, struct cluster_view *v)
 			if (fields(line, f, 4) < 2 || strcmp(f[0], "Public IP") == 0)
 				continue;
 			pnn = strtol(f[1], NULL, 10);
+			v->n_ips++;
 			for (i = 0; i < m->cluster.public_addresses.n; i++) {
 				const char *pa = m->cluster.public_addresses.v[i];
 
@@ -174,5 +175,31 @@ cluster_nudge(void)
 	p.timeout_ms = 30000;
 	rc = proc_run(&p);
 
+	return rc == 0 ? 0 : rc < 0 ? rc : -EIO;
+}
+
+bool
+cluster_public_held(const struct model *m, const struct cluster_view *v)
+{
+	size_t i;
+
+	if (!v->reachable || v->n_ips != m->cluster.public_addresses.n)
+		return false;
+	for (i = 0; i < m->cluster.public_addresses.n; i++)
+		if (!v->holder[i])
+			return false;
+	return true;
+}
+
+int
+cluster_reloadips(void)
+{
+	char *argv[] = { "ctdb", "reloadips", "all", NULL };
+	struct proc p = PROC_INIT(argv);
+	int rc;
+
+	p.in = p.out = PROC_NULL;
+	p.timeout_ms = 60000;
+	rc = proc_run(&p);
 	return rc == 0 ? 0 : rc < 0 ? rc : -EIO;
 }

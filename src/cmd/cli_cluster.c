@@ -159,6 +159,45 @@ roll_back(struct ctx *ctx, const struct model *m, struct cluster_rec *rec,
 	}
 }
 
+/* Once every node has the configuration's public_addresses: ctdbd serves the old ones until
+ * told, so it is told, and the new ones are proven held (up to a minute). */
+static int
+take_public(const struct model *m)
+{
+	long long end = timeutil_mono_ms() + 60 * 1000;
+	struct cluster_view v;
+	bool held;
+	size_t i;
+	int rc;
+
+	cluster_view_read(m, &v);
+	held = cluster_public_held(m, &v);
+	cluster_view_clear(m, &v);
+	if (held)
+		return 0;
+	if ((rc = cluster_reloadips()) < 0)
+		log_warnx("cluster: ctdb reloadips failed: %s", strerror(-rc));
+	for (;;) {
+		cluster_view_read(m, &v);
+		if ((held = cluster_public_held(m, &v)) || timeutil_mono_ms() >= end)
+			break;
+		cluster_view_clear(m, &v);
+		usleep(500 * 1000);
+	}
+	for (i = 0; !held && i < m->cluster.public_addresses.n; i++)
+		if (!v.holder[i])
+			log_warnx("cluster: public address %s is held by no node a minute after "
+				  "ctdb reloadips",
+				  m->cluster.public_addresses.v[i]);
+	if (!held && v.n_ips != m->cluster.public_addresses.n)
+		log_warnx("cluster: ctdbd serves %zu public addresses, the configuration %zu",
+			  v.n_ips, m->cluster.public_addresses.n);
+	if (held)
+		log_info("cluster: every public address is held");
+	cluster_view_clear(m, &v);
+	return held ? 0 : -ETIMEDOUT;
+}
+
 int
 cli_cluster_prepare(const struct ctx *ctx, const struct model *m, struct cluster_desired *base)
 {
@@ -277,6 +316,9 @@ cli_cluster_apply(struct ctx *ctx, const struct model *m, const struct rendered 
 	free(recs);
 	bad = wait_nodes(&rec, m, want.generation, self, wait_s, out, &recs);
 	report_nodes(out, recs, n, want.id, wait_s, nodes);
+	/* Every node runs it, but clients reach it only through addresses held. */
+	if (bad == 0 && take_public(m) < 0)
+		status = EXIT_FAIL;
 	if (bad == 0) {
 		log_info("cluster: every connected node runs configuration %s (cluster "
 			 "generation %ld)",

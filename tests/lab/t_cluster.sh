@@ -11,7 +11,7 @@
 # real grace (an NFSv4 OPEN through it is refused, then works).
 # shellcheck source=tests/lab/lib.sh
 . "$(dirname "$0")/lib.sh"
-plan 34
+plan 41
 
 CONF=$TOPDIR/tests/lab/cluster.conf
 NODES=(node1 node2 node3)
@@ -251,4 +251,69 @@ js=$(nt node2 status --json 2>/dev/null)
 [[ $(jq -r '.cluster.desired.id' <<<"$js") = "$before" && $(jq -r '.cluster.consistent' <<<"$js") = true ]] &&
 	! grep -q 'v3' "$("$LAB" root node1)/etc/samba/smb.conf" "$("$LAB" root node2)/etc/samba/smb.conf"
 ok $? "every node is back on the previous configuration" "$js"
+# A user who can write the cluster file system's root (made 0777) moves nastune's record
+# away and writes one of their own, with a Ganesha start command: every node refuses it,
+# runs nothing of it, and status names the refusal; with the record restored, all follow.
+C=$("$LAB" root node1)/cluster
+uid=$(grep "^alice:" "$("$LAB" root node1)/etc/passwd" | cut -d: -f3)
+chmod 0777 "$C"
+on node1 setpriv --reuid="$uid" --regid="$uid" --clear-groups sh -c '
+	mv /cluster/.nastune /cluster/.moved || exit 1
+	mkdir -p /cluster/.nastune/cluster/config /cluster/.nastune/cluster/nodes &&
+	echo "services = { backend = \"pidfile\"; nfs = { start = \"touch /tmp/h37-pwned\"; }; };" \
+		>/cluster/.nastune/cluster/config/0123456789abcdef.conf &&
+	echo "{\"id\": \"0123456789abcdef\", \"generation\": 999, \"from\": \"198.18.0.21\"}" \
+		>/cluster/.nastune/cluster/desired'
+ok $? "alice (uid $uid) renames the record away and writes her own under a 0777 root"
+bad=""
+for h in "${NODES[@]}"; do
+	out=$(nt "$h" cluster follow 2>&1)
+	[[ $? = 1 && $out = *"is writable by its group or others (mode 0777)"* ]] || bad="$bad $h: $out"
+done
+[[ -z $bad ]] && ! on node1 test -e /tmp/h37-pwned && ! on node2 test -e /tmp/h37-pwned
+ok $? "every node refuses the replaced record and runs nothing of it" "$bad"
+js=$(nt node2 status --json 2>/dev/null)
+rc=$?
+[[ $rc = 1 && $(jq -r '.cluster.consistent' <<<"$js") = false ]] &&
+	jq -r '.cluster.record_error' <<<"$js" | grep -q 'writable by its group or others'
+ok $? "status exits 1 and names the refusal" "$js"
+[[ -d $C/.moved ]] && rm -rf "$C/.nastune" && mv "$C/.moved" "$C/.nastune"
+chmod 0755 "$C"
+js=$(nt node2 status --json 2>/dev/null)
+[[ $? = 0 && $(jq -r '.cluster.consistent' <<<"$js") = true ]]
+ok $? "with the record restored, the cluster is consistent again" "$js"
+
+# Two applies started together on two nodes: one wins, the other names it and follows.
+sed 's/nastune lab cluster"/nastune lab cluster, from node1"/' "$CONF" >"$WORK/c1.conf"
+sed 's/nastune lab cluster"/nastune lab cluster, from node2"/' "$CONF" >"$WORK/c2.conf"
+nt node1 -c "$WORK/c1.conf" apply >"$WORK/a1.out" 2>&1 &
+p1=$!
+nt node2 -c "$WORK/c2.conf" apply >"$WORK/a2.out" 2>&1 &
+p2=$!
+wait "$p1"; r1=$?
+wait "$p2"; r2=$?
+if ((r1 == 0)); then win=node1 lose=node2 lo=$WORK/a2.out; else win=node2 lose=node1 lo=$WORK/a1.out; fi
+[[ $((r1 + r2)) = 1 ]] && grep -q "node $(addr "$win") published configuration [0-9a-f]* (cluster generation [0-9]*) first" "$lo"
+ok $? "two applies at once: $win wins (exit 0), $lose exits 1 naming it" "$r1 $r2 $(cat "$WORK/a1.out" "$WORK/a2.out")"
+consistent_on() { [[ $(nt node3 status --json 2>/dev/null | jq -r --arg a "$(addr "$1")" '.cluster.consistent and .cluster.desired.from == $a') = true ]]; }
+wait_for 60 consistent_on "$win"
+ok $? "every node ends on $win's configuration (status consistent)" "$(nt node3 status 2>&1)"
+
+# A change of public addresses is taken into service: 198.18.0.33 becomes .34.
+sed 's|"198.18.0.33/24"|"198.18.0.34/24"|' "$CONF" >"$WORK/pub.conf"
+t1=$SECONDS
+out=$(nt node1 -c "$WORK/pub.conf" apply 2>&1)
+rc=$?
+js=$(nt node2 status --json 2>/dev/null)
+[[ $rc = 0 ]] && jq -e '.cluster.consistent == true and ([.cluster.public_addresses[] | select(.node == null)] | length) == 0 and
+	([.cluster.public_addresses[].address] | index("198.18.0.34/24")) != null' <<<"$js" >/dev/null
+ok $? "apply moves the cluster to 198.18.0.34 in $((SECONDS - t1)) s, every address held" "$out
+$js"
+bad=""
+for ip in 198.18.0.31 198.18.0.32 198.18.0.34; do
+	on client1 smbclient -U "$A" "//$ip/Media" -c "get failover.bin $WORK/pub.back" >/dev/null 2>&1 &&
+		cmp -s "$src" "$WORK/pub.back" || bad="$bad $ip"
+done
+[[ -z $bad ]]
+ok $? "client1 reads a file through each new address over SMB" "failed through:$bad"
 done_testing
