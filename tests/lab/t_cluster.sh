@@ -11,7 +11,7 @@
 # real grace (an NFSv4 OPEN through it is refused, then works).
 # shellcheck source=tests/lab/lib.sh
 . "$(dirname "$0")/lib.sh"
-plan 41
+plan 42
 
 CONF=$TOPDIR/tests/lab/cluster.conf
 NODES=(node1 node2 node3)
