@@ -24,7 +24,9 @@ restart_ganesha() {
 	on server /run/lab/start ganesha >/dev/null 2>&1
 }
 cleanup() {
-	for p in "${PARTS[@]}"; do rm -rf "${SROOT:?}/$p"; done
+	# Emptied, not removed: the server sees etc/samba and the others through bind mounts of
+	# these very directories, and a new directory would leave its daemons on the old one.
+	for p in "${PARTS[@]}"; do find "${SROOT:?}/$p" -mindepth 1 -delete 2>/dev/null; done
 	tar -C "$SROOT" -xf "$SAVE"
 	rm -rf "$SROOT/srv/projects"
 	restart_ganesha
