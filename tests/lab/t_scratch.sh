@@ -83,7 +83,7 @@ between() { # DIR: no session open, DIR holds the kept file alone
 	done
 ) &
 wp=$!
-nts --json tune --dry-run --knobs smb.use_sendfile,smb.aio_read_size --size 8M --repeat 8 --credentials "$CR"
+nts --json tune --dry-run --knobs smb.use_sendfile,smb.aio_read_size --size 8M --repeat 64 --credentials "$CR"
 wait "$wp"
 after=$(cd "$MEDIA/victim" && find . -printf '%p %s\n' | sort; cat a b sub/c)
 [[ -s $WORK/swapped ]]

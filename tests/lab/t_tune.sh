@@ -110,7 +110,7 @@ ok $? "rollback to the generation before the tune restores smb.conf and tuned.co
 # --- interrupted tunes leave the configuration they started with
 pre=$(smbconf)
 ( sleep 6; pkill -TERM -f "^$NASTUNE --root $SROOT -c $CONF tune" ) &
-nts tune --knobs smb.use_sendfile,smb.aio_read_size,smb.aio_write_size,smb.socket_options --size 64M --repeat 8 --credentials "$CR"
+nts tune --knobs smb.use_sendfile,smb.aio_read_size,smb.aio_write_size,smb.socket_options --size 64M --repeat 64 --credentials "$CR"
 wait
 [[ $rc = 1 ]] && grep -q "interrupted by SIGTERM" <<<"$err" && grep -q "restoring the configuration in force before the tune" <<<"$err"
 ok $? "SIGTERM mid-tune: exit 1, says it restores the configuration" "$(both)"
@@ -119,7 +119,7 @@ ok $? "... smb.conf is as before the tune, no journal left" "$(diff <(echo "$pre
 [[ -z $(find "$SROOT/srv" -maxdepth 2 -name '.nastune-bench-server-*') ]]
 ok $? "... and no scratch directory is left on the shares"
 ( sleep 8; pkill -KILL -f "^$NASTUNE --root $SROOT -c $CONF tune" ) &
-nts tune --knobs smb.use_sendfile,smb.aio_read_size,smb.aio_write_size,smb.socket_options --size 64M --repeat 8 --credentials "$CR"
+nts tune --knobs smb.use_sendfile,smb.aio_read_size,smb.aio_write_size,smb.socket_options --size 64M --repeat 64 --credentials "$CR"
 wait
 [[ $rc -ne 0 ]]
 ok $? "SIGKILL mid-tune (exit $rc)" "$(both)"
