@@ -1,5 +1,5 @@
 #!/bin/bash
-# Self-tuning in the lab (issue 9): planted known-bad settings are measured and fixed when
+# Self-tuning in the lab: planted known-bad settings are measured and fixed when
 # safe (SMB encryption required, planted as a tuned value), unsafe ones stay and say why
 # (strict sync with tuning.allow_unsafe = false), pinned ones are left alone, every knob has a
 # decision; the winner is a generation that rollback undoes; --dry-run and --if-changed; a

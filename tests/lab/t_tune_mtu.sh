@@ -1,6 +1,6 @@
 #!/bin/bash
-# tune --clients and the NIC MTU (issue 9): the server at MTU 1500 on a 10 Gbit/s link with
-# offloads off (so the MTU matters, FIELD.md), client1 capable of 9000 and running an agent.
+# tune --clients and the NIC MTU: the server at MTU 1500 on a 10 Gbit/s link with offloads
+# off (so the MTU matters), client1 capable of 9000 and running an agent.
 # tune proves the largest MTU every peer receives, measures what the client gets, keeps it
 # because the client is faster, records it in the generation, and rollback restores 1500.
 # shellcheck source=tests/lab/lib.sh
@@ -43,8 +43,8 @@ ok $? "an agent on client1 (MTU 9000)"
 
 printf 'username = alice\npassword = %s\n' "$(password alice)" >"$SROOT/etc/nastune/creds"
 chmod 600 "$SROOT/etc/nastune/creds"
-# The 10g case of issue 25: the MTU step runs first, proves 9000 and measures one share over
-# SMB through client1 at both MTUs for at most a quarter of the budget, so it fits in 6m.
+# On a 10 Gbit/s link the MTU step runs first, proves 9000 and measures one share over SMB
+# through client1 at both MTUs for at most a quarter of the budget, so it fits in 6m.
 nts --json tune --clients "$C1" --knobs net.mtu --goal throughput --size 128M --repeat 8 --budget 6m --credentials "$SROOT/etc/nastune/creds"
 [[ $rc = 0 ]]
 ok $? "tune --clients client1 --knobs net.mtu: exit 0" "$(both)"
