@@ -1,6 +1,6 @@
 /* load.h - inside src/config/: the state one load of nastune.conf carries (the model being
- * filled, the diagnostics) and the calls profile.c, which alone speaks libconfig, shares with
- * the whole-model checks (crosscheck.c). */
+ * filled, the diagnostics) and the calls profile.c and its profile_*.c, which alone speak
+ * libconfig, share with the whole-model checks (crosscheck.c). */
 #ifndef NASTUNE_CONFIG_LOAD_H
 #define NASTUNE_CONFIG_LOAD_H
 

@@ -14,7 +14,7 @@
 #include "xmalloc.h"
 
 #define SMB_FILE "/etc/samba/smb.conf"
-/* profile.c refuses these in share names (SHARE_FORBIDDEN) and these names. */
+/* profile_shares.c refuses these in share names (SHARE_FORBIDDEN) and these names. */
 #define NAME_FORBIDDEN "\\/:*?\"<>|[]+=;,%#"
 static const char *const reserved[] = { "global", "homes", "printers", "print$", "ipc$", NULL };
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The man pages: every command of main.c's table has a nastune(8) entry, every key
-# profile.c accepts has a nastune.conf(5) entry and no entry names a key it does not
+# profile.c (with its profile_*.c) accepts has a nastune.conf(5) entry and no entry names a key it does not
 # accept (tests/pkg/doccheck, which is shown to catch each omission on altered copies);
 # both pages format without a warning (man --warnings as lintian runs it, groff -ww); the
 # version is the same everywhere; README shows the same postinst snippet as nastune(8).
@@ -15,15 +15,15 @@ DC=$here/doccheck
 MAN8=$top/packaging/man/nastune.8
 MAN5=$top/packaging/man/nastune.conf.5
 MAIN=$top/src/cmd/main.c
-PROFILE=$top/src/config/profile.c
+PROFILE=("$top"/src/config/profile*.c)
 VERSION=$(cat "$top/VERSION")
 run() { out=$("$@" 2>&1); rc=$?; }
 show() { [[ -z $out ]] || sed 's/^/#   /' <<<"$out"; }
 
 run "$DC" commands "$MAIN" "$MAN8"
 is "$rc" 0 "every command in src/cmd/main.c's table has an entry in nastune(8)"; show
-run "$DC" keys "$PROFILE" "$MAN5"
-is "$rc" 0 "every key src/config/profile.c accepts has an entry in nastune.conf(5), and no other"; show
+run "$DC" keys "${PROFILE[@]}" "$MAN5"
+is "$rc" 0 "every key src/config/profile*.c accept has an entry in nastune.conf(5), and no other"; show
 
 # The checker itself, on altered copies: each omission must be caught and named.
 sed '/^\.B check$/d' "$MAN8" >"$tmp/no-check.8"
@@ -34,27 +34,27 @@ sed 's/^} commands\[\] = {$/&\n\t{ "frobnicate", cmd_frob, "", "" },/' "$MAIN" >
 run "$DC" commands "$tmp/main.c" "$MAN8"
 [[ $rc -ne 0 ]] && grep -q "command 'frobnicate'" <<<"$out"
 ok $? "a new command without an entry is caught"
-sed '/^static const struct field tuning_fields\[\] = {$/a\	{ "rounds", F_BOOL, .off = 0 },' \
-	"$PROFILE" >"$tmp/profile.c"
+sed '/^const struct field pf_tuning_fields\[\] = {$/a\	{ "rounds", F_BOOL, .off = 0 },' \
+	"${PROFILE[@]}" >"$tmp/profile.c"
 run "$DC" keys "$tmp/profile.c" "$MAN5"
 [[ $rc -ne 0 ]] && grep -q "key 'tuning.rounds'" <<<"$out"
 ok $? "a new key without an entry is caught"
 sed 's/^\.B shares\[\]\.nfs\.async$/.B shares[].nfs.asink/' "$MAN5" >"$tmp/stale.5"
-run "$DC" keys "$PROFILE" "$tmp/stale.5"
+run "$DC" keys "${PROFILE[@]}" "$tmp/stale.5"
 [[ $rc -ne 0 ]] && grep -q "key 'shares\[\].nfs.async'" <<<"$out" &&
 	grep -q "documents 'shares\[\].nfs.asink'" <<<"$out"
 ok $? "a misspelt entry is caught both ways (missing key, stale entry)"
 # A new table: placed by the row that names it, or an error when no row does.
-sed '/^static const struct field tuning_fields\[\] = {$/i\
+sed '/^const struct field pf_tuning_fields\[\] = {$/i\
 static const struct field rate_fields[] = {\
 	{ "max", F_BOOL, .off = 0 },\
 	{ NULL },\
 };\
-' "$PROFILE" >"$tmp/profile2.c"
+' "${PROFILE[@]}" >"$tmp/profile2.c"
 run "$DC" keys "$tmp/profile2.c" "$MAN5"
 [[ $rc -ne 0 ]] && grep -q "key table rate_fields is not known" <<<"$out"
 ok $? "a key table the checker cannot place is an error, not skipped"
-sed '/^static const struct field tuning_fields\[\] = {$/a\	{ "rate", F_GROUP, .sub = rate_fields },' \
+sed '/^const struct field pf_tuning_fields\[\] = {$/a\	{ "rate", F_GROUP, .sub = rate_fields },' \
 	"$tmp/profile2.c" >"$tmp/profile3.c"
 run "$DC" keys "$tmp/profile3.c" "$MAN5"
 [[ $rc -ne 0 ]] && grep -q "key 'tuning.rate.max'" <<<"$out" && ! grep -q "rate_fields" <<<"$out"
