@@ -15,7 +15,7 @@ EXEMPT=""
 # Files over MAX_FILE until they are split along their sections: a short list that only
 # shrinks. DATA: files that are a table of data, not code, and may be long.
 BIG=""
-DATA="src/config/knobs.c"
+DATA=""
 
 # fnlen FILE...: "LINES FILE:LINE NAME" for every function body.
 fnlen() {
