@@ -1,7 +1,7 @@
-/* adopt.h - the first adoption of a box that already serves: which shares an apply would
- * stop serving that no nastune generation installed. */
-#ifndef NASTUNE_ADOPT_H
-#define NASTUNE_ADOPT_H
+/* adopt.h - inside src/apply/: the first adoption of a box that already serves: which
+ * shares an apply would stop serving that no nastune generation installed. */
+#ifndef NASTUNE_APPLY_ADOPT_H
+#define NASTUNE_APPLY_ADOPT_H
 
 #include <stddef.h>
 
