@@ -4,7 +4,6 @@
  * node keeps in /etc/nastune, and a configuration's id is the hash of its texts. */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <ifaddrs.h>
 #include <jansson.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -19,6 +18,7 @@
 #include "cluster.h"
 #include "fsutil.h"
 #include "hash.h"
+#include "hostaddr.h"
 #include "timeutil.h"
 #include "xmalloc.h"
 
@@ -41,9 +41,9 @@ int
 cluster_this_node(const struct model *m)
 {
 	const char *override = getenv("NASTUNE_CLUSTER_NODE");
-	struct ifaddrs *ifa = NULL, *p;
-	size_t i;
-	int found = -ENOENT;
+	struct hostaddr *ha;
+	size_t i, k, n;
+	int found = -ENOENT, rc;
 
 	if (override && *override) {
 		for (i = 0; i < m->cluster.nodes.n; i++)
@@ -51,26 +51,13 @@ cluster_this_node(const struct model *m)
 				return (int)i;
 		return -ENOENT;
 	}
-	if (getifaddrs(&ifa) < 0)
-		return -errno;
-	for (p = ifa; p && found < 0; p = p->ifa_next) {
-		char a[INET6_ADDRSTRLEN];
-
-		if (!p->ifa_addr)
-			continue;
-		if (p->ifa_addr->sa_family == AF_INET)
-			inet_ntop(AF_INET, &((struct sockaddr_in *)p->ifa_addr)->sin_addr, a,
-				  sizeof(a));
-		else if (p->ifa_addr->sa_family == AF_INET6)
-			inet_ntop(AF_INET6, &((struct sockaddr_in6 *)p->ifa_addr)->sin6_addr, a,
-				  sizeof(a));
-		else
-			continue;
+	if ((rc = hostaddr_list(AF_UNSPEC, &ha, &n)) < 0)
+		return rc;
+	for (k = 0; k < n && found < 0; k++)
 		for (i = 0; i < m->cluster.nodes.n; i++)
-			if (addr_eq(m->cluster.nodes.v[i], a))
+			if (addr_eq(m->cluster.nodes.v[i], ha[k].addr))
 				found = (int)i;
-	}
-	freeifaddrs(ifa);
+	free(ha);
 	return found;
 }
 
@@ -78,25 +65,15 @@ cluster_this_node(const struct model *m)
 static bool
 local_address(const char *addr)
 {
-	struct ifaddrs *ifa = NULL, *p;
+	struct hostaddr *ha;
+	size_t k, n;
 	bool found = false;
 
-	if (getifaddrs(&ifa) < 0)
+	if (hostaddr_list(AF_UNSPEC, &ha, &n) < 0)
 		return false;
-	for (p = ifa; p && !found; p = p->ifa_next) {
-		char a[INET6_ADDRSTRLEN] = "";
-
-		if (!p->ifa_addr)
-			continue;
-		if (p->ifa_addr->sa_family == AF_INET)
-			inet_ntop(AF_INET, &((struct sockaddr_in *)p->ifa_addr)->sin_addr, a,
-				  sizeof(a));
-		else if (p->ifa_addr->sa_family == AF_INET6)
-			inet_ntop(AF_INET6, &((struct sockaddr_in6 *)p->ifa_addr)->sin6_addr, a,
-				  sizeof(a));
-		found = *a && addr_eq(a, addr);
-	}
-	freeifaddrs(ifa);
+	for (k = 0; k < n && !found; k++)
+		found = addr_eq(ha[k].addr, addr);
+	free(ha);
 	return found;
 }
 
@@ -484,6 +461,12 @@ fail:
 	free(*tuned);
 	*conf = *tuned = NULL;
 	return rc;
+}
+
+void
+cluster_node_stamp(struct cluster_node_rec *r)
+{
+	timeutil_now_iso(r->time, sizeof(r->time));
 }
 
 int
