@@ -132,6 +132,8 @@ int cluster_republish(const struct model *m, struct cluster_rec *rec,
  * frees. -EBADMSG (rec->err) when they are not what id and the key say. */
 int cluster_read_config(struct cluster_rec *rec, const char *id, char **conf, size_t *conf_len,
 			char **tuned, size_t *tuned_len);
+/* r->time: now, in UTC, as the record shows when a node last wrote it. */
+void cluster_node_stamp(struct cluster_node_rec *r);
 int cluster_write_node(struct cluster_rec *rec, const struct cluster_node_rec *r);
 /* One record per cluster.nodes entry, in that order (a node without one: id "", ok false; one
  * refused: refused says why); caller frees *out. */

@@ -20,12 +20,6 @@
 #include "timeutil.h"
 #include "xmalloc.h"
 
-static void
-stamp(struct cluster_node_rec *r)
-{
-	timeutil_now_iso(r->time, sizeof(r->time));
-}
-
 struct node_outcome {
 	enum { NO_FOLLOWED, NO_FAILED, NO_AWAY, NO_SILENT } what;
 };
@@ -279,7 +273,7 @@ cli_cluster_apply(struct ctx *ctx, const struct model *m, const struct rendered 
 	me.ok = true;
 	me.error[0] = '\0';
 	me.local_generation = res->generation >= 0 ? res->generation : me.local_generation;
-	stamp(&me);
+	cluster_node_stamp(&me);
 	/* This node's nastune.conf is the cluster's (its event hook reads it). */
 	def = fs_rooted(ctx->root, "/etc/nastune/nastune.conf");
 	if (strcmp(def, cpath) != 0 && (rc = fs_write_atomic(def, conf, clen, 0644, 1)) < 0)

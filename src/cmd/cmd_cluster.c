@@ -21,7 +21,6 @@
 #include "profile.h"
 #include "render.h"
 #include "service.h"
-#include "timeutil.h"
 #include "xmalloc.h"
 
 /* Starts `nastune [--root R] cluster follow` on its own, so the event returns at once (an
@@ -133,12 +132,6 @@ load_texts(const struct ctx *ctx, const char *name, const char *conf, const char
 		free(dirs[i]);
 	free(dirs);
 	return m;
-}
-
-static void
-stamp(struct cluster_node_rec *r)
-{
-	timeutil_now_iso(r->time, sizeof(r->time));
 }
 
 /* Applies nm, configuration id (conf: its nastune.conf), here, and makes conf this node's
@@ -280,7 +273,7 @@ cmd_follow(struct ctx *ctx)
 		me.followed = want.generation;
 		me.ok = true;
 		me.error[0] = '\0';
-		stamp(&me);
+		cluster_node_stamp(&me);
 		cluster_write_node(&rec, &me);
 		goto out;
 	}
@@ -296,7 +289,7 @@ cmd_follow(struct ctx *ctx)
 		log_warnx("cluster: configuration %s failed here: %s", want.id, me.error);
 	else
 		log_info("cluster: now on configuration %s", want.id);
-	stamp(&me);
+	cluster_node_stamp(&me);
 	cluster_write_node(&rec, &me);
 	status = me.ok ? EXIT_OK : EXIT_FAIL;
 out:
