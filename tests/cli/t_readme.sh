@@ -5,7 +5,7 @@
 # The files both link to exist.
 . "$(dirname "$0")/lib.sh"
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-plan 9
+plan 10
 README=$top/README.md
 HACKING=$top/HACKING.md
 MAX=300
@@ -68,3 +68,6 @@ done | grep -q .
 ok $? "the side documents (src/bench, src/agent, tests/lab READMEs) exist"
 grep -q '^## Tuning' "$README" && grep -q 'nastune-tune(7)' "$README"
 ok $? "a Tuning section points to nastune-tune(7)"
+# A test's name says which suite it is in: a cli test on a lab test's subject is *_local.
+is "$(comm -12 <(cd "$top/tests/cli" && ls t_*.sh) <(cd "$top/tests/lab" && ls t_*.sh) | tr '\n' ' ')" "" \
+	"no test name is in both tests/cli and tests/lab"
