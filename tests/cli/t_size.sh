@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Sizes a newcomer can read: no source file in src/ over 1,000 lines (one idea per file; a
 # file that is only a data table aside), no command file (src/cmd/*.c) over 400, no function
-# anywhere in src/ over 100. Tables are data, not functions: only function bodies count,
+# anywhere in src/ over 100; every source file and header opens with what it owns. Tables are data, not functions: only function bodies count,
 # found as the house style writes them (the name at column 0, the braces of the body alone on
 # their lines at column 0).
 . "$(dirname "$0")/lib.sh"
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-plan 8
+plan 10
 MAX_FILE=1000
 MAX_CMD=400
 MAX_FN=100
@@ -56,6 +56,22 @@ is "$(bigfile $srcs)" "" "no source file is over $MAX_FILE lines (but: $BIG; dat
 stale=$(for f in $BIG; do [ -f "$f" ] && [ "$(wc -l <"$f")" -gt $MAX_FILE ] || echo "$f"; done)
 is "$stale" "" "every file on the BIG list is still over $MAX_FILE lines (else drop it from the list)"
 is "$(bigcmd)" "" "no command file is over $MAX_CMD lines"
+
+# unopened FILE...: the files whose first line is not "/* NAME - what it owns" (NAME the
+# file's own, optionally with its folder: "/* tune/mtu.c - ...").
+unopened() {
+	local f
+	for f in "$@"; do
+		head -n 1 "$f" | grep -qE "^/\* ([a-z_]+/)?${f##*/} - ." || echo "$f"
+	done
+}
+# shellcheck disable=SC2046
+is "$(unopened $(ls src/*/*.[ch] src/*.[ch] include/*.h 2>/dev/null))" "" \
+	"every source file and header opens with what it owns"
+printf '#include <stdio.h>\n' >"$tmp/bare.c"
+printf '/* named.c - a file that says what it owns. */\n' >"$tmp/named.c"
+is "$(unopened "$tmp/bare.c" "$tmp/named.c")" "$tmp/bare.c" \
+	"a file without its opening comment is reported, one with it is not"
 
 # shellcheck disable=SC2086
 long=$(fnlen $srcs | while read -r n where name; do
