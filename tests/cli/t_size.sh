@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Sizes a newcomer can read: no source file in src/ over 1,000 lines (one idea per file; a
 # file that is only a data table aside), no command file (src/cmd/*.c) over 400, no function
-# anywhere in src/ over 100; every source file and header opens with what it owns. Tables are data, not functions: only function bodies count,
-# found as the house style writes them (the name at column 0, the braces of the body alone on
-# their lines at column 0).
+# anywhere in src/ over 100; every source file and header opens with what it owns. Tables
+# are data, not functions: only function bodies count, found as the house style writes them
+# (the name at column 0, the braces of the body alone on their lines at column 0).
 . "$(dirname "$0")/lib.sh"
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 plan 10
