@@ -109,6 +109,13 @@ struct bench_driver {
 	 * returns that value. */
 	int (*list)(struct bench_conn *c, const char *path,
 		    int (*fn)(const char *name, const struct bench_stat *st, void *arg), void *arg);
+	/* Optional: list() that passes "." and ".." to fn too, where the reply has them, each
+	 * with the identity that same reply gives: which directory was listed, and under which
+	 * parent, for a protocol that cannot hold a directory open (scratch removal). Entries
+	 * carry their identities (has_id) where the listing gives them. */
+	int (*list_all)(struct bench_conn *c, const char *path,
+			int (*fn)(const char *name, const struct bench_stat *st, void *arg),
+			void *arg);
 	/* Free bytes for an unprivileged writer under path. */
 	int (*space)(struct bench_conn *c, const char *path, uint64_t *free_bytes);
 

@@ -20,5 +20,9 @@ void fatalx(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn)
 /* Debug-only crash points for the fault tests: NASTUNE_DEBUG_CRASH=step kills the process
  * with SIGKILL when it reaches that step. Compiled out with -DNDEBUG. */
 void debug_crash(const char *step);
+/* Debug-only pause points for the race tests: NASTUNE_DEBUG_STOP=point stops the process
+ * (SIGSTOP) each time it reaches that point, so that a test changes the world at that very
+ * moment and then continues it (SIGCONT). Compiled out with -DNDEBUG. */
+void debug_stop(const char *point);
 
 #endif

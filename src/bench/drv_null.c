@@ -44,6 +44,11 @@ struct bench_file {
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct store *stores;
+static struct {
+	enum bench_null_op op;
+	void (*fn)(enum bench_null_op op, const char *path, void *arg);
+	void *arg;
+} hook;
 static struct bench_null_counts counts;
 static uint64_t open_conns;
 
@@ -81,6 +86,24 @@ bench_null_entries(const char *name)
 			n = (long)s->n;
 	pthread_mutex_unlock(&lock);
 	return n;
+}
+
+void
+bench_null_hook(enum bench_null_op op,
+		void (*fn)(enum bench_null_op op, const char *path, void *arg), void *arg)
+{
+	pthread_mutex_lock(&lock);
+	hook.op = op;
+	hook.fn = fn;
+	hook.arg = arg;
+	pthread_mutex_unlock(&lock);
+}
+
+static void
+run_hook(enum bench_null_op op, const char *path)
+{
+	if (hook.fn && hook.op == op)
+		hook.fn(op, path, hook.arg);
 }
 
 /* Counts op and returns -EIO when it is the injected failure. Called with the lock held. */
@@ -298,6 +321,7 @@ null_rmdir(struct bench_conn *c, const char *path)
 	size_t len = strlen(path), i;
 	int rc;
 
+	run_hook(BNULL_RMDIR, path);
 	pthread_mutex_lock(&lock);
 	if ((rc = count(c, BNULL_RMDIR)) == 0) {
 		if (!(n = find(c->s, path)) || !n->is_dir) {
@@ -321,6 +345,7 @@ null_unlink(struct bench_conn *c, const char *path)
 	struct node *n;
 	int rc;
 
+	run_hook(BNULL_UNLINK, path);
 	pthread_mutex_lock(&lock);
 	if ((rc = count(c, BNULL_UNLINK)) == 0) {
 		if (!(n = find(c->s, path)) || n->is_dir)
@@ -332,25 +357,37 @@ null_unlink(struct bench_conn *c, const char *path)
 	return rc;
 }
 
+/* A file, or a directory with everything below it; an existing file at to is replaced. */
 static int
 null_rename(struct bench_conn *c, const char *from, const char *to)
 {
 	struct node *n, *old;
+	size_t flen = strlen(from), tlen = strlen(to), i;
 	int rc;
 
+	run_hook(BNULL_RENAME, from);
 	pthread_mutex_lock(&lock);
 	if ((rc = count(c, BNULL_RENAME)) == 0) {
-		if (!(n = find(c->s, from)) || n->is_dir) {
+		if (!(n = find(c->s, from))) {
 			rc = fail(c, ENOENT, "rename", from);
-		} else if (!parent_ok(c->s, to)) {
-			rc = fail(c, ENOENT, "rename", to);
+		} else if (!parent_ok(c->s, to) ||
+			   (n->is_dir && strncmp(to, from, flen) == 0 && to[flen] == '/')) {
+			rc = fail(c, n->is_dir ? EINVAL : ENOENT, "rename", to);
+		} else if ((old = find(c->s, to)) && (old->is_dir || n->is_dir)) {
+			rc = fail(c, EEXIST, "rename", to);
 		} else {
-			if ((old = find(c->s, to))) {
+			if (old)
 				del(c->s, old);
-				n = find(c->s, from);
+			for (i = 0; i < c->s->n; i++) {
+				char *p = c->s->nodes[i].path;
+
+				if (strncmp(p, from, flen) != 0 || (p[flen] && p[flen] != '/'))
+					continue;
+				c->s->nodes[i].path = xmalloc(tlen + strlen(p + flen) + 1);
+				memcpy(c->s->nodes[i].path, to, tlen);
+				strcpy(c->s->nodes[i].path + tlen, p + flen);
+				free(p);
 			}
-			free(n->path);
-			n->path = xstrdup(to);
 		}
 	}
 	pthread_mutex_unlock(&lock);
@@ -363,6 +400,7 @@ null_stat(struct bench_conn *c, const char *path, struct bench_stat *st)
 	struct node *n;
 	int rc;
 
+	run_hook(BNULL_STAT, path);
 	pthread_mutex_lock(&lock);
 	if ((rc = count(c, BNULL_STAT)) == 0) {
 		memset(st, 0, sizeof(*st));
@@ -383,9 +421,10 @@ null_stat(struct bench_conn *c, const char *path, struct bench_stat *st)
 	return rc;
 }
 
+/* The entries of path, "." and ".." first when dots (the root's parent is the root). */
 static int
-null_list(struct bench_conn *c, const char *path,
-	  int (*fn)(const char *name, const struct bench_stat *st, void *arg), void *arg)
+null_list_dots(struct bench_conn *c, const char *path, bool dots,
+	       int (*fn)(const char *name, const struct bench_stat *st, void *arg), void *arg)
 {
 	struct node *n;
 	struct {
@@ -395,9 +434,28 @@ null_list(struct bench_conn *c, const char *path,
 	size_t len = strlen(path), i, nv = 0;
 	int rc;
 
+	run_hook(BNULL_LIST, path);
 	pthread_mutex_lock(&lock);
 	if ((rc = count(c, BNULL_LIST)) == 0 && *path && (!(n = find(c->s, path)) || !n->is_dir))
 		rc = fail(c, ENOENT, "list", path);
+	if (rc == 0 && dots) {
+		const char *slash = strrchr(path, '/');
+		char *up = slash ? xstrndup(path, slash - path) : NULL;
+		struct node *self = *path ? find(c->s, path) : NULL,
+			    *par = up ? find(c->s, up) : NULL;
+
+		v = xreallocarray(v, 2, sizeof(*v));
+		v[0].name = xstrdup(".");
+		v[0].st = (struct bench_stat){ .is_dir = true,
+					       .has_id = true,
+					       .ino = self ? self->ino : 1 };
+		v[1].name = xstrdup("..");
+		v[1].st = (struct bench_stat){ .is_dir = true,
+					       .has_id = true,
+					       .ino = par ? par->ino : 1 };
+		nv = 2;
+		free(up);
+	}
 	for (i = 0; rc == 0 && i < c->s->n; i++) {
 		const char *p = c->s->nodes[i].path, *rest;
 
@@ -425,6 +483,20 @@ null_list(struct bench_conn *c, const char *path,
 	}
 	free(v);
 	return rc;
+}
+
+static int
+null_list(struct bench_conn *c, const char *path,
+	  int (*fn)(const char *name, const struct bench_stat *st, void *arg), void *arg)
+{
+	return null_list_dots(c, path, false, fn, arg);
+}
+
+static int
+null_list_all(struct bench_conn *c, const char *path,
+	      int (*fn)(const char *name, const struct bench_stat *st, void *arg), void *arg)
+{
+	return null_list_dots(c, path, true, fn, arg);
 }
 
 static int
@@ -599,6 +671,7 @@ const struct bench_driver bench_drv_null = {
 	.rename = null_rename,
 	.stat = null_stat,
 	.list = null_list,
+	.list_all = null_list_all,
 	.space = null_space,
 	.open = null_open,
 	.pread = null_pread,

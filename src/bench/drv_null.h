@@ -49,6 +49,12 @@ void bench_null_reset(void);
  * connection to it is open. */
 long bench_null_entries(const char *name);
 
+/* Calls fn(op, path, arg) at the start of every later call of op on any store, outside the
+ * driver's lock (fn may use another connection): a test changes the tree at that exact
+ * moment. fn NULL removes the hook. Not thread-safe against running calls. */
+void bench_null_hook(enum bench_null_op op,
+		     void (*fn)(enum bench_null_op op, const char *path, void *arg), void *arg);
+
 /* The same driver with concurrent = false and no copy: for the fallbacks' tests. Not in
  * the registry. */
 extern const struct bench_driver bench_drv_null_serial;

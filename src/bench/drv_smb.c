@@ -21,6 +21,7 @@
 #include <libsmbclient.h>
 
 #include "bench_driver.h"
+#include "log.h"
 #include "xmalloc.h"
 
 /* libsmbclient is loaded when the first SMB connection is made, not linked: Samba's hundred
@@ -471,16 +472,21 @@ smb_stat(struct bench_conn *c, const char *path, struct bench_stat *bs)
 	return 0;
 }
 
+/* Every entry with the identity the listing gives it (the server's file index; a symlink
+ * the server follows shows its target's), "." and ".." too when dots. */
 static int
-smb_list(struct bench_conn *c, const char *path,
-	 int (*fn)(const char *name, const struct bench_stat *st, void *arg), void *arg)
+smb_list_dots(struct bench_conn *c, const char *path, bool dots,
+	      int (*fn)(const char *name, const struct bench_stat *st, void *arg), void *arg)
 {
 	char *u = smb_url(c, path);
-	SMBCFILE *d = smbc_getFunctionOpendir(c->ctx)(c->ctx, u);
+	SMBCFILE *d;
 	const struct libsmb_file_info *fi;
 	struct stat st;
 	int rc = 0;
 
+	/* Where the race tests swap a directory: just before it is listed. */
+	debug_stop("smb-list");
+	d = smbc_getFunctionOpendir(c->ctx)(c->ctx, u);
 	free(u);
 	if (!d)
 		return smb_fail(c, errno, "list", path);
@@ -488,10 +494,13 @@ smb_list(struct bench_conn *c, const char *path,
 	while ((fi = smbc_getFunctionReaddirPlus2(c->ctx)(c->ctx, d, &st))) {
 		struct bench_stat bs = { .uid = -1 };
 
-		if (strcmp(fi->name, ".") == 0 || strcmp(fi->name, "..") == 0)
+		if (!dots && (strcmp(fi->name, ".") == 0 || strcmp(fi->name, "..") == 0))
 			continue;
 		bs.size = fi->size;
 		bs.is_dir = S_ISDIR(st.st_mode);
+		bs.has_id = st.st_ino != 0;
+		bs.dev = (uint64_t)st.st_dev;
+		bs.ino = (uint64_t)st.st_ino;
 		rc = fn(fi->name, &bs, arg);
 		if (rc)
 			break;
@@ -501,6 +510,20 @@ smb_list(struct bench_conn *c, const char *path,
 		rc = smb_fail(c, errno, "list", path);
 	smbc_getFunctionClosedir(c->ctx)(c->ctx, d);
 	return rc;
+}
+
+static int
+smb_list(struct bench_conn *c, const char *path,
+	 int (*fn)(const char *name, const struct bench_stat *st, void *arg), void *arg)
+{
+	return smb_list_dots(c, path, false, fn, arg);
+}
+
+static int
+smb_list_all(struct bench_conn *c, const char *path,
+	     int (*fn)(const char *name, const struct bench_stat *st, void *arg), void *arg)
+{
+	return smb_list_dots(c, path, true, fn, arg);
 }
 
 static int
@@ -694,6 +717,7 @@ const struct bench_driver bench_drv_smb = {
 	.rename = smb_rename,
 	.stat = smb_stat,
 	.list = smb_list,
+	.list_all = smb_list_all,
 	.space = smb_space,
 	.open = smb_open,
 	.pread = smb_pread,

@@ -138,12 +138,41 @@ rec_find(const char *url, const char *name)
 	return NULL;
 }
 
+/* Writes r's registry file, so that the next start can clean up after a crash: one small
+ * file, not made durable (a lost record only leaves a directory behind). Called with mu
+ * held. */
+static void
+rec_write(const struct rec *r)
+{
+	char host[65], *path, *text;
+
+	if (!(path = rec_path(r->url, r->name)) || strchr(r->url, '\n')) {
+		free(path);
+		return;
+	}
+	host_name(host, sizeof(host));
+	if (r->id.has_id)
+		text = xasprintf("nastune-scratch 1\nurl %s\nname %s\nhost %s\npid %ld\n"
+				 "id %llu %llu %lld\n",
+				 r->url, r->name, host, (long)getpid(),
+				 (unsigned long long)r->id.dev, (unsigned long long)r->id.ino,
+				 (long long)r->id.uid);
+	else
+		text = xasprintf("nastune-scratch 1\nurl %s\nname %s\nhost %s\npid %ld\n"
+				 "id none\n",
+				 r->url, r->name, host, (long)getpid());
+	if (fs_mkdir_p(registry, 0700) < 0 ||
+	    fs_write_atomic(path, text, strlen(text), 0600, 0) < 0)
+		log_debug("bench: cannot record the scratch directory %s in %s", r->name, registry);
+	free(text);
+	free(path);
+}
+
 int
 scratch_made(const struct bench_driver *d, struct bench_conn *c, const char *url, const char *name)
 {
 	struct bench_stat st = { 0 };
 	struct rec *r;
-	char host[65], *path, *text;
 	int rc;
 
 	if ((rc = d->stat(c, name, &st)) < 0)
@@ -159,29 +188,28 @@ scratch_made(const struct bench_driver *d, struct bench_conn *c, const char *url
 	}
 	r->id = st;
 	r->mine = true;
-	/* On disk too, so that the next start can clean up after a crash: one small file,
-	 * not made durable (a lost record only leaves a directory behind). */
-	if ((path = rec_path(url, name)) && !strchr(url, '\n')) {
-		host_name(host, sizeof(host));
-		if (st.has_id)
-			text = xasprintf("nastune-scratch 1\nurl %s\nname %s\nhost %s\npid %ld\n"
-					 "id %llu %llu %lld\n",
-					 url, name, host, (long)getpid(),
-					 (unsigned long long)st.dev, (unsigned long long)st.ino,
-					 (long long)st.uid);
-		else
-			text = xasprintf("nastune-scratch 1\nurl %s\nname %s\nhost %s\npid %ld\n"
-					 "id none\n",
-					 url, name, host, (long)getpid());
-		if (fs_mkdir_p(registry, 0700) < 0 ||
-		    fs_write_atomic(path, text, strlen(text), 0600, 0) < 0)
-			log_debug("bench: cannot record the scratch directory %s in %s", name,
-				  registry);
-		free(text);
-	}
-	free(path);
+	rec_write(r);
 	pthread_mutex_unlock(&mu);
 	return st.has_id ? 0 : 1;
+}
+
+/* The record of from at url now names to (memory and registry), after a rename. */
+static void
+rec_rename(const char *url, const char *from, const char *to)
+{
+	struct rec *r;
+	char *path;
+
+	pthread_mutex_lock(&mu);
+	if ((r = rec_find(url, from))) {
+		free(r->name);
+		r->name = xstrdup(to);
+		rec_write(r);
+	}
+	if ((path = rec_path(url, from)))
+		unlink(path);
+	free(path);
+	pthread_mutex_unlock(&mu);
 }
 
 void
@@ -265,7 +293,18 @@ scratch_check(const struct bench_driver *d, struct bench_conn *c, const char *ur
 	return 0;
 }
 
-/* ---- removal ---- */
+/* ---- removal ----
+ *
+ * What each driver guarantees while a share user renames things under our feet:
+ * - posix: the directory is pinned (a descriptor) and every path below it is resolved from
+ *   descriptors of directories that are ours (drv_posix.c): a swap redirects nothing.
+ * - smb, nfs, afp: their libraries reach everything by name from the share's root and hold
+ *   no directory open. The directory is first renamed to a private random name and checked
+ *   there, and every directory is checked again before any of its entries is removed: by
+ *   the "." and ".." of its own listing (SMB: the very directory listed and its parent),
+ *   else by a stat just before it is listed (NFS, AFP). A swapped-in directory is never
+ *   emptied; a swap landing between a listing and one unlink can still take one file of
+ *   the same name. */
 
 static int
 collect(const char *name, const struct bench_stat *st, void *arg)
@@ -274,7 +313,9 @@ collect(const char *name, const struct bench_stat *st, void *arg)
 
 	ns->v = xreallocarray(ns->v, ns->n + 1, sizeof(*ns->v));
 	ns->dir = xreallocarray(ns->dir, ns->n + 1, sizeof(*ns->dir));
+	ns->st = xreallocarray(ns->st, ns->n + 1, sizeof(*ns->st));
 	ns->v[ns->n] = xstrdup(name);
+	ns->st[ns->n] = *st;
 	ns->dir[ns->n++] = st->is_dir && !st->is_link;
 	return 0;
 }
@@ -295,39 +336,122 @@ scratch_names_clear(struct scratch_names *ns)
 		free(ns->v[i]);
 	free(ns->v);
 	free(ns->dir);
+	free(ns->st);
 	memset(ns, 0, sizeof(*ns));
 }
 
-/* Removes path and everything below it; only ever called on a scratch directory checked
- * (and pinned, where the driver can) just before. With keep, the file of that name directly
- * in path stays, and so does path. */
+/* A listing with "." and ".." apart. */
+struct dir_listing {
+	struct scratch_names ns;
+	struct bench_stat self, up; /* has_id false: the listing gave none */
+};
+
 static int
-rm_tree(const struct bench_driver *d, struct bench_conn *c, const char *path, int depth,
-	const char *keep)
+collect_all(const char *name, const struct bench_stat *st, void *arg)
 {
-	struct scratch_names ns = { 0 };
+	struct dir_listing *l = arg;
+
+	if (strcmp(name, ".") == 0)
+		l->self = *st;
+	else if (strcmp(name, "..") == 0)
+		l->up = *st;
+	else
+		return collect(name, st, &l->ns);
+	return 0;
+}
+
+/* The same directory: both known by an identity, and it matches (the owner where both
+ * have one). */
+static bool
+same_dir(const struct bench_stat *a, const struct bench_stat *b)
+{
+	return a->has_id && b->has_id && a->dev == b->dev && a->ino == b->ino &&
+	       (a->uid < 0 || b->uid < 0 || a->uid == b->uid);
+}
+
+struct rm {
+	const struct bench_driver *d;
+	struct bench_conn *c;
+	const char *url;
+	char *err;
+	size_t errlen;
+};
+
+static int
+rm_swapped(struct rm *x, const char *path, const char *what)
+{
+	snprintf(x->err, x->errlen,
+		 "%s in %s %s while it was being removed (renamed, replaced or a link: a share "
+		 "user can do that); stopped there, the rest left alone",
+		 path, x->url, what);
+	return -ESTALE;
+}
+
+/* Lists path into l, once it is proven to be the directory want (from its parent's listing,
+ * or the record) below up (NULL: not asked): by the listing's own "." and "..", else by a
+ * stat just before the listing. A want without identity (AFP without CNIDs, made by this
+ * process) is only asked to be a directory. */
+static int
+rm_list(struct rm *x, const char *path, const struct bench_stat *want, const struct bench_stat *up,
+	struct dir_listing *l)
+{
+	struct bench_stat st = { 0 };
+	int rc;
+
+	if (!x->d->list_all) {
+		if ((rc = x->d->stat(x->c, path, &st)) < 0)
+			return rc;
+		if (!st.is_dir || st.is_link || (want->has_id && !same_dir(&st, want)))
+			return rm_swapped(x, path, "was another directory");
+		return x->d->list(x->c, path, collect, &l->ns);
+	}
+	if ((rc = x->d->list_all(x->c, path, collect_all, l)) < 0)
+		return rc;
+	if (!l->self.has_id && (rc = x->d->stat(x->c, path, &l->self)) < 0)
+		return rc;
+	if (want->has_id && !same_dir(&l->self, want))
+		return rm_swapped(x, path, "was another directory when listed");
+	if (up && up->has_id && l->up.has_id && !same_dir(&l->up, up))
+		return rm_swapped(x, path, "was moved under another directory");
+	return 0;
+}
+
+/* Removes path, the directory want, and everything below it. With keep, the file of that
+ * name directly in path stays, and so does path. */
+static int
+rm_tree(struct rm *x, const char *path, const struct bench_stat *want, const struct bench_stat *up,
+	int depth, const char *keep)
+{
+	struct dir_listing l = { 0 };
+	struct bench_stat self;
 	size_t i;
 	int rc, first = 0;
 
 	if (strncmp(path, BENCH_SCRATCH_PREFIX, strlen(BENCH_SCRATCH_PREFIX)) != 0 || depth > 8)
 		return -EINVAL;
-	if ((rc = scratch_names_list(d, c, path, &ns)) < 0) {
-		scratch_names_clear(&ns);
+	if ((rc = rm_list(x, path, want, up, &l)) < 0) {
+		scratch_names_clear(&l.ns);
 		return rc;
 	}
-	for (i = 0; i < ns.n; i++) {
+	self = l.self.has_id ? l.self : *want;
+	for (i = 0; i < l.ns.n; i++) {
 		char *p;
 
-		if (keep && !ns.dir[i] && strcmp(ns.v[i], keep) == 0)
+		if (keep && !l.ns.dir[i] && strcmp(l.ns.v[i], keep) == 0)
 			continue;
-		p = xasprintf("%s/%s", path, ns.v[i]);
-		rc = ns.dir[i] ? rm_tree(d, c, p, depth + 1, NULL) : d->unlink(c, p);
+		p = xasprintf("%s/%s", path, l.ns.v[i]);
+		rc = l.ns.dir[i] ? rm_tree(x, p, &l.ns.st[i], &self, depth + 1, NULL)
+				 : x->d->unlink(x->c, p);
+		free(p);
+		if (rc == -ESTALE) { /* nothing more: the tree is not what it was */
+			scratch_names_clear(&l.ns);
+			return rc;
+		}
 		if (rc < 0 && !first)
 			first = rc;
-		free(p);
 	}
-	scratch_names_clear(&ns);
-	rc = keep ? 0 : d->rmdir(c, path);
+	scratch_names_clear(&l.ns);
+	rc = keep ? 0 : x->d->rmdir(x->c, path);
 	return first ? first : rc;
 }
 
@@ -335,7 +459,10 @@ int
 scratch_remove(const struct bench_driver *d, struct bench_conn *c, const char *url,
 	       const char *name, const char *keep, char *err, size_t errlen)
 {
-	struct bench_stat want;
+	struct rm x = { d, c, url, err, errlen };
+	struct bench_stat want, st = { 0 };
+	char priv[256];
+	const char *top = name;
 	struct rec *r;
 	int rc;
 
@@ -345,18 +472,44 @@ scratch_remove(const struct bench_driver *d, struct bench_conn *c, const char *u
 	r = rec_find(url, name);
 	want = r ? r->id : (struct bench_stat){ 0 };
 	pthread_mutex_unlock(&mu);
+	want.is_dir = true;
 	/* From here the name is not looked up again where the driver can hold the directory. */
 	if (d->pin && (rc = d->pin(c, name, &want)) < 0) {
 		snprintf(err, errlen, "%s", d->error(c));
 		return rc;
 	}
-	if ((rc = rm_tree(d, c, name, 0, keep)) < 0) {
-		snprintf(err, errlen, "cannot remove the scratch directory %s in %s: %s", name, url,
-			 d->error(c));
+	/* Elsewhere it leaves the name a share user knows (and can swap) for one of ours. */
+	if (!d->pin && !keep) {
+		bench_scratch_name(priv, sizeof(priv), "rm");
+		if ((rc = d->rename(c, name, priv)) < 0) {
+			snprintf(err, errlen,
+				 "cannot rename the scratch directory %s in %s for its "
+				 "removal: %s",
+				 name, url, d->error(c));
+			return rc;
+		}
+		rec_rename(url, name, priv);
+		top = priv;
+		if ((rc = d->stat(c, priv, &st)) < 0 || !st.is_dir || st.is_link ||
+		    (want.has_id && !same_dir(&st, &want))) {
+			snprintf(err, errlen,
+				 "%s in %s was replaced just before its removal (a share user can "
+				 "rename it); what had the name is now %s there, left alone",
+				 name, url, priv);
+			scratch_forget(url, priv);
+			return rc < 0 ? rc : -ESTALE;
+		}
+	}
+	if ((rc = rm_tree(&x, top, &want, NULL, 0, keep)) < 0) {
+		if (rc != -ESTALE)
+			snprintf(err, errlen, "cannot remove the scratch directory %s in %s: %s",
+				 top, url, d->error(c));
+		if (rc == -ESTALE)
+			scratch_forget(url, top);
 		return rc;
 	}
 	if (!keep)
-		scratch_forget(url, name);
+		scratch_forget(url, top);
 	return 0;
 }
 

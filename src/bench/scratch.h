@@ -16,11 +16,12 @@
 
 #include "bench_driver.h"
 
-/* The entries of one directory: names (v) and whether each is a directory and not a link
- * (dir), n of them. Freed by scratch_names_clear(). */
+/* The entries of one directory: names (v), whether each is a directory and not a link
+ * (dir) and what the listing said it is (st), n of them. Freed by scratch_names_clear(). */
 struct scratch_names {
 	char **v;
 	bool *dir;
+	struct bench_stat *st;
 	size_t n;
 };
 
@@ -42,8 +43,10 @@ int scratch_made(const struct bench_driver *d, struct bench_conn *c, const char 
 int scratch_check(const struct bench_driver *d, struct bench_conn *c, const char *url,
 		  const char *name, char *err, size_t errlen);
 /* Removes the tree name (keep: that file directly in it stays, and so does name) when it is
- * still the recorded directory, pinned where the driver can; forgets the record once name is
- * gone. Returns 0, or -errno with err (-ESTALE: left alone). */
+ * still the recorded directory: pinned where the driver can, else first renamed to a private
+ * name (not with keep); each directory is checked again before its entries are removed.
+ * Forgets the record once the tree is gone. Returns 0, or -errno with err (-ESTALE: something
+ * else was found; it and whatever was not removed yet are left alone). */
 int scratch_remove(const struct bench_driver *d, struct bench_conn *c, const char *url,
 		   const char *name, const char *keep, char *err, size_t errlen);
 /* Forgets the record of name at url (memory and registry). */

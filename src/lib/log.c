@@ -131,3 +131,19 @@ debug_crash(const char *step)
 	(void)step;
 #endif
 }
+
+void
+debug_stop(const char *point)
+{
+#ifndef NDEBUG
+	const char *want = getenv("NASTUNE_DEBUG_STOP");
+
+	if (want && strcmp(want, point) == 0) {
+		fprintf(stderr, "nastune: debug stop at %s (pid %ld)\n", point, (long)getpid());
+		fflush(NULL);
+		raise(SIGSTOP);
+	}
+#else
+	(void)point;
+#endif
+}
