@@ -69,10 +69,13 @@ $(B)/nastune: $(CMD_OBJ) $(B)/libnastune.a
 
 # include/ holds what crosses folders; a header used by one folder sits beside its code, and a
 # unit test that reaches one names its folder: #include "bench/scratch.h".
+# test_bench_posix puts a directory in place of the one the driver has just made, between
+# the driver's mkdirat and its next call: it wraps mkdirat.
+$(B)/tests/test_bench_posix: UNIT_LDFLAGS := -Wl,--wrap=mkdirat
 $(B)/tests/%: tests/unit/%.c $(B)/libnastune.a
 	@mkdir -p $(dir $@)
 	@[ "$(V)" = 1 ] || echo "  CC      $<"
-	$(Q)$(CC) $(ALL_CFLAGS) -Isrc $(LDFLAGS) -o $@ $< $(B)/libnastune.a $(LDLIBS) -lcmocka
+	$(Q)$(CC) $(ALL_CFLAGS) -Isrc $(LDFLAGS) $(UNIT_LDFLAGS) -o $@ $< $(B)/libnastune.a $(LDLIBS) -lcmocka
 
 $(DRVTOOL): tests/lab/drvtool.c $(B)/libnastune.a
 	@mkdir -p $(dir $@)

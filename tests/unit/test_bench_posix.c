@@ -28,6 +28,26 @@ struct fx {
 
 static const struct bench_driver *const D = &bench_drv_posix;
 
+/* Linked with -Wl,--wrap=mkdirat (Makefile): armed with a directory, the next mkdirat that
+ * succeeds has that directory put in place of the one it made, at once, as a share user
+ * racing the driver would: between its mkdir and its first look at the result. */
+int __real_mkdirat(int dfd, const char *name, mode_t mode);
+int __wrap_mkdirat(int dfd, const char *name, mode_t mode);
+static const char *swap_in;
+
+int
+__wrap_mkdirat(int dfd, const char *name, mode_t mode)
+{
+	int rc = __real_mkdirat(dfd, name, mode);
+
+	if (rc == 0 && swap_in) {
+		assert_int_equal(renameat(dfd, name, dfd, "made.away"), 0);
+		assert_int_equal(renameat(AT_FDCWD, swap_in, dfd, name), 0);
+		swap_in = NULL;
+	}
+	return rc;
+}
+
 static int
 setup(void **state)
 {
@@ -199,6 +219,39 @@ test_swapped_scratch(void **state)
 	assert_string_equal(after, ""); /* everything went (and went away) there */
 	free(after);
 	free(before);
+}
+
+/* A directory swapped in right after the driver's mkdir is refused before its mode is
+ * touched: a group-writable one of ours, and (as root) another user's, keep their modes. */
+static void
+test_mkdir_swapped(void **state)
+{
+	struct fx *f = *state;
+	struct stat sb;
+	char name[192], p[512], theirs[256];
+	int i;
+
+	for (i = 0; i < (geteuid() == 0 ? 2 : 1); i++) {
+		mode_t mode = i == 0 ? 0775 : 0755;
+
+		snprintf(theirs, sizeof(theirs), "%s/theirs", f->outside);
+		assert_int_equal(mkdir(theirs, 0700), 0);
+		assert_int_equal(chmod(theirs, mode), 0);
+		if (i == 1)
+			assert_int_equal(chown(theirs, 65534, 65534), 0);
+		bench_scratch_name(name, sizeof(name), "t");
+		swap_in = theirs;
+		assert_int_equal(D->mkdir(f->c, name), -EPERM);
+		assert_null(swap_in); /* the swap happened */
+		assert_non_null(strstr(D->error(f->c), "not ours right after it was made"));
+		snprintf(p, sizeof(p), "%s/%s", f->share, name);
+		assert_int_equal(lstat(p, &sb), 0);
+		assert_int_equal(sb.st_mode & 07777, mode);
+		assert_int_equal(sb.st_uid, i == 0 ? geteuid() : 65534);
+		assert_int_equal(rmdir(p), 0);
+		snprintf(p, sizeof(p), "%s/made.away", f->share);
+		assert_int_equal(rmdir(p), 0);
+	}
 }
 
 /* A second connection (as mixed-rw opens) knows no descriptor: its walk follows no symlink
@@ -486,6 +539,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_swapped_scratch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_walk, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_mkdir_swapped, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_engine_swap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_baseline_planted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_baseline_refusals, setup, teardown),
