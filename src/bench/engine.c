@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "bench.h"
+#include "log.h"
 #include "run.h"
 #include "scratch.h"
 #include "workloads.h"
@@ -69,6 +70,7 @@ prepare(struct run *r, struct bench_session *sess)
 		/* Reused only while it is the directory this process made (its identity, as
 		 * the protocol gives it): a link or another directory swapped in between calls
 		 * is left alone, and so is whatever a share user named so in advance. */
+		debug_stop("kept-scratch"); /* where the race tests swap it */
 		rc = scratch_check(r->d, r->c, r->t->url, r->scratch, why, sizeof(why));
 		if (rc == 0) {
 			snprintf(sess->kept, sizeof(sess->kept), "%s", r->scratch);
