@@ -6,7 +6,8 @@
 # reload in its journal), a restart-class knob restarting Ganesha through systemctl restart
 # (a new main PID), nastune-retune.service at boot tuning when due and doing nothing when
 # nothing changed, nastune-agent.service starting once enabled, an apply killed between two
-# installs repaired by nastune-repair.service before smbd starts at the next boot, and purge
+# installs repaired by nastune-repair.service before smbd starts at the next boot (and ordered
+# before ctdb.service by systemd), and purge
 # restoring generation 0 on the running system. Root only; CI runs it.
 #
 # The recipe (what works on these machines, where PID 1 is not systemd and cgroups are
@@ -44,7 +45,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../cli/lib.sh"
 # shellcheck source=lib.sh
 . "$here/lib.sh"
-PLAN=48
+PLAN=49
 # What the container needs beyond the root tests/pkg/t_root.sh uses (samba-vfs-modules:
 # the Time Machine share's fruit stack).
 CT_PKGS=(systemd systemd-sysv dbus nfs-ganesha nfs-ganesha-vfs samba-vfs-modules)
@@ -402,6 +403,15 @@ ok $? "the container boots again (${boot_state:-none})"
 [[ $(prop nastune-repair ConditionResult) = yes && $(prop nastune-repair Result) = success &&
 	$(prop nastune-repair ExecMainStatus) = 0 ]]
 ok $? "nastune-repair.service ran at boot (its journal was there) and succeeded"
+# The order systemd computed, not the unit's text: before ctdb.service too (ctdbd reads the
+# /etc/ctdb a repair puts back). ctdb is not installed here; systemd still records the edge
+# on its name, both ways.
+rb=$(prop nastune-repair Before) ca=$(prop ctdb.service After)
+[[ " $rb " = *" ctdb.service "* && " $ca " = *" nastune-repair.service "* ]]
+ok $? "systemd orders nastune-repair.service before ctdb.service (its Before=, ctdb's After=)"
+[[ " $rb " = *" ctdb.service "* && " $ca " = *" nastune-repair.service "* ]] ||
+	diag "nastune-repair Before=$rb
+ctdb.service After=$ca"
 jl=$(nsenter -t "$pid1" -a journalctl -b -q --no-pager -o short-monotonic -u nastune-repair.service \
 	-u smbd.service 2>/dev/null)
 sed -nE '/repaired:|Finished (nastune-repair|Repair an interrupted)|Starting (smbd|Samba SMB)|Started (smbd|Samba SMB)/ s/^/#   /p' <<<"$jl"
