@@ -183,6 +183,13 @@ test_paths(void **state)
 	expect_error("shares = ( { name = \"A\";\n path = \"/\"; } );\n", 2, "whole file system");
 	expect_error("shares = ( { name = \"A\";\n path = \"/srv/../etc\"; } );\n", 2, "'..'");
 	expect_error("shares = ( { name = \"A\";\n path = \"/srv/a/\"; } );\n", 2, "trailing");
+	/* Samba and netatalk trim white space, exports do not: one share, two directories. */
+	expect_error("shares = ( { name = \"A\";\n path = \"/srv/media \"; } );\n", 2,
+		     "white space at the start or end");
+	expect_error("shares = ( { name = \"A\";\n path = \"/srv/ media\"; } );\n", 2,
+		     "white space at the start or end");
+	expect_error("shares = ( { name = \"A\";\n path = \"\t/srv/media\"; } );\n", 2,
+		     "white space at the start or end");
 	expect_error(
 		"shares = (\n { name = \"A\"; path = \"/srv\"; },\n"
 		" { name = \"TM\"; path = \"/srv/tm\"; time_machine = { enabled = true; }; } );\n",
