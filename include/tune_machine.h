@@ -1,7 +1,8 @@
 /* tune_machine.h - the real machine behind `nastune tune`: the loopback targets, trial
  * installs and bench runs, the agents, the NIC MTU, the state store (resume and recording),
- * given to the search (tuner.h) as its callbacks; the winner applied as a generation. The
- * command (src/cmd/cmd_tune.c) only parses options, calls tune_machine_run and prints. */
+ * given to the search (src/tune/search_api.h) as its callbacks; the winner applied as a
+ * generation. The command (src/cmd/cmd_tune.c) only parses options, calls tune_machine_run
+ * and prints. */
 #ifndef NASTUNE_TUNE_MACHINE_H
 #define NASTUNE_TUNE_MACHINE_H
 

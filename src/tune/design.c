@@ -1,11 +1,11 @@
-/* tune/design.c - the screening design (tune_design.h): Hadamard matrices, and replicates of
+/* tune/design.c - the screening design (design.h): Hadamard matrices, and replicates of
  * a folded two-level array with the columns re-assigned at random, several candidates cycled,
  * and the combinations that cannot be run constrained. */
 #include <errno.h>
 #include <string.h>
 
 #include "bench.h"
-#include "tune_design.h"
+#include "design.h"
 
 /* Plackett and Burman's (1946) first rows: the cyclic shifts of one, and a row of -1, make
  * an array of order n - 1 columns; a column of +1 in front makes it Hadamard. */

@@ -1,4 +1,4 @@
-/* tune/doc.c - the tune document's JSON (tuner.h): the search's typed result, the protocol
+/* tune/doc.c - the tune document's JSON (search_api.h): the search's typed result, the protocol
  * choice and the client advice written into the document `tune --json` prints and the state
  * store keeps, an interrupted tune's decisions read back from it, and the agents' facts read
  * off the agent wire. The one place the tuner's data meets JSON. */
@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tuner.h"
+#include "search_api.h"
 #include "xmalloc.h"
 
 static json_t *

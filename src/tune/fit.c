@@ -1,11 +1,11 @@
-/* tune/fit.c - the screen's estimate (tune_fit.h): weighted least squares by Cholesky, Huber's
+/* tune/fit.c - the screen's estimate (fit.h): weighted least squares by Cholesky, Huber's
  * reweighting with a MAD scale, Huber's covariance correction, Student-t quantiles. */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "tune_fit.h"
+#include "fit.h"
 #include "xmalloc.h"
 
 #define IRLS_ITER 50

@@ -25,12 +25,12 @@
 #include "netif.h"
 #include "render.h"
 #include "runrec.h"
+#include "search_api.h"
 #include "sigstop.h"
 #include "state.h"
 #include "timeutil.h"
 #include "tune.h"
 #include "tune_machine.h"
-#include "tuner.h"
 #include "xmalloc.h"
 
 /* Runs of each workload when the clients are measured at the start and at the end: for the
@@ -278,7 +278,7 @@ cb_measure(void *arg, unsigned protos, unsigned runs, unsigned warmup, double *s
 	int rc;
 
 	/* The tuner says how many warm-up runs: none in a window's blocks, where both sides of
-	 * every pair hold the same place in their blocks (tuner.h). */
+	 * every pair hold the same place in their blocks (search_api.h). */
 	t->bo.repeats = runs;
 	t->bo.warmup = warmup;
 	if (protos & TUNER_CLIENTS)
@@ -422,7 +422,7 @@ cb_measurable(void *arg, const struct knob *k, const char *v, char *why, size_t 
 
 /* ---- the MTU step's machine: the probe, the NIC, the clients ---- */
 
-/* The MTU step's probe (tuner.h): the largest MTU up to 9216 that every peer (network.peers
+/* The MTU step's probe (search_api.h): the largest MTU up to 9216 that every peer (network.peers
  * and the agents) receives with don't-fragment set and uses itself (the agents' facts), as
  * network.mtu "auto" finds it; the MTU in force is put back. */
 static int

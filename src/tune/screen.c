@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "search.h"
-#include "tune_design.h"
-#include "tune_fit.h"
+#include "design.h"
+#include "fit.h"
 #include "xmalloc.h"
 
 /* A screen's intervals: 90%, each bound at 5% one-sided. */

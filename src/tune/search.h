@@ -1,5 +1,5 @@
 /* tune/search.h - private to the tuner's search (the files of tune/): its state, the comparison's
- * structs, and what its files share. Not a public header: tuner.h is the search's API. */
+ * structs, and what its files share. Not a public header: search_api.h is the search's API. */
 #ifndef NASTUNE_TUNE_SEARCH_H
 #define NASTUNE_TUNE_SEARCH_H
 
@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "tuner.h"
+#include "search_api.h"
 
 #define NMASK 16 /* PROTO_* masks (SMB 1, NFS 2, AFP 4) and TUNER_CLIENTS */
 #define ALL_PROTOS (PROTO_SMB | PROTO_NFS | PROTO_AFP)

@@ -2,10 +2,10 @@
 # README.md is the users' page: at most 300 lines, the two set-up commands at the top. The
 # contributors' HACKING.md holds the Architecture, naming every source file (src/**/*.c) and
 # none that is gone, and the test map, a row with its time for every suite tests/run knows.
-# The files both link to exist.
+# The files both link to exist. include/ holds only the headers more than one src/ folder uses.
 . "$(dirname "$0")/lib.sh"
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-plan 10
+plan 12
 README=$top/README.md
 HACKING=$top/HACKING.md
 MAX=300
@@ -71,3 +71,23 @@ ok $? "a Tuning section points to nastune-tune(7)"
 # A test's name says which suite it is in: a cli test on a lab test's subject is *_local.
 is "$(comm -12 <(cd "$top/tests/cli" && ls t_*.sh) <(cd "$top/tests/lab" && ls t_*.sh) | tr '\n' ' ')" "" \
 	"no test name is in both tests/cli and tests/lab"
+
+# lonely ROOT: the headers in ROOT/include that one folder of ROOT/src includes or none, and no
+# other header there (agent.h brings agent_proto.h to whoever includes it); such a header
+# belongs beside its code.
+lonely() {
+	local h n
+	for h in "$1"/include/*.h; do
+		grep -qF "#include \"${h##*/}\"" "$1"/include/*.h && continue
+		n=$(grep -rlF "#include \"${h##*/}\"" "$1/src" | sed -E 's#/[^/]*$##' | sort -u | wc -l)
+		[ "$n" -ge 2 ] || echo "${h##*/}"
+	done
+}
+is "$(lonely "$top" | tr '\n' ' ')" "" "include/ holds only headers more than one src/ folder includes"
+mkdir -p "$tmp/h/include" "$tmp/h/src/a" "$tmp/h/src/b"
+touch "$tmp/h/include/one.h" "$tmp/h/include/two.h" "$tmp/h/include/three.h"
+printf '#include "three.h"\n' >"$tmp/h/include/two.h"
+printf '#include "one.h"\n#include "two.h"\n' >"$tmp/h/src/a/x.c"
+printf '#include "two.h"\n' >"$tmp/h/src/b/y.c"
+is "$(lonely "$tmp/h" | tr '\n' ' ')" "one.h " \
+	"a header one folder includes is reported, not one another public header includes"

@@ -9,7 +9,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "tune_design.h"
+#include "tune/design.h"
 
 static void
 test_hadamard(void **state)

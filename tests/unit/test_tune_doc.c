@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "knobs.h"
-#include "tuner.h"
+#include "tune/search_api.h"
 #include "xmalloc.h"
 
 static double runs[] = { 10, 12, 11 };

@@ -13,8 +13,8 @@
 #include <string.h>
 
 #include "bench.h"
-#include "tune_design.h"
-#include "tune_fit.h"
+#include "tune/design.h"
+#include "tune/fit.h"
 
 static double
 uni(uint64_t *rng)

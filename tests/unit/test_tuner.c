@@ -23,7 +23,7 @@
 #include "model.h"
 #include "profile.h"
 #include "tune.h"
-#include "tuner.h"
+#include "tune/search_api.h"
 
 static const char *const dirs[] = { "profiles" };
 

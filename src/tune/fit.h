@@ -1,4 +1,4 @@
-/* tune_fit.h - the screen's estimate: a robust linear fit of the mirror pairs' log-score
+/* tune/fit.h - the screen's estimate: a robust linear fit of the mirror pairs' log-score
  * differences on the design's columns (Huber's M-estimate by iteratively reweighted least
  * squares), with standard errors and Student-t intervals from the residuals, and the null
  * check of the unused columns. Pure: no I/O. */

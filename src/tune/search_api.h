@@ -1,12 +1,13 @@
-/* tuner.h - the tuner's search: the starting point, the MTU step, the CPU tier (encryption,
+/* tune/search_api.h - the tuner's search as its callers see it (search.c runs it, doc.c
+ * writes its result as JSON): the starting point, the MTU step, the CPU tier (encryption,
  * then signing in its context) compared one at a time with the incumbent, then one folded
  * two-level orthogonal screen per protocol and per network path over every other knob, its
  * apparent gains confirmed on fresh runs (the proposal against it without each), and the
  * chosen configuration paired with the start at the end (the gate), all within a time budget.
  * It reaches the world only through struct tuner_ops, so unit tests drive it with a simulated
  * machine (tests/unit/test_tuner.c); tune/machine.c gives it the real one. */
-#ifndef NASTUNE_TUNER_H
-#define NASTUNE_TUNER_H
+#ifndef NASTUNE_TUNE_SEARCH_API_H
+#define NASTUNE_TUNE_SEARCH_API_H
 
 #include <stdbool.h>
 #include <stddef.h>

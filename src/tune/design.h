@@ -1,4 +1,4 @@
-/* tune_design.h - the tuner's screening design: two-level orthogonal arrays (Hadamard
+/* tune/design.h - the tuner's screening design: two-level orthogonal arrays (Hadamard
  * matrices) folded over, one replicate at a time, as mirror pairs of runs to measure. Each
  * factor (a knob) is a column: its incumbent value against one candidate, a knob with several
  * candidates cycling them over replicates. Columns are re-assigned at random every replicate
