@@ -185,11 +185,7 @@ report_text(const json_t *doc, char *err, size_t errlen)
 char *
 tune_report_text(const json_t *doc, char *err, size_t errlen)
 {
-	json_t *safe = esc_json(doc);
-	char *text = report_text(safe, err, errlen);
-
-	json_decref(safe);
-	return text;
+	return esc_render(doc, report_text, err, errlen);
 }
 
 /* Before/after bars with their 95% intervals as error bars. */
@@ -506,9 +502,5 @@ report_html(const json_t *doc, char *err, size_t errlen)
 char *
 tune_report_html(const json_t *doc, char *err, size_t errlen)
 {
-	json_t *safe = esc_json(doc);
-	char *html = report_html(safe, err, errlen);
-
-	json_decref(safe);
-	return html;
+	return esc_render(doc, report_html, err, errlen);
 }
