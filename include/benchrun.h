@@ -3,7 +3,7 @@
  * target: baselines, every workload through the engine, each result attributed to its
  * bottleneck) and the record (one JSON document stored in the state database with the
  * generation in force and the hardware fingerprint). The command parses options, shows
- * progress through the engine's callback, adds the agents' results (agentctl_bench) and
+ * progress through the engine's callback, adds the agents' results (benchrun_clients) and
  * prints; a unit test drives the same calls with the null driver.
  * The run's record (when, generation, hardware) is runrec.h's. */
 #ifndef NASTUNE_BENCHRUN_H
@@ -84,6 +84,13 @@ bool benchrun_any_workload(const struct benchrun *b);
  * b->errors; the rest still run. Returns 0, -EIO when any workload failed, -EINTR when
  * stopped. */
 int benchrun_run(struct benchrun *b);
+
+/* The same workloads on the agents clients names (agentctl_bench, with token and protos as
+ * there): their results appended to b->all, their facts to b->agents and their failures to
+ * b->errors, as the run's document has them. Returns 0, or -errno when any agent or job
+ * failed. */
+int benchrun_clients(struct benchrun *b, const char *root, const struct model *m,
+		     char *const *clients, size_t nclients, const char *token, const char *protos);
 
 /* sync and drop the page cache (root only); a bench_opts.drop_caches callback. */
 int benchrun_drop_caches(void *arg);

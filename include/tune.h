@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "agentctl.h"
 #include "bench.h"
 #include "model.h"
 
@@ -87,19 +88,12 @@ char *tune_report_text(const struct json_t *doc, char *err, size_t errlen);
 char *tune_report_html(const struct json_t *doc, char *err, size_t errlen);
 
 /* ---- the clients: which protocol each should use, and what it should mount ----
- * Typed in and out; tune/doc.c reads the agents' facts off the wire and writes the results
- * into the tune document. */
+ * Typed in and out: the agents' facts as agentctl read them off the wire; tune/doc.c writes
+ * the results into the tune document. */
 
-/* An agent's facts as the tuner reads them: its strings as sent (NULL when absent or not a
- * string), its MTUs (0 when absent or not an integer). */
-struct tune_facts {
-	char *hostname, *os, *os_version;
-	char *address;		 /* nic.address: its own address on the way to the NAS */
-	long long mtu, path_mtu; /* nic.mtu, nic.path_mtu */
-};
-
+/* The agents' facts the choice and the advice go by (struct agent_factset's, not owned). */
 struct tune_agents {
-	struct tune_facts *v;
+	const struct agent_facts *v;
 	size_t n;
 };
 

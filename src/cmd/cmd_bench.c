@@ -10,7 +10,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "agentctl.h"
 #include "bench.h"
 #include "benchrun.h"
 #include "cli.h"
@@ -334,8 +333,7 @@ run(const struct ctx *ctx, struct benchrun *b, const struct bench_args *a, const
 		status = EXIT_FAIL;
 	/* Client-assisted: the same workloads from the agents' machines. */
 	if (a->nclients && !sigstop_caught && benchrun_any_workload(b) &&
-	    agentctl_bench(ctx->root, m, a->clients, a->nclients, a->token, a->protos, b->wl, &b->o,
-			   &b->all, b->errors, b->agents) < 0)
+	    benchrun_clients(b, ctx->root, m, a->clients, a->nclients, a->token, a->protos) < 0)
 		status = EXIT_FAIL;
 	sigstop_restore(old);
 	if (sigstop_caught) {

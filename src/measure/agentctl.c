@@ -69,6 +69,22 @@ discover(struct peer **v, size_t *n)
 	return found;
 }
 
+/* A failure into errors: a job's (url, proto, workload), or an agent not reached (NULL). */
+static void
+add_error(struct agent_errors *errors, const char *client, const char *url, const char *proto,
+	  const char *workload, const char *message, bool busy)
+{
+	errors->v = xreallocarray(errors->v, errors->n + 1, sizeof(*errors->v));
+	errors->v[errors->n++] = (struct agent_error){
+		.client = xstrdup(client),
+		.target = url ? xstrdup(url) : NULL,
+		.protocol = proto ? xstrdup(proto) : NULL,
+		.workload = workload ? xstrdup(workload) : NULL,
+		.message = xstrdup(message),
+		.busy = busy,
+	};
+}
+
 static void
 job_progress(json_t *msg, void *arg)
 {
@@ -148,7 +164,8 @@ ctl_job_url(const char *root, const struct share *sh, size_t k, struct agent_con
  * Returns the number of failed jobs. */
 static int
 ctl_run_jobs(struct agent_conn *c, const char *url, const char *proto, const bool *wl,
-	     const struct bench_opts *o, struct bench_results *all, json_t *errors, bool *gone)
+	     const struct bench_opts *o, struct bench_results *all, struct agent_errors *errors,
+	     bool *gone)
 {
 	char err[1024];
 	int w, rc, failures = 0;
@@ -173,11 +190,8 @@ ctl_run_jobs(struct agent_conn *c, const char *url, const char *proto, const boo
 		json_decref(job);
 		if (rc < 0) {
 			log_warnx("bench: %s", err);
-			json_array_append_new(
-				errors, json_pack("{s:s, s:s, s:s, s:s, s:s, s:b}", "client",
-						  agent_conn_peer(c), "target", url, "protocol",
-						  proto, "workload", bench_workload_name(w),
-						  "message", err, "busy", rc == -EBUSY));
+			add_error(errors, agent_conn_peer(c), url, proto, bench_workload_name(w),
+				  err, rc == -EBUSY);
 			failures++;
 			/* A vanished, stalled or busy agent, or a connection with a frame that
 			 * failed its check, takes no more jobs; the others go on. */
@@ -198,10 +212,10 @@ ctl_run_jobs(struct agent_conn *c, const char *url, const char *proto, const boo
 static int
 ctl_bench_peer(const char *root, const struct model *m, const struct peer *p, const uint8_t *key,
 	       const char *protos, const bool *wl, const struct bench_opts *o,
-	       struct bench_results *all, json_t *errors, json_t *agents)
+	       struct bench_results *all, struct agent_errors *errors, struct agent_factset *agents)
 {
 	struct agent_conn *c = NULL;
-	json_t *facts = NULL, *nic;
+	const struct agent_facts *facts = NULL;
 	char err[1024];
 	bool gone = false;
 	size_t s, k;
@@ -212,20 +226,17 @@ ctl_bench_peer(const char *root, const struct model *m, const struct peer *p, co
 		rc = agent_conn_facts(c, &facts, err, sizeof(err));
 	if (rc < 0) {
 		log_warnx("bench: %s", err);
-		json_array_append_new(errors, json_pack("{s:s, s:s, s:b}", "client", p->host,
-							"message", err, "busy", rc == -EBUSY));
+		add_error(errors, p->host, NULL, NULL, NULL, err, rc == -EBUSY);
 		agent_close(c);
 		return 1;
 	}
-	json_array_append_new(agents, json_deep_copy(facts));
-	nic = json_object_get(facts, "nic");
-	(o->quiet ? log_debug
-		  : log_info)("bench: agent %s: %s %s, NIC %s MTU %lld at %lld Mb/s",
-			      agent_conn_peer(c), json_string_value(json_object_get(facts, "os")),
-			      json_string_value(json_object_get(facts, "os_version")),
-			      json_string_value(json_object_get(nic, "name")),
-			      (long long)json_integer_value(json_object_get(nic, "mtu")),
-			      (long long)json_integer_value(json_object_get(nic, "speed_mbps")));
+	if (agents) {
+		agents->v = xreallocarray(agents->v, agents->n + 1, sizeof(*agents->v));
+		agent_facts_copy(&agents->v[agents->n++], facts);
+	}
+	(o->quiet ? log_debug : log_info)("bench: agent %s: %s %s, NIC %s MTU %lld at %lld Mb/s",
+					  agent_conn_peer(c), facts->os, facts->os_version,
+					  facts->nic, facts->mtu, facts->speed_mbps);
 	for (s = 0; s < m->n_shares && !gone; s++) {
 		const struct share *sh = &m->shares[s];
 
@@ -253,8 +264,8 @@ ctl_bench_peer(const char *root, const struct model *m, const struct peer *p, co
 int
 agentctl_bench(const char *root, const struct model *m, char *const *clients, size_t nclients,
 	       const char *token_file, const char *protos, const bool *wl,
-	       const struct bench_opts *o, struct bench_results *all, json_t *errors,
-	       json_t *agents)
+	       const struct bench_opts *o, struct bench_results *all, struct agent_errors *errors,
+	       struct agent_factset *agents)
 {
 	uint8_t key[AGENT_KEY_LEN];
 	struct peer *peers = NULL;

@@ -28,7 +28,8 @@ struct agent_conn {
 	json_int_t next_id;
 	char local[INET6_ADDRSTRLEN];
 	char peer[300];
-	json_t *facts;
+	bool asked;
+	struct agent_facts facts;
 };
 
 static int
@@ -181,12 +182,12 @@ busy(struct agent_conn *c, json_t *m, char *err, size_t errlen)
 }
 
 int
-agent_conn_facts(struct agent_conn *c, json_t **out, char *err, size_t errlen)
+agent_conn_facts(struct agent_conn *c, const struct agent_facts **out, char *err, size_t errlen)
 {
 	json_t *m;
 	int rc;
 
-	if (!c->facts) {
+	if (!c->asked) {
 		m = json_pack("{s:s}", "type", "facts");
 		rc = agent_session_send(&c->ss, m);
 		json_decref(m);
@@ -209,16 +210,17 @@ agent_conn_facts(struct agent_conn *c, json_t **out, char *err, size_t errlen)
 			json_decref(m);
 			return rc;
 		}
-		c->facts = m;
-		if (json_string_value(json_object_get(m, "hostname"))) {
+		agent_facts_parse(m, &c->facts);
+		c->asked = true;
+		json_decref(m);
+		if (c->facts.hostname) {
 			char with[300];
 
-			snprintf(with, sizeof(with), "%.64s (%.200s)",
-				 json_string_value(json_object_get(m, "hostname")), c->peer);
+			snprintf(with, sizeof(with), "%.64s (%.200s)", c->facts.hostname, c->peer);
 			snprintf(c->peer, sizeof(c->peer), "%s", with);
 		}
 	}
-	*out = c->facts;
+	*out = &c->facts;
 	return 0;
 }
 
@@ -317,7 +319,7 @@ agent_close(struct agent_conn *c)
 	}
 	agent_session_clear(&c->ss);
 	close(c->fd);
-	json_decref(c->facts);
+	agent_facts_clear(&c->facts);
 	free(c);
 }
 

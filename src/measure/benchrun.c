@@ -7,6 +7,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "agentctl.h"
 #include "cluster.h"
 #include "bench.h"
 #include "benchrun.h"
@@ -494,5 +495,21 @@ benchrun_select(struct benchrun *b, const char *protos, const char *wls, const c
 		}
 	}
 	free(copy);
+	return rc;
+}
+
+int
+benchrun_clients(struct benchrun *b, const char *root, const struct model *m, char *const *clients,
+		 size_t nclients, const char *token, const char *protos)
+{
+	struct agent_errors errors = { 0 };
+	struct agent_factset agents = { 0 };
+	int rc = agentctl_bench(root, m, clients, nclients, token, protos, b->wl, &b->o, &b->all,
+				&errors, &agents);
+
+	agent_errors_json(&errors, b->errors);
+	agent_factset_json(&agents, b->agents);
+	agent_errors_clear(&errors);
+	agent_factset_clear(&agents);
 	return rc;
 }

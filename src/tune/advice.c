@@ -362,7 +362,7 @@ typedef void (*advise_fn)(const struct model *m, const struct client *c,
 
 /* The client as facts f describe it. */
 static void
-client_of(const struct tune_facts *f, struct client *c)
+client_of(const struct agent_facts *f, struct client *c)
 {
 	const char *ver = fact(f->os_version);
 
@@ -377,7 +377,7 @@ client_of(const struct tune_facts *f, struct client *c)
 }
 
 static void
-advise_client(const struct model *m, const struct tune_facts *f, const struct tune_choices *choice,
+advise_client(const struct model *m, const struct agent_facts *f, const struct tune_choices *choice,
 	      struct tune_client_advice *a)
 {
 	/* Each OS's own protocol first: NFS on Linux, SMB elsewhere. */

@@ -1,7 +1,7 @@
 /* tune/doc.c - the tune document's JSON (search_api.h): the search's typed result, the protocol
  * choice and the client advice written into the document `tune --json` prints and the state
- * store keeps, an interrupted tune's decisions read back from it, and the agents' facts read
- * off the agent wire. The one place the tuner's data meets JSON. */
+ * store keeps, and an interrupted tune's decisions read back from it. With the agents' facts
+ * and errors (measure/agentfacts.c), the one place the tuner's data meets JSON. */
 #include <jansson.h>
 #include <math.h>
 #include <stdlib.h>
@@ -252,54 +252,6 @@ tuner_resume_release(struct tuner_kept *kept)
 	for (size_t i = 0; kept && i < KNOB_COUNT; i++) {
 		free(kept[i].after);
 		free(kept[i].reason);
-	}
-}
-
-static char *
-fact_dup(const json_t *o, const char *k)
-{
-	const char *s = json_string_value(json_object_get(o, k));
-
-	return s ? xstrdup(s) : NULL;
-}
-
-void
-tune_agents_from_json(const json_t *agents, struct tune_agents *out)
-{
-	const json_t *f;
-	size_t i;
-
-	*out = (struct tune_agents){ 0 };
-	if (!json_array_size(agents))
-		return;
-	out->v = xcalloc(json_array_size(agents), sizeof(*out->v));
-	json_array_foreach(agents, i, f)
-	{
-		const json_t *nic = json_object_get(f, "nic");
-
-		out->v[out->n++] = (struct tune_facts){
-			.hostname = fact_dup(f, "hostname"),
-			.os = fact_dup(f, "os"),
-			.os_version = fact_dup(f, "os_version"),
-			.address = fact_dup(nic, "address"),
-			.mtu = json_integer_value(json_object_get(nic, "mtu")),
-			.path_mtu = json_integer_value(json_object_get(nic, "path_mtu")),
-		};
-	}
-}
-
-void
-tune_agents_clear(struct tune_agents *a)
-{
-	for (size_t i = 0; a && i < a->n; i++) {
-		free(a->v[i].hostname);
-		free(a->v[i].os);
-		free(a->v[i].os_version);
-		free(a->v[i].address);
-	}
-	if (a) {
-		free(a->v);
-		*a = (struct tune_agents){ 0 };
 	}
 }
 

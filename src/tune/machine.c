@@ -73,10 +73,11 @@ struct tuner {
 	size_t nclients;
 	const char *token;
 	struct bench_results cl_before;
-	json_t *agents, *errors;
-	struct tuner_kept *resume; /* an interrupted tune's decisions (KNOB_COUNT), or NULL */
-	struct bench_baseline bl;  /* the bottlenecks' baselines, measured after the search */
-	char **resolved;	   /* the clients as HOST:PORT, looked up once ("auto": mDNS) */
+	struct agent_factset agents; /* each agent's facts, as the clients step found them */
+	struct agent_errors errors;  /* every client job that failed, and every agent not reached */
+	struct tuner_kept *resume;   /* an interrupted tune's decisions (KNOB_COUNT), or NULL */
+	struct bench_baseline bl;    /* the bottlenecks' baselines, measured after the search */
+	char **resolved;	     /* the clients as HOST:PORT, looked up once ("auto": mDNS) */
 };
 
 /* ---- targets: one writable, non-Time-Machine share per enabled protocol, over loopback ---- */
@@ -395,7 +396,7 @@ cb_clients(void *arg)
 	cbo.stop = &sigstop_caught;
 	client_workloads(t, wl);
 	if (agentctl_bench(t->o->root, t->m, t->clients, t->nclients, t->token, NULL, wl, &cbo,
-			   &t->cl_before, t->errors, t->agents) < 0)
+			   &t->cl_before, &t->errors, &t->agents) < 0)
 		log_warnx("tune: some client measurements failed (see errors)");
 }
 
@@ -435,7 +436,7 @@ cb_mtu_probe(void *arg, int *cur, int *next, char *why, size_t whylen)
 	char err[768], from[256];
 	double *b = NULL;
 	size_t nb = 0, np = 0, i;
-	struct tune_agents ag;
+	const struct tune_agents ag = { t->agents.v, t->agents.n };
 	int rc = -EINVAL, ceiling;
 
 	*cur = *next = 0;
@@ -457,7 +458,6 @@ cb_mtu_probe(void *arg, int *cur, int *next, char *why, size_t whylen)
 		peers = xreallocarray(peers, np + 1, sizeof(*peers));
 		peers[np++] = m->network.peers.v[i];
 	}
-	tune_agents_from_json(t->agents, &ag);
 	for (i = 0; i < ag.n; i++) {
 		const char *a = ag.v[i].address;
 
@@ -494,7 +494,6 @@ cb_mtu_probe(void *arg, int *cur, int *next, char *why, size_t whylen)
 out:
 	netif_mtu_report_clear(&rep);
 	free(peers);
-	tune_agents_clear(&ag);
 	return rc;
 }
 
@@ -517,7 +516,6 @@ measure_clients(struct tuner *t, unsigned protos, unsigned runs, unsigned warmup
 	struct model one = *t->m;
 	struct bench_opts bo = t->bo;
 	struct bench_results cl = { 0 };
-	json_t *scratch = json_array();
 	const char *proto = NULL;
 	bool wl[BENCH_NWORKLOADS];
 	int rc;
@@ -540,14 +538,13 @@ measure_clients(struct tuner *t, unsigned protos, unsigned runs, unsigned warmup
 	bo.stop = &sigstop_caught;
 	bo.quiet = true; /* the trials' progress is the tune's own lines */
 	(void)agentctl_bench(t->o->root, &one, t->clients, t->nclients, t->token, proto, wl, &bo,
-			     &cl, t->errors, scratch);
+			     &cl, &t->errors, NULL);
 	rc = tune_scores(&cl, 0, sc, n);
 	if (rc < 0)
 		snprintf(err, errlen, "no client result over %s (see errors)", proto ? proto : "?");
 	for (size_t i = 0; rc == 0 && keep && i < cl.n; i++)
 		bench_results_add(keep, &cl.v[i]);
 	bench_results_clear(&cl);
-	json_decref(scratch);
 	return sigstop_caught ? -EINTR : rc;
 }
 
@@ -622,14 +619,12 @@ run_tune(struct tuner *t, struct tuner_opts *o, struct tuner_result *res,
 				    json_string("no time left in the budget"));
 	} else if (t->nclients && !dry_run) {
 		struct bench_opts cbo = t->bo;
-		json_t *scratch = json_array();
 		bool wl[BENCH_NWORKLOADS];
 
 		cbo.repeats = CLIENT_RUNS;
 		client_workloads(t, wl);
 		agentctl_bench(t->o->root, t->m, t->clients, t->nclients, t->token, NULL, wl, &cbo,
-			       cl_after, t->errors, scratch);
-		json_decref(scratch);
+			       cl_after, &t->errors, NULL);
 	}
 	return 0;
 }
@@ -667,7 +662,7 @@ record(struct tuner *t, const struct tuner_result *res, const struct bench_resul
        const char *status, double elapsed)
 {
 	const struct bench_results *cr = cl_after->n ? cl_after : &t->cl_before;
-	struct tune_agents ag;
+	const struct tune_agents ag = { t->agents.v, t->agents.n };
 	struct tune_share *sh = NULL;
 	size_t nsh = tune_shares_of(t->m, &sh);
 	struct tune_choices choice;
@@ -679,17 +674,17 @@ record(struct tuner *t, const struct tuner_result *res, const struct bench_resul
 	json_object_set_new(t->doc, "results", bench_results_to_json(&res->after));
 	json_object_set_new(t->doc, "clients_before", bench_results_to_json(&t->cl_before));
 	json_object_set_new(t->doc, "clients_after", bench_results_to_json(cl_after));
-	json_object_set(t->doc, "agents", t->agents);
-	json_object_set(t->doc, "errors", t->errors);
+	json_object_set_new(t->doc, "agents", json_array());
+	agent_factset_json(&t->agents, json_object_get(t->doc, "agents"));
+	json_object_set_new(t->doc, "errors", json_array());
+	agent_errors_json(&t->errors, json_object_get(t->doc, "errors"));
 	/* What each client should use and mount: only what this NAS serves it. */
-	tune_agents_from_json(t->agents, &ag);
 	tune_protocol_choice(cr, &ag, sh, nsh, &choice);
 	tune_advice(t->m, &ag, &choice, &adv);
 	json_object_set_new(t->doc, "advice", tune_advices_json(&adv));
 	json_object_set_new(t->doc, "protocol_choice", tune_choices_json(&choice));
 	tune_advices_clear(&adv);
 	tune_choices_clear(&choice);
-	tune_agents_clear(&ag);
 	free(sh);
 	save(t);
 }
@@ -874,7 +869,7 @@ tune_machine_run(struct model *m, const struct tune_machine_opts *o, json_t **do
 		if (n)
 			t.clients = t.resolved, t.nclients = n;
 	}
-	t.agents = json_array(), t.errors = json_array();
+
 	sigstop_catch(old_sig);
 	signal(SIGPIPE, SIG_IGN);
 	t0 = timeutil_mono();
@@ -887,8 +882,8 @@ tune_machine_run(struct model *m, const struct tune_machine_opts *o, json_t **do
 out:
 	targets_release(&t);
 	bench_results_clear(&t.cl_before);
-	json_decref(t.agents);
-	json_decref(t.errors);
+	agent_factset_clear(&t.agents);
+	agent_errors_clear(&t.errors);
 	tuner_resume_release(t.resume);
 	free(t.resume);
 	json_decref(t.doc);

@@ -14,7 +14,7 @@ tune_mtu_ceiling(const struct tune_agents *agents, char *from, size_t fromlen)
 	if (from && fromlen)
 		from[0] = '\0';
 	for (size_t i = 0; agents && i < agents->n; i++) {
-		const struct tune_facts *f = &agents->v[i];
+		const struct agent_facts *f = &agents->v[i];
 		/* The route towards the NAS can be narrower than the interface (a route mtu,
 		 * a learned path MTU); an older agent reports only the interface. */
 		long long mtu = f->path_mtu > 0 && (f->mtu <= 0 || f->path_mtu < f->mtu)

@@ -187,12 +187,6 @@ void tuner_result_json(const struct tuner_result *r, struct json_t *doc);
 void tuner_resume_from_json(const struct json_t *decided, struct tuner_kept *out);
 void tuner_resume_release(struct tuner_kept *kept);
 
-/* The agents' facts as they arrived from the agent wire (a JSON array of objects with
- * "hostname", "os", "os_version", "nic": {"address", "mtu", "path_mtu"}; may be NULL) into
- * out, one entry per element. Release with tune_agents_clear. */
-void tune_agents_from_json(const struct json_t *agents, struct tune_agents *out);
-void tune_agents_clear(struct tune_agents *a);
-
 /* The document's "protocol_choice": [{"client", "os", "class", "protocol", "why", "scores":
  * {proto: score}, "shares": [{"share", "protocol", "why"}], "writes" ("unflushed" or "as
  * measured"), "scores_flushed"?: {proto: score}}]. */

@@ -104,7 +104,7 @@ static void
 test_protocol_choice(void **state)
 {
 	struct bench_results res = { 0 };
-	struct tune_facts facts[] = {
+	struct agent_facts facts[] = {
 		{ .hostname = "mac", .os = "Darwin", .os_version = "26.0.0" },
 		{ .hostname = "oldmac", .os = "Darwin", .os_version = "24.1" },
 		{ .hostname = "lin", .os = "Linux", .os_version = "6.1" },

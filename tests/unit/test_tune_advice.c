@@ -50,23 +50,23 @@ model_for(const char *protocols, const char *clients, const char *extra)
 	"nfs = { enabled = true; server = \"ganesha\"; versions = [3, 4]; };"
 
 static void
-add_agent(struct tune_agents *a, const char *host, const char *os, const char *ver,
+add_agent(struct agent_factset *a, const char *host, const char *os, const char *ver,
 	  const char *addr, long long mtu, long long path_mtu)
 {
 	a->v = realloc(a->v, (a->n + 1) * sizeof(*a->v));
 	assert_non_null(a->v);
-	a->v[a->n++] = (struct tune_facts){ .hostname = host ? strdup(host) : NULL,
-					    .os = os ? strdup(os) : NULL,
-					    .os_version = ver ? strdup(ver) : NULL,
-					    .address = addr ? strdup(addr) : NULL,
-					    .mtu = mtu,
-					    .path_mtu = path_mtu };
+	a->v[a->n++] = (struct agent_facts){ .hostname = host ? strdup(host) : NULL,
+					     .os = os ? strdup(os) : NULL,
+					     .os_version = ver ? strdup(ver) : NULL,
+					     .address = addr ? strdup(addr) : NULL,
+					     .mtu = mtu,
+					     .path_mtu = path_mtu };
 }
 
-static struct tune_agents
+static struct agent_factset
 agents(void)
 {
-	struct tune_agents a = { 0 };
+	struct agent_factset a = { 0 };
 
 	add_agent(&a, "lin", "Linux", "6.1.0", "198.18.0.12", 1500, 0);
 	add_agent(&a, "mac", "Darwin", "26.0.0", "198.18.0.11", 1500, 0);
@@ -110,12 +110,12 @@ choice(void)
 
 /* The advice as the tune document holds it (tune/doc.c). */
 static json_t *
-advise(const struct model *m, const struct tune_agents *a, const struct tune_choices *c)
+advise(const struct model *m, const struct agent_factset *a, const struct tune_choices *c)
 {
 	struct tune_advices adv;
 	json_t *j;
 
-	tune_advice(m, a, c, &adv);
+	tune_advice(m, a ? &(struct tune_agents){ a->v, a->n } : NULL, c, &adv);
 	j = tune_advices_json(&adv);
 	tune_advices_clear(&adv);
 	return j;
@@ -179,7 +179,7 @@ static void
 test_everything_served(void **state)
 {
 	struct model *m = model_for(ALL_ON, "\"198.18.0.0/24\"", NULL);
-	struct tune_agents a = agents();
+	struct agent_factset a = agents();
 	struct tune_choices c = choice();
 	json_t *adv = advise(m, &a, &c);
 	const json_t *lin = entry(adv, "lin"), *old = entry(adv, "oldmac");
@@ -214,7 +214,7 @@ test_everything_served(void **state)
 		strstr(text(lin), "Linux: use NFS (the fastest measured from here); NFS 3, 4"));
 	assert_string_equal(json_string_value(json_object_get(old, "use")), "afp");
 	json_decref(adv);
-	tune_agents_clear(&a);
+	agent_factset_clear(&a);
 	tune_choices_clear(&c);
 	model_free(m);
 }
@@ -225,7 +225,7 @@ test_nfs_off(void **state)
 {
 	struct model *m =
 		model_for("smb = { enabled = true; }; nfs = { enabled = false; };", "\"*\"", NULL);
-	struct tune_agents a = agents();
+	struct agent_factset a = agents();
 	json_t *adv = advise(m, &a, NULL);
 	const json_t *lin = entry(adv, "lin"), *mac = entry(adv, "mac");
 
@@ -241,7 +241,7 @@ test_nfs_off(void **state)
 	assert_null(offered(mac, "afp"));
 	assert_non_null(strstr(refused(mac, "afp"), "AFP is disabled"));
 	json_decref(adv);
-	tune_agents_clear(&a);
+	agent_factset_clear(&a);
 	model_free(m);
 }
 
@@ -252,7 +252,7 @@ test_v4_only(void **state)
 	struct model *m = model_for("smb = { enabled = true; }; nfs = { enabled = true; "
 				    "server = \"ganesha\"; versions = [4]; };",
 				    "\"*\"", NULL);
-	struct tune_agents a = agents();
+	struct agent_factset a = agents();
 	json_t *adv = advise(m, &a, NULL);
 	const json_t *lin = entry(adv, "lin"), *mac = entry(adv, "mac");
 
@@ -273,7 +273,7 @@ test_v4_only(void **state)
 			    "4");
 	assert_null(strstr(how(lin, "nfs"), "vers=3"));
 	json_decref(adv);
-	tune_agents_clear(&a);
+	agent_factset_clear(&a);
 	model_free(m);
 }
 
@@ -282,7 +282,7 @@ static void
 test_not_admitted(void **state)
 {
 	struct model *m = model_for(ALL_ON, "\"198.18.1.0/24\", \"@lab\", \"other*.lan\"", NULL);
-	struct tune_agents a = agents();
+	struct agent_factset a = agents();
 	json_t *adv = advise(m, &a, NULL);
 	const json_t *lin = entry(adv, "lin");
 
@@ -313,7 +313,7 @@ test_not_admitted(void **state)
 		json_decref(adv);
 		model_free(m);
 	}
-	tune_agents_clear(&a);
+	agent_factset_clear(&a);
 	/* IPv6: by network and by address. */
 	add_agent(&a, "lin6", "Linux", NULL, "fd00:198:18::c", 0, 0);
 	m = model_for(ALL_ON, "\"fd00:198:18::/64\"", NULL);
@@ -326,7 +326,7 @@ test_not_admitted(void **state)
 	assert_null(offered(entry(adv, "lin6"), "nfs"));
 	json_decref(adv);
 	model_free(m);
-	tune_agents_clear(&a);
+	agent_factset_clear(&a);
 }
 
 /* macOS 27 has no AFP client: never advised there, even when AFP is served and measured. */
@@ -334,7 +334,7 @@ static void
 test_macos27_no_afp(void **state)
 {
 	struct model *m = model_for(ALL_ON, "\"*\"", NULL);
-	struct tune_agents a = agents();
+	struct agent_factset a = agents();
 	struct tune_choices c = choice();
 	json_t *adv = advise(m, &a, &c);
 	const json_t *mac = entry(adv, "mac");
@@ -348,7 +348,7 @@ test_macos27_no_afp(void **state)
 	assert_non_null(offered(mac, "nfs")); /* NFSv3 is served and admits everyone */
 	assert_non_null(strstr(how(mac, "nfs"), "vers=3"));
 	json_decref(adv);
-	tune_agents_clear(&a);
+	agent_factset_clear(&a);
 	tune_choices_clear(&c);
 	model_free(m);
 }
@@ -363,7 +363,7 @@ test_smb_knobs(void **state)
 				    "\"*\"",
 				    "tuning = { knobs = { smb = { multichannel = \"no\"; "
 				    "smb_encrypt = \"required\"; }; }; };");
-	struct tune_agents a = agents();
+	struct agent_factset a = agents();
 	json_t *adv = advise(m, &a, NULL);
 	const json_t *lin = entry(adv, "lin"), *mac = entry(adv, "mac"), *k;
 
@@ -409,7 +409,7 @@ test_smb_knobs(void **state)
 	assert_null(offered(entry(adv, "mac"), "smb"));
 	assert_non_null(strstr(refused(entry(adv, "mac"), "smb"), "SMB is disabled"));
 	json_decref(adv);
-	tune_agents_clear(&a);
+	agent_factset_clear(&a);
 	model_free(m);
 }
 
@@ -430,7 +430,7 @@ test_no_agents(void **state)
 static void
 test_mtu_ceiling(void **state)
 {
-	struct tune_facts f[] = {
+	struct agent_facts f[] = {
 		{ .hostname = "a", .mtu = 9000, .path_mtu = 7936 },
 		{ .hostname = "b", .mtu = 9000 },
 		{ .hostname = "c", .mtu = 0, .path_mtu = 0 },
@@ -484,7 +484,7 @@ static void
 test_choice_like_for_like(void **state)
 {
 	struct bench_results res = { 0 };
-	struct tune_agents ag = { 0 };
+	struct agent_factset ag = { 0 };
 	struct tune_choices ch;
 	json_t *c, *lin, *old;
 
@@ -497,7 +497,7 @@ test_choice_like_for_like(void **state)
 	add_result(&res, "old (198.18.0.13)", "afp", "seq-write", "write", 350, "flushed", 360);
 	add_agent(&ag, "lin", "Linux", NULL, NULL, 0, 0);
 	add_agent(&ag, "old", "Darwin", "24.1", NULL, 0, 0);
-	tune_protocol_choice(&res, &ag, NULL, 0, &ch);
+	tune_protocol_choice(&res, &(struct tune_agents){ ag.v, ag.n }, NULL, 0, &ch);
 	c = tune_choices_json(&ch); /* as the tune document holds it */
 	assert_int_equal(json_array_size(c), 2);
 	lin = json_array_get(c, 0);
@@ -520,7 +520,7 @@ test_choice_like_for_like(void **state)
 	assert_null(json_object_get(old, "scores_flushed"));
 	json_decref(c);
 	tune_choices_clear(&ch);
-	tune_agents_clear(&ag);
+	agent_factset_clear(&ag);
 	bench_results_clear(&res);
 }
 
