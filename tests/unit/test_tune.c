@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "tune.h"
+#include "tune/report.h"
 #include "xmalloc.h"
 
 static void
@@ -203,6 +204,90 @@ test_reports(void **state)
 	json_decref(doc);
 }
 
+/* A stored document read into the typed report once: present fields as stored, another
+ * type or none as absent (the printer's default), an unbounded interval as none. */
+static void
+test_report_read(void **state)
+{
+	json_t *doc = json_loads(
+		"{\"tune\":7,\"goal\":3,\"before\":{\"median\":10},\"after\":[],"
+		"\"after_pairs\":8.0,\"improvement_interval\":[0.01,0.2],"
+		"\"plan\":{\"candidates\":5,\"alpha_cost\":null},"
+		"\"knobs\":[{\"name\":\"smb.x\",\"design\":null,\"runs\":24,\"applied\":true,"
+		"\"candidates\":[{\"value\":\"yes\",\"interval\":[-1,1e9],\"pairs\":16},7]}],"
+		"\"protocol_choice\":[{\"client\":\"c\",\"scores\":{\"nfs\":2,\"smb\":\"x\"}}]}",
+		0, NULL);
+	struct tune_report r;
+	char err[128];
+
+	(void)state;
+	assert_true(tune_report_read(doc, &r, err, sizeof(err)));
+	assert_int_equal(r.tune, 7);
+	assert_null(r.goal);		    /* not a string */
+	assert_int_equal(r.after_pairs, 0); /* not an integer */
+	assert_true(r.before.present && r.before.median == 10);
+	assert_false(r.after.present);
+	assert_true(r.improvement_interval.bounded && r.improvement_interval.hi == 0.2);
+	assert_true(r.planned && r.candidates == 5 && r.has_alpha_cost && !r.has_first_look);
+	assert_int_equal(r.nknobs, 1);
+	assert_true(r.knobs[0].has_design && !r.knobs[0].design && r.knobs[0].runs == 24);
+	assert_true(r.knobs[0].applied && !r.knobs[0].has_confirmation);
+	assert_int_equal(r.knobs[0].ncand, 2);
+	assert_string_equal(r.knobs[0].cand[0].value, "yes");
+	assert_false(r.knobs[0].cand[0].iv.bounded);
+	assert_int_equal(r.knobs[0].cand[0].pairs, 16);
+	assert_null(r.knobs[0].cand[1].value); /* not an object: every field absent */
+	assert_int_equal(r.nchoices, 1);
+	assert_int_equal(r.choices[0].nscores, 2);
+	assert_string_equal(r.choices[0].scores[1].protocol, "smb");
+	assert_true(r.choices[0].scores[0].score == 2 && r.choices[0].scores[1].score == 0);
+	tune_report_clear(&r);
+	json_decref(doc);
+	doc = json_loads("{\"knobs\":[]}", 0, NULL);
+	assert_false(tune_report_read(doc, &r, err, sizeof(err)));
+	assert_non_null(strstr(err, "not a finished tune"));
+	json_decref(doc);
+}
+
+/* What a client or the network said (a host name, a share, a target, an error) reaches the
+ * text and the page escaped, wherever the document holds it. */
+static void
+test_report_strings_escaped(void **state)
+{
+	json_t *doc = json_pack(
+		"{s:i, s:s, s:[s], s:{s:f, s:f, s:f}, s:[{s:s, s:s, s:b, s:s}], "
+		"s:[{s:s, s:s, s:s, s:s, s:s}], "
+		"s:[{s:s, s:s, s:s, s:s, s:{s:f}, s:[{s:s, s:s, s:s}]}], s:[{s:s, s:s}]}",
+		"tune", 4, "status", "done", "targets", "smb://h/\x1b[2J", "before", "median", 10.0,
+		"ci95_low", 9.0, "ci95_high", 11.0, "knobs", "name", "smb.x", "reason",
+		"r\x1b]0;t\x07", "applied", 0, "design", "d\xc2\x9b", "results", "target",
+		"smb://t\x1b[1m", "workload", "seq-read", "metric", "read", "unit", "MB/s",
+		"bottleneck", "disk\x1b[K", "protocol_choice", "client", "evil\x1b[31m\nhost", "os",
+		"Linux", "protocol", "smb", "why", "w\x07", "scores", "smb\x1b", 5.0, "shares",
+		"share", "Sh\x1b[2Jare", "protocol", "smb", "why", "y", "advice", "client",
+		"adv\x1b[31m", "advice", "mount \x1b[2J");
+	char err[128], *t, *h;
+
+	(void)state;
+	assert_non_null(doc);
+	t = tune_report_text(doc, err, sizeof(err));
+	h = tune_report_html(doc, err, sizeof(err));
+	assert_non_null(t);
+	assert_non_null(h);
+	assert_null(strchr(t, '\x1b'));
+	assert_null(strchr(h, '\x1b'));
+	assert_null(strchr(t, '\x07'));
+	assert_non_null(strstr(t, "use for evil\\x1b[31m\\x0ahost [Linux]"));
+	assert_non_null(strstr(t, "  share Sh\\x1b[2Jare: smb (y)"));
+	assert_non_null(strstr(t, "advice for adv\\x1b[31m: mount \\x1b[2J"));
+	assert_non_null(strstr(t, "  target smb://h/\\x1b[2J"));
+	assert_non_null(strstr(t, "bottleneck: smb://t\\x1b[1m seq-read read: disk\\x1b[K"));
+	assert_non_null(strstr(h, "smb\\x1b")); /* a score's protocol, an object key */
+	free(t);
+	free(h);
+	json_decref(doc);
+}
+
 int
 main(void)
 {
@@ -211,6 +296,8 @@ main(void)
 		cmocka_unit_test(test_goal),
 		cmocka_unit_test(test_protocol_choice),
 		cmocka_unit_test(test_reports),
+		cmocka_unit_test(test_report_read),
+		cmocka_unit_test(test_report_strings_escaped),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
