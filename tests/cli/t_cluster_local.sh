@@ -5,7 +5,7 @@ set -uo pipefail
 # shellcheck source=tests/cli/lib.sh
 . "$(dirname "$0")/lib.sh"
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-plan 45
+plan 46
 
 # conf FILE [CLUSTER-LINES...]: a valid cluster configuration, with a cluster group of the
 # lines given (default: the good one).
@@ -243,18 +243,20 @@ exec 8>&-
 ok $? "a second follow exits 1 and says another runs" "$err"
 
 # The record's directories must be root's alone: a 1777 cluster root, a user's .nastune, a
-# link; apply refuses before changing anything.
-for c in sticky user link; do
+# user's .nastune under a 1777 root, a link; apply refuses before changing anything.
+for c in sticky user both link; do
 	r2=$tmp/$c
 	mkdir -p "$r2/cluster/srv/media" "$r2/etc/nastune"
 	cp "$r/etc/nastune/cluster.key" "$r2/etc/nastune/"
 	case $c in
 	sticky) chmod 1777 "$r2/cluster"; want="is writable by its group or others \(mode 1777\)" ;;
 	user) mkdir -p "$r2/cluster/.nastune"; chown 65534 "$r2/cluster/.nastune"; want="/cluster/.nastune is owned by uid 65534, not root" ;;
+	both) chmod 1777 "$r2/cluster"; mkdir -m 0777 "$r2/cluster/.nastune"; chown 65534 "$r2/cluster/.nastune"; want="is writable by its group or others \(mode 1777\)" ;;
 	link) mkdir -p "$tmp/elsewhere"; ln -s "$tmp/elsewhere" "$r2/cluster/.nastune"; want="/cluster/.nastune is a symbolic link or not a directory" ;;
 	esac
 	NASTUNE_CLUSTER_NODE=10.9.0.2 nt --root "$r2" -c "$good" apply --no-reload
-	[[ $rc = 1 && ! -e $r2/etc/samba/smb.conf && -z $(ls -A "$tmp/elsewhere" 2>/dev/null) ]] &&
+	[[ $rc = 1 && ! -e $r2/etc/samba/smb.conf && -z $(ls -A "$tmp/elsewhere" 2>/dev/null) &&
+		-z $(ls -A "$r2/cluster/.nastune" 2>/dev/null) ]] &&
 		grep -qE "$want" <<<"$err"
 	ok $? "apply refuses a record under $c ($want), touching nothing" "$rc $err"
 done
