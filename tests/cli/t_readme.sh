@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # README.md is the users' page: at most 300 lines, the two set-up commands at the top. The
 # contributors' HACKING.md holds the Architecture, naming every source file (src/**/*.c) and
-# none that is gone, and the test map, a row with its time for every suite tests/run knows.
-# The files both link to exist. include/ holds only the headers more than one src/ folder uses.
+# none that is gone, and the test map, a row with its time for every suite tests/run knows;
+# the lab's README a row for every lab test. The files both link to exist. include/ holds
+# only the headers more than one src/ folder uses.
 . "$(dirname "$0")/lib.sh"
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-plan 12
+plan 13
 README=$top/README.md
 HACKING=$top/HACKING.md
 MAX=300
@@ -68,6 +69,12 @@ done | grep -q .
 ok $? "the side documents (src/bench, src/agent, tests/lab READMEs) exist"
 grep -q '^## Tuning' "$README" && grep -q 'nastune-tune(7)' "$README"
 ok $? "a Tuning section points to nastune-tune(7)"
+# The lab's README has a row for every lab test, and none for a test that is gone.
+labmap() {
+	comm -3 <(cd "$top/tests/lab" && ls t_*.sh) <(awk '/^## / { on = ($0 == "## Tests") } on' \
+		"$top/tests/lab/README.md" | grep -oE '^\| t_[a-z0-9_]+\.sh ' | cut -c3- | tr -d ' ' | sort)
+}
+is "$(labmap | tr -d '\t' | tr '\n' ' ')" "" "tests/lab/README.md's test table has a row for each tests/lab/t_*.sh, none absent"
 # A test's name says which suite it is in: a cli test on a lab test's subject is *_local.
 is "$(comm -12 <(cd "$top/tests/cli" && ls t_*.sh) <(cd "$top/tests/lab" && ls t_*.sh) | tr '\n' ' ')" "" \
 	"no test name is in both tests/cli and tests/lab"
