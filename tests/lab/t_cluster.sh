@@ -9,11 +9,12 @@
 # or does not answer names it and rolls every node back; Bonjour shows the cluster on
 # public addresses only, published once; the node taking an address puts NFS-Ganesha in a
 # real grace (an NFSv4 OPEN through it is refused, then works); a share user who replaces
-# nastune's record under a writable root is refused by every node; two applies at once, one
-# winner; new public addresses taken into service within a minute.
+# nastune's record under a writable root is refused by every node, and over SMB finds the
+# record by no route on any share; two applies at once, one winner; new public addresses
+# taken into service.
 # shellcheck source=tests/lab/lib.sh
 . "$(dirname "$0")/lib.sh"
-plan 42
+plan 47
 
 CONF=$TOPDIR/tests/lab/cluster.conf
 NODES=(node1 node2 node3)
@@ -287,6 +288,77 @@ for h in "${NODES[@]}"; do out=$(nt "$h" cluster follow 2>&1) || bad="$bad $h: $
 js=$(nt node2 status --json 2>/dev/null)
 [[ $? = 0 && -z $bad && $(jq -r '.cluster.consistent' <<<"$js") = true ]]
 ok $? "with the record restored, every node follows and the cluster is consistent again" "$bad $js"
+
+# The same attack over SMB, through a public address: a site share (local.conf, which check
+# never sees) at the cluster file system's root, made 0777 again, and the two of
+# nastune.conf. smb.conf vetoes the record's name, so alice finds it by no route: by name,
+# in another case, or by its 8.3 name (Probe, a share without the veto, tells that name and
+# shows these routes work where nothing vetoes them). The record stays as it was.
+for h in "${NODES[@]}"; do
+	r=$("$LAB" root "$h")
+	mkdir -p "$r/etc/samba/smb.conf.d" "$r/run/probe/.nastune"
+	printf '[Root]\n\tpath = /cluster\n\tread only = no\n\tvalid users = alice\n[Probe]\n\tpath = /run/probe\n\tveto files = /none/\n\tvalid users = alice\n' \
+		>"$r/etc/samba/smb.conf.d/local.conf"
+	on "$h" smbcontrol smbd reload-config
+done
+record() {
+	(cd "$C/.nastune" && find . -printf '%P %y %m %U\n' | sort && find . -type f -exec sha256sum {} + | sort)
+}
+rec0=$(record)
+gen0=$(nt node1 status --json 2>/dev/null | jq -r '.cluster.desired.generation')
+chmod 0777 "$C"
+echo '{"id": "0123456789abcdef", "generation": 999, "from": "198.18.0.21"}' >"$WORK/desired"
+smb() { on client1 smbclient -U "$A" "//$1/$2" -c "$3" 2>&1; }
+# refused IP SHARE CMD: CMD fails on SHARE as a vetoed name does (not found or denied).
+refused() {
+	local o
+	o=$(smb "$@")
+	[[ $o =~ NT_STATUS_(OBJECT_NAME_NOT_FOUND|OBJECT_PATH_NOT_FOUND|NO_SUCH_FILE|ACCESS_DENIED) ]] ||
+		bad="$bad
+[$2] $3: $o"
+}
+short=$(smb "${PUBLIC[0]}" Probe 'altname .nastune' | tail -1)
+[[ $short =~ ^[A-Z0-9_]{1,8}~[A-Z0-9]$ ]] && smb "${PUBLIC[0]}" Probe "ls $short" | grep -q ' \.nastune '
+ok $? "Probe: without the veto, .nastune is listed through its 8.3 name $short" "$short"
+bad=""
+for ip in "${PUBLIC[@]}"; do
+	o=$(smb "$ip" Root ls)
+	[[ $o = *' srv '* && $o != *nastune* ]] || bad="$bad
+$ip: $o"
+	refused "$ip" Root 'get .nastune/cluster/desired /dev/null'
+done
+[[ -z $bad ]]
+ok $? "Root at every public address: the listing has srv, not .nastune; desired cannot be read" "$bad"
+bad=""
+for c in 'ls .nastune' 'ls .NASTUNE' "ls $short" 'ls .nastune/cluster/*' 'get .nastune/cluster/desired /dev/null' \
+	"get $short/cluster/desired /dev/null" 'rename .nastune moved' 'rename .NaStUnE moved' "rename $short moved" \
+	'mkdir .nastune' "put $WORK/desired .nastune/cluster/desired"; do
+	refused "${PUBLIC[0]}" Root "$c"
+done
+[[ -z $bad ]]
+ok $? "Root (the 0777 file system root): every route to the record is refused" "$bad"
+bad=""
+for s in Media Public; do
+	for c in 'mkdir .nastune' "put $WORK/desired .nastune" 'ls .nastune'; do refused "${PUBLIC[0]}" "$s" "$c"; done
+done
+[[ -z $bad ]]
+ok $? "Media and Public: .nastune cannot be made, put or listed" "$bad"
+# A writable root is refused by every node (above): the record is judged once it is 0755.
+rec1=$(record)
+chmod 0755 "$C"
+bad=""
+for h in "${NODES[@]}"; do
+	js=$(nt "$h" status --json 2>/dev/null) && [[ $(jq -r '.cluster.consistent' <<<"$js") = true ]] ||
+		bad="$bad $h: $js"
+done
+[[ -z $bad && $rec1 = "$rec0" &&
+	$(nt node1 status --json 2>/dev/null | jq -r '.cluster.desired.generation') = "$gen0" ]]
+ok $? "the record is unchanged (generation $gen0, the same bytes); status exits 0 on every node" "$bad
+$(diff <(echo "$rec0") <(echo "$rec1"))"
+for h in "${NODES[@]}"; do
+	rm -rf "$("$LAB" root "$h")/etc/samba/smb.conf.d/local.conf" "$("$LAB" root "$h")/run/probe"
+	on "$h" smbcontrol smbd reload-config
+done
 
 # Two applies started together on two nodes: one wins, the other names it and follows.
 sed 's/nastune lab cluster"/nastune lab cluster, from node1"/' "$CONF" >"$WORK/c1.conf"
