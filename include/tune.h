@@ -28,7 +28,8 @@ extern const unsigned tune_looks[TUNE_NLOOKS];
 unsigned tune_goal_workloads(enum tune_goal g, bool *wl);
 
 /* One score per measured run: the geometric mean, over the results rs->v[from..] with a
- * "higher is better" unit (MB/s, files/s, fps), of run i's value. Runs are aligned by index;
+ * "higher is better" unit (MB/s, files/s, fps, ops/s), of run i's value; the metadata
+ * workload's times per operation (us) count as their rates. Runs are aligned by index;
  * n is the smallest run count. *scores is malloc'd (caller frees). Returns 0, or -ENOENT when
  * no result has such a unit. */
 int tune_scores(const struct bench_results *rs, size_t from, double **scores, size_t *n);

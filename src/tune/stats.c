@@ -36,35 +36,53 @@ tune_goal_workloads(enum tune_goal g, bool *wl)
 	return mask;
 }
 
+/* Whether r scores: throughputs and operation rates, and the metadata workload's mean time
+ * per operation (as the operations it makes a second). Percentiles (p99) never score. */
 static bool
-higher_is_better(const char *unit)
+scores(const struct bench_result *r)
 {
-	return strcmp(unit, "MB/s") == 0 || strcmp(unit, "files/s") == 0 ||
-	       strcmp(unit, "fps") == 0;
+	static const char *const rates[] = { "MB/s", "files/s", "fps", "ops/s" };
+
+	for (size_t k = 0; k < sizeof(rates) / sizeof(*rates); k++)
+		if (strcmp(r->unit, rates[k]) == 0)
+			return true;
+	return strcmp(r->unit, "us") == 0 && r->workload && strcmp(r->workload, "metadata") == 0;
+}
+
+/* Run i's value of a scoring r as a rate: higher is better. */
+static double
+score_value(const struct bench_result *r, size_t i)
+{
+	if (strcmp(r->unit, "us") == 0)
+		return r->runs[i] > 1e-9 ? 1e6 / r->runs[i] : 1e15;
+	return r->runs[i];
 }
 
 int
-tune_scores(const struct bench_results *rs, size_t from, double **scores, size_t *n)
+tune_scores(const struct bench_results *rs, size_t from, double **scores_out, size_t *n)
 {
 	size_t i, k, runs = (size_t)-1, used = 0;
 	double *logsum;
 
 	for (i = from; i < rs->n; i++)
-		if (higher_is_better(rs->v[i].unit) && rs->v[i].nruns < runs)
+		if (scores(&rs->v[i]) && rs->v[i].nruns < runs)
 			runs = rs->v[i].nruns;
 	if (runs == (size_t)-1 || runs == 0)
 		return -ENOENT;
 	logsum = xcalloc(runs, sizeof(*logsum));
 	for (i = from; i < rs->n; i++) {
-		if (!higher_is_better(rs->v[i].unit))
+		if (!scores(&rs->v[i]))
 			continue;
-		for (k = 0; k < runs; k++)
-			logsum[k] += log(rs->v[i].runs[k] > 1e-9 ? rs->v[i].runs[k] : 1e-9);
+		for (k = 0; k < runs; k++) {
+			double v = score_value(&rs->v[i], k);
+
+			logsum[k] += log(v > 1e-9 ? v : 1e-9);
+		}
 		used++;
 	}
 	for (k = 0; k < runs; k++)
 		logsum[k] = exp(logsum[k] / (double)used);
-	*scores = logsum;
+	*scores_out = logsum;
 	*n = runs;
 	return 0;
 }

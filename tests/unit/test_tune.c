@@ -16,14 +16,15 @@
 #include "xmalloc.h"
 
 static void
-add(struct bench_results *rs, const char *unit, const double *runs, size_t n)
+add_wl(struct bench_results *rs, const char *workload, const char *metric, const char *unit,
+       const double *runs, size_t n)
 {
 	struct bench_result r = { 0 };
 
 	r.target = "t";
 	r.protocol = "smb";
-	r.workload = "seq-read";
-	r.metric = "read";
+	r.workload = (char *)workload;
+	r.metric = (char *)metric;
 	r.unit = (char *)unit;
 	r.client = "loopback";
 	r.cache = "hot";
@@ -31,6 +32,12 @@ add(struct bench_results *rs, const char *unit, const double *runs, size_t n)
 	r.nruns = n;
 	r.pass = -1;
 	bench_results_add(rs, &r);
+}
+
+static void
+add(struct bench_results *rs, const char *unit, const double *runs, size_t n)
+{
+	add_wl(rs, "seq-read", "read", unit, runs, n);
 }
 
 static void
@@ -57,6 +64,32 @@ test_scores(void **state)
 	assert_int_equal(tune_scores(&rs, 2, &s, &n), 0); /* from: only the last result */
 	assert_int_equal(n, 4);
 	assert_true(fabs(s[3] - 7) < 1e-9);
+	free(s);
+	bench_results_clear(&rs);
+}
+
+/* The small-work workloads score too: big-dir and source-tree as operations a second, the
+ * metadata workload's mean time per operation as its rate; percentiles still do not. */
+static void
+test_scores_small_work(void **state)
+{
+	static const double ops[] = { 2000, 8000 }, us[] = { 250, 1000 }, p99[] = { 9, 9 };
+	struct bench_results rs = { 0 };
+	double *s;
+	size_t n;
+
+	(void)state;
+	add_wl(&rs, "video-frames", "write-p99", "us", p99, 2);
+	add_wl(&rs, "small-io", "write-1k-p99", "us", p99, 2);
+	assert_int_equal(tune_scores(&rs, 0, &s, &n), -ENOENT);
+	add_wl(&rs, "big-dir", "lookup-miss", "ops/s", ops, 2);
+	assert_int_equal(tune_scores(&rs, 0, &s, &n), 0);
+	assert_true(fabs(s[0] - 2000) < 1e-9 && fabs(s[1] - 8000) < 1e-9);
+	free(s);
+	add_wl(&rs, "metadata", "stat-miss-cold", "us", us, 2); /* 4000 and 1000 a second */
+	assert_int_equal(tune_scores(&rs, 0, &s, &n), 0);
+	assert_true(fabs(s[0] - sqrt(2000.0 * 4000)) < 1e-6);
+	assert_true(fabs(s[1] - sqrt(8000.0 * 1000)) < 1e-6);
 	free(s);
 	bench_results_clear(&rs);
 }
@@ -292,9 +325,8 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_scores),
-		cmocka_unit_test(test_goal),
-		cmocka_unit_test(test_protocol_choice),
+		cmocka_unit_test(test_scores),	cmocka_unit_test(test_scores_small_work),
+		cmocka_unit_test(test_goal),	cmocka_unit_test(test_protocol_choice),
 		cmocka_unit_test(test_reports),
 		cmocka_unit_test(test_report_read),
 		cmocka_unit_test(test_report_strings_escaped),
