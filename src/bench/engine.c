@@ -301,7 +301,7 @@ out:
 		d->disconnect(r->c2);
 	if (r->scratch[0] &&
 	    (rc2 = scratch_remove(d, r->c, t->url, r->scratch,
-				  r->o.keep_scratch ? KEPT_SEQ_READ : NULL, e2, sizeof(e2))) < 0 &&
+				  r->o.keep_scratch ? KEPT_PREFIX : NULL, e2, sizeof(e2))) < 0 &&
 	    rc == 0) {
 		snprintf(r->err, sizeof(r->err), "%s", e2);
 		rc = rc2;

@@ -416,8 +416,8 @@ rm_list(struct rm *x, const char *path, const struct bench_stat *want, const str
 	return 0;
 }
 
-/* Removes path, the directory want, and everything below it. With keep, the file of that
- * name directly in path stays, and so does path. */
+/* Removes path, the directory want, and everything below it. With keep, the entries directly
+ * in path whose names begin with keep stay, and so does path. */
 static int
 rm_tree(struct rm *x, const char *path, const struct bench_stat *want, const struct bench_stat *up,
 	int depth, const char *keep)
@@ -437,7 +437,7 @@ rm_tree(struct rm *x, const char *path, const struct bench_stat *want, const str
 	for (i = 0; i < l.ns.n; i++) {
 		char *p;
 
-		if (keep && !l.ns.dir[i] && strcmp(l.ns.v[i], keep) == 0)
+		if (keep && strncmp(l.ns.v[i], keep, strlen(keep)) == 0)
 			continue;
 		p = xasprintf("%s/%s", path, l.ns.v[i]);
 		rc = l.ns.dir[i] ? rm_tree(x, p, &l.ns.st[i], &self, depth + 1, NULL)

@@ -42,7 +42,8 @@ int scratch_made(const struct bench_driver *d, struct bench_conn *c, const char 
  * name now (renamed, replaced, a link). err says which, in one sentence. */
 int scratch_check(const struct bench_driver *d, struct bench_conn *c, const char *url,
 		  const char *name, char *err, size_t errlen);
-/* Removes the tree name (keep: that file directly in it stays, and so does name) when it is
+/* Removes the tree name (keep: the entries directly in it whose names begin with keep stay,
+ * and so does name) when it is
  * still the recorded directory: pinned where the driver can, else first renamed to a private
  * name (not with keep); each directory is checked again before its entries are removed.
  * Forgets the record once the tree is gone. Returns 0, or -errno with err (-ESTALE: something

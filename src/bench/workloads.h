@@ -10,9 +10,13 @@
 
 struct run;
 
-/* seq-read's file: in a kept scratch directory its own name, which a run leaves in place at
- * its end (rm_tree's keep), and written only when a file of that size is not there yet. */
-#define KEPT_SEQ_READ "kept-seq-read.dat"
+/* What a kept scratch directory keeps between runs: the names directly in it that begin with
+ * KEPT_PREFIX, which a run leaves in place at its end (rm_tree's keep). seq-read's file, written
+ * only when a file of that size is not there yet; big-dir's directory of --entries files (the
+ * entry count in its name), made once. */
+#define KEPT_PREFIX "kept-"
+#define KEPT_SEQ_READ KEPT_PREFIX "seq-read.dat"
+#define KEPT_BIG_DIR KEPT_PREFIX "big-%u"
 
 struct wl_ops {
 	int (*setup)(struct run *r);

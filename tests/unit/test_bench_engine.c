@@ -894,6 +894,57 @@ test_kept_scratch(void **state)
 	release(&h);
 }
 
+/* big-dir in a kept scratch directory (a tune's dozens of calls): the first run makes the
+ * directory of --entries files, the next ones find it and make none; another entry count
+ * gets its own; a run that fails drops it, so the next one makes it anew. */
+static void
+test_kept_bigdir(void **state)
+{
+	struct bench_opts o = small_opts();
+	struct bench_results rs = { 0 };
+	struct bench_null_counts n;
+	char keep[192], err[512], p[256];
+	struct held h;
+
+	(void)state;
+	hold(&h, "null://eng");
+	bench_scratch_name(keep, sizeof(keep), "tune");
+	o.keep_scratch = keep;
+	o.repeats = 1;
+	o.warmup = 0;
+	bench_null_reset();
+	assert_int_equal(bench_run(&bench_drv_null, &h.t, BENCH_BIG_DIR, &o, &rs, err, sizeof(err)),
+			 0);
+	bench_null_counts(&n);
+	assert_int_equal(n.ops[BNULL_OPEN], 50 + 50); /* the directory's files, the creates */
+	assert_int_equal(bench_null_entries("eng"), 1 + 1 + 50);
+	bench_null_reset();
+	assert_int_equal(bench_run(&bench_drv_null, &h.t, BENCH_BIG_DIR, &o, &rs, err, sizeof(err)),
+			 0);
+	bench_null_counts(&n);
+	assert_int_equal(n.ops[BNULL_OPEN], 50); /* only the timed creates */
+	assert_int_equal(bench_null_entries("eng"), 1 + 1 + 50);
+	o.meta_entries = 20;
+	assert_int_equal(bench_run(&bench_drv_null, &h.t, BENCH_BIG_DIR, &o, &rs, err, sizeof(err)),
+			 0);
+	assert_int_equal(bench_null_entries("eng"), 1 + 2 + 50 + 20);
+	/* a stray entry: the run's listing fails, and the directory goes */
+	snprintf(p, sizeof(p), "%s/kept-big-20/stray", keep);
+	assert_int_equal(bench_drv_null.mkdir(h.c, p), 0);
+	assert_int_not_equal(
+		bench_run(&bench_drv_null, &h.t, BENCH_BIG_DIR, &o, &rs, err, sizeof(err)), 0);
+	assert_int_equal(bench_null_entries("eng"), 1 + 1 + 50);
+	bench_null_reset();
+	assert_int_equal(bench_run(&bench_drv_null, &h.t, BENCH_BIG_DIR, &o, &rs, err, sizeof(err)),
+			 0);
+	bench_null_counts(&n);
+	assert_int_equal(n.ops[BNULL_OPEN], 20 + 20);
+	assert_int_equal(bench_scratch_remove(&bench_drv_null, &h.t, keep, err, sizeof(err)), 0);
+	assert_int_equal(bench_null_entries("eng"), 0);
+	bench_results_clear(&rs);
+	release(&h);
+}
+
 /* The percentile of the histogram against a known sample: 1 to 1000 us, one each. */
 static void
 test_lathist(void **state)
@@ -1223,25 +1274,16 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_names),
-		cmocka_unit_test(test_sequential),
-		cmocka_unit_test(test_copy),
-		cmocka_unit_test(test_mixed),
-		cmocka_unit_test(test_small),
-		cmocka_unit_test(test_random_meta),
-		cmocka_unit_test(test_bigdir_tree),
-		cmocka_unit_test(test_video),
-		cmocka_unit_test(test_refusals),
-		cmocka_unit_test(test_failure_mid_run),
-		cmocka_unit_test(test_session),
-		cmocka_unit_test(test_stop_and_cold),
-		cmocka_unit_test(test_stale),
-		cmocka_unit_test(test_kept_scratch),
-		cmocka_unit_test(test_lathist),
-		cmocka_unit_test(test_latency_known),
-		cmocka_unit_test(test_json_and_reports),
-		cmocka_unit_test(test_attribute),
-		cmocka_unit_test(test_durability),
+		cmocka_unit_test(test_names),	      cmocka_unit_test(test_sequential),
+		cmocka_unit_test(test_copy),	      cmocka_unit_test(test_mixed),
+		cmocka_unit_test(test_small),	      cmocka_unit_test(test_random_meta),
+		cmocka_unit_test(test_bigdir_tree),   cmocka_unit_test(test_video),
+		cmocka_unit_test(test_refusals),      cmocka_unit_test(test_failure_mid_run),
+		cmocka_unit_test(test_session),	      cmocka_unit_test(test_stop_and_cold),
+		cmocka_unit_test(test_stale),	      cmocka_unit_test(test_kept_scratch),
+		cmocka_unit_test(test_kept_bigdir),   cmocka_unit_test(test_lathist),
+		cmocka_unit_test(test_latency_known), cmocka_unit_test(test_json_and_reports),
+		cmocka_unit_test(test_attribute),     cmocka_unit_test(test_durability),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
