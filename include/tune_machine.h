@@ -29,7 +29,10 @@ struct tune_machine_opts {
 	bool exhaustive, dry_run, if_changed;
 	uint64_t size;	  /* bench file size */
 	unsigned repeats; /* pairs per window */
-	double alpha;	  /* --false-positives (0: the configuration's, else TUNE_ALPHA) */
+	/* big-dir's directory (--entries) and source-tree's files (--tree-files); 0: sized
+	 * to the budget (tune_machine.c) */
+	unsigned entries, tree_files;
+	double alpha; /* --false-positives (0: the configuration's, else TUNE_ALPHA) */
 };
 
 enum tune_machine_rc {

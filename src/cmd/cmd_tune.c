@@ -25,7 +25,7 @@
 	"[--token-file F] [--credentials F]\n"                                                     \
 	"                    [--knobs LIST] [--exhaustive] [--dry-run] [--if-changed] "            \
 	"[--size S] [--repeat N]\n"                                                                \
-	"                    [--false-positives P]\n"
+	"                    [--entries N] [--tree-files N] [--false-positives P]\n"
 
 static int
 parse_knob_list(const char *list, bool *sel)
@@ -101,6 +101,7 @@ struct targs {
 	uint64_t *size;
 	unsigned *repeats;
 	double *alpha;
+	unsigned *entries, *tree_files;
 };
 
 /* One option of tune (getopt's c and optarg) into a. Returns 0, or -EINVAL (said why). */
@@ -166,6 +167,19 @@ parse_opt(int c, char *arg, struct targs *a)
 			return -EINVAL;
 		}
 		return 0;
+	case 'e':
+	case 't': {
+		unsigned long v = strtoul(arg, &end, 10),
+			      hi = c == 'e' ? BENCH_MAX_ENTRIES : BENCH_MAX_TREE_FILES;
+
+		if (!*arg || *end || v < 1 || v > hi) {
+			fprintf(stderr, "nastune tune: %s '%s' must be a number from 1 to %lu\n",
+				c == 'e' ? "--entries" : "--tree-files", arg, hi);
+			return -EINVAL;
+		}
+		*(c == 'e' ? a->entries : a->tree_files) = (unsigned)v;
+		return 0;
+	}
 	case 'r':
 		*a->repeats = (unsigned)strtoul(arg, &end, 10);
 		if (*end || *a->repeats < 8 || *a->repeats > 400) {
@@ -231,6 +245,8 @@ cmd_tune(struct ctx *ctx, int argc, char **argv)
 		{ "size", required_argument, NULL, 's' },
 		{ "repeat", required_argument, NULL, 'r' },
 		{ "false-positives", required_argument, NULL, 'a' },
+		{ "entries", required_argument, NULL, 'e' },
+		{ "tree-files", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -246,11 +262,11 @@ cmd_tune(struct ctx *ctx, int argc, char **argv)
 	int c, status = EXIT_FAIL;
 
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "b:g:c:T:C:k:xnis:r:a:h", opts, NULL)) != -1) {
-		struct targs ta = { &mo.budget_s, &goal_arg,	  &clients,   &mo.nclients,
-				    &mo.token,	  &mo.creds,	  &knob_list, &mo.exhaustive,
-				    &mo.dry_run,  &mo.if_changed, &mo.size,   &mo.repeats,
-				    &mo.alpha };
+	while ((c = getopt_long(argc, argv, "b:g:c:T:C:k:xnis:r:a:e:t:h", opts, NULL)) != -1) {
+		struct targs ta = { &mo.budget_s, &goal_arg,	  &clients,	 &mo.nclients,
+				    &mo.token,	  &mo.creds,	  &knob_list,	 &mo.exhaustive,
+				    &mo.dry_run,  &mo.if_changed, &mo.size,	 &mo.repeats,
+				    &mo.alpha,	  &mo.entries,	  &mo.tree_files };
 
 		if (c == 'h') {
 			fputs(TUNE_USAGE, stdout);

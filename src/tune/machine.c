@@ -52,7 +52,7 @@ struct ttarget {
 	bool used; /* a run was started on it: keep may exist */
 	/* Its runs' file size and small-files count, fixed by its first run of the tune. */
 	uint64_t size;
-	unsigned small_files;
+	unsigned small_files, meta_entries, tree_files;
 	bool sized;
 };
 
@@ -165,6 +165,16 @@ target_proto(const struct ttarget *tt)
 	return model_proto_bit(tt->d->name);
 }
 
+/* A count n whose run took took seconds, scaled to per seconds (never below least, nor
+ * above n). */
+static unsigned
+boxed(unsigned n, unsigned least, bool measured, double took, double per)
+{
+	unsigned v = measured && took > per ? (unsigned)((double)n * per / took) : n;
+
+	return v >= least ? v : n < least ? n : least;
+}
+
 /* Fixes tt's runs from its first one (o, and what each workload took): the call should last
  * about RUN_BOX_S, shared by its workloads; the bulk ones scale their file size (never below
  * RUN_MIN_SIZE), small-files its count (never below RUN_MIN_FILES). */
@@ -174,7 +184,7 @@ time_box(struct ttarget *tt, const struct bench_opts *o, const bool *wl, const d
 	unsigned nwl = 0, nseq = wl[BENCH_SEQ_WRITE] + wl[BENCH_SEQ_READ];
 	double seq = took[BENCH_SEQ_WRITE] + took[BENCH_SEQ_READ], per;
 	uint64_t size = o->size;
-	unsigned files = o->small_files;
+	unsigned files;
 
 	for (int w = 0; w < BENCH_NWORKLOADS; w++)
 		nwl += wl[w];
@@ -183,10 +193,13 @@ time_box(struct ttarget *tt, const struct bench_opts *o, const bool *wl, const d
 		size = (uint64_t)((double)o->size * per * nseq / seq) & ~((1ull << 20) - 1);
 	if (size < RUN_MIN_SIZE)
 		size = o->size < RUN_MIN_SIZE ? o->size : RUN_MIN_SIZE;
-	if (wl[BENCH_SMALL_FILES] && took[BENCH_SMALL_FILES] > per)
-		files = (unsigned)((double)o->small_files * per / took[BENCH_SMALL_FILES]);
-	if (files < RUN_MIN_FILES)
-		files = o->small_files < RUN_MIN_FILES ? o->small_files : RUN_MIN_FILES;
+	files = boxed(o->small_files, RUN_MIN_FILES, wl[BENCH_SMALL_FILES], took[BENCH_SMALL_FILES],
+		      per);
+	/* big-dir is not: its directory's size is what it measures */
+	tt->meta_entries = boxed(o->meta_entries, RUN_MIN_FILES, wl[BENCH_METADATA],
+				 took[BENCH_METADATA], per);
+	tt->tree_files = boxed(o->tree_files, RUN_MIN_FILES, wl[BENCH_SOURCE_TREE],
+			       took[BENCH_SOURCE_TREE], per);
 	tt->size = size;
 	tt->small_files = files;
 	tt->sized = true;
@@ -227,6 +240,9 @@ measure(struct tuner *t, unsigned protos, double **scores, size_t *n, struct ben
 			if (t->tg[i].sized) {
 				bo.size = t->tg[i].size;
 				bo.small_files = t->tg[i].small_files;
+				bo.tree_files = t->tg[i].tree_files;
+				if (w == BENCH_METADATA)
+					bo.meta_entries = t->tg[i].meta_entries;
 			}
 			bo.keep_scratch = t->tg[i].keep;
 			t->tg[i].used = true;
@@ -823,6 +839,15 @@ out:
 	return status;
 }
 
+/* big-dir's directory and source-tree's files unless given: a 2000-entry directory took 8 s
+ * to make and measure over SMB in the lab, 6000 took 22 s; a demo-sized budget gets a
+ * quarter. */
+static unsigned
+sized(unsigned given, unsigned full, unsigned budget_s)
+{
+	return given ? given : budget_s < 300 ? full / 4 : full;
+}
+
 enum tune_machine_rc
 tune_machine_run(struct model *m, const struct tune_machine_opts *o, json_t **doc)
 {
@@ -858,7 +883,9 @@ tune_machine_run(struct model *m, const struct tune_machine_opts *o, json_t **do
 	/* clang-format off */
 	t.bo = (struct bench_opts){ .size = o->size, .repeats = o->repeats, .warmup = 1,
 				    .cache = BENCH_CACHE_HOT, .small_files = 200,
-				    .video_seconds = 3, .stop = &sigstop_caught };
+				    .video_seconds = 3, .stop = &sigstop_caught,
+				    .meta_entries = sized(o->entries, 4000, o->budget_s),
+				    .tree_files = sized(o->tree_files, 1000, o->budget_s) };
 	/* clang-format on */
 	t.ao = (struct apply_opts){ .root = o->root, .trial = true, .lock_timeout_s = 60 };
 	t.clients = o->clients, t.nclients = o->nclients, t.token = o->token;

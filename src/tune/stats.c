@@ -20,8 +20,11 @@ tune_goal_workloads(enum tune_goal g, bool *wl)
 		mask = WL_SEQ_WRITE | WL_SEQ_READ;
 		break;
 	case GOAL_SMALL_FILES:
+		/* Small work as the field meets it: small files, stats, a big directory's
+		 * lookups and listing, a source tree's `make -n`. */
 		wl[BENCH_SMALL_FILES] = wl[BENCH_METADATA] = true;
-		mask = WL_SMALL_FILES | WL_METADATA;
+		wl[BENCH_BIG_DIR] = wl[BENCH_SOURCE_TREE] = true;
+		mask = WL_SMALL_FILES | WL_METADATA | WL_BIG_DIR | WL_SOURCE_TREE;
 		break;
 	case GOAL_VIDEO:
 		wl[BENCH_VIDEO] = wl[BENCH_SEQ_WRITE] = true;
@@ -29,6 +32,8 @@ tune_goal_workloads(enum tune_goal g, bool *wl)
 		break;
 	case GOAL_BALANCED:
 	default:
+		/* small-files stands for small work: a big directory's preparation and its O(n)
+		 * lookups would take the bulk transfers' share of the budget. */
 		wl[BENCH_SEQ_WRITE] = wl[BENCH_SEQ_READ] = wl[BENCH_SMALL_FILES] = true;
 		mask = WL_SEQ_WRITE | WL_SEQ_READ | WL_SMALL_FILES;
 		break;

@@ -104,6 +104,12 @@ test_goal(void **state)
 	assert_true(wl[BENCH_SEQ_READ] && wl[BENCH_SEQ_WRITE] && !wl[BENCH_SMALL_FILES]);
 	tune_goal_workloads(GOAL_SMALL_FILES, wl);
 	assert_true(wl[BENCH_SMALL_FILES] && wl[BENCH_METADATA] && !wl[BENCH_SEQ_READ]);
+	assert_true(wl[BENCH_BIG_DIR] && wl[BENCH_SOURCE_TREE]);
+	assert_int_equal(tune_goal_workloads(GOAL_SMALL_FILES, wl), WL_META);
+	/* balanced: bulk and small files, no big directory to prepare */
+	assert_int_equal(tune_goal_workloads(GOAL_BALANCED, wl),
+			 WL_SEQ_WRITE | WL_SEQ_READ | WL_SMALL_FILES);
+	assert_false(wl[BENCH_BIG_DIR] || wl[BENCH_SOURCE_TREE]);
 	tune_goal_workloads(GOAL_VIDEO, wl);
 	assert_true(wl[BENCH_VIDEO]);
 }
@@ -325,8 +331,10 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_scores),	cmocka_unit_test(test_scores_small_work),
-		cmocka_unit_test(test_goal),	cmocka_unit_test(test_protocol_choice),
+		cmocka_unit_test(test_scores),
+		cmocka_unit_test(test_scores_small_work),
+		cmocka_unit_test(test_goal),
+		cmocka_unit_test(test_protocol_choice),
 		cmocka_unit_test(test_reports),
 		cmocka_unit_test(test_report_read),
 		cmocka_unit_test(test_report_strings_escaped),
