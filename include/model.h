@@ -48,6 +48,9 @@ struct share {
 	uint32_t nfs_fsid;    /* stable, derived from the path */
 	bool allow_semantics; /* allow = ["semantics"]: knob values that change what this
 			       * share's clients see may apply to it (knob_consented) */
+	/* A tune measures on this share: its trials may install values that change what
+	 * clients see here, for the trial only (never applied without allow_semantics). */
+	bool trial_semantics;
 	struct loc loc, loc_name, loc_path, loc_users, loc_clients;
 };
 
@@ -176,11 +179,16 @@ bool knob_applicable(const struct model *m, const struct knob *k, char *why, siz
  * tuning.allow = ["semantics"] or of the share's own allow = ["semantics"], and never to a
  * share whose fruit stack needs the default (k->keep: Time Machine keeps fruit:metadata =
  * stream, every fruit share keeps ea support). sh NULL: the server as a whole, for a place
- * that is not per share (tuning.allow only). Pure; the renderer and the tuner call it. */
+ * that is not per share (tuning.allow only). During a tune's trials (share.trial_semantics)
+ * the shares it measures consent too, and for sh NULL the server does while any does. Pure;
+ * the renderer and the tuner call it. */
 bool knob_consented(const struct model *m, const struct knob *k, const struct share *sh);
 /* Whether a visible value of k could apply to at least one share of m (knob_consented for
  * some share k's protocol serves). */
 bool knob_consented_any(const struct model *m, const struct knob *k);
+/* knob_consented_any without the trials' leave (share.trial_semantics): whether the
+ * configuration itself consents, so that a tune may apply a visible value of k. */
+bool knob_consent_given(const struct model *m, const struct knob *k);
 /* Whether m's own settings permit value for k, whoever sets it: unsafe values need
  * tuning.allow_unsafe; values that change what clients see need a consent
  * (knob_consented_any) and name what would change in why; smb.server_signing / smb.smb_encrypt

@@ -312,18 +312,33 @@ knob_kept(const struct model *m, const struct knob *k, const struct share *sh)
 	return k->keep == KNOB_KEEP_FRUIT || (k->keep == KNOB_KEEP_TM && sh->tm_enabled);
 }
 
-bool
-knob_consented(const struct model *m, const struct knob *k, const struct share *sh)
+/* The consent of sh (NULL: the server's own sections), with the trials' leave or without. */
+static bool
+consented(const struct model *m, const struct knob *k, const struct share *sh, bool trial)
 {
+	bool any_trial = false;
+
 	if (k->safety != KNOB_SEMANTICS)
 		return true;
 	if (knob_kept(m, k, sh))
 		return false;
-	return m->tuning.allow_semantics || (sh && sh->allow_semantics);
+	if (m->tuning.allow_semantics || (sh && sh->allow_semantics))
+		return true;
+	if (!trial)
+		return false;
+	for (size_t i = 0; !sh && i < m->n_shares; i++)
+		any_trial |= m->shares[i].trial_semantics;
+	return sh ? sh->trial_semantics : any_trial;
 }
 
 bool
-knob_consented_any(const struct model *m, const struct knob *k)
+knob_consented(const struct model *m, const struct knob *k, const struct share *sh)
+{
+	return consented(m, k, sh, true);
+}
+
+static bool
+consented_any(const struct model *m, const struct knob *k, bool trial)
 {
 	size_t i;
 
@@ -331,9 +346,21 @@ knob_consented_any(const struct model *m, const struct knob *k)
 		return true;
 	for (i = 0; i < m->n_shares; i++)
 		if ((!k->proto || m->shares[i].protocols & k->proto) &&
-		    knob_consented(m, k, &m->shares[i]))
+		    consented(m, k, &m->shares[i], trial))
 			return true;
 	return false;
+}
+
+bool
+knob_consented_any(const struct model *m, const struct knob *k)
+{
+	return consented_any(m, k, true);
+}
+
+bool
+knob_consent_given(const struct model *m, const struct knob *k)
+{
+	return consented_any(m, k, false);
 }
 
 bool

@@ -729,6 +729,13 @@ test_consented(void **state)
 	assert_false(knob_value_permitted(m, cs, "yes", why, sizeof(why)));
 	assert_non_null(strstr(why, cs->changes));
 	assert_non_null(strstr(why, "tuning.allow"));
+	/* a tune's trials on A: A may measure it, B and the configuration still do not consent */
+	m->shares[0].trial_semantics = true;
+	assert_true(knob_consented(m, cs, &m->shares[0]));
+	assert_false(knob_consented(m, cs, &m->shares[1]));
+	assert_true(knob_consented_any(m, cs));
+	assert_true(knob_value_permitted(m, cs, "yes", why, sizeof(why)));
+	assert_false(knob_consent_given(m, cs));
 	model_free(m);
 
 	/* one share's consent: that share only; the server's stays no */
@@ -739,6 +746,7 @@ test_consented(void **state)
 	assert_false(knob_consented(m, cs, &m->shares[1]));
 	assert_false(knob_consented(m, cs, NULL));
 	assert_true(knob_consented_any(m, cs));
+	assert_true(knob_consent_given(m, cs));
 	expect_allowed(m, KNOB_SMB_CASE_SENSITIVE, "yes", true, NULL);
 	model_free(m);
 
