@@ -134,7 +134,17 @@ ts_confirm(struct tstate *s, const unsigned *gains, char *vals[][1 + TUNER_MAX_C
 		snprintf(d->confirmed, sizeof(d->confirmed),
 			 "P against P without it: %.100s, at %.2g a look (%zu gain%s)", words,
 			 level, m, m == 1 ? "" : "s");
-		if (rc == 0 && c.c[0].n && c.c[0].e.verdict == TUNE_BETTER) {
+		if (rc == 0 && c.c[0].n && c.c[0].e.verdict == TUNE_BETTER &&
+		    ts_needs_consent(s->m, d->k, v)) {
+			/* measured, not applied: out of P from now on */
+			d->verdict = TUNE_BETTER;
+			d->e = c.c[0].e;
+			d->e.delta = 0;
+			ts_withhold(d, v, "confirmed against the proposal without it");
+			ts_setk(s, id, vals[id][0], KNOB_TUNED);
+			if (!vals[id][0])
+				ts_setk(s, id, NULL, KNOB_UNSET);
+		} else if (rc == 0 && c.c[0].n && c.c[0].e.verdict == TUNE_BETTER) {
 			char screen[sizeof(d->reason)];
 
 			snprintf(screen, sizeof(screen), "%s", d->reason);

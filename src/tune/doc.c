@@ -102,6 +102,10 @@ decisions_json(const struct tuner_result *r)
 			json_object_set_new(x, "design", json_string(d->design));
 		if (d->confirmed[0])
 			json_object_set_new(x, "confirmation", json_string(d->confirmed));
+		if (d->withheld) /* measured better, not applied: no consent */
+			json_object_set_new(x, "withheld",
+					    json_pack("{s:s, s:s}", "value", d->withheld_value,
+						      "changes", d->withheld));
 		json_array_append_new(arr, x);
 	}
 	return arr;

@@ -112,6 +112,15 @@ void ts_merge_results(struct bench_results *dst, const struct bench_results *src
 void ts_grid_entry_release(struct tuner_grid_entry *e);
 int ts_grid_run(struct tstate *s, char *err, size_t errlen);
 
+/* consent.c */
+/* Whether v of k changes what clients see and m's configuration does not consent to it. */
+bool ts_needs_consent(const struct model *m, const struct knob *k, const char *v);
+/* d, measured better with v (measured: how), withheld: not applied, with what v would change
+ * for the clients and the effect in its reason. */
+void ts_withhold(struct tuner_decision *d, const char *v, const char *measured);
+/* Every value in force that needs a consent not given put back to its start, withheld. */
+void ts_withhold_left(struct tstate *s);
+
 /* confirm.c */
 int ts_confirm(struct tstate *s, const unsigned *gains, char *vals[][1 + TUNER_MAX_CANDS]);
 bool ts_gate(struct tstate *s);

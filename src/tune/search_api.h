@@ -45,6 +45,11 @@ struct tuner_decision {
 	char design[96];      /* the screen that measured it ("SMB screen: 12-run array, folded,
 			       * 3 replicates"), or "" (compared one at a time) */
 	char confirmed[160];  /* the confirmation that decided it, or "" */
+	/* Measured better but not applied: the value changes what clients see and the
+	 * configuration does not consent (knob_consent_given). What it would change for
+	 * them (knob_client_change), and the value; NULL and "" otherwise. */
+	const char *withheld;
+	char withheld_value[64];
 	struct tuner_verdict cand[TUNER_MAX_CANDS];
 	size_t ncand;
 };

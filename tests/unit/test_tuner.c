@@ -322,6 +322,119 @@ sim_batch(uint64_t base, size_t count, const bool *sel, const char *const *plant
 	return b;
 }
 
+/* smb.case_sensitive = yes makes small work 40% faster. */
+static double
+case_effect(const struct model *m)
+{
+	const char *v = knob_value(m, KNOB_SMB_CASE_SENSITIVE);
+
+	return v && strcmp(v, "yes") == 0 ? 1.4 : 1;
+}
+
+/* A small-files tune of an SMB share the tune measures (trial_semantics, as the machine marks
+ * its targets), with share_allow in the share's group; its case_sensitive decision into d, and
+ * the value in force after it into *after (NULL: unset). */
+static void
+tune_case(uint64_t seed, const char *share_allow, bool trial, struct tuner_decision *d,
+	  char **after, json_t **doc)
+{
+	char text[512];
+	struct diag dg;
+	struct model *m;
+	struct sim s;
+	bool wl[BENCH_NWORKLOADS], sel[KNOB_COUNT] = { false };
+	struct tuner_opts o = { .protos = PROTO_SMB,
+				.goal = "small-files",
+				.pairs = TUNE_PAIRS,
+				.budget_s = 1e6,
+				.sel = sel };
+	struct tuner_ops ops = {
+		.arg = &s, .install = sim_install, .measure = sim_measure, .clock = sim_clock
+	};
+	struct tuner_result r;
+	char err[256];
+
+	snprintf(text, sizeof(text),
+		 "protocols = { smb = { enabled = true; }; nfs = { enabled = false; };\n"
+		 "  afp = { enabled = false; }; };\n"
+		 "shares = ( { name = \"Big\"; path = \"/srv/big\"; protocols = [\"smb\"]; %s } "
+		 ");\ntuning = { goal = \"small-files\"; };\n",
+		 share_allow);
+	diag_init(&dg);
+	m = profile_load_string("t.conf", text, dirs, 1, &dg);
+	diag_print(&dg, stderr);
+	diag_clear(&dg);
+	assert_non_null(m);
+	m->shares[0].trial_semantics = trial;
+	sel[KNOB_SMB_CASE_SENSITIVE] = sel[KNOB_SMB_STRICT_LOCKING] = true;
+	sim_init(&s, seed);
+	s.effect = case_effect;
+	o.wlmask = tune_goal_workloads(GOAL_SMALL_FILES, wl);
+	if (getenv("TUNER_TRACE"))
+		ops.progress = sim_progress;
+	assert_int_equal(tuner_run(m, &o, &ops, &r, err, sizeof(err)), 0);
+	*d = r.dec[KNOB_SMB_CASE_SENSITIVE];
+	d->before = d->after = NULL;
+	*after = knob_value(m, KNOB_SMB_CASE_SENSITIVE)
+			 ? strdup(knob_value(m, KNOB_SMB_CASE_SENSITIVE))
+			 : NULL;
+	*doc = json_object();
+	tuner_result_json(&r, *doc);
+	tuner_result_release(&r);
+	model_free(m);
+}
+
+/* A value that changes what clients see: measured on the share the tune measures, but
+ * without the configuration's consent never applied; the decision says what it gained, with
+ * its interval, and what it would change for the clients. With the share's consent it is
+ * decided and applied like any knob; outside a tune's trials it is not even tried. */
+static void
+test_semantics_consent(void **state)
+{
+	struct tuner_decision d;
+	char *after;
+	json_t *doc, *k = NULL, *x;
+	size_t i;
+
+	(void)state;
+	tune_case(7, "", true, &d, &after, &doc);
+	assert_true(d.tried);
+	assert_int_equal(d.verdict, TUNE_BETTER);
+	assert_false(d.applied);
+	assert_null(after);
+	assert_true(d.e.est > 0.2 && isfinite(d.e.lo) && d.e.lo > 0);
+	assert_ptr_equal(d.withheld, knob_get(KNOB_SMB_CASE_SENSITIVE)->changes);
+	assert_string_equal(d.withheld_value, "yes");
+	assert_non_null(strstr(d.reason, "better, not applied: yes measured +"));
+	assert_non_null(strstr(d.reason, "names become case-sensitive"));
+	assert_non_null(strstr(d.reason, "allow \"semantics\""));
+	json_array_foreach(json_object_get(doc, "knobs"), i,
+			   x) if (strcmp(json_string_value(json_object_get(x, "name")),
+					 "smb.case_sensitive") == 0) k = x;
+	assert_non_null(k);
+	assert_false(json_is_true(json_object_get(k, "applied")));
+	assert_string_equal(json_string_value(json_object_get(k, "verdict")), "better");
+	assert_string_equal(
+		json_string_value(json_object_get(json_object_get(k, "withheld"), "changes")),
+		knob_get(KNOB_SMB_CASE_SENSITIVE)->changes);
+	assert_non_null(json_object_get(k, "interval"));
+	json_decref(doc);
+
+	tune_case(7, "allow = [\"semantics\"];", true, &d, &after, &doc);
+	assert_int_equal(d.verdict, TUNE_BETTER);
+	assert_true(d.applied);
+	assert_null(d.withheld);
+	assert_string_equal(after, "yes");
+	free(after);
+	json_decref(doc);
+
+	tune_case(7, "", false, &d, &after, &doc);
+	assert_false(d.applied);
+	assert_null(after);
+	assert_null(d.withheld);
+	json_decref(doc);
+}
+
 /* The exact interval: 8 pairs all +10% (ties) give +10%; at a one-sided level of 2^-8 the
  * interval is the smallest and largest Walsh average; below it, none. A flipped pair moves
  * the estimate little; a clear loss is worse with its cost. */
@@ -1054,6 +1167,7 @@ main(void)
 		cmocka_unit_test(test_screen_walk),
 		cmocka_unit_test(test_screen_interaction),
 		cmocka_unit_test(test_sealed_pair),
+		cmocka_unit_test(test_semantics_consent),
 	};
 
 	if (getenv("TUNER_ONLY")) /* one test while working on it: TUNER_ONLY=test_mtu */
