@@ -152,6 +152,7 @@ pick_targets(struct tuner *t, const char *creds)
 				bench_scratch_name(tt.keep, sizeof(tt.keep), "tune");
 				t->tg = xreallocarray(t->tg, t->ntg + 1, sizeof(*t->tg));
 				t->tg[t->ntg++] = tt;
+				t->m->shares[i].trial_semantics = true; /* measured, not applied */
 				found = 1;
 			}
 	}
@@ -593,6 +594,8 @@ run_tune(struct tuner *t, struct tuner_opts *o, struct tuner_result *res,
 	for (size_t i = 0; i < t->ntg; i++)
 		o->protos |= target_proto(&t->tg[i]);
 	rc = tuner_run(t->m, o, &ops, res, err, sizeof(err));
+	for (size_t i = 0; i < t->m->n_shares; i++)
+		t->m->shares[i].trial_semantics = false; /* what is applied has a consent */
 	tuner_result_json(res, t->doc);
 	if (rc == -EINTR || sigstop_caught) {
 		log_warnx("tune: interrupted by %s",

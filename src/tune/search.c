@@ -579,6 +579,7 @@ tuner_run(struct model *m, const struct tuner_opts *o, const struct tuner_ops *o
 		snprintf(err, errlen, "%s", rc == -EINTR ? "interrupted" : s.err);
 	if (rc < 0)
 		goto out;
+	ts_withhold_left(&s); /* what the trials may measure, only a consent applies */
 	for (size_t i = 0; i < KNOB_COUNT; i++) {
 		const char *v = knob_value(m, (enum knob_id)i);
 
