@@ -205,6 +205,13 @@ struct tune_advices {
 void tune_advice(const struct model *m, const struct tune_agents *agents,
 		 const struct tune_choices *choice, struct tune_advices *out);
 void tune_advices_clear(struct tune_advices *a);
+/* Small work's client-side advice appended to each client's (out, from tune_advice): for each
+ * protocol it is offered, the attribute and directory caches of its OS's client (NFS
+ * actimeo and nocto, cifs actimeo and cache=, macOS nsmb.conf dir_cache_max and
+ * dir_cache_min), each after the figure from rs that supports it: a second pass of stats or
+ * listings against the first, measured from that client over that protocol. Nothing where
+ * no such figure was measured. */
+void tune_advice_small_work(struct tune_advices *out, const struct bench_results *rs);
 
 /* The smallest MTU the agents use themselves towards the NAS, from their facts (path_mtu,
  * else mtu): the NIC's MTU auto is never raised above it, whatever slack a probe finds

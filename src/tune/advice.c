@@ -444,6 +444,111 @@ tune_advice(const struct model *m, const struct tune_agents *agents,
 		advise_client(m, &agents->v[i], choice, &out->v[out->n++]);
 }
 
+/* ---- small work: the clients' own caches, with the figure measured from the client ---- */
+
+/* Whether a result's client label ("host" or "host (...)") is host's. */
+static bool
+labelled(const char *label, const char *host)
+{
+	size_t n = strlen(host);
+
+	return label && strncmp(label, host, n) == 0 && (!label[n] || label[n] == ' ');
+}
+
+/* The median of workload/metric measured from host over proto, as a rate (per second: a
+ * time in us is inverted), or -1 when not measured. */
+static double
+rate_of(const struct bench_results *rs, const char *host, const char *proto, const char *wl,
+	const char *metric)
+{
+	for (size_t i = 0; rs && i < rs->n; i++) {
+		const struct bench_result *r = &rs->v[i];
+
+		if (!labelled(r->client, host) || !r->protocol || strcmp(r->protocol, proto) ||
+		    !r->workload || strcmp(r->workload, wl) || !r->metric ||
+		    strcmp(r->metric, metric) || !r->nruns || !(r->st.median > 0))
+			continue;
+		return strcmp(r->unit, "us") == 0 ? 1e6 / r->st.median : r->st.median;
+	}
+	return -1;
+}
+
+/* What the client's cache is worth on small work, as measured from host over proto: a
+ * second pass (hot) against the first on a new connection (cold), of `make -n` over a tree,
+ * else of a directory's stats, else of its listing. Returns the ratio hot/cold with the
+ * figure in fig, or 0 when none was measured. */
+static double
+cache_figure(const struct bench_results *rs, const char *host, const char *proto, char *fig,
+	     size_t len)
+{
+	static const struct {
+		const char *wl, *hot, *cold, *what;
+	} pairs[] = {
+		{ "source-tree", "stat-hot", "stat-cold", "source-tree's stats (make -n)" },
+		{ "metadata", "stat-hit-hot", "stat-hit-cold", "metadata's stats" },
+		{ "metadata", "list-hot", "list-cold", "metadata's listings" },
+	};
+
+	for (size_t i = 0; i < sizeof(pairs) / sizeof(*pairs); i++) {
+		double hot = rate_of(rs, host, proto, pairs[i].wl, pairs[i].hot),
+		       cold = rate_of(rs, host, proto, pairs[i].wl, pairs[i].cold);
+
+		if (hot <= 0 || cold <= 0)
+			continue;
+		snprintf(fig, len,
+			 "%s measured from here %.0f/s again against %.0f/s on a new "
+			 "connection (x%.1f)",
+			 pairs[i].what, hot, cold, hot / cold);
+		return hot / cold;
+	}
+	return 0;
+}
+
+/* The client-side cache advice for one offered protocol, after its figure. */
+static const char *
+cache_advice(const struct tune_client_advice *a, const char *proto)
+{
+	bool mac = strcmp(a->os, "Darwin") == 0, lin = strcmp(a->os, "Linux") == 0;
+
+	if (lin && strcmp(proto, "nfs") == 0)
+		return "to keep what the cache holds longer, mount -o actimeo=60 (attributes kept "
+		       "60 s: another client's change shows up to 60 s late), and nocto where "
+		       "this client alone writes the tree";
+	if (lin && strcmp(proto, "smb") == 0)
+		return "to keep what the cache holds longer, mount -t cifs -o actimeo=60 (default "
+		       "1 s), and cache=loose only where this client alone writes the share "
+		       "(cache=strict, the default, is the safe one)";
+	if (mac && strcmp(proto, "smb") == 0)
+		return "for Finder listings, /etc/nsmb.conf [default] dir_cache_max=300 and "
+		       "dir_cache_min=60 (a directory's listing kept up to 5 minutes; defaults "
+		       "60 s and 30 s): another client's change shows up that much later";
+	if (mac && strcmp(proto, "nfs") == 0)
+		return "to keep what the cache holds longer, mount_nfs -o actimeo=60";
+	return NULL;
+}
+
+void
+tune_advice_small_work(struct tune_advices *out, const struct bench_results *rs)
+{
+	for (size_t i = 0; out && i < out->n; i++) {
+		struct tune_client_advice *a = &out->v[i];
+
+		if (a->placeholder || !a->client || !a->os)
+			continue;
+		for (size_t j = 0; j < a->noffered; j++) {
+			const char *p = a->offered[j].protocol, *how = cache_advice(a, p);
+			char fig[256], *text;
+
+			if (!how || cache_figure(rs, a->client, p, fig, sizeof(fig)) <= 0)
+				continue; /* advice only with its measured figure */
+			text = xasprintf("%s; small work over %s: %s; %s", a->advice, upper(p), fig,
+					 how);
+			free(a->advice);
+			a->advice = text;
+		}
+	}
+}
+
 void
 tune_advices_clear(struct tune_advices *as)
 {

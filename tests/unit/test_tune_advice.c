@@ -219,6 +219,70 @@ test_everything_served(void **state)
 	model_free(m);
 }
 
+static void
+add_small(struct bench_results *rs, const char *client, const char *proto, const char *wl,
+	  const char *metric, const char *unit, double median)
+{
+	struct bench_result r = { .client = (char *)client,
+				  .protocol = (char *)proto,
+				  .workload = (char *)wl,
+				  .metric = (char *)metric,
+				  .unit = (char *)unit,
+				  .runs = &median,
+				  .nruns = 1,
+				  .pass = -1 };
+
+	bench_results_add(rs, &r);
+	rs->v[rs->n - 1].st.median = median;
+}
+
+/* Small work: each client's own caches advised after the figure measured from that client
+ * over that protocol (a second pass against the first), and only then. */
+static void
+test_small_work(void **state)
+{
+	struct model *m = model_for(ALL_ON, "\"198.18.0.0/24\"", NULL);
+	struct agent_factset a = agents();
+	struct tune_choices c = choice();
+	struct bench_results rs = { 0 };
+	struct tune_advices adv;
+	const char *lin = NULL, *mac = NULL, *old = NULL;
+
+	(void)state;
+	add_small(&rs, "lin (198.18.0.12)", "nfs", "source-tree", "stat-hot", "ops/s", 8000);
+	add_small(&rs, "lin (198.18.0.12)", "nfs", "source-tree", "stat-cold", "ops/s", 2000);
+	add_small(&rs, "mac (198.18.0.11)", "smb", "metadata", "list-hot", "us", 1000);
+	add_small(&rs, "mac (198.18.0.11)", "smb", "metadata", "list-cold", "us", 3000);
+	add_small(&rs, "oldmac (198.18.0.13)", "smb", "source-tree", "stat-hot", "ops/s", 900);
+	tune_advice(m, &(struct tune_agents){ a.v, a.n }, &c, &adv);
+	tune_advice_small_work(&adv, &rs);
+	for (size_t i = 0; i < adv.n; i++) {
+		const char *t = adv.v[i].advice;
+
+		if (strcmp(adv.v[i].client, "lin") == 0)
+			lin = t;
+		else if (strcmp(adv.v[i].client, "mac") == 0)
+			mac = t;
+		else
+			old = t;
+	}
+	assert_non_null(strstr(lin, "small work over NFS: source-tree's stats (make -n) measured "
+				    "from here 8000/s again against 2000/s on a new connection "
+				    "(x4.0)"));
+	assert_non_null(strstr(lin, "actimeo=60"));
+	assert_non_null(strstr(lin, "nocto"));
+	assert_null(strstr(lin, "small work over SMB")); /* not measured over SMB */
+	assert_non_null(strstr(mac, "small work over SMB: metadata's listings"));
+	assert_non_null(strstr(mac, "(x3.0)"));
+	assert_non_null(strstr(mac, "dir_cache_max=300"));
+	assert_null(strstr(old, "small work")); /* a hot figure without its cold one */
+	tune_advices_clear(&adv);
+	bench_results_clear(&rs);
+	agent_factset_clear(&a);
+	tune_choices_clear(&c);
+	model_free(m);
+}
+
 /* NFS off: no NFS advice at all (the old advice told every Linux client vers=3, nconnect=4). */
 static void
 test_nfs_off(void **state)
@@ -537,6 +601,7 @@ main(void)
 		cmocka_unit_test(test_no_agents),
 		cmocka_unit_test(test_mtu_ceiling),
 		cmocka_unit_test(test_choice_like_for_like),
+		cmocka_unit_test(test_small_work),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
