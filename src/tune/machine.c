@@ -42,6 +42,8 @@
 #define RUN_BOX_S 0.3
 #define RUN_MIN_SIZE (8ull << 20)
 #define RUN_MIN_FILES 20
+/* metadata's entries in the first run (time-boxed from there, like small-files' count) */
+#define META_ENTRIES 200
 
 struct ttarget {
 	struct bench_target t;
@@ -197,8 +199,8 @@ time_box(struct ttarget *tt, const struct bench_opts *o, const bool *wl, const d
 	files = boxed(o->small_files, RUN_MIN_FILES, wl[BENCH_SMALL_FILES], took[BENCH_SMALL_FILES],
 		      per);
 	/* big-dir is not: its directory's size is what it measures */
-	tt->meta_entries = boxed(o->meta_entries, RUN_MIN_FILES, wl[BENCH_METADATA],
-				 took[BENCH_METADATA], per);
+	tt->meta_entries =
+		boxed(META_ENTRIES, RUN_MIN_FILES, wl[BENCH_METADATA], took[BENCH_METADATA], per);
 	tt->tree_files = boxed(o->tree_files, RUN_MIN_FILES, wl[BENCH_SOURCE_TREE],
 			       took[BENCH_SOURCE_TREE], per);
 	tt->size = size;
@@ -242,9 +244,10 @@ measure(struct tuner *t, unsigned protos, double **scores, size_t *n, struct ben
 				bo.size = t->tg[i].size;
 				bo.small_files = t->tg[i].small_files;
 				bo.tree_files = t->tg[i].tree_files;
-				if (w == BENCH_METADATA)
-					bo.meta_entries = t->tg[i].meta_entries;
 			}
+			if (w == BENCH_METADATA) /* big-dir's --entries are not its */
+				bo.meta_entries =
+					t->tg[i].sized ? t->tg[i].meta_entries : META_ENTRIES;
 			bo.keep_scratch = t->tg[i].keep;
 			t->tg[i].used = true;
 			if (sigstop_caught)
@@ -700,6 +703,7 @@ record(struct tuner *t, const struct tuner_result *res, const struct bench_resul
 	/* What each client should use and mount: only what this NAS serves it. */
 	tune_protocol_choice(cr, &ag, sh, nsh, &choice);
 	tune_advice(t->m, &ag, &choice, &adv);
+	tune_advice_small_work(&adv, cr);
 	json_object_set_new(t->doc, "advice", tune_advices_json(&adv));
 	json_object_set_new(t->doc, "protocol_choice", tune_choices_json(&choice));
 	tune_advices_clear(&adv);
