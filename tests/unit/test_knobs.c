@@ -769,6 +769,21 @@ test_consented(void **state)
 	expect_allowed(m, KNOB_SMB_EA_SUPPORT, "yes", true, NULL);
 	model_free(m);
 
+	/* a tune's trials keep what fruit needs too: no consent on a Time Machine share's
+	 * fruit:metadata, nor on any fruit share's ea support */
+	m = unit_model("protocols = { smb = { enabled = true; }; };\n"
+		       "users = ( { name = \"alice\"; } );\n"
+		       "shares = ( { name = \"A\"; path = \"/srv/a\"; },\n"
+		       "  { name = \"TM\"; path = \"/srv/tm\"; valid_users = [\"alice\"];\n"
+		       "    time_machine = { enabled = true; }; } );\n");
+	m->shares[0].trial_semantics = m->shares[1].trial_semantics = true;
+	assert_true(knob_consented(m, meta, &m->shares[0]));
+	assert_false(knob_consented(m, meta, &m->shares[1]));
+	assert_false(knob_consented(m, ea, &m->shares[0]));
+	assert_false(knob_consented(m, ea, &m->shares[1]));
+	assert_false(knob_consent_given(m, meta));
+	model_free(m);
+
 	/* vfs_fruit's options mean nothing without fruit */
 	m = unit_model("shares = ( { name = \"A\"; path = \"/srv/a\"; } );\n"
 		       "tuning = { allow = [\"semantics\", \"unsafe\"]; };\n");
