@@ -94,20 +94,24 @@ service_port_listening(int port)
 	return false;
 }
 
+/* Waits in steps of POLL_MS: a daemon exits or writes its pidfile within tens of ms, and a
+ * tune restarts one at every switch of its screen. */
+#define POLL_MS 10
+
 /* A service that listened before a reload must listen again within 5 s; after a restart
  * (a daemon starting from nothing) within 30 s. */
 static int
 wait_listening(const char *who, int port, bool was_listening, bool restarted, char *err,
 	       size_t errlen)
 {
-	int i, tenths = restarted ? 300 : 50;
+	int i, steps = (restarted ? 30000 : 5000) / POLL_MS;
 
 	if (!was_listening || !port)
 		return 0;
-	for (i = 0; i < tenths; i++) {
+	for (i = 0; i < steps; i++) {
 		if (service_port_listening(port))
 			return 0;
-		usleep(100000);
+		usleep(POLL_MS * 1000);
 	}
 	snprintf(err, errlen, "%s does not listen on port %d after the %s", who, port,
 		 restarted ? "restart" : "reload");
@@ -509,9 +513,9 @@ hup_taken(pid_t pid)
 	return !pending;
 }
 
-#define STOP_TERM_TENTHS 100 /* SIGTERM, then up to 10 s for it to exit */
-#define STOP_KILL_TENTHS 50  /* SIGKILL, then up to 5 s */
-#define START_PID_TENTHS 300 /* the start command returned: up to 30 s for the pidfile */
+#define STOP_TERM_STEPS 1000 /* SIGTERM, then up to 10 s for it to exit */
+#define STOP_KILL_STEPS 500  /* SIGKILL, then up to 5 s */
+#define START_PID_STEPS 3000 /* the start command returned: up to 30 s for the pidfile */
 
 static int
 stop_pid(const struct service_desc *d, pid_t pid, char *err, size_t errlen)
@@ -527,21 +531,21 @@ stop_pid(const struct service_desc *d, pid_t pid, char *err, size_t errlen)
 			 strerror(e));
 		return -e;
 	}
-	for (i = 0; i < STOP_TERM_TENTHS; i++) {
+	for (i = 0; i < STOP_TERM_STEPS; i++) {
 		if (!service_pid_alive(pid))
 			return 0;
-		usleep(100000);
+		usleep(POLL_MS * 1000);
 	}
 	log_warnx("%s (pid %d) did not exit within %d s of SIGTERM: killing it", d->daemon,
-		  (int)pid, STOP_TERM_TENTHS / 10);
+		  (int)pid, STOP_TERM_STEPS * POLL_MS / 1000);
 	kill(pid, SIGKILL);
-	for (i = 0; i < STOP_KILL_TENTHS; i++) {
+	for (i = 0; i < STOP_KILL_STEPS; i++) {
 		if (!service_pid_alive(pid))
 			return 0;
-		usleep(100000);
+		usleep(POLL_MS * 1000);
 	}
 	snprintf(err, errlen, "%s (pid %d) is still there %d s after SIGKILL", d->daemon, (int)pid,
-		 STOP_KILL_TENTHS / 10);
+		 STOP_KILL_STEPS * POLL_MS / 1000);
 	return -ETIMEDOUT;
 }
 
@@ -659,7 +663,7 @@ pidfile_restart(const char *root, const struct service_desc *d, const char *pidf
 		free(path);
 		return rc;
 	}
-	for (i = 0; i < START_PID_TENTHS; i++) {
+	for (i = 0; i < START_PID_STEPS; i++) {
 		char *p2 = NULL;
 
 		if (service_pid_read(root, pidfile, &npid, &p2) == 0 && npid != pid &&
@@ -669,12 +673,12 @@ pidfile_restart(const char *root, const struct service_desc *d, const char *pidf
 			return 0;
 		}
 		free(p2);
-		usleep(100000);
+		usleep(POLL_MS * 1000);
 	}
 	snprintf(err, errlen,
 		 "services.%s.start returned, but %s names no new running %s after "
 		 "%d s",
-		 svc_name(d->svc), path, d->daemon, START_PID_TENTHS / 10);
+		 svc_name(d->svc), path, d->daemon, START_PID_STEPS * POLL_MS / 1000);
 	free(path);
 	return -ESRCH;
 }
