@@ -73,4 +73,9 @@ void service_pidfile_release(const char *path);
 /* true when something listens on TCP port (IPv4 or IPv6) in this network namespace. */
 bool service_port_listening(int port);
 
+/* Waits up to timeout_ms for a restarted Ganesha on this host to answer: MOUNT v3 through
+ * rpcbind when v3 is served, else NFS on port 2049. 0, or -ETIMEDOUT with the last failure in
+ * err (apply/rpcready.c). */
+int service_rpc_ready(bool v3, int timeout_ms, char *err, size_t errlen);
+
 #endif

@@ -151,6 +151,11 @@ reload_check(struct job *j, char *err, size_t errlen)
 						  : SVC_CHECK_RELOAD,
 				    err, errlen)) < 0)
 			return -1;
+		/* The port listens before Ganesha serves MOUNT and NFS: a prove or a tune's run
+		 * right after would be refused ("Program not available"). */
+		if (restarted && i == SVC_NFS && j->m->nfs.server == NFS_SERVER_GANESHA &&
+		    j->listening[i] && service_rpc_ready(j->m->nfs.v3, 30000, err, errlen) < 0)
+			return -1;
 		j->reloaded_mask |= 1u << i;
 		if (restarted) {
 			j->restarted_mask |= 1u << i;

@@ -6,10 +6,11 @@
 # /run/lab/start in demo.conf) and serve the new values; a reload-class knob restarts
 # nothing; without a start command the apply warns and reloads; rollback restarts again;
 # tune's trials restart, and the end of the trials restarts back.
+# A Ganesha that listens before it serves: the apply waits until MOUNT answers.
 # shellcheck source=tests/lab/lib.sh
 . "$(dirname "$0")/lib.sh"
 lab_ready
-plan 53
+plan 56
 
 pidfiles=(run/samba/smbd.pid run/ganesha/ganesha.pid run/netatalk/afpd.pid run/avahi-daemon/pid)
 pids_before=$(for f in "${pidfiles[@]}"; do server_pid "$f"; echo; done)
@@ -212,6 +213,35 @@ q=$(quantum)
 [[ $q = 1048576 && $(apid) != "$A2" ]] && gone "$A2" && ! grep -q quantum "$SROOT/etc/netatalk/afp.conf"
 ok $? "... after the trials the running afpd is back to quantum 1048576 ('$q'), the file too"
 rm -f "$CR"
+
+# A Ganesha that listens before it serves (as one started by systemd, Type=forking, does for a
+# moment): a stand-in holds port 2049 and the pidfile for 4 s, answering nothing, then the real
+# one starts. The apply returns only once MOUNT answers, so a client reads at its first try.
+cat >"$SROOT/run/lab/slowstart" <<'EOF2'
+#!/bin/sh
+rm -f /run/ganesha/ganesha.pid
+( python3 -c '
+import os, socket, time
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("0.0.0.0", 2049)); s.listen(64); s.settimeout(0.1)
+open("/run/ganesha/ganesha.pid", "w").write(str(os.getpid()))
+held, end = [], time.time() + 4
+while time.time() < end:
+    try: held.append(s.accept()[0])
+    except socket.timeout: pass
+' ; exec /run/lab/start ganesha ) </dev/null >/dev/null 2>&1 &
+EOF2
+chmod 755 "$SROOT/run/lab/slowstart"
+sed 's|/run/lab/start ganesha|/run/lab/slowstart|' "$DEMO" >"$WORK/slow.conf"
+tuned 'nfs = { threads = "8"; };'
+t0=$(date +%s.%N)
+lapply "$WORK/slow.conf"
+t1=$(date +%s.%N)
+[[ $rc = 0 ]] && grep -q "ganesha.nfsd: restarted (pidfile backend): RPC_Ioq_ThrdMax changed" <<<"$log"
+ok $? "a Ganesha 4 s slow to serve after it listens: the apply restarts it and exits 0" "$log"
+awk -v a="$t0" -v b="$t1" 'BEGIN { exit !(b - a >= 4) }'
+ok $? "... the apply waited for MOUNT to answer ($(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }') s)"
+check "... client1 reads a file over NFS at its first try" nfs_read
 out=$("$LAB" status 2>&1)
 ! grep -q DOWN <<<"$out"
 ok $? "every lab daemon is running at the end" "$out"
