@@ -29,6 +29,7 @@ if [[ ${1:-} != --inside ]]; then
 		command -v "$c" >/dev/null || bail "$c is missing — run: make deps"
 	done
 	pkg_deb_and_deps
+	mkdir -p "$(dirname "$ROOT")" || bail "cannot make $(dirname "$ROOT")"
 	exec 9>"$ROOT.lock"
 	flock -w 900 9 || bail "another user of $ROOT held $ROOT.lock for 15 minutes"
 	log=$(NASTUNE_PKG_ROOT_LOCKED=$ROOT "$here/bookworm-root" ensure "${deps[@]}" 2>&1) ||

@@ -69,6 +69,7 @@ if [[ ${1:-} != --inside ]]; then
 	pkg_deb_and_deps
 	# Held for the whole run: the cache is the overlay's lower layer, and t_root.sh or
 	# another run may want to extend it.
+	mkdir -p "$(dirname "$ROOT")" || bail "cannot make $(dirname "$ROOT")"
 	exec 9>"$ROOT.lock"
 	flock -w 900 9 || bail "another user of $ROOT held $ROOT.lock for 15 minutes"
 	log=$(NASTUNE_PKG_ROOT_LOCKED=$ROOT "$here/bookworm-root" ensure "${deps[@]}" \
