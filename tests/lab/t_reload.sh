@@ -229,7 +229,7 @@ held, end = [], time.time() + 4
 while time.time() < end:
     try: held.append(s.accept()[0])
     except socket.timeout: pass
-' ; exec /run/lab/start ganesha ) </dev/null >/dev/null 2>&1 &
+' && exec /run/lab/start ganesha ) </dev/null >/dev/null 2>&1 &
 EOF2
 chmod 755 "$SROOT/run/lab/slowstart"
 sed 's|/run/lab/start ganesha|/run/lab/slowstart|' "$DEMO" >"$WORK/slow.conf"
