@@ -35,8 +35,8 @@ effect_words(char *buf, size_t len, const struct tune_effect *e)
 			 e->n);
 }
 
-/* The verdict of a gain the confirmation did not confirm: what its pairs say, as a bound when
- * they bound it. */
+/* The verdict of a gain the confirmation did not confirm: what its pairs say (e; NULL: it had
+ * none), as a bound when they bound it. */
 static void
 unconfirmed(struct tstate *s, struct tuner_decision *d, const struct tune_effect *e,
 	    unsigned protos, const char *v, const char *words)
@@ -44,6 +44,18 @@ unconfirmed(struct tstate *s, struct tuner_decision *d, const struct tune_effect
 	char screen[sizeof(d->reason)], more[128] = "";
 
 	snprintf(screen, sizeof(screen), "%s", d->reason);
+	if (!e) {
+		/* no time for a pair: the screen's figures stand, unconfirmed */
+		d->verdict = TUNE_UNDECIDED;
+		if (!d->e.more_runs)
+			d->e.more_runs = 2 * tune_looks[0];
+		d->e.more_s = (double)d->e.more_runs * ts_slot_cost(s, protos);
+		snprintf(d->reason, sizeof(d->reason),
+			 "undecided: %.60s not confirmed (%.100s; about %zu more runs, %.0fs, "
+			 "would confirm or bound it); the screen said: %.250s",
+			 v, words, d->e.more_runs, d->e.more_s, screen);
+		return;
+	}
 	d->e = *e;
 	d->e.delta = isfinite(e->lo) && isfinite(e->hi) ? fmax(fabs(e->lo), fabs(e->hi)) : 0;
 	if (e->verdict == TUNE_WORSE)
@@ -78,12 +90,55 @@ unconfirmed(struct tstate *s, struct tuner_decision *d, const struct tune_effect
 			 tune_verdict_name(d->verdict), v, words, more, screen);
 }
 
+/* d's verdict from its confirmation c of v (v0 its value without it; ok: c ran to its end):
+ * applied when better, withheld when better but not consented to, else unconfirmed and out
+ * of P. */
+static void
+conclude(struct tstate *s, struct tuner_decision *d, const struct cmp *c, bool ok, const char *v,
+	 const char *v0, const char *words)
+{
+	enum knob_id id = d->k->id;
+	bool better = ok && c->c[0].n && c->c[0].e.verdict == TUNE_BETTER;
+
+	if (better && ts_needs_consent(s->m, d->k, v)) {
+		/* measured, not applied: out of P from now on */
+		d->verdict = TUNE_BETTER;
+		d->e = c->c[0].e;
+		d->e.delta = 0;
+		ts_withhold(d, v, "confirmed against the proposal without it");
+		ts_setk(s, id, v0, KNOB_TUNED);
+		if (!v0)
+			ts_setk(s, id, NULL, KNOB_UNSET);
+	} else if (better) {
+		char screen[sizeof(d->reason)];
+
+		snprintf(screen, sizeof(screen), "%s", d->reason);
+		d->verdict = TUNE_BETTER;
+		d->e = c->c[0].e;
+		d->e.delta = 0;
+		d->applied = true;
+		free(d->after);
+		d->after = xstrdup(v);
+		s->r->changed = true;
+		s->changed_protos |= ts_knob_protos(s, d->k);
+		snprintf(d->reason, sizeof(d->reason),
+			 "better: %.60s: %.0f%% faster here, confirmed (%.100s); the screen "
+			 "said: %.250s",
+			 v, 100 * d->e.est, words, screen);
+	} else {
+		unconfirmed(s, d, c->c[0].n ? &c->c[0].e : NULL, c->protos, v, words);
+		ts_setk(s, id, v0, KNOB_TUNED); /* not in P from now on */
+		if (!v0)
+			ts_setk(s, id, NULL, KNOB_UNSET);
+	}
+}
+
 int
 ts_confirm(struct tstate *s, const unsigned *gains, char *vals[][1 + TUNER_MAX_CANDS])
 {
 	struct snap p = { 0 }, without = { 0 };
 	enum knob_id order[KNOB_COUNT];
-	size_t m = 0, done = 0;
+	size_t m = 0;
 	double level;
 	int rc = 0;
 
@@ -107,7 +162,7 @@ ts_confirm(struct tstate *s, const unsigned *gains, char *vals[][1 + TUNER_MAX_C
 	       "tune: confirming %zu apparent gain(s), each P against P without it, at %.2g a "
 	       "look",
 	       m, level);
-	for (size_t i = 0; i < m && rc == 0; i++, done++) {
+	for (size_t i = 0; i < m && rc == 0; i++) {
 		enum knob_id id = order[i];
 		struct tuner_decision *d = &s->r->dec[id];
 		const char *v = vals[id][gains[id]];
@@ -130,45 +185,15 @@ ts_confirm(struct tstate *s, const unsigned *gains, char *vals[][1 + TUNER_MAX_C
 			;
 		ts_snap_put(s, &p);
 		ts_conclude(s, &c);
-		effect_words(words, sizeof(words), &c.c[0].e);
+		if (c.c[0].n)
+			effect_words(words, sizeof(words), &c.c[0].e);
+		else
+			snprintf(words, sizeof(words), "no time for a pair");
 		snprintf(d->confirmed, sizeof(d->confirmed),
 			 "P against P without it: %.100s, at %.2g a look (%zu gain%s)", words,
 			 level, m, m == 1 ? "" : "s");
-		if (rc == 0 && c.c[0].n && c.c[0].e.verdict == TUNE_BETTER &&
-		    ts_needs_consent(s->m, d->k, v)) {
-			/* measured, not applied: out of P from now on */
-			d->verdict = TUNE_BETTER;
-			d->e = c.c[0].e;
-			d->e.delta = 0;
-			ts_withhold(d, v, "confirmed against the proposal without it");
-			ts_setk(s, id, vals[id][0], KNOB_TUNED);
-			if (!vals[id][0])
-				ts_setk(s, id, NULL, KNOB_UNSET);
-		} else if (rc == 0 && c.c[0].n && c.c[0].e.verdict == TUNE_BETTER) {
-			char screen[sizeof(d->reason)];
-
-			snprintf(screen, sizeof(screen), "%s", d->reason);
-			d->verdict = TUNE_BETTER;
-			d->e = c.c[0].e;
-			d->e.delta = 0;
-			d->applied = true;
-			free(d->after);
-			d->after = xstrdup(v);
-			s->r->changed = true;
-			s->changed_protos |= ts_knob_protos(s, d->k);
-			snprintf(
-				d->reason, sizeof(d->reason),
-				"better: %.60s: %.0f%% faster here, confirmed (%.100s); the screen "
-				"said: %.250s",
-				v, 100 * d->e.est, words, screen);
-		} else if (rc == 0 || rc != -EINTR) {
-			if (!c.c[0].n)
-				snprintf(words, sizeof(words), "no time for a pair");
-			unconfirmed(s, d, &c.c[0].e, c.protos, v, words);
-			ts_setk(s, id, vals[id][0], KNOB_TUNED); /* not in P from now on */
-			if (!vals[id][0])
-				ts_setk(s, id, NULL, KNOB_UNSET);
-		}
+		if (rc == 0 || rc != -EINTR)
+			conclude(s, d, &c, rc == 0, v, vals[id][0], words);
 		ts_say(s, "tune: %s: %s", d->k->name, d->reason);
 		if (rc == 0)
 			ts_decided(s, d);
@@ -179,7 +204,6 @@ ts_confirm(struct tstate *s, const unsigned *gains, char *vals[][1 + TUNER_MAX_C
 		memset(&p, 0, sizeof(p));
 		memset(&without, 0, sizeof(without));
 	}
-	(void)done;
 	return rc == -EINTR ? rc : 0;
 }
 

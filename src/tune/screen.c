@@ -508,31 +508,79 @@ next_screen(struct screen *scs, size_t n)
 	return best;
 }
 
-/* Runs the screens of every eligible knob not decided yet (not the MTU, not the CPU tier)
- * until each is resolved, has o->pairs pairs, or the time until `until` is spent; decides
- * each knob's costs and bounds, and returns in gains[] (KNOB_COUNT, 0: none) the candidate
- * (1-based, in *vals[id]) of each apparent gain, the values in vals (caller frees with
- * ts_screen_values_release). Returns 0 or -EINTR. */
-int
-ts_screens(struct tstate *s, double until, unsigned *gains, char *vals[][1 + TUNER_MAX_CANDS])
+struct screens {
+	struct screen v[MAX_SCREENS];
+	size_t n;
+	double reserve; /* what confirming the apparent gains so far would take */
+};
+
+/* Pairs a confirmation of an apparent gain of est needs to find it at about 90% power at a
+ * level near the confirmations' (z 2.14 + 1.28 = 3.42), when a pair's difference spreads by sd:
+ * at least the first look's, at most four times it. */
+static double
+confirm_pairs(double est, double sd)
 {
-	struct screen *scs = xcalloc(MAX_SCREENS, sizeof(*scs));
-	size_t n = 0;
+	double g = log1p(fmax(est, TUNE_MIN_GAIN)), n = ceil(pow(3.42 * sd / g, 2));
+
+	return fmin(fmax(n, tune_looks[0]), 4.0 * tune_looks[0]);
+}
+
+/* What confirming x's apparent gains (not final) would take now: their pairs, each a
+ * confirmation's one-run sides on its screen's protocols. */
+static double
+confirm_reserve(const struct tstate *s, const struct screens *x, const bool *final)
+{
+	double r = 0;
+
+	for (size_t i = 0; i < x->n; i++) {
+		const struct screen *sc = &x->v[i];
+
+		if (!sc->fit.ok)
+			continue;
+		for (size_t f = 0; f < sc->k; f++) {
+			double best = 0;
+
+			if (final[sc->f[f].k->id])
+				continue;
+			for (unsigned c = 1; c <= sc->f[f].nc; c++) {
+				struct tune_effect e;
+
+				if (cand_effect(sc, f, c, &e) && e.verdict == TUNE_BETTER)
+					best = fmax(best, e.est);
+			}
+			if (best > 0)
+				r += confirm_pairs(best, sc->fit.sigma) * 2 *
+				     ts_slot_cost(s, sc->protos);
+		}
+	}
+	return r;
+}
+
+/* Builds the screens of every eligible knob not decided yet (not the MTU, not the CPU tier),
+ * each knob's values into vals (KNOB_COUNT rows; the caller frees them); a knob with no
+ * candidate is decided here. */
+struct screens *
+ts_screens_begin(struct tstate *s, char *vals[][1 + TUNER_MAX_CANDS])
+{
+	struct screens *x = xcalloc(1, sizeof(*x));
+	struct screen *scs = x->v;
 	double total = 0;
-	int rc = 0;
 
 	for (const struct knob *k = knob_first(); k; k = knob_next(k)) {
 		struct tuner_decision *d = &s->r->dec[k->id];
 
-		gains[k->id] = 0;
 		if (d->reason[0] || ts_is_leader(k) || k->id == KNOB_NET_MTU)
 			continue;
-		if (!screen_add(s, scs, &n, k, d))
+		if (!screen_add(s, scs, &x->n, k, d))
 			ts_decided(s, d);
 	}
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < x->n; i++) {
 		struct screen *sc = &scs[i];
 
+		for (size_t f = 0; f < sc->k; f++)
+			for (unsigned c = 0; c <= sc->f[f].nc; c++)
+				vals[sc->f[f].k->id][c] =
+					sc->f[f].val[c] ? xstrdup(sc->f[f].val[c]) : NULL;
 		if (tdesign_init(&sc->des, sc->k, sc->ncand, NULL, 0, 0x5bd1e995u + i) < 0) {
 			sc->stopped = true; /* more knobs than the largest array: cannot happen
 					     * with the table's 23 */
@@ -552,12 +600,29 @@ ts_screens(struct tstate *s, double until, unsigned *gains, char *vals[][1 + TUN
 		       "replicate, about %.1fs)",
 		       screen_name(sc->protos), sc->k, sc->des.order, sc->des.order, sc->share);
 	}
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < x->n; i++)
 		scs[i].share = total > 0 ? scs[i].share / total : 1;
-	for (struct screen *sc; rc == 0 && (sc = next_screen(scs, n));) {
+	return x;
+}
+
+/* Runs x's pairs until each screen is resolved, has o->pairs pairs, or the time is spent:
+ * until `until` (0: the budget), less what confirming the apparent gains so far would take
+ * (final: the knobs a confirmation decided already). The configuration in force before is put
+ * back after. *ran: the pairs measured. Returns 0 or -EINTR. */
+int
+ts_screens_run(struct tstate *s, struct screens *x, double until, const bool *final, size_t *ran)
+{
+	struct snap before = { 0 };
+	int rc = 0;
+
+	*ran = 0;
+	ts_snap_take(&before, s->m);
+	x->reserve = confirm_reserve(s, x, final);
+	for (struct screen *sc; rc == 0 && (sc = next_screen(x->v, x->n));) {
 		double cost = pair_cost(s, sc);
 
-		if (!ts_fits(s, cost) || (until > 0 && ts_now(s) + cost > until) ||
+		if (!ts_fits(s, cost + x->reserve) ||
+		    (until > 0 && ts_now(s) + cost + x->reserve > until) ||
 		    sc->rows >= s->o->pairs) {
 			sc->stopped = true;
 			continue;
@@ -570,46 +635,65 @@ ts_screens(struct tstate *s, double until, unsigned *gains, char *vals[][1 + TUN
 			rc = 0;
 			continue;
 		}
+		(*ran)++;
 		if (sc->next == sc->des.order && sc->rows > sc->p) {
 			refit(sc);
 			sc->resolved = resolved(sc);
+			x->reserve = confirm_reserve(s, x, final);
 		}
 	}
-	for (size_t i = 0; i < n; i++) {
-		struct screen *sc = &scs[i];
-		unsigned char inc[TDESIGN_MAX_ORDER] = { 0 };
+	ts_snap_put(s, &before);
+	ts_snap_release(&before);
+	/* A screen stopped for the time may go on when a confirmation hands some back. */
+	for (size_t i = 0; i < x->n; i++)
+		x->v[i].stopped = x->v[i].stopped && x->v[i].failed[0];
+	return rc;
+}
 
-		put_levels(s, sc, inc); /* the incumbent back */
-		if (rc == 0 && sc->rows > sc->p)
+/* Decides each knob of x not final from its screen's fit: costs and bounds, and in gains[]
+ * (KNOB_COUNT, 0: none) the candidate (1-based, in vals[id]) of each apparent gain. */
+void
+ts_screens_decide(struct tstate *s, struct screens *x, const bool *final, unsigned *gains)
+{
+	for (size_t i = 0; i < x->n; i++) {
+		struct screen *sc = &x->v[i];
+
+		if (sc->rows > sc->p)
 			refit(sc);
-		if (rc == 0 && sc->null.q)
+		if (sc->null.q)
 			ts_say(s,
 			       "tune: %s: %zu pairs; null check of %zu unused columns: %s (mean "
 			       "square %.2f)",
 			       screen_name(sc->protos), sc->rows, sc->null.q,
 			       sc->null.ok ? "consistent" : "more spread than the noise model",
 			       sc->null.mean_sq);
-		else if (rc == 0)
+		else
 			ts_say(s, "tune: %s: %zu pairs", screen_name(sc->protos), sc->rows);
 		for (size_t f = 0; f < sc->k; f++) {
 			struct tuner_decision *d = &s->r->dec[sc->f[f].k->id];
 			enum knob_id id = sc->f[f].k->id;
 
-			if (rc == 0 && sc->failed[0] && !sc->rows) {
+			gains[id] = 0;
+			if (final[id])
+				continue;
+			if (sc->failed[0] && !sc->rows) {
 				snprintf(d->reason, sizeof(d->reason), "failed: %.400s",
 					 sc->failed);
 				d->tried = true;
 				ts_decided(s, d);
-			} else if (rc == 0) {
+			} else {
 				screen_decide(s, sc, f, &gains[id]);
 				if (!gains[id])
 					ts_decided(s, d);
 			}
-			for (unsigned c = 0; c <= sc->f[f].nc; c++)
-				vals[id][c] = sc->f[f].val[c] ? xstrdup(sc->f[f].val[c]) : NULL;
 		}
-		screen_release(sc);
 	}
-	free(scs);
-	return rc;
+}
+
+void
+ts_screens_end(struct screens *x)
+{
+	for (size_t i = 0; i < x->n; i++)
+		screen_release(&x->v[i]);
+	free(x);
 }

@@ -1,4 +1,4 @@
-/* tune/search.c - the search behind `nastune tune` (tuner.h): the run loop. It plans the
+/* tune/search.c - the search behind `nastune tune` (search_api.h): the run loop. It plans the
  * false-positive budget, measures the start, runs the MTU step, the CPU tier and the screens
  * with their confirmation, pairs the chosen configuration with the start at the end, and owns
  * what every step shares: the model's switches, one measure call and its price, the budget,
@@ -14,7 +14,7 @@
 #include "search.h"
 #include "xmalloc.h"
 
-/* The screens' share of the time the CPU tier leaves; the confirmations get the rest. */
+/* The screens' share of the time the CPU tier leaves while one of its comparisons is open. */
 #define SCREEN_SHARE 0.6
 /* What a CPU-tier change leaning to a gain leaves the screens of what is left after its
  * share. */
@@ -375,6 +375,16 @@ cpu_settle(struct tstate *s, struct cmp **cs, int rc, bool all)
 		}
 }
 
+/* Whether a comparison of the CPU tier is still open (cpu_settle left it). */
+static bool
+any_open(struct cmp *const *cs)
+{
+	for (size_t i = 0; i < KNOB_COUNT; i++)
+		if (cs[i])
+			return true;
+	return false;
+}
+
 /* Whether m holds the values of sn. */
 static bool
 same_knobs(const struct snap *sn, const struct model *m)
@@ -399,7 +409,9 @@ knobs_all(struct tstate *s)
 	struct snap before = { 0 };
 	char *vals[KNOB_COUNT][1 + TUNER_MAX_CANDS] = { { NULL } };
 	unsigned gains[KNOB_COUNT] = { 0 };
-	double left;
+	bool final[KNOB_COUNT] = { false };
+	struct screens *x;
+	double left, until;
 	int rc = 0;
 
 	for (const struct knob *k = knob_first(); k; k = knob_next(k)) {
@@ -423,9 +435,27 @@ knobs_all(struct tstate *s)
 		return rc;
 	ts_snap_take(&before, s->m);
 	left = s->o->budget_s - (ts_now(s) - s->t0);
-	rc = ts_screens(s, ts_now(s) + SCREEN_SHARE * left, gains, vals);
-	if (rc == 0)
-		rc = ts_confirm(s, gains, vals);
+	/* The screens take the budget but what confirming their gains needs, or their share
+	 * when a CPU-tier comparison still waits for the rest; each confirmation that ends
+	 * early hands its time back to them, and what they find then is confirmed in turn. */
+	until = any_open(cs) ? ts_now(s) + SCREEN_SHARE * left : 0;
+	x = ts_screens_begin(s, vals);
+	for (bool more = true; rc == 0 && more;) {
+		size_t ran = 0, m = 0;
+
+		rc = ts_screens_run(s, x, until, final, &ran);
+		if (rc < 0)
+			break;
+		ts_screens_decide(s, x, final, gains);
+		for (size_t i = 0; i < KNOB_COUNT; i++)
+			m += gains[i] != 0;
+		if (m)
+			rc = ts_confirm(s, gains, vals);
+		for (size_t i = 0; i < KNOB_COUNT; i++)
+			final[i] = final[i] || gains[i];
+		more = m && ran;
+	}
+	ts_screens_end(x);
 	/* The CPU tier's comparisons still open go on with what is left, if nothing changed
 	 * under them (their pairs were measured against the configuration still in force). */
 	if (rc == 0 && same_knobs(&before, s->m))

@@ -125,8 +125,13 @@ void ts_withhold_left(struct tstate *s);
 int ts_confirm(struct tstate *s, const unsigned *gains, char *vals[][1 + TUNER_MAX_CANDS]);
 bool ts_gate(struct tstate *s);
 
-/* screen.c */
-int ts_screens(struct tstate *s, double until, unsigned *gains, char *vals[][1 + TUNER_MAX_CANDS]);
+/* screen.c: the screens, run in rounds, a confirmation between two (search.c's knobs_all) */
+struct screens;
+struct screens *ts_screens_begin(struct tstate *s, char *vals[][1 + TUNER_MAX_CANDS]);
+int ts_screens_run(struct tstate *s, struct screens *x, double until, const bool *final,
+		   size_t *ran);
+void ts_screens_decide(struct tstate *s, struct screens *x, const bool *final, unsigned *gains);
+void ts_screens_end(struct screens *x);
 
 /* mtustep.c */
 int ts_mtu_step(struct tstate *s);

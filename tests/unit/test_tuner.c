@@ -1144,6 +1144,54 @@ test_screen_interaction(void **state)
 	assert_true(r.placebo <= 2);
 }
 
+/* A short budget is spent, not left: 20 tunes of the SMB knobs but the CPU tier (the +10% and
+ * -30% planted) at 120 s end at 0.8 of it or later, unless every knob screened is resolved
+ * (worse, better, or bounded within +-5%); a confirmation that ends early hands its time back
+ * to the screens. No gain is left "confirmed" by zero pairs. */
+static void
+test_screens_spend_budget(void **state)
+{
+	bool sel[KNOB_COUNT] = { false };
+	double least = 1e9, sum = 0;
+
+	(void)state;
+	for (const struct knob *k = knob_first(); k; k = knob_next(k))
+		sel[k->id] = k->proto == PROTO_SMB && k->id != KNOB_SMB_SMB_ENCRYPT &&
+			     k->id != KNOB_SMB_SERVER_SIGNING;
+	nplants = 0;
+	inter = false;
+	plants[nplants++] = (typeof(plants[0])){ KNOB_SMB_MIN_RECEIVEFILE_SIZE, "128K", 0.10 };
+	plants[nplants++] = (typeof(plants[0])){ KNOB_SMB_USE_SENDFILE, "yes", -0.30 };
+	for (uint64_t seed = 1; seed <= 20; seed++) {
+		struct sim s;
+		struct outcome out;
+		bool open = false;
+
+		sim_screen(&s, 9100 + seed, DRIFT_LINEAR);
+		s.sel = sel;
+		tune_once(&s, 120, NULL, &out);
+		assert_int_equal(out.rc, 0);
+		for (size_t i = 0; i < KNOB_COUNT; i++) {
+			const struct tuner_decision *d = &out.dec[i];
+
+			if (!d->tried)
+				continue;
+			open |= !(d->verdict == TUNE_WORSE || d->verdict == TUNE_BETTER ||
+				  ((d->verdict == TUNE_SAME || d->verdict == TUNE_BOUNDED) &&
+				   d->e.delta <= TUNE_BOUND_GOAL));
+			assert_null(strstr(d->confirmed, ", 0 pairs"));
+		}
+		if (open && out.elapsed < 0.8 * 120)
+			fprintf(stderr, "# seed %u ended at %.1f s of 120 with knobs open\n",
+				(unsigned)(9100 + seed), out.elapsed);
+		assert_true(!open || out.elapsed >= 0.8 * 120);
+		least = fmin(least, out.elapsed);
+		sum += out.elapsed;
+	}
+	printf("# 120 s tunes of the SMB screen: ended at %.1f s on average, %.1f s the earliest\n",
+	       sum / 20, least);
+}
+
 int
 main(void)
 {
@@ -1166,6 +1214,7 @@ main(void)
 		cmocka_unit_test(test_screen_linear),
 		cmocka_unit_test(test_screen_walk),
 		cmocka_unit_test(test_screen_interaction),
+		cmocka_unit_test(test_screens_spend_budget),
 		cmocka_unit_test(test_sealed_pair),
 		cmocka_unit_test(test_semantics_consent),
 	};
