@@ -24,15 +24,36 @@ gain_protos(const struct tstate *s, const struct knob *k)
 	return p;
 }
 
+/* The fewest pairs a confirmation of one of m gains needs for an interval at its level: the
+ * first look at which all pairs one way (probability 2^-n) reaches it. */
+unsigned
+ts_confirm_min_pairs(const struct tstate *s, size_t m)
+{
+	double level = ts_look_level(s, s->alpha_conf / (double)(m ? m : 1), 0);
+
+	for (unsigned i = 0; i < s->nlooks; i++)
+		if (ldexp(1.0, -(int)s->looks[i]) <= level)
+			return s->looks[i];
+	return s->looks[s->nlooks - 1];
+}
+
 static void
-effect_words(char *buf, size_t len, const struct tune_effect *e)
+effect_words(char *buf, size_t len, const struct tune_effect *e, unsigned least)
 {
 	if (isfinite(e->lo) && isfinite(e->hi))
 		snprintf(buf, len, "%+.1f%% [%+.1f%%, %+.1f%%], %zu pairs", 100 * e->est,
 			 100 * e->lo, 100 * e->hi, e->n);
 	else
-		snprintf(buf, len, "%+.1f%%, %zu pairs: too few for an interval", 100 * e->est,
-			 e->n);
+		snprintf(buf, len, "%+.1f%%, %zu pairs: its level needs %u for an interval",
+			 100 * e->est, e->n, least);
+}
+
+/* A confirmation's effect e, with the runs it rests on: the screen's (runs) and its own. */
+static struct tune_effect
+with_runs(struct tune_effect e, size_t runs)
+{
+	e.runs = runs + 2 * e.n;
+	return e;
 }
 
 /* The verdict of a gain the confirmation did not confirm: what its pairs say (e; NULL: it had
@@ -52,11 +73,11 @@ unconfirmed(struct tstate *s, struct tuner_decision *d, const struct tune_effect
 		d->e.more_s = (double)d->e.more_runs * ts_slot_cost(s, protos);
 		snprintf(d->reason, sizeof(d->reason),
 			 "undecided: %.60s not confirmed (%.100s; about %zu more runs, %.0fs, "
-			 "would confirm or bound it); the screen said: %.250s",
+			 "would bound it to +-5%%); the screen said: %.250s",
 			 v, words, d->e.more_runs, d->e.more_s, screen);
 		return;
 	}
-	d->e = *e;
+	d->e = with_runs(*e, d->e.runs);
 	d->e.delta = isfinite(e->lo) && isfinite(e->hi) ? fmax(fabs(e->lo), fabs(e->hi)) : 0;
 	if (e->verdict == TUNE_WORSE)
 		d->verdict = TUNE_WORSE;
@@ -103,7 +124,7 @@ conclude(struct tstate *s, struct tuner_decision *d, const struct cmp *c, bool o
 	if (better && ts_needs_consent(s->m, d->k, v)) {
 		/* measured, not applied: out of P from now on */
 		d->verdict = TUNE_BETTER;
-		d->e = c->c[0].e;
+		d->e = with_runs(c->c[0].e, d->e.runs);
 		d->e.delta = 0;
 		ts_withhold(d, v, "confirmed against the proposal without it");
 		ts_setk(s, id, v0, KNOB_TUNED);
@@ -114,7 +135,7 @@ conclude(struct tstate *s, struct tuner_decision *d, const struct cmp *c, bool o
 
 		snprintf(screen, sizeof(screen), "%s", d->reason);
 		d->verdict = TUNE_BETTER;
-		d->e = c->c[0].e;
+		d->e = with_runs(c->c[0].e, d->e.runs);
 		d->e.delta = 0;
 		d->applied = true;
 		free(d->after);
@@ -139,6 +160,7 @@ ts_confirm(struct tstate *s, const unsigned *gains, char *vals[][1 + TUNER_MAX_C
 	struct snap p = { 0 }, without = { 0 };
 	enum knob_id order[KNOB_COUNT];
 	size_t m = 0;
+	unsigned least;
 	double level;
 	int rc = 0;
 
@@ -158,6 +180,7 @@ ts_confirm(struct tstate *s, const unsigned *gains, char *vals[][1 + TUNER_MAX_C
 	for (size_t i = 0; i < m; i++)
 		ts_setk(s, order[i], vals[order[i]][gains[order[i]]], KNOB_TUNED);
 	level = ts_look_level(s, s->alpha_conf / (double)m, 0);
+	least = ts_confirm_min_pairs(s, m);
 	ts_say(s,
 	       "tune: confirming %zu apparent gain(s), each P against P without it, at %.2g a "
 	       "look",
@@ -180,15 +203,19 @@ ts_confirm(struct tstate *s, const unsigned *gains, char *vals[][1 + TUNER_MAX_C
 		c.alpha_better = c.alpha_worse = level;
 		slot = 2 * ts_slot_cost(s, c.protos);
 		until = ts_now(s) + left / (double)(m - i);
-		while (!c.c[0].done && ts_fits(s, slot) && ts_now(s) + slot <= until &&
+		/* Started only with time for the pairs an interval needs at its level: fewer
+		 * decide nothing, and the screens may use the time instead. */
+		while (ts_fits(s, least * slot) && ts_now(s) + least * slot <= until &&
+		       !c.c[0].done && ts_fits(s, slot) && ts_now(s) + slot <= until &&
 		       (rc = ts_round_once(s, &c)) == 0)
-			;
+			until = fmax(until,
+				     ts_now(s) + (double)(least - fmin(least, c.c[0].n)) * slot);
 		ts_snap_put(s, &p);
 		ts_conclude(s, &c);
 		if (c.c[0].n)
-			effect_words(words, sizeof(words), &c.c[0].e);
+			effect_words(words, sizeof(words), &c.c[0].e, least);
 		else
-			snprintf(words, sizeof(words), "no time for a pair");
+			snprintf(words, sizeof(words), "no time for the %u pairs it needs", least);
 		snprintf(d->confirmed, sizeof(d->confirmed),
 			 "P against P without it: %.100s, at %.2g a look (%zu gain%s)", words,
 			 level, m, m == 1 ? "" : "s");

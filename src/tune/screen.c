@@ -516,13 +516,13 @@ struct screens {
 
 /* Pairs a confirmation of an apparent gain of est needs to find it at about 90% power at a
  * level near the confirmations' (z 2.14 + 1.28 = 3.42), when a pair's difference spreads by sd:
- * at least the first look's, at most four times it. */
+ * at least what its level needs for an interval (least), at most four times the first look. */
 static double
-confirm_pairs(double est, double sd)
+confirm_pairs(double est, double sd, unsigned least)
 {
 	double g = log1p(fmax(est, TUNE_MIN_GAIN)), n = ceil(pow(3.42 * sd / g, 2));
 
-	return fmin(fmax(n, tune_looks[0]), 4.0 * tune_looks[0]);
+	return fmax(fmin(n, 4.0 * tune_looks[0]), least);
 }
 
 /* What confirming x's apparent gains (not final) would take now: their pairs, each a
@@ -530,7 +530,9 @@ confirm_pairs(double est, double sd)
 static double
 confirm_reserve(const struct tstate *s, const struct screens *x, const bool *final)
 {
-	double r = 0;
+	double r = 0, gain[KNOB_COUNT] = { 0 }, sd[KNOB_COUNT] = { 0 };
+	unsigned protos[KNOB_COUNT] = { 0 };
+	size_t m = 0;
 
 	for (size_t i = 0; i < x->n; i++) {
 		const struct screen *sc = &x->v[i];
@@ -548,11 +550,18 @@ confirm_reserve(const struct tstate *s, const struct screens *x, const bool *fin
 				if (cand_effect(sc, f, c, &e) && e.verdict == TUNE_BETTER)
 					best = fmax(best, e.est);
 			}
-			if (best > 0)
-				r += confirm_pairs(best, sc->fit.sigma) * 2 *
-				     ts_slot_cost(s, sc->protos);
+			if (best > 0) {
+				enum knob_id id = sc->f[f].k->id;
+
+				m++;
+				gain[id] = best, sd[id] = sc->fit.sigma, protos[id] = sc->protos;
+			}
 		}
 	}
+	for (size_t id = 0; id < KNOB_COUNT; id++)
+		if (gain[id] > 0)
+			r += confirm_pairs(gain[id], sd[id], ts_confirm_min_pairs(s, m)) * 2 *
+			     ts_slot_cost(s, protos[id]);
 	return r;
 }
 

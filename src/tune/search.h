@@ -123,6 +123,7 @@ void ts_withhold_left(struct tstate *s);
 
 /* confirm.c */
 int ts_confirm(struct tstate *s, const unsigned *gains, char *vals[][1 + TUNER_MAX_CANDS]);
+unsigned ts_confirm_min_pairs(const struct tstate *s, size_t m);
 bool ts_gate(struct tstate *s);
 
 /* screen.c: the screens, run in rounds, a confirmation between two (search.c's knobs_all) */
