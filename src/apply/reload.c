@@ -129,6 +129,12 @@ reload_check(struct job *j, char *err, size_t errlen)
 			continue;
 		}
 		if (rc == 1 && strcmp(d->action, "sysctl") == 0) {
+			/* A tune's trials install dozens of times: once a tune is enough. */
+			static bool told;
+
+			if (j->o->trial && told)
+				continue;
+			told = told || j->o->trial;
 			log_info("sysctl: %s not loaded into the kernel (%s); it takes effect at "
 				 "boot",
 				 RENDER_SYSCTL_PATH,

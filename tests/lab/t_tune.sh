@@ -7,7 +7,7 @@
 # shellcheck source=tests/lab/lib.sh
 . "$(dirname "$0")/lib.sh"
 lab_ready
-plan 40
+plan 41
 
 cleanup() { rm -f "$SROOT/etc/nastune/tuned.conf"; "$LAB" apply "$DEMO" >/dev/null 2>&1; rm -rf "$WORK"; }
 trap cleanup EXIT
@@ -188,6 +188,10 @@ wait
 # unsteady counts: declining to decide on a busy machine is the right answer there.)
 [[ $rc = 0 ]] && j 'not any(k["applied"] for k in d["knobs"]) and sum(k["tried"] and k["name"].startswith("sys.") for k in d["knobs"]) >= 2'
 ok $? "a load that stops partway: no placebo knob wins ($(python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print("; ".join("%s %s" % (k["name"], k["verdict"]) for k in d["knobs"] if k["tried"]))' "$out" 2>/dev/null))" "rc=$rc; $(python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print("\n".join("%s applied=%s: %s" % (k["name"], k["applied"], k["reason"]) for k in d["knobs"]))' "$out" 2>/dev/null || both)"
+
+n=$(grep -c "sysctl: .* not loaded into the kernel" <<<"$err")
+[[ $n -eq 1 ]]
+ok $? "... the staging root's sysctl note said once in the tune, not at every trial ($n)" "$err"
 
 # --- the same lab tuned repeatedly gives the same choice (a placebo among them: sys.rmem_max;
 # the false-positive budget as above, or a placebo applied in one tune of three fails it one
