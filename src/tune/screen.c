@@ -19,6 +19,8 @@
 #define SCREEN_ALPHA 0.05
 /* Replicates before a screen may call itself resolved (the first has few residuals). */
 #define SCREEN_MIN_REPS 2
+/* The fewest residual degrees of freedom a fit's intervals rest on (t at 3 df: 2.35 at 95%). */
+#define SCREEN_MIN_DF 3
 #define MAX_SCREENS 8
 #define MAX_CONS 64
 
@@ -336,6 +338,23 @@ resolved(const struct screen *sc)
 	return true;
 }
 
+/* Whether sc has rows enough for a fit with SCREEN_MIN_DF residual degrees of freedom: its
+ * columns that some row sets (a candidate no replicate tried yet has none) and the intercept
+ * against its rows. Fewer leave the noise, and so every interval, unknown. */
+static bool
+fittable(const struct screen *sc)
+{
+	size_t used = 0;
+
+	for (size_t j = 0; j < sc->p; j++)
+		for (size_t i = 0; i < sc->rows; i++)
+			if (sc->x[i * sc->p + j] != 0) {
+				used++;
+				break;
+			}
+	return sc->rows >= used + SCREEN_MIN_DF;
+}
+
 static void
 refit(struct screen *sc)
 {
@@ -645,7 +664,7 @@ ts_screens_run(struct tstate *s, struct screens *x, double until, const bool *fi
 			continue;
 		}
 		(*ran)++;
-		if (sc->next == sc->des.order && sc->rows > sc->p) {
+		if (sc->next == sc->des.order && fittable(sc)) {
 			refit(sc);
 			sc->resolved = resolved(sc);
 			x->reserve = confirm_reserve(s, x, final);
@@ -667,7 +686,7 @@ ts_screens_decide(struct tstate *s, struct screens *x, const bool *final, unsign
 	for (size_t i = 0; i < x->n; i++) {
 		struct screen *sc = &x->v[i];
 
-		if (sc->rows > sc->p)
+		if (fittable(sc))
 			refit(sc);
 		if (sc->null.q)
 			ts_say(s,
