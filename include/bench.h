@@ -75,6 +75,7 @@ struct bench_opts {
 	uint64_t small_io_read;			/* bytes of 1 KiB reads; 0: min(100 MB, size) */
 	unsigned meta_entries;			/* metadata, big-dir directory size; 0: 1000 */
 	unsigned tree_files;			/* source-tree files; 0: 2000 */
+	unsigned dir_ops;			/* big-dir's timed ops; 0: BENCH_DIR_OPS */
 	const struct bench_video_format *video; /* NULL: prores422hq-1080p */
 	double video_fps;			/* 0: 30 */
 	double video_seconds;			/* per direction and run; 0: 10 */
@@ -116,6 +117,8 @@ struct bench_opts {
 #define BENCH_MAX_FILES 1000000u    /* --files */
 #define BENCH_MAX_ENTRIES 100000u   /* --entries */
 #define BENCH_MAX_TREE_FILES 25600u /* --tree-files: 100 directories of 16 of 16 files */
+/* big-dir's lookups, creates and unlinks a run times unless dir_ops (at most --entries) */
+#define BENCH_DIR_OPS 500u
 /* Free space asked for beyond twice the largest footprint. */
 #define BENCH_SPACE_MARGIN (64ull << 20)
 #define BENCH_SCRATCH_PREFIX ".nastune-bench-"

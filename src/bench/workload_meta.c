@@ -132,11 +132,14 @@ wl_meta_run(struct run *r)
 /* ---- big-dir: one directory of --entries files ---- */
 
 /* How many of each operation a big-dir run times: enough for stable percentiles, few enough
- * that a run of a 50,000-entry directory stays in seconds where lookups are O(n). */
+ * that a run of a 50,000-entry directory stays in seconds where lookups are O(n); a tune asks
+ * for fewer (dir_ops) to time-box its calls. */
 static unsigned
 bigdir_ops(const struct run *r)
 {
-	return r->o.meta_entries < 500 ? r->o.meta_entries : 500;
+	unsigned n = r->o.dir_ops ? r->o.dir_ops : BENCH_DIR_OPS;
+
+	return r->o.meta_entries < n ? r->o.meta_entries : n;
 }
 
 /* The big directory: in a kept scratch directory one per entry count, made once and kept

@@ -95,7 +95,7 @@ bench_footprint(enum bench_workload w, const struct bench_opts *opts)
 	case BENCH_METADATA:
 		return units_mul_sat(o.meta_entries, 4096);
 	case BENCH_BIG_DIR:
-		return units_mul_sat(o.meta_entries + 500u, 4096);
+		return units_mul_sat(o.meta_entries + BENCH_DIR_OPS, 4096);
 	case BENCH_SOURCE_TREE:
 		return units_mul_sat(o.tree_files + o.tree_files / 16 + 16, 4096);
 	case BENCH_VIDEO:

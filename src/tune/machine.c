@@ -54,7 +54,7 @@ struct ttarget {
 	bool used; /* a run was started on it: keep may exist */
 	/* Its runs' file size and small-files count, fixed by its first run of the tune. */
 	uint64_t size;
-	unsigned small_files, meta_entries, tree_files;
+	unsigned small_files, meta_entries, tree_files, dir_ops;
 	bool sized;
 };
 
@@ -178,16 +178,39 @@ boxed(unsigned n, unsigned least, bool measured, double took, double per)
 	return v >= least ? v : n < least ? n : least;
 }
 
+/* The seconds big-dir's timed operations took in the results from `from` on (its first call
+ * also made the directory, which later calls keep): each kind's count over its rate, the
+ * unlinks (untimed) as long as the creates. */
+static double
+bigdir_timed(const struct bench_results *rs, size_t from, unsigned entries)
+{
+	unsigned n = entries < BENCH_DIR_OPS ? entries : BENCH_DIR_OPS;
+	double s = 0;
+
+	for (size_t i = from; i < rs->n; i++) {
+		const struct bench_result *r = &rs->v[i];
+		bool list = strcmp(r->metric, "list") == 0;
+
+		if (!r->workload || strcmp(r->workload, "big-dir") != 0 ||
+		    strcmp(r->unit, "ops/s") != 0 || !r->nruns || !(r->runs[0] > 0))
+			continue;
+		s += (list ? entries + n : n) / r->runs[0] * (strcmp(r->metric, "create") ? 1 : 2);
+	}
+	return s;
+}
+
 /* Fixes tt's runs from its first one (o, and what each workload took): the call should last
  * about RUN_BOX_S, shared by its workloads; the bulk ones scale their file size (never below
- * RUN_MIN_SIZE), small-files its count (never below RUN_MIN_FILES). */
+ * RUN_MIN_SIZE), small-files its count (never below RUN_MIN_FILES), big-dir its operations
+ * (never below RUN_MIN_FILES) but not its directory, whose size is what it measures. */
 static void
 time_box(struct ttarget *tt, const struct bench_opts *o, const bool *wl, const double *took)
 {
 	unsigned nwl = 0, nseq = wl[BENCH_SEQ_WRITE] + wl[BENCH_SEQ_READ];
 	double seq = took[BENCH_SEQ_WRITE] + took[BENCH_SEQ_READ], per;
 	uint64_t size = o->size;
-	unsigned files;
+	unsigned files, ops = o->meta_entries && o->meta_entries < BENCH_DIR_OPS ? o->meta_entries
+										 : BENCH_DIR_OPS;
 
 	for (int w = 0; w < BENCH_NWORKLOADS; w++)
 		nwl += wl[w];
@@ -198,7 +221,7 @@ time_box(struct ttarget *tt, const struct bench_opts *o, const bool *wl, const d
 		size = o->size < RUN_MIN_SIZE ? o->size : RUN_MIN_SIZE;
 	files = boxed(o->small_files, RUN_MIN_FILES, wl[BENCH_SMALL_FILES], took[BENCH_SMALL_FILES],
 		      per);
-	/* big-dir is not: its directory's size is what it measures */
+	tt->dir_ops = boxed(ops, RUN_MIN_FILES, wl[BENCH_BIG_DIR], took[BENCH_BIG_DIR], per);
 	tt->meta_entries =
 		boxed(META_ENTRIES, RUN_MIN_FILES, wl[BENCH_METADATA], took[BENCH_METADATA], per);
 	tt->tree_files = boxed(o->tree_files, RUN_MIN_FILES, wl[BENCH_SOURCE_TREE],
@@ -213,6 +236,10 @@ time_box(struct ttarget *tt, const struct bench_opts *o, const bool *wl, const d
 			tt->t.url, (unsigned long long)(size >> 20), files,
 			(unsigned long long)(o->size >> 20), o->small_files,
 			seq + took[BENCH_SMALL_FILES]);
+	if (wl[BENCH_BIG_DIR] && tt->dir_ops < ops)
+		log_info("tune: big-dir on %s times %u operations of each kind in %u entries (%u "
+			 "took %.1fs)",
+			 tt->t.url, tt->dir_ops, o->meta_entries, ops, took[BENCH_BIG_DIR]);
 }
 
 /* Measures the configuration in force: every goal workload on every target of protos. Returns
@@ -231,6 +258,7 @@ measure(struct tuner *t, unsigned protos, double **scores, size_t *n, struct ben
 	for (i = 0; i < t->ntg && rc == 0; i++) {
 		struct bench_session *bs = NULL;
 		double took[BENCH_NWORKLOADS] = { 0 };
+		size_t from;
 
 		if (!(target_proto(&t->tg[i]) & protos))
 			continue;
@@ -244,19 +272,23 @@ measure(struct tuner *t, unsigned protos, double **scores, size_t *n, struct ben
 				bo.size = t->tg[i].size;
 				bo.small_files = t->tg[i].small_files;
 				bo.tree_files = t->tg[i].tree_files;
+				bo.dir_ops = t->tg[i].dir_ops;
 			}
 			if (w == BENCH_METADATA) /* big-dir's --entries are not its */
 				bo.meta_entries =
 					t->tg[i].sized ? t->tg[i].meta_entries : META_ENTRIES;
 			bo.keep_scratch = t->tg[i].keep;
 			t->tg[i].used = true;
+			from = rs.n;
 			if (sigstop_caught)
 				rc = -EINTR;
 			else if (bs || (rc = bench_session_open(t->tg[i].d, &t->tg[i].t, &bs, err,
 								errlen)) == 0)
 				rc = bench_session_run(bs, (enum bench_workload)w, &bo, &rs, err,
 						       errlen);
-			took[w] = timeutil_mono() - t0;
+			took[w] = w == BENCH_BIG_DIR && rc == 0
+					  ? bigdir_timed(&rs, from, bo.meta_entries)
+					  : timeutil_mono() - t0;
 		}
 		bench_session_close(bs);
 		if (rc == 0 && !t->tg[i].sized && t->bo.repeats == 1 && !t->bo.warmup)
