@@ -29,7 +29,8 @@ unsigned tune_goal_workloads(enum tune_goal g, bool *wl);
 
 /* One score per measured run: the geometric mean, over the results rs->v[from..] with a
  * "higher is better" unit (MB/s, files/s, fps, ops/s), of run i's value; the metadata
- * workload's times per operation (us) count as their rates. Runs are aligned by index;
+ * workload's times per operation (us) count as their rates. Each workload of a target and
+ * client weighs the same: its metrics share its weight. Runs are aligned by index;
  * n is the smallest run count. *scores is malloc'd (caller frees). Returns 0, or -ENOENT when
  * no result has such a unit. */
 int tune_scores(const struct bench_results *rs, size_t from, double **scores, size_t *n);

@@ -94,6 +94,29 @@ test_scores_small_work(void **state)
 	bench_results_clear(&rs);
 }
 
+/* Each workload weighs the same: small-files' five rates do not outvote seq-read's one. */
+static void
+test_scores_per_workload(void **state)
+{
+	static const double seq[] = { 100, 400 }, f1[] = { 10, 10 }, f2[] = { 1000, 1000 };
+	struct bench_results rs = { 0 };
+	double *s;
+	size_t n;
+
+	(void)state;
+	add_wl(&rs, "seq-read", "read", "MB/s", seq, 2);
+	for (int i = 0; i < 4; i++)
+		add_wl(&rs, "small-files", "create", "files/s", f1, 2);
+	add_wl(&rs, "small-files", "delete", "files/s", f2, 2);
+	assert_int_equal(tune_scores(&rs, 0, &s, &n), 0);
+	/* small-files: (10^4 * 1000)^(1/5) = 10^1.4; with seq-read's 100 and 400, halves */
+	assert_true(fabs(s[0] - sqrt(100 * pow(10, 1.4))) < 1e-6);
+	assert_true(fabs(s[1] - sqrt(400 * pow(10, 1.4))) < 1e-6);
+	assert_true(fabs(s[1] / s[0] - 2) < 1e-9); /* seq-read's x4 is half the score: x2 */
+	free(s);
+	bench_results_clear(&rs);
+}
+
 static void
 test_goal(void **state)
 {
@@ -333,6 +356,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_scores),
 		cmocka_unit_test(test_scores_small_work),
+		cmocka_unit_test(test_scores_per_workload),
 		cmocka_unit_test(test_goal),
 		cmocka_unit_test(test_protocol_choice),
 		cmocka_unit_test(test_reports),
