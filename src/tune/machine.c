@@ -880,7 +880,7 @@ out:
 
 /* big-dir's directory and source-tree's files unless given: a 2000-entry directory took 8 s
  * to make and measure over SMB in the lab, 6000 took 22 s; a demo-sized budget gets a
- * quarter. */
+ * quarter. balanced gets a quarter too: its bulk transfers share the budget. */
 static unsigned
 sized(unsigned given, unsigned full, unsigned budget_s)
 {
@@ -923,7 +923,9 @@ tune_machine_run(struct model *m, const struct tune_machine_opts *o, json_t **do
 	t.bo = (struct bench_opts){ .size = o->size, .repeats = o->repeats, .warmup = 1,
 				    .cache = BENCH_CACHE_HOT, .small_files = 200,
 				    .video_seconds = 3, .stop = &sigstop_caught,
-				    .meta_entries = sized(o->entries, 4000, o->budget_s),
+				    .meta_entries = sized(o->entries,
+							  o->goal == GOAL_BALANCED ? 1000 : 4000,
+							  o->budget_s),
 				    .tree_files = sized(o->tree_files, 1000, o->budget_s) };
 	/* clang-format on */
 	t.ao = (struct apply_opts){ .root = o->root, .trial = true, .lock_timeout_s = 60 };

@@ -32,10 +32,13 @@ tune_goal_workloads(enum tune_goal g, bool *wl)
 		break;
 	case GOAL_BALANCED:
 	default:
-		/* small-files stands for small work: a big directory's preparation and its O(n)
-		 * lookups would take the bulk transfers' share of the budget. */
+		/* Bulk and small work: stats and a big directory show the small-work knobs (case,
+		 * stat cache, DOS attributes), which small-files' few files in a fresh directory
+		 * cannot. Their calls are time-boxed and the directory smaller (tune/machine.c);
+		 * source-tree's stats add little to metadata's. */
 		wl[BENCH_SEQ_WRITE] = wl[BENCH_SEQ_READ] = wl[BENCH_SMALL_FILES] = true;
-		mask = WL_SEQ_WRITE | WL_SEQ_READ | WL_SMALL_FILES;
+		wl[BENCH_METADATA] = wl[BENCH_BIG_DIR] = true;
+		mask = WL_SEQ_WRITE | WL_SEQ_READ | WL_SMALL_FILES | WL_METADATA | WL_BIG_DIR;
 		break;
 	}
 	return mask;

@@ -129,10 +129,12 @@ test_goal(void **state)
 	assert_true(wl[BENCH_SMALL_FILES] && wl[BENCH_METADATA] && !wl[BENCH_SEQ_READ]);
 	assert_true(wl[BENCH_BIG_DIR] && wl[BENCH_SOURCE_TREE]);
 	assert_int_equal(tune_goal_workloads(GOAL_SMALL_FILES, wl), WL_META);
-	/* balanced: bulk and small files, no big directory to prepare */
+	/* balanced: bulk and small work, the stats and the big directory that show the
+	 * small-work knobs included */
 	assert_int_equal(tune_goal_workloads(GOAL_BALANCED, wl),
-			 WL_SEQ_WRITE | WL_SEQ_READ | WL_SMALL_FILES);
-	assert_false(wl[BENCH_BIG_DIR] || wl[BENCH_SOURCE_TREE]);
+			 WL_SEQ_WRITE | WL_SEQ_READ | WL_SMALL_FILES | WL_METADATA | WL_BIG_DIR);
+	assert_true(wl[BENCH_SEQ_READ] && wl[BENCH_METADATA] && wl[BENCH_BIG_DIR]);
+	assert_false(wl[BENCH_SOURCE_TREE]);
 	tune_goal_workloads(GOAL_VIDEO, wl);
 	assert_true(wl[BENCH_VIDEO]);
 }
