@@ -461,7 +461,15 @@ screen_decide(struct tstate *s, const struct screen *sc, size_t f, unsigned *gai
 			more_runs(s, sc, &e);
 		if (e.verdict != TUNE_NOT_REACHED) {
 			reached++;
-			if (tell == SIZE_MAX || fabs(e.est) > fabs(d->cand[tell].e.est))
+			/* the candidate told: one with an interval before one without (a
+			 * candidate a replicate just began rests on a pair or two), then the
+			 * largest estimate */
+			bool fin = isfinite(e.lo) && isfinite(e.hi),
+			     tfin = tell != SIZE_MAX && isfinite(d->cand[tell].e.lo) &&
+				    isfinite(d->cand[tell].e.hi);
+
+			if (tell == SIZE_MAX || (fin && !tfin) ||
+			    (fin == tfin && fabs(e.est) > fabs(d->cand[tell].e.est)))
 				tell = d->ncand;
 		}
 		if (e.verdict == TUNE_BETTER && (!*gain || e.est > d->cand[*gain - 1].e.est))

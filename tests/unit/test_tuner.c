@@ -1180,6 +1180,10 @@ test_screens_spend_budget(void **state)
 				  ((d->verdict == TUNE_SAME || d->verdict == TUNE_BOUNDED) &&
 				   d->e.delta <= TUNE_BOUND_GOAL));
 			assert_null(strstr(d->confirmed, ", 0 pairs"));
+			/* the effect a knob is told by has an interval when a candidate has */
+			for (size_t j = 0; d->design[0] && !d->confirmed[0] && j < d->ncand; j++)
+				assert_true(!isfinite(d->cand[j].e.lo) || !isfinite(d->cand[j].e.hi) ||
+					    (isfinite(d->e.lo) && isfinite(d->e.hi)));
 		}
 		if (open && out.elapsed < 0.8 * 120)
 			fprintf(stderr, "# seed %u ended at %.1f s of 120 with knobs open\n",
