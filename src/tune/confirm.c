@@ -202,14 +202,20 @@ ts_confirm(struct tstate *s, const unsigned *gains, char *vals[][1 + TUNER_MAX_C
 		c.snaps[1] = &p;
 		c.alpha_better = c.alpha_worse = level;
 		slot = 2 * ts_slot_cost(s, c.protos);
-		until = ts_now(s) + left / (double)(m - i);
-		/* Started only with time for the pairs an interval needs at its level: fewer
-		 * decide nothing, and the screens may use the time instead. */
-		while (ts_fits(s, least * slot) && ts_now(s) + least * slot <= until &&
-		       !c.c[0].done && ts_fits(s, slot) && ts_now(s) + slot <= until &&
-		       (rc = ts_round_once(s, &c)) == 0)
-			until = fmax(until,
-				     ts_now(s) + (double)(least - fmin(least, c.c[0].n)) * slot);
+		/* An equal share of what is left, but never less than the pairs its interval
+		 * needs: the largest gain, first, was skipped for a share short of its 12
+		 * pairs, and smaller ones got the time after it. */
+		until = ts_now(s) + fmax(left / (double)(m - i), least * slot);
+		/* Started only with time for the pairs an interval needs at its level (fewer
+		 * decide nothing, and the screens may use the time instead), then on pair by
+		 * pair while a pair fits. */
+		for (;;) {
+			double need = (c.c[0].n < least ? least - c.c[0].n : 1) * slot;
+
+			if (c.c[0].done || !ts_fits(s, need) || ts_now(s) + need > until ||
+			    (rc = ts_round_once(s, &c)) != 0)
+				break;
+		}
 		ts_snap_put(s, &p);
 		ts_conclude(s, &c);
 		if (c.c[0].n)
