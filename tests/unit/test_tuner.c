@@ -1144,6 +1144,17 @@ test_screen_interaction(void **state)
 	assert_true(r.placebo <= 2);
 }
 
+/* sel: the SMB knobs but the CPU tier (one screen); no plant yet. */
+static void
+smb_screen_only(bool *sel)
+{
+	for (const struct knob *k = knob_first(); k; k = knob_next(k))
+		sel[k->id] = k->proto == PROTO_SMB && k->id != KNOB_SMB_SMB_ENCRYPT &&
+			     k->id != KNOB_SMB_SERVER_SIGNING;
+	nplants = 0;
+	inter = false;
+}
+
 /* A short budget is spent, not left: 20 tunes of the SMB knobs but the CPU tier (the +10% and
  * -30% planted) at 120 s end at 0.8 of it or later, unless every knob screened is resolved
  * (worse, better, or bounded within +-5%); a confirmation that ends early hands its time back
@@ -1155,11 +1166,7 @@ test_screens_spend_budget(void **state)
 	double least = 1e9, sum = 0;
 
 	(void)state;
-	for (const struct knob *k = knob_first(); k; k = knob_next(k))
-		sel[k->id] = k->proto == PROTO_SMB && k->id != KNOB_SMB_SMB_ENCRYPT &&
-			     k->id != KNOB_SMB_SERVER_SIGNING;
-	nplants = 0;
-	inter = false;
+	smb_screen_only(sel);
 	plants[nplants++] = (typeof(plants[0])){ KNOB_SMB_MIN_RECEIVEFILE_SIZE, "128K", 0.10 };
 	plants[nplants++] = (typeof(plants[0])){ KNOB_SMB_USE_SENDFILE, "yes", -0.30 };
 	for (uint64_t seed = 1; seed <= 20; seed++) {
@@ -1209,11 +1216,7 @@ test_confirm_largest(void **state)
 	size_t applied = 0, placebo = 0;
 
 	(void)state;
-	for (const struct knob *k = knob_first(); k; k = knob_next(k))
-		sel[k->id] = k->proto == PROTO_SMB && k->id != KNOB_SMB_SMB_ENCRYPT &&
-			     k->id != KNOB_SMB_SERVER_SIGNING;
-	nplants = 0;
-	inter = false;
+	smb_screen_only(sel);
 	plants[nplants++] = (typeof(plants[0])){ KNOB_SMB_MIN_RECEIVEFILE_SIZE, "16K", 0.40 };
 	plants[nplants++] = (typeof(plants[0])){ KNOB_SMB_USE_SENDFILE, "yes", 0.08 };
 	plants[nplants++] = (typeof(plants[0])){ KNOB_SMB_IO_URING, "yes", 0.08 };
