@@ -546,7 +546,6 @@ next_screen(struct screen *scs, size_t n)
 struct screens {
 	struct screen v[MAX_SCREENS];
 	size_t n;
-	double reserve; /* what confirming the apparent gains so far would take */
 };
 
 /* Pairs a confirmation of an apparent gain of est needs to find it at about 90% power at a
@@ -657,17 +656,16 @@ int
 ts_screens_run(struct tstate *s, struct screens *x, double until, const bool *final, size_t *ran)
 {
 	struct snap before = { 0 };
+	double reserve = confirm_reserve(s, x, final);
 	int rc = 0;
 
 	*ran = 0;
 	ts_snap_take(&before, s->m);
-	x->reserve = confirm_reserve(s, x, final);
 	for (struct screen *sc; rc == 0 && (sc = next_screen(x->v, x->n));) {
 		double cost = pair_cost(s, sc);
 
-		if (!ts_fits(s, cost + x->reserve) ||
-		    (until > 0 && ts_now(s) + cost + x->reserve > until) ||
-		    sc->rows >= s->o->pairs) {
+		if (!ts_fits(s, cost + reserve) ||
+		    (until > 0 && ts_now(s) + cost + reserve > until) || sc->rows >= s->o->pairs) {
 			sc->stopped = true;
 			continue;
 		}
@@ -683,7 +681,7 @@ ts_screens_run(struct tstate *s, struct screens *x, double until, const bool *fi
 		if (sc->next == sc->des.order && fittable(sc)) {
 			refit(sc);
 			sc->resolved = resolved(sc);
-			x->reserve = confirm_reserve(s, x, final);
+			reserve = confirm_reserve(s, x, final);
 		}
 	}
 	ts_snap_put(s, &before);
