@@ -60,7 +60,7 @@ with_runs(struct tune_effect e, size_t runs)
  * none), as a bound when they bound it. */
 static void
 unconfirmed(struct tstate *s, struct tuner_decision *d, const struct tune_effect *e,
-	    unsigned protos, const char *v, const char *words)
+	    unsigned protos, unsigned least, const char *v, const char *words)
 {
 	char screen[sizeof(d->reason)], more[128] = "";
 
@@ -68,8 +68,7 @@ unconfirmed(struct tstate *s, struct tuner_decision *d, const struct tune_effect
 	if (!e) {
 		/* no time for a pair: the screen's figures stand, unconfirmed */
 		d->verdict = TUNE_UNDECIDED;
-		if (!d->e.more_runs)
-			d->e.more_runs = 2 * tune_looks[0];
+		d->e.more_runs = 2 * (size_t)least; /* the pairs the confirmation needs */
 		d->e.more_s = (double)d->e.more_runs * ts_slot_cost(s, protos);
 		snprintf(d->reason, sizeof(d->reason),
 			 "undecided: %.60s not confirmed (%.100s; about %zu more runs, %.0fs, "
@@ -115,8 +114,8 @@ unconfirmed(struct tstate *s, struct tuner_decision *d, const struct tune_effect
  * applied when better, withheld when better but not consented to, else unconfirmed and out
  * of P. */
 static void
-conclude(struct tstate *s, struct tuner_decision *d, const struct cmp *c, bool ok, const char *v,
-	 const char *v0, const char *words)
+conclude(struct tstate *s, struct tuner_decision *d, const struct cmp *c, bool ok, unsigned least,
+	 const char *v, const char *v0, const char *words)
 {
 	enum knob_id id = d->k->id;
 	bool better = ok && c->c[0].n && c->c[0].e.verdict == TUNE_BETTER;
@@ -147,7 +146,7 @@ conclude(struct tstate *s, struct tuner_decision *d, const struct cmp *c, bool o
 			 "said: %.250s",
 			 v, 100 * d->e.est, words, screen);
 	} else {
-		unconfirmed(s, d, c->c[0].n ? &c->c[0].e : NULL, c->protos, v, words);
+		unconfirmed(s, d, c->c[0].n ? &c->c[0].e : NULL, c->protos, least, v, words);
 		ts_setk(s, id, v0, KNOB_TUNED); /* not in P from now on */
 		if (!v0)
 			ts_setk(s, id, NULL, KNOB_UNSET);
@@ -226,7 +225,7 @@ ts_confirm(struct tstate *s, const unsigned *gains, char *vals[][1 + TUNER_MAX_C
 			 "P against P without it: %.100s, at %.2g a look (%zu gain%s)", words,
 			 level, m, m == 1 ? "" : "s");
 		if (rc == 0 || rc != -EINTR)
-			conclude(s, d, &c, rc == 0, v, vals[id][0], words);
+			conclude(s, d, &c, rc == 0, least, v, vals[id][0], words);
 		ts_say(s, "tune: %s: %s", d->k->name, d->reason);
 		if (rc == 0)
 			ts_decided(s, d);

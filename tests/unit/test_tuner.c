@@ -1187,6 +1187,13 @@ test_screens_spend_budget(void **state)
 				  ((d->verdict == TUNE_SAME || d->verdict == TUNE_BOUNDED) &&
 				   d->e.delta <= TUNE_BOUND_GOAL));
 			assert_null(strstr(d->confirmed, ", 0 pairs"));
+			/* skipped for time: the runs it would take are its pairs' */
+			if (strstr(d->confirmed, "no time for the ")) {
+				unsigned need = 0;
+
+				sscanf(strstr(d->confirmed, "no time for the ") + 16, "%u", &need);
+				assert_int_equal(d->e.more_runs, 2 * need);
+			}
 			/* the effect a knob is told by has an interval when a candidate has */
 			for (size_t j = 0; d->design[0] && !d->confirmed[0] && j < d->ncand; j++)
 				assert_true(!isfinite(d->cand[j].e.lo) ||
