@@ -188,14 +188,63 @@ pair_cost(const struct tstate *s, const struct screen *sc)
 	return 2.0 * sc->per_side * ts_slot_cost(s, sc->protos);
 }
 
-/* One side of a pair: its levels in force, per_side runs; their mean log score in *ls. */
+/* Whether a and b may be measured in the same runs: each acts on one protocol's server (or
+ * its path through the clients), a different one, on the same side of the network. One
+ * install a side then serves both, and one's knobs leave the other's score alone: a column
+ * of a that moves b's runs would add to b's noise, never bias it (the columns are
+ * independent). */
+static bool
+joins(const struct screen *a, const struct screen *b)
+{
+	unsigned pa = a->protos & ~TUNER_CLIENTS, pb = b->protos & ~TUNER_CLIENTS;
+
+	return a != b && (a->protos & TUNER_CLIENTS) == (b->protos & TUNER_CLIENTS) &&
+	       __builtin_popcount(pa) == 1 && __builtin_popcount(pb) == 1 && !(pa & pb);
+}
+
+/* sc's next pair of its design, a new replicate begun when the last is done. */
+static const struct tdesign_pair *
+pair_next(struct screen *sc)
+{
+	if (sc->next >= sc->des.order || !sc->nrep) {
+		tdesign_replicate(&sc->des, sc->rep);
+		sc->next = 0;
+		sc->nrep++;
+	}
+	return &sc->rep[sc->next];
+}
+
+/* sc's pair pr measured: a - b, the two sides' mean log scores, added to its rows. */
+static void
+pair_record(struct screen *sc, const struct tdesign_pair *pr, double a, double b)
+{
+	double *row;
+
+	sc->next++;
+	if (sc->rows == sc->cap) {
+		sc->cap = sc->cap ? 2 * sc->cap : 64;
+		sc->x = xreallocarray(sc->x, sc->cap * sc->p, sizeof(*sc->x));
+		sc->y = xreallocarray(sc->y, sc->cap, sizeof(*sc->y));
+		sc->pairs = xreallocarray(sc->pairs, sc->cap, sizeof(*sc->pairs));
+	}
+	row = sc->x + sc->rows * sc->p;
+	memset(row, 0, sc->p * sizeof(*row));
+	row[0] = 1; /* a drift between a pair's two runs */
+	for (size_t f = 0; f < sc->k; f++)
+		for (unsigned c = 1; c <= sc->f[f].nc; c++)
+			row[sc->f[f].col + c - 1] = (pr->first[f] == c) - (pr->second[f] == c);
+	sc->y[sc->rows] = a - b;
+	sc->pairs[sc->rows++] = *pr;
+}
+
+/* per_side runs of sc on the configuration in force (installed once for every screen of the
+ * side); their mean log score in *ls. */
 static int
-run_side(struct tstate *s, struct screen *sc, const unsigned char *lv, double *ls)
+run_side(struct tstate *s, struct screen *sc, double *ls)
 {
 	double v[4];
 	int rc;
 
-	put_levels(s, sc, lv);
 	if ((rc = ts_measure(s, sc->protos, sc->per_side, 0, v, NULL)) < 0)
 		return rc;
 	*ls = 0;
@@ -204,41 +253,30 @@ run_side(struct tstate *s, struct screen *sc, const unsigned char *lv, double *l
 	return 0;
 }
 
-/* The next pair of sc measured and added to its rows. */
+/* The next pair of each of the n screens mem[] (joins() each other), measured in the same
+ * runs: each side puts every screen's levels in force, then measures each on its own
+ * protocol. A failure leaves every screen's rows as they were and, in *who, the screen whose
+ * measurement failed (the install, when it was the first). */
 static int
-screen_pair(struct tstate *s, struct screen *sc)
+joint_pair(struct tstate *s, struct screen **mem, size_t n, struct screen **who)
 {
-	const struct tdesign_pair *pr;
-	double a, b;
+	const struct tdesign_pair *pr[MAX_SCREENS];
+	double ls[MAX_SCREENS][2];
 	int rc;
 
-	if (sc->next >= sc->des.order || !sc->nrep) {
-		tdesign_replicate(&sc->des, sc->rep);
-		sc->next = 0;
-		sc->nrep++;
+	for (size_t i = 0; i < n; i++)
+		pr[i] = pair_next(mem[i]);
+	for (int side = 0; side < 2; side++) {
+		for (size_t i = 0; i < n; i++)
+			put_levels(s, mem[i], side ? pr[i]->second : pr[i]->first);
+		for (size_t i = 0; i < n; i++)
+			if ((rc = run_side(s, mem[i], &ls[i][side])) < 0) {
+				*who = mem[i];
+				return rc;
+			}
 	}
-	pr = &sc->rep[sc->next];
-	if ((rc = run_side(s, sc, pr->first, &a)) < 0 || (rc = run_side(s, sc, pr->second, &b)) < 0)
-		return rc;
-	sc->next++;
-	if (sc->rows == sc->cap) {
-		sc->cap = sc->cap ? 2 * sc->cap : 64;
-		sc->x = xreallocarray(sc->x, sc->cap * sc->p, sizeof(*sc->x));
-		sc->y = xreallocarray(sc->y, sc->cap, sizeof(*sc->y));
-		sc->pairs = xreallocarray(sc->pairs, sc->cap, sizeof(*sc->pairs));
-	}
-	{
-		double *row = sc->x + sc->rows * sc->p;
-
-		memset(row, 0, sc->p * sizeof(*row));
-		row[0] = 1; /* a drift between a pair's two runs */
-		for (size_t f = 0; f < sc->k; f++)
-			for (unsigned c = 1; c <= sc->f[f].nc; c++)
-				row[sc->f[f].col + c - 1] =
-					(pr->first[f] == c) - (pr->second[f] == c);
-	}
-	sc->y[sc->rows] = a - b;
-	sc->pairs[sc->rows++] = *pr;
+	for (size_t i = 0; i < n; i++)
+		pair_record(mem[i], pr[i], ls[i][0], ls[i][1]);
 	return 0;
 }
 
@@ -546,6 +584,7 @@ next_screen(struct screen *scs, size_t n)
 struct screens {
 	struct screen v[MAX_SCREENS];
 	size_t n;
+	bool solo; /* each screen's pairs alone (a joint pair failed) */
 };
 
 /* Pairs a confirmation of an apparent gain of est needs to find it at about 90% power at a
@@ -607,6 +646,7 @@ ts_screens_begin(struct tstate *s, char *vals[][1 + TUNER_MAX_CANDS])
 {
 	struct screens *x = xcalloc(1, sizeof(*x));
 	struct screen *scs = x->v;
+
 	double total = 0;
 
 	for (const struct knob *k = knob_first(); k; k = knob_next(k)) {
@@ -648,6 +688,38 @@ ts_screens_begin(struct tstate *s, char *vals[][1 + TUNER_MAX_CANDS])
 	return x;
 }
 
+/* Whether pairs costing cost fit before until (0: the budget) with reserve kept. */
+static bool
+pair_fits(struct tstate *s, double cost, double until, double reserve)
+{
+	return ts_fits(s, cost + reserve) && (until <= 0 || ts_now(s) + cost + reserve <= until);
+}
+
+/* The screens measured with lead in its next pair: lead, then every other still going that
+ * joins() all of them while the time holds their pairs too (x->solo: none, after a joint pair
+ * failed, so that a failure is put down to its own screen). Their pairs' cost in *cost. */
+static size_t
+members(struct tstate *s, struct screens *x, struct screen *lead, double until, double reserve,
+	struct screen **mem, double *cost)
+{
+	size_t n = 0;
+
+	mem[n++] = lead;
+	*cost = pair_cost(s, lead);
+	for (size_t i = 0; i < x->n && !x->solo; i++) {
+		struct screen *o = &x->v[i];
+		double c = pair_cost(s, o);
+		bool ok = !o->resolved && !o->stopped && o->rows < s->o->pairs &&
+			  pair_fits(s, *cost + c, until, reserve);
+
+		for (size_t j = 0; ok && j < n; j++)
+			ok = joins(mem[j], o);
+		if (ok)
+			mem[n++] = o, *cost += c;
+	}
+	return n;
+}
+
 /* Runs x's pairs until each screen is resolved, has o->pairs pairs, or the time is spent:
  * until `until` (0: the budget), less what confirming the apparent gains so far would take
  * (final: the knobs a confirmation decided already). The configuration in force before is put
@@ -662,26 +734,34 @@ ts_screens_run(struct tstate *s, struct screens *x, double until, const bool *fi
 	*ran = 0;
 	ts_snap_take(&before, s->m);
 	for (struct screen *sc; rc == 0 && (sc = next_screen(x->v, x->n));) {
-		double cost = pair_cost(s, sc);
+		struct screen *mem[MAX_SCREENS], *who = sc;
+		double cost;
+		size_t n;
 
-		if (!ts_fits(s, cost + reserve) ||
-		    (until > 0 && ts_now(s) + cost + reserve > until) || sc->rows >= s->o->pairs) {
+		if (!pair_fits(s, pair_cost(s, sc), until, reserve) || sc->rows >= s->o->pairs) {
 			sc->stopped = true;
 			continue;
 		}
-		if ((rc = screen_pair(s, sc)) < 0) {
+		n = members(s, x, sc, until, reserve, mem, &cost);
+		if ((rc = joint_pair(s, mem, n, &who)) < 0) {
 			if (rc == -EINTR)
 				break;
-			snprintf(sc->failed, sizeof(sc->failed), "%.390s", s->err);
-			sc->stopped = true;
 			rc = 0;
+			if (n > 1) { /* whose, the next pairs alone will say */
+				x->solo = true;
+				continue;
+			}
+			snprintf(who->failed, sizeof(who->failed), "%.390s", s->err);
+			who->stopped = true;
 			continue;
 		}
-		(*ran)++;
-		if (sc->next == sc->des.order && fittable(sc)) {
-			refit(sc);
-			sc->resolved = resolved(sc);
-			reserve = confirm_reserve(s, x, final);
+		for (size_t i = 0; i < n; i++) {
+			(*ran)++;
+			if (mem[i]->next == mem[i]->des.order && fittable(mem[i])) {
+				refit(mem[i]);
+				mem[i]->resolved = resolved(mem[i]);
+				reserve = confirm_reserve(s, x, final);
+			}
 		}
 	}
 	ts_snap_put(s, &before);

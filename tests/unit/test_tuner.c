@@ -50,6 +50,8 @@ struct sim {
 	double carry;
 	bool after_uring, uring; /* the last run's configuration had it; the installed one has */
 	double alpha;		 /* --false-positives (0: the default) */
+	bool every;		 /* SMB, NFS and AFP served and measured (else SMB only) */
+	const struct model *im;	 /* the configuration installed */
 };
 
 static double
@@ -64,6 +66,10 @@ gauss(uint64_t *rng)
 	return sqrt(-2 * log(uni(rng))) * cos(2 * M_PI * uni(rng));
 }
 
+/* The protocols a run of a NAS serving several measures (0: any): a plant on one protocol's
+ * server moves only its runs. */
+static unsigned plant_protos;
+
 static int
 sim_install(void *arg, const struct model *m, char *err, size_t errlen)
 {
@@ -73,6 +79,7 @@ sim_install(void *arg, const struct model *m, char *err, size_t errlen)
 	(void)errlen;
 	s->t += s->slow_at > 0 && s->t >= s->slow_at ? s->slow_s : s->install_s;
 	s->installed = s->effect ? s->effect(m) : 1;
+	s->im = m;
 	s->uring = knob_value(m, KNOB_SMB_IO_URING) &&
 		   strcmp(knob_value(m, KNOB_SMB_IO_URING), "yes") == 0;
 	return 0;
@@ -98,6 +105,11 @@ sim_measure(void *arg, unsigned protos, unsigned runs, unsigned warmup, double *
 	(void)errlen;
 	s->measures++;
 	s->t += warmup * s->run_s;
+	if (s->every && s->effect) {
+		plant_protos = protos & ~TUNER_CLIENTS;
+		s->installed = s->effect(s->im);
+		plant_protos = 0;
+	}
 	for (unsigned i = 0; i < runs; i++) {
 		double x = exp(s->noise * gauss(&s->rng));
 
@@ -189,6 +201,30 @@ smb_model(void)
 	return m;
 }
 
+/* A NAS serving one share over SMB, NFS and AFP. */
+static struct model *
+nas_model(void)
+{
+	static const char text[] =
+		"protocols = { smb = { enabled = true; };\n"
+		"  nfs = { enabled = true; server = \"ganesha\"; versions = [3, 4]; };\n"
+		"  afp = { enabled = true; }; };\n"
+		"network = { interface = \"eth0\"; mtu = \"auto\"; };\n"
+		"shares = ( { name = \"Media\"; path = \"/srv/media\"; "
+		"protocols = [\"smb\", \"nfs\", \"afp\"]; nfs = { clients = [\"192.0.2.0/24\"]; }; "
+		"} );\n"
+		"tuning = { goal = \"throughput\"; allow_unsafe = false; };\n";
+	struct diag d;
+	struct model *m;
+
+	diag_init(&d);
+	m = profile_load_string("t.conf", text, dirs, 1, &d);
+	diag_print(&d, stderr);
+	diag_clear(&d);
+	assert_non_null(m);
+	return m;
+}
+
 /* The machine as measured here: +-100% between minutes, 5% per run, one pair in eight with
  * an outlier; a run costs about what a switch does. */
 static void
@@ -237,9 +273,9 @@ real_effect(const struct model *m)
 static void
 tune_once(struct sim *s, double budget, const char *const *plant, struct outcome *out)
 {
-	struct model *m = smb_model();
+	struct model *m = s->every ? nas_model() : smb_model();
 	bool wl[BENCH_NWORKLOADS];
-	struct tuner_opts o = { .protos = PROTO_SMB,
+	struct tuner_opts o = { .protos = s->every ? PROTO_SMB | PROTO_NFS | PROTO_AFP : PROTO_SMB,
 				.goal = "throughput",
 				.pairs = s->pairs ? s->pairs : TUNE_PAIRS,
 				.budget_s = budget,
@@ -1003,7 +1039,10 @@ planted_effect(const struct model *m)
 
 	for (size_t i = 0; i < nplants; i++) {
 		const char *v = knob_value(m, plants[i].id);
+		unsigned kp = knob_get(plants[i].id)->proto;
 
+		if (plant_protos && kp && !(kp & plant_protos))
+			continue;
 		if (v && strcmp(v, plants[i].v) == 0)
 			x *= 1 + plants[i].gain;
 	}
@@ -1211,6 +1250,77 @@ test_screens_spend_budget(void **state)
 	       sum / 20, least);
 }
 
+/* The three protocols' screens measured in the same runs: one install a side serves the SMB,
+ * NFS and AFP screens' pairs, each fitted on its own protocol's scores. 20 tunes of every
+ * SMB, NFS and AFP knob but the CPU tier at 120 s (a run 0.4 s, an install 0.5 s), +10%
+ * planted on NFS and -30% on AFP: the NFS and AFP screens measure at least 70 runs a tune
+ * (80 here; 55 each screen on its own), the SMB screen 38 (42; 41), and never apply the cost
+ * or a placebo. */
+static void
+test_screens_joined(void **state)
+{
+	size_t falsew = 0, runs[3] = { 0 }, bounded = 0, knobs = 0, real = 0, cost = 0, placebo = 0;
+
+	(void)state;
+	for (uint64_t seed = 1; seed <= 20; seed++) {
+		bool sel[KNOB_COUNT] = { false };
+		struct sim s;
+		struct outcome out;
+		size_t screen[3] = { 0 }; /* each screen's runs: its knobs' most */
+
+		for (const struct knob *k = knob_first(); k; k = knob_next(k))
+			sel[k->id] = k->proto != 0 && k->id != KNOB_SMB_SMB_ENCRYPT &&
+				     k->id != KNOB_SMB_SERVER_SIGNING;
+		nplants = 0;
+		inter = false;
+		plants[nplants++] = (typeof(plants[0])){ KNOB_NFS_GANESHA_MAX_READ, "16M", 0.10 };
+		plants[nplants++] = (typeof(plants[0])){ KNOB_AFP_SERVER_QUANTUM, "256K", -0.30 };
+		sim_screen(&s, 9500 + seed, DRIFT_LINEAR);
+		s.every = true;
+		s.sel = sel;
+		s.run_s = 0.4;
+		s.install_s = 0.5;
+		tune_once(&s, 120, NULL, &out);
+		assert_int_equal(out.rc, 0);
+		real += out.dec[KNOB_NFS_GANESHA_MAX_READ].applied;
+		cost += out.dec[KNOB_AFP_SERVER_QUANTUM].applied;
+		for (size_t i = 0; i < KNOB_COUNT; i++) {
+			const struct tuner_decision *d = &out.dec[i];
+			size_t *n = &screen[d->k->proto == PROTO_SMB   ? 0
+					    : d->k->proto == PROTO_NFS ? 1
+								       : 2];
+
+			if (!d->tried || !d->design[0])
+				continue;
+			knobs++;
+			bounded += d->verdict == TUNE_WORSE || d->verdict == TUNE_BETTER ||
+				   ((d->verdict == TUNE_SAME || d->verdict == TUNE_BOUNDED) &&
+				    d->e.delta <= TUNE_BOUND_MAX);
+			placebo += d->applied && i != KNOB_NFS_GANESHA_MAX_READ;
+			for (size_t c = 0; c < d->ncand; c++)
+				falsew += d->cand[c].e.verdict == TUNE_WORSE &&
+					  !(i == KNOB_AFP_SERVER_QUANTUM &&
+					    strcmp(d->cand[c].value, "256K") == 0);
+			for (size_t c = 0; !d->confirmed[0] && c < d->ncand; c++)
+				*n = d->cand[c].e.runs > *n ? d->cand[c].e.runs : *n;
+			if (getenv("TUNER_DEBUG"))
+				fprintf(stderr, "# %s: %s | %s\n", d->k->name, d->design,
+					d->reason);
+		}
+		for (int p = 0; p < 3; p++)
+			runs[p] += screen[p];
+	}
+	printf("# candidates without an effect named worse: %zu\n", falsew);
+	printf("# screens' runs a tune: SMB %.0f, NFS %.0f, AFP %.0f\n", (double)runs[0] / 20,
+	       (double)runs[1] / 20, (double)runs[2] / 20);
+	printf("# SMB, NFS and AFP screens in 120 s: %zu of %zu screened knobs decided or within "
+	       "+-10%%; the +10%% applied in %zu of 20, the -30%% in %zu, a placebo in %zu\n",
+	       bounded, knobs, real, cost, placebo);
+	assert_true(runs[0] >= 20 * 38 && runs[1] >= 20 * 70 && runs[2] >= 20 * 70);
+	assert_int_equal(cost, 0);
+	assert_true(placebo <= 1);
+}
+
 /* Three gains in a short budget (+40%, +8%, +8%): the largest, confirmed first, gets the pairs
  * its interval needs even when an equal share of what is left is shorter (it was skipped, and
  * the smaller ones had the time: applied in 1 of 20). Applied in at least 8 of 20 (10 here;
@@ -1274,6 +1384,7 @@ main(void)
 		cmocka_unit_test(test_screen_interaction),
 		cmocka_unit_test(test_screens_spend_budget),
 		cmocka_unit_test(test_confirm_largest),
+		cmocka_unit_test(test_screens_joined),
 		cmocka_unit_test(test_sealed_pair),
 		cmocka_unit_test(test_semantics_consent),
 	};
