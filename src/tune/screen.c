@@ -284,17 +284,17 @@ joint_pair(struct tstate *s, struct screen **mem, size_t n, struct screen **who)
 static void
 null_check(struct screen *sc)
 {
-	size_t q = 0, per = sc->pairs[0].nnull, reps = sc->pairs[sc->rows - 1].rep + 1;
+	size_t q = 0, n = sc->fit.n, per = sc->pairs[0].nnull, reps = sc->pairs[n - 1].rep + 1;
 	signed char *z;
 
 	if (!per) {
 		memset(&sc->null, 0, sizeof(sc->null));
 		return;
 	}
-	z = xcalloc(reps * per * sc->rows, sizeof(*z));
-	for (size_t i = 0; i < sc->rows; i++)
+	z = xcalloc(reps * per * n, sizeof(*z));
+	for (size_t i = 0; i < n; i++)
 		for (size_t u = 0; u < per; u++)
-			z[(sc->pairs[i].rep * per + u) * sc->rows + i] = sc->pairs[i].null[u];
+			z[(sc->pairs[i].rep * per + u) * n + i] = sc->pairs[i].null[u];
 	q = reps * per;
 	tfit_null_check(&sc->fit, z, q, &sc->null);
 	free(z);
@@ -337,6 +337,8 @@ cand_effect(const struct screen *sc, size_t f, unsigned c, struct tune_effect *e
 			       2 * sc->per_side;
 		return true;
 	}
+	for (size_t i = e->n = 0; i < sc->fit.n; i++) /* the pairs the fit rests on */
+		e->n += sc->x[i * sc->p + j] != 0;
 	tfit_interval(&sc->fit, j, SCREEN_ALPHA, &lo, &hi);
 	e->est = expm1(sc->fit.b[j]);
 	e->lo = expm1(lo);
@@ -392,12 +394,24 @@ fittable(const struct screen *sc)
 	return sc->rows >= used + SCREEN_MIN_DF;
 }
 
+/* Fits sc on its rows; when they leave a column without information of its own, on its
+ * rows but the replicate begun last. That replicate's first pairs bring the next candidate
+ * of every multi-candidate knob, each on the same row or two: identical columns, and no fit
+ * for any knob of the screen. */
 static void
 refit(struct screen *sc)
 {
+	size_t n = sc->rows;
+
 	tfit_release(&sc->fit);
-	if (tfit_fit(sc->x, sc->y, sc->rows, sc->p, true, &sc->fit) == 0)
-		null_check(sc);
+	if (tfit_fit(sc->x, sc->y, n, sc->p, true, &sc->fit) < 0) {
+		while (n > 0 && sc->pairs[n - 1].rep == sc->pairs[sc->rows - 1].rep)
+			n--;
+		tfit_release(&sc->fit);
+		if (!n || tfit_fit(sc->x, sc->y, n, sc->p, true, &sc->fit) < 0)
+			return;
+	}
+	null_check(sc);
 }
 
 /* What an undecided candidate needs to be bounded to +-5%: its interval narrows as the square
@@ -784,9 +798,10 @@ ts_screens_decide(struct tstate *s, struct screens *x, const bool *final, unsign
 			refit(sc);
 		if (sc->null.q)
 			ts_say(s,
-			       "tune: %s: %zu pairs; null check of %zu unused columns: %s (mean "
-			       "square %.2f)",
-			       screen_name(sc->protos), sc->rows, sc->null.q,
+			       "tune: %s: %zu pairs, a pair's difference spread %.0f%%; null check "
+			       "of %zu unused columns: %s (mean square %.2f)",
+			       screen_name(sc->protos), sc->rows, 100 * expm1(sc->fit.sigma),
+			       sc->null.q,
 			       sc->null.ok ? "consistent" : "more spread than the noise model",
 			       sc->null.mean_sq);
 		else
