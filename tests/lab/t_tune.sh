@@ -242,5 +242,5 @@ nts bench --target smb://127.0.0.1/Public --workload seq-read --size 8M --repeat
 ok $? "smb_encrypt = desired applies with guest shares, and a guest measures Public" "apply: rc=$a_rc $a_err"$'\n'"$(both)"
 rm -f "$SROOT/etc/nastune/tuned.conf"
 nts apply
-[[ $TAP_N = 40 ]] || echo "# ran $TAP_N tests, planned 40"
+[[ $TAP_N = 41 ]] || echo "# ran $TAP_N tests, planned 41"
 done_testing
