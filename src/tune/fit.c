@@ -238,6 +238,7 @@ tfit_fit(const double *x, const double *y, size_t n, size_t p, bool huber, struc
 	return 0;
 fail:
 	free(l);
+	tfit_release(out); /* a failed fit holds nothing */
 	out->ok = false;
 	return -EINVAL;
 }
