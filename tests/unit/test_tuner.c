@@ -179,17 +179,10 @@ sim_mtu_set(void *arg, int mtu, char *err, size_t errlen)
 	return 0;
 }
 
-/* An SMB-only NAS (the default: shares are SMB only). */
+/* The model of a configuration's text, which must load. */
 static struct model *
-smb_model(void)
+model_of(const char *text)
 {
-	static const char text[] =
-		"protocols = { smb = { enabled = true; }; nfs = { enabled = false; };\n"
-		"  afp = { enabled = false; }; };\n"
-		"network = { interface = \"eth0\"; mtu = \"auto\"; };\n"
-		"shares = ( { name = \"Media\"; path = \"/srv/media\"; protocols = [\"smb\"]; } "
-		");\n"
-		"tuning = { goal = \"throughput\"; allow_unsafe = false; };\n";
 	struct diag d;
 	struct model *m;
 
@@ -201,11 +194,23 @@ smb_model(void)
 	return m;
 }
 
+/* An SMB-only NAS (the default: shares are SMB only). */
+static struct model *
+smb_model(void)
+{
+	return model_of("protocols = { smb = { enabled = true; }; nfs = { enabled = false; };\n"
+			"  afp = { enabled = false; }; };\n"
+			"network = { interface = \"eth0\"; mtu = \"auto\"; };\n"
+			"shares = ( { name = \"Media\"; path = \"/srv/media\"; protocols = "
+			"[\"smb\"]; } );\n"
+			"tuning = { goal = \"throughput\"; allow_unsafe = false; };\n");
+}
+
 /* A NAS serving one share over SMB, NFS and AFP. */
 static struct model *
 nas_model(void)
 {
-	static const char text[] =
+	return model_of(
 		"protocols = { smb = { enabled = true; };\n"
 		"  nfs = { enabled = true; server = \"ganesha\"; versions = [3, 4]; };\n"
 		"  afp = { enabled = true; }; };\n"
@@ -213,16 +218,7 @@ nas_model(void)
 		"shares = ( { name = \"Media\"; path = \"/srv/media\"; "
 		"protocols = [\"smb\", \"nfs\", \"afp\"]; nfs = { clients = [\"192.0.2.0/24\"]; }; "
 		"} );\n"
-		"tuning = { goal = \"throughput\"; allow_unsafe = false; };\n";
-	struct diag d;
-	struct model *m;
-
-	diag_init(&d);
-	m = profile_load_string("t.conf", text, dirs, 1, &d);
-	diag_print(&d, stderr);
-	diag_clear(&d);
-	assert_non_null(m);
-	return m;
+		"tuning = { goal = \"throughput\"; allow_unsafe = false; };\n");
 }
 
 /* The machine as measured here: +-100% between minutes, 5% per run, one pair in eight with
