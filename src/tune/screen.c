@@ -562,7 +562,9 @@ screen_decide(struct tstate *s, const struct screen *sc, size_t f, unsigned *gai
 			len += cand_words(d->reason + len, sizeof(d->reason) - len,
 					  d->cand[j].value, &d->cand[j].e);
 	}
-	if (len + 2 < sizeof(d->reason))
+	/* An apparent gain goes to the confirmation, which says what is kept: an applied knob's
+	 * reason said "(the default) kept" after the screen's words. */
+	if (len + 2 < sizeof(d->reason) && !*gain)
 		snprintf(d->reason + len, sizeof(d->reason) - len, "; %s kept",
 			 x->val[0] ? x->val[0] : "(the default)");
 	(void)id;

@@ -1354,6 +1354,8 @@ test_confirm_largest(void **state)
 		tune_once(&s, 90, NULL, &out);
 		assert_int_equal(out.rc, 0);
 		applied += out.dec[KNOB_SMB_MIN_RECEIVEFILE_SIZE].applied;
+		for (size_t i = 0; i < KNOB_COUNT; i++) /* applied, nothing "kept" */
+			assert_true(!out.dec[i].applied || !strstr(out.dec[i].reason, " kept"));
 		for (size_t i = 0; i < KNOB_COUNT; i++)
 			placebo += out.dec[i].applied && i != KNOB_SMB_MIN_RECEIVEFILE_SIZE &&
 				   i != KNOB_SMB_USE_SENDFILE && i != KNOB_SMB_IO_URING;
