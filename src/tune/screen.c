@@ -404,10 +404,10 @@ refit(struct screen *sc)
 	size_t n = sc->rows;
 
 	tfit_release(&sc->fit);
+	memset(&sc->null, 0, sizeof(sc->null)); /* a failed fit has no null check either */
 	if (tfit_fit(sc->x, sc->y, n, sc->p, true, &sc->fit) < 0) {
 		while (n > 0 && sc->pairs[n - 1].rep == sc->pairs[sc->rows - 1].rep)
 			n--;
-		tfit_release(&sc->fit);
 		if (!n || tfit_fit(sc->x, sc->y, n, sc->p, true, &sc->fit) < 0)
 			return;
 	}
@@ -662,7 +662,6 @@ ts_screens_begin(struct tstate *s, char *vals[][1 + TUNER_MAX_CANDS])
 {
 	struct screens *x = xcalloc(1, sizeof(*x));
 	struct screen *scs = x->v;
-
 	double total = 0;
 
 	for (const struct knob *k = knob_first(); k; k = knob_next(k)) {
@@ -713,25 +712,25 @@ pair_fits(struct tstate *s, double cost, double until, double reserve)
 
 /* The screens measured with lead in its next pair: lead, then every other still going that
  * joins() all of them while the time holds their pairs too (x->solo: none, after a joint pair
- * failed, so that a failure is put down to its own screen). Their pairs' cost in *cost. */
+ * failed, until a pair alone has said whose the failure is). */
 static size_t
 members(struct tstate *s, struct screens *x, struct screen *lead, double until, double reserve,
-	struct screen **mem, double *cost)
+	struct screen **mem)
 {
+	double cost = pair_cost(s, lead);
 	size_t n = 0;
 
 	mem[n++] = lead;
-	*cost = pair_cost(s, lead);
 	for (size_t i = 0; i < x->n && !x->solo; i++) {
 		struct screen *o = &x->v[i];
 		double c = pair_cost(s, o);
 		bool ok = !o->resolved && !o->stopped && o->rows < s->o->pairs &&
-			  pair_fits(s, *cost + c, until, reserve);
+			  pair_fits(s, cost + c, until, reserve);
 
 		for (size_t j = 0; ok && j < n; j++)
 			ok = joins(mem[j], o);
 		if (ok)
-			mem[n++] = o, *cost += c;
+			mem[n++] = o, cost += c;
 	}
 	return n;
 }
@@ -751,24 +750,24 @@ ts_screens_run(struct tstate *s, struct screens *x, double until, const bool *fi
 	ts_snap_take(&before, s->m);
 	for (struct screen *sc; rc == 0 && (sc = next_screen(x->v, x->n));) {
 		struct screen *mem[MAX_SCREENS], *who = sc;
-		double cost;
 		size_t n;
 
 		if (!pair_fits(s, pair_cost(s, sc), until, reserve) || sc->rows >= s->o->pairs) {
 			sc->stopped = true;
 			continue;
 		}
-		n = members(s, x, sc, until, reserve, mem, &cost);
+		n = members(s, x, sc, until, reserve, mem);
 		if ((rc = joint_pair(s, mem, n, &who)) < 0) {
 			if (rc == -EINTR)
 				break;
 			rc = 0;
-			if (n > 1) { /* whose, the next pairs alone will say */
-				x->solo = true;
-				continue;
+			/* The failed pair's levels would go on into every later install. */
+			ts_snap_put(s, &before);
+			x->solo = n > 1; /* whose, the next pairs alone will say */
+			if (n == 1) {
+				snprintf(who->failed, sizeof(who->failed), "%.390s", s->err);
+				who->stopped = true;
 			}
-			snprintf(who->failed, sizeof(who->failed), "%.390s", s->err);
-			who->stopped = true;
 			continue;
 		}
 		for (size_t i = 0; i < n; i++) {

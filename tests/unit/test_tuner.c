@@ -52,6 +52,9 @@ struct sim {
 	double alpha;		 /* --false-positives (0: the default) */
 	bool every;		 /* SMB, NFS and AFP served and measured (else SMB only) */
 	const struct model *im;	 /* the configuration installed */
+	/* An install with fail_id = fail_v fails, as a daemon that refuses a value would. */
+	enum knob_id fail_id;
+	const char *fail_v;
 };
 
 static double
@@ -75,9 +78,12 @@ sim_install(void *arg, const struct model *m, char *err, size_t errlen)
 {
 	struct sim *s = arg;
 
-	(void)err;
-	(void)errlen;
 	s->t += s->slow_at > 0 && s->t >= s->slow_at ? s->slow_s : s->install_s;
+	if (s->fail_v && knob_value(m, s->fail_id) &&
+	    strcmp(knob_value(m, s->fail_id), s->fail_v) == 0) {
+		snprintf(err, errlen, "%s = %s refused", knob_get(s->fail_id)->name, s->fail_v);
+		return -EIO;
+	}
 	s->installed = s->effect ? s->effect(m) : 1;
 	s->im = m;
 	s->uring = knob_value(m, KNOB_SMB_IO_URING) &&
@@ -1327,6 +1333,53 @@ test_screens_joined(void **state)
 	assert_true(placebo <= 1);
 }
 
+/* A candidate the daemon refuses (nfs.ganesha_max_read = 16M fails its install) in a pair
+ * the three screens share: the failure is put down to the NFS screen, whose knobs say so, the
+ * refused value's levels do not stay in force for the next installs, and the SMB and AFP
+ * screens go on sharing their runs (at least 38 and 70 runs a tune at 120 s, as when all three
+ * screens share them). */
+static void
+test_screen_fails(void **state)
+{
+	(void)state;
+	for (uint64_t seed = 1; seed <= 5; seed++) {
+		bool sel[KNOB_COUNT] = { false };
+		struct sim s;
+		struct outcome out;
+		size_t runs[2] = { 0 };
+
+		for (const struct knob *k = knob_first(); k; k = knob_next(k))
+			sel[k->id] = k->proto != 0 && k->id != KNOB_SMB_SMB_ENCRYPT &&
+				     k->id != KNOB_SMB_SERVER_SIGNING;
+		nplants = 0;
+		inter = false;
+		sim_screen(&s, 9700 + seed, DRIFT_LINEAR);
+		s.every = true;
+		s.sel = sel;
+		s.run_s = 0.4;
+		s.install_s = 0.5;
+		s.fail_id = KNOB_NFS_GANESHA_MAX_READ;
+		s.fail_v = "16M";
+		tune_once(&s, 120, NULL, &out);
+		assert_int_equal(out.rc, 0);
+		assert_non_null(strstr(out.dec[KNOB_NFS_GANESHA_MAX_READ].reason, "16M refused"));
+		assert_false(out.dec[KNOB_NFS_GANESHA_MAX_READ].applied);
+		for (size_t i = 0; i < KNOB_COUNT; i++) {
+			const struct tuner_decision *d = &out.dec[i];
+
+			if (!d->tried || !d->design[0] || d->k->proto == PROTO_NFS)
+				continue;
+			assert_null(strstr(d->reason, "refused"));
+			for (size_t c = 0; !d->confirmed[0] && c < d->ncand; c++) {
+				size_t *n = &runs[d->k->proto == PROTO_AFP];
+
+				*n = d->cand[c].e.runs > *n ? d->cand[c].e.runs : *n;
+			}
+		}
+		assert_true(runs[0] >= 38 && runs[1] >= 70);
+	}
+}
+
 /* Three gains in a short budget (+40%, +8%, +8%): the largest, confirmed first, gets the pairs
  * its interval needs even when an equal share of what is left is shorter (it was skipped, and
  * the smaller ones had the time: applied in 1 of 20). Applied in at least 8 of 20 (10 here;
@@ -1393,6 +1446,7 @@ main(void)
 		cmocka_unit_test(test_screens_spend_budget),
 		cmocka_unit_test(test_confirm_largest),
 		cmocka_unit_test(test_screens_joined),
+		cmocka_unit_test(test_screen_fails),
 		cmocka_unit_test(test_sealed_pair),
 		cmocka_unit_test(test_semantics_consent),
 	};
