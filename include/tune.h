@@ -34,6 +34,11 @@ unsigned tune_goal_workloads(enum tune_goal g, bool *wl);
  * n is the smallest run count. *scores is malloc'd (caller frees). Returns 0, or -ENOENT when
  * no result has such a unit. */
 int tune_scores(const struct bench_results *rs, size_t from, double **scores, size_t *n);
+/* The part of those scores that wlmask's workloads (WL_* bits) make: each other workload's
+ * share held at 1, so a knob that moves only those workloads moves it as much as the whole
+ * score, without the others' noise. The whole score when none of them was measured. */
+int tune_scores_part(const struct bench_results *rs, size_t from, unsigned wlmask, double **scores,
+		     size_t *n);
 
 /* ---- the one comparison every decision makes ----
  * A candidate and the incumbent measured in alternation (A B B A, one run each), pair by pair:

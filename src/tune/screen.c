@@ -23,13 +23,17 @@
 #define SCREEN_MIN_DF 3
 #define MAX_SCREENS 8
 #define MAX_CONS 64
+/* A screen's responses: [0] the whole score, then each set of the goal's workloads some of its
+ * knobs move alone (seq-read, seq-write). */
+#define MAX_RESP 4
 
 struct sfactor {
 	const struct knob *k;
 	const char *val[1 + TUNER_MAX_CANDS]; /* [0] the incumbent (owned copy, or NULL) */
 	enum knob_src src0;
 	unsigned nc;
-	size_t col; /* the fit's column of its candidate 1 (then 2, ...) */
+	size_t col;    /* the fit's column of its candidate 1 (then 2, ...) */
+	unsigned resp; /* the response it is fitted on */
 };
 
 struct screen {
@@ -43,12 +47,18 @@ struct screen {
 	struct tdesign_pair rep[TDESIGN_MAX_ORDER];
 	size_t next, nrep; /* the replicate's next pair; replicates begun */
 	unsigned per_side; /* runs each side of a pair (a daemon restart: more than one) */
-	double *x, *y;	   /* the fit's rows */
+	double *x;	   /* the fit's rows */
+	/* Each response's pair differences, and its fit: a knob that moves only some of the
+	 * goal's workloads is fitted on their part of the score, where the others' noise (a
+	 * cold write spreads 20-30% where a read spreads 3%) is not. */
+	unsigned rmask[MAX_RESP];
+	double *y[MAX_RESP];
+	struct tfit fit[MAX_RESP];
+	size_t nresp;
 	struct tdesign_pair *pairs;
 	size_t rows, cap;
 	double share; /* its replicate's price over all screens' (a tie's tie-break) */
 	bool resolved, stopped, restarts;
-	struct tfit fit;
 	struct tfit_null null;
 	char failed[400];
 };
@@ -78,6 +88,24 @@ screen_name(unsigned protos)
 	default:
 		return "host screen";
 	}
+}
+
+/* "seq-read" or "seq-write and copy-in-share": the workloads of wl (WL_* bits). */
+static const char *
+wl_names(unsigned wl, char *buf, size_t len)
+{
+	size_t n = 0, left = (size_t)__builtin_popcount(wl);
+
+	buf[0] = 0;
+	for (int w = 0; w < BENCH_NWORKLOADS && n < len; w++)
+		if (wl & (1u << w)) {
+			left--;
+			n += (size_t)snprintf(buf + n, len - n, "%s%s", bench_workload_name(w),
+					      !left	  ? ""
+					      : left == 1 ? " and "
+							  : ", ");
+		}
+	return buf;
 }
 
 /* Puts the levels lv[] of sc's factors in force. */
@@ -129,6 +157,22 @@ constraints(struct tstate *s, struct screen *sc)
 		}
 }
 
+/* The response a knob moving the goal's workloads wl is fitted on: their part of the score
+ * (added to sc's responses when new), or [0], the whole score, when wl is all of goal's. */
+static unsigned
+response(struct screen *sc, unsigned wl, unsigned goal)
+{
+	if (!wl || wl == goal)
+		return 0;
+	for (unsigned r = 1; r < sc->nresp; r++)
+		if (sc->rmask[r] == wl)
+			return r;
+	if (sc->nresp == MAX_RESP)
+		return 0;
+	sc->rmask[sc->nresp] = wl;
+	return (unsigned)sc->nresp++;
+}
+
 /* Adds k (its candidates as ts_knob_cmp finds them) to the screen of its protocols. Returns
  * false, with d->reason, when k has no candidate to measure. */
 static bool
@@ -154,9 +198,11 @@ screen_add(struct tstate *s, struct screen *scs, size_t *nscreens, const struct 
 		memset(sc, 0, sizeof(*sc));
 		sc->protos = c->protos;
 		sc->per_side = 1;
+		sc->rmask[0] = ~0u, sc->nresp = 1;
 	}
 	x = &sc->f[sc->k];
 	x->k = k;
+	x->resp = response(sc, k->workloads & s->o->wlmask, s->o->wlmask);
 	x->src0 = c->src0;
 	x->nc = (unsigned)c->nc;
 	for (size_t j = 0; j <= c->nc; j++)
@@ -176,9 +222,11 @@ screen_release(struct screen *sc)
 	for (size_t f = 0; f < sc->k; f++)
 		free((char *)sc->f[f].val[0]);
 	free(sc->x);
-	free(sc->y);
 	free(sc->pairs);
-	tfit_release(&sc->fit);
+	for (size_t r = 0; r < sc->nresp; r++) {
+		free(sc->y[r]);
+		tfit_release(&sc->fit[r]);
+	}
 }
 
 /* Seconds one pair of sc costs: its runs at what a run on its protocols costs. */
@@ -214,9 +262,10 @@ pair_next(struct screen *sc)
 	return &sc->rep[sc->next];
 }
 
-/* sc's pair pr measured: a - b, the two sides' mean log scores, added to its rows. */
+/* sc's pair pr measured: a - b, the two sides' mean log scores (each response's), added to
+ * its rows. */
 static void
-pair_record(struct screen *sc, const struct tdesign_pair *pr, double a, double b)
+pair_record(struct screen *sc, const struct tdesign_pair *pr, const double *a, const double *b)
 {
 	double *row;
 
@@ -224,7 +273,8 @@ pair_record(struct screen *sc, const struct tdesign_pair *pr, double a, double b
 	if (sc->rows == sc->cap) {
 		sc->cap = sc->cap ? 2 * sc->cap : 64;
 		sc->x = xreallocarray(sc->x, sc->cap * sc->p, sizeof(*sc->x));
-		sc->y = xreallocarray(sc->y, sc->cap, sizeof(*sc->y));
+		for (size_t r = 0; r < sc->nresp; r++)
+			sc->y[r] = xreallocarray(sc->y[r], sc->cap, sizeof(*sc->y[r]));
 		sc->pairs = xreallocarray(sc->pairs, sc->cap, sizeof(*sc->pairs));
 	}
 	row = sc->x + sc->rows * sc->p;
@@ -233,23 +283,45 @@ pair_record(struct screen *sc, const struct tdesign_pair *pr, double a, double b
 	for (size_t f = 0; f < sc->k; f++)
 		for (unsigned c = 1; c <= sc->f[f].nc; c++)
 			row[sc->f[f].col + c - 1] = (pr->first[f] == c) - (pr->second[f] == c);
-	sc->y[sc->rows] = a - b;
+	for (size_t r = 0; r < sc->nresp; r++)
+		sc->y[r][sc->rows] = a[r] - b[r];
 	sc->pairs[sc->rows++] = *pr;
 }
 
+/* The mean log of v[0..n). */
+static double
+mean_log(const double *v, size_t n)
+{
+	double m = 0;
+
+	for (size_t i = 0; i < n; i++)
+		m += log(v[i] > 1e-9 ? v[i] : 1e-9) / (double)n;
+	return m;
+}
+
 /* per_side runs of sc on the configuration in force (installed once for every screen of the
- * side); their mean log score in *ls. */
+ * side); each response's mean log score in ls[]. */
 static int
 run_side(struct tstate *s, struct screen *sc, double *ls)
 {
+	struct bench_results got = { 0 };
 	double v[4];
 	int rc;
 
-	if ((rc = ts_measure(s, sc->protos, sc->per_side, 0, v, NULL)) < 0)
+	if ((rc = ts_measure(s, sc->protos, sc->per_side, 0, v, sc->nresp > 1 ? &got : NULL)) < 0)
 		return rc;
-	*ls = 0;
-	for (unsigned i = 0; i < sc->per_side; i++)
-		*ls += log(v[i] > 1e-9 ? v[i] : 1e-9) / sc->per_side;
+	ls[0] = mean_log(v, sc->per_side);
+	for (size_t r = 1; r < sc->nresp; r++) {
+		double *part = NULL;
+		size_t n = 0;
+
+		if (tune_scores_part(&got, 0, sc->rmask[r], &part, &n) < 0 || n < sc->per_side)
+			ls[r] = ls[0]; /* cannot happen: the scores came from these results */
+		else
+			ls[r] = mean_log(part, sc->per_side);
+		free(part);
+	}
+	bench_results_clear(&got);
 	return 0;
 }
 
@@ -261,7 +333,7 @@ static int
 joint_pair(struct tstate *s, struct screen **mem, size_t n, struct screen **who)
 {
 	const struct tdesign_pair *pr[MAX_SCREENS];
-	double ls[MAX_SCREENS][2];
+	double ls[MAX_SCREENS][2][MAX_RESP];
 	int rc;
 
 	for (size_t i = 0; i < n; i++)
@@ -270,7 +342,7 @@ joint_pair(struct tstate *s, struct screen **mem, size_t n, struct screen **who)
 		for (size_t i = 0; i < n; i++)
 			put_levels(s, mem[i], side ? pr[i]->second : pr[i]->first);
 		for (size_t i = 0; i < n; i++)
-			if ((rc = run_side(s, mem[i], &ls[i][side])) < 0) {
+			if ((rc = run_side(s, mem[i], ls[i][side])) < 0) {
 				*who = mem[i];
 				return rc;
 			}
@@ -284,7 +356,7 @@ joint_pair(struct tstate *s, struct screen **mem, size_t n, struct screen **who)
 static void
 null_check(struct screen *sc)
 {
-	size_t q = 0, n = sc->fit.n, per = sc->pairs[0].nnull, reps = sc->pairs[n - 1].rep + 1;
+	size_t q = 0, n = sc->fit[0].n, per = sc->pairs[0].nnull, reps = sc->pairs[n - 1].rep + 1;
 	signed char *z;
 
 	if (!per) {
@@ -296,7 +368,7 @@ null_check(struct screen *sc)
 		for (size_t u = 0; u < per; u++)
 			z[(sc->pairs[i].rep * per + u) * n + i] = sc->pairs[i].null[u];
 	q = reps * per;
-	tfit_null_check(&sc->fit, z, q, &sc->null);
+	tfit_null_check(&sc->fit[0], z, q, &sc->null);
 	free(z);
 }
 
@@ -306,6 +378,8 @@ static bool
 cand_effect(const struct screen *sc, size_t f, unsigned c, struct tune_effect *e)
 {
 	size_t j = sc->f[f].col + c - 1, n = 0;
+	const struct tfit *fit = &sc->fit[sc->f[f].resp];
+	const double *y = sc->y[sc->f[f].resp];
 	double lo, hi;
 
 	memset(e, 0, sizeof(*e));
@@ -318,14 +392,14 @@ cand_effect(const struct screen *sc, size_t f, unsigned c, struct tune_effect *e
 		e->verdict = TUNE_NOT_REACHED;
 		return false;
 	}
-	if (!sc->fit.ok || !isfinite(sc->fit.se[j])) {
+	if (!fit->ok || !isfinite(fit->se[j])) {
 		/* measured, but too few pairs for the fit: its contrast alone, no interval, and
 		 * what would bound it from the pairs' spread */
 		double sum = 0, sq = 0, sd;
 
 		for (size_t i = 0; i < sc->rows; i++) {
-			sum += sc->x[i * sc->p + j] * sc->y[i];
-			sq += sc->y[i] * sc->y[i];
+			sum += sc->x[i * sc->p + j] * y[i];
+			sq += y[i] * y[i];
 		}
 		sd = sc->rows > 1 ? sqrt(sq / (double)(sc->rows - 1)) : 0.2;
 		e->est = expm1(sum / (double)n);
@@ -337,10 +411,10 @@ cand_effect(const struct screen *sc, size_t f, unsigned c, struct tune_effect *e
 			       2 * sc->per_side;
 		return true;
 	}
-	for (size_t i = e->n = 0; i < sc->fit.n; i++) /* the pairs the fit rests on */
+	for (size_t i = e->n = 0; i < fit->n; i++) /* the pairs the fit rests on */
 		e->n += sc->x[i * sc->p + j] != 0;
-	tfit_interval(&sc->fit, j, SCREEN_ALPHA, &lo, &hi);
-	e->est = expm1(sc->fit.b[j]);
+	tfit_interval(fit, j, SCREEN_ALPHA, &lo, &hi);
+	e->est = expm1(fit->b[j]);
 	e->lo = expm1(lo);
 	e->hi = expm1(hi);
 	e->delta = fmax(fabs(e->lo), fabs(e->hi));
@@ -362,7 +436,7 @@ cand_effect(const struct screen *sc, size_t f, unsigned c, struct tune_effect *e
 static bool
 resolved(const struct screen *sc)
 {
-	if (sc->nrep < SCREEN_MIN_REPS || sc->next < sc->des.order || !sc->fit.ok)
+	if (sc->nrep < SCREEN_MIN_REPS || sc->next < sc->des.order || !sc->fit[0].ok)
 		return false;
 	for (size_t f = 0; f < sc->k; f++)
 		for (unsigned c = 1; c <= sc->f[f].nc; c++) {
@@ -403,14 +477,18 @@ refit(struct screen *sc)
 {
 	size_t n = sc->rows;
 
-	tfit_release(&sc->fit);
+	for (size_t r = 0; r < sc->nresp; r++)
+		tfit_release(&sc->fit[r]);
 	memset(&sc->null, 0, sizeof(sc->null)); /* a failed fit has no null check either */
-	if (tfit_fit(sc->x, sc->y, n, sc->p, true, &sc->fit) < 0) {
+	if (tfit_fit(sc->x, sc->y[0], n, sc->p, true, &sc->fit[0]) < 0) {
 		while (n > 0 && sc->pairs[n - 1].rep == sc->pairs[sc->rows - 1].rep)
 			n--;
-		if (!n || tfit_fit(sc->x, sc->y, n, sc->p, true, &sc->fit) < 0)
+		if (!n || tfit_fit(sc->x, sc->y[0], n, sc->p, true, &sc->fit[0]) < 0)
 			return;
 	}
+	/* the same rows: the same columns, so the same fit or none */
+	for (size_t r = 1; r < sc->nresp; r++)
+		(void)tfit_fit(sc->x, sc->y[r], n, sc->p, true, &sc->fit[r]);
 	null_check(sc);
 }
 
@@ -502,9 +580,16 @@ screen_decide(struct tstate *s, const struct screen *sc, size_t f, unsigned *gai
 	d->tried = true;
 	d->ncand = 0;
 	d->by_clients = (sc->protos & TUNER_CLIENTS) != 0;
-	snprintf(d->design, sizeof(d->design), "%s: %zu-run array, folded, %zu replicate%s%s",
-		 screen_name(sc->protos), sc->des.order, sc->nrep, sc->nrep == 1 ? "" : "s",
-		 sc->restarts ? ", 2 runs a restart" : "");
+	len = (size_t)snprintf(d->design, sizeof(d->design),
+			       "%s: %zu-run array, folded, %zu replicate%s%s",
+			       screen_name(sc->protos), sc->des.order, sc->nrep,
+			       sc->nrep == 1 ? "" : "s", sc->restarts ? ", 2 runs a restart" : "");
+	if (x->resp && len < sizeof(d->design)) {
+		char wl[64];
+
+		snprintf(d->design + len, sizeof(d->design) - len, ", fitted on %s alone",
+			 wl_names(sc->rmask[x->resp], wl, sizeof(wl)));
+	}
 	for (unsigned c = 1; c <= x->nc; c++) {
 		struct tune_effect e;
 
@@ -626,7 +711,7 @@ confirm_reserve(const struct tstate *s, const struct screens *x, const bool *fin
 	for (size_t i = 0; i < x->n; i++) {
 		const struct screen *sc = &x->v[i];
 
-		if (!sc->fit.ok)
+		if (!sc->fit[0].ok)
 			continue;
 		for (size_t f = 0; f < sc->k; f++) {
 			double best = 0;
@@ -643,7 +728,7 @@ confirm_reserve(const struct tstate *s, const struct screens *x, const bool *fin
 				enum knob_id id = sc->f[f].k->id;
 
 				m++;
-				gain[id] = best, sd[id] = sc->fit.sigma, protos[id] = sc->protos;
+				gain[id] = best, sd[id] = sc->fit[0].sigma, protos[id] = sc->protos;
 			}
 		}
 	}
@@ -787,6 +872,27 @@ ts_screens_run(struct tstate *s, struct screens *x, double until, const bool *fi
 	return rc;
 }
 
+/* " (seq-read's part 3%, seq-write's 21%)": each partial response's spread, "" when none. */
+static const char *
+parts(const struct screen *sc, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	buf[0] = 0;
+	for (size_t r = 1; r < sc->nresp && n < len; r++) {
+		char wl[64];
+
+		if (sc->fit[r].ok)
+			n += (size_t)snprintf(buf + n, len - n, "%s%s's part %.0f%%",
+					      n ? ", " : " (",
+					      wl_names(sc->rmask[r], wl, sizeof(wl)),
+					      100 * expm1(sc->fit[r].sigma));
+	}
+	if (n && n + 1 < len)
+		snprintf(buf + n, len - n, ")");
+	return buf;
+}
+
 /* Decides each knob of x not final from its screen's fit: costs and bounds, and in gains[]
  * (KNOB_COUNT, 0: none) the candidate (1-based, in vals[id]) of each apparent gain. */
 void
@@ -794,15 +900,16 @@ ts_screens_decide(struct tstate *s, struct screens *x, const bool *final, unsign
 {
 	for (size_t i = 0; i < x->n; i++) {
 		struct screen *sc = &x->v[i];
+		char spread[200];
 
 		if (fittable(sc))
 			refit(sc);
 		if (sc->null.q)
 			ts_say(s,
-			       "tune: %s: %zu pairs, a pair's difference spread %.0f%%; null check "
-			       "of %zu unused columns: %s (mean square %.2f)",
-			       screen_name(sc->protos), sc->rows, 100 * expm1(sc->fit.sigma),
-			       sc->null.q,
+			       "tune: %s: %zu pairs, a pair's difference spread %.0f%%%s; null "
+			       "check of %zu unused columns: %s (mean square %.2f)",
+			       screen_name(sc->protos), sc->rows, 100 * expm1(sc->fit[0].sigma),
+			       parts(sc, spread, sizeof(spread)), sc->null.q,
 			       sc->null.ok ? "consistent" : "more spread than the noise model",
 			       sc->null.mean_sq);
 		else

@@ -86,7 +86,23 @@ same_workload(const struct bench_result *a, const struct bench_result *b)
 int
 tune_scores(const struct bench_results *rs, size_t from, double **scores_out, size_t *n)
 {
-	size_t i, j, k, runs = (size_t)-1, groups = 0;
+	return tune_scores_part(rs, from, ~0u, scores_out, n);
+}
+
+/* Whether r's workload is one of wlmask's (WL_* bits: 1 << its bench_workload). */
+static bool
+in_mask(const struct bench_result *r, unsigned wlmask)
+{
+	int w = r->workload ? bench_workload_parse(r->workload) : -1;
+
+	return wlmask == ~0u || (w >= 0 && w < 32 && (wlmask >> w) & 1u);
+}
+
+int
+tune_scores_part(const struct bench_results *rs, size_t from, unsigned wlmask, double **scores_out,
+		 size_t *n)
+{
+	size_t i, j, k, runs = (size_t)-1, groups = 0, part = 0;
 	double *logsum, *wlsum;
 
 	for (i = from; i < rs->n; i++)
@@ -117,9 +133,17 @@ tune_scores(const struct bench_results *rs, size_t from, double **scores_out, si
 			}
 			used++;
 		}
+		groups++;
+		if (!in_mask(&rs->v[i], wlmask))
+			continue; /* its share of the score is held at 1 */
 		for (k = 0; k < runs; k++)
 			logsum[k] += wlsum[k] / (double)used;
-		groups++;
+		part++;
+	}
+	if (!part) { /* none of wlmask's workloads measured: the whole score */
+		free(wlsum);
+		free(logsum);
+		return tune_scores_part(rs, from, ~0u, scores_out, n);
 	}
 	for (k = 0; k < runs; k++)
 		logsum[k] = exp(logsum[k] / (double)groups);
