@@ -42,7 +42,7 @@ struct tuner_decision {
 	char reason[512];
 	struct tune_effect e; /* the applied value's effect, else the most telling one */
 	bool by_clients;      /* decided on the clients' measurements, not loopback */
-	char design[128];     /* the screen that measured it ("SMB screen: 12-run array, folded,
+	char design[192];     /* the screen that measured it ("SMB screen: 12-run array, folded,
 			       * 3 replicates"), or "" (compared one at a time) */
 	char confirmed[160];  /* the confirmation that decided it, or "" */
 	/* Measured better but not applied: the value changes what clients see and the

