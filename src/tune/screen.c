@@ -310,8 +310,10 @@ run_side(struct tstate *s, struct screen *sc, double *ls)
 	double v[4];
 	int rc;
 
-	if ((rc = ts_measure(s, sc->protos, sc->per_side, 0, v, sc->nresp > 1 ? &got : NULL)) < 0)
+	if ((rc = ts_measure(s, sc->protos, sc->per_side, 0, v, sc->nresp > 1 ? &got : NULL)) < 0) {
+		bench_results_clear(&got); /* a failed call may have kept some */
 		return rc;
+	}
 	ls[0] = mean_log(v, sc->per_side);
 	for (size_t r = 1; r < sc->nresp; r++) {
 		double *part = NULL;
@@ -502,9 +504,10 @@ refit(struct screen *sc)
 {
 	size_t n = sc->rows;
 
-	for (size_t r = 0; r < sc->nresp; r++) {
+	for (size_t r = 0; r < sc->nresp; r++) { /* no part's fit outlives the whole's */
 		tfit_release(&sc->fit[r]);
 		tfit_release(&sc->rest[r]);
+		sc->fit[r].ok = sc->rest[r].ok = false;
 	}
 	memset(&sc->null, 0, sizeof(sc->null)); /* a failed fit has no null check either */
 	if (tfit_fit(sc->x, sc->y[0], n, sc->p, true, &sc->fit[0]) < 0) {
@@ -672,11 +675,22 @@ screen_decide(struct tstate *s, const struct screen *sc, size_t f, unsigned *gai
 					d->e = d->cand[j].e;
 	}
 	if (d->verdict == TUNE_BOUNDED)
-		len = (size_t)snprintf(d->reason, sizeof(d->reason),
-				       "no effect beyond +-%.1f%%: ", 100 * d->e.delta);
+		len = (size_t)snprintf(d->reason, sizeof(d->reason), "no effect beyond +-%.1f%%",
+				       100 * d->e.delta);
 	else
-		len = (size_t)snprintf(d->reason, sizeof(d->reason),
-				       "%s: ", tune_verdict_name(d->verdict));
+		len = (size_t)snprintf(d->reason, sizeof(d->reason), "%s",
+				       tune_verdict_name(d->verdict));
+	if (resp_of(sc, f) && len < sizeof(d->reason)) {
+		/* its bounds are on the workloads the table says it moves: say which */
+		char wl[64];
+
+		len += (size_t)snprintf(d->reason + len, sizeof(d->reason) - len,
+					" on %s, the workload%s it moves",
+					wl_names(sc->rmask[x->resp], wl, sizeof(wl)),
+					__builtin_popcount(sc->rmask[x->resp]) > 1 ? "s" : "");
+	}
+	if (len + 2 < sizeof(d->reason))
+		len += (size_t)snprintf(d->reason + len, sizeof(d->reason) - len, ": ");
 	for (size_t j = 0; j < d->ncand && len + 4 < sizeof(d->reason); j++) {
 		if (j)
 			len += (size_t)snprintf(d->reason + len, sizeof(d->reason) - len, "; ");

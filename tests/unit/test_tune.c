@@ -117,6 +117,50 @@ test_scores_per_workload(void **state)
 	bench_results_clear(&rs);
 }
 
+/* A part of the score: the workloads of a mask weigh as in the whole (each group its share,
+ * its metrics sharing it), every other group held at 1; no group of the mask measured, the
+ * whole score. */
+static void
+test_scores_part(void **state)
+{
+	static const double w[] = { 100, 400 }, r1[] = { 900, 900 }, r2[] = { 100, 100 };
+	struct bench_results rs = { 0 };
+	double *s, *p;
+	size_t n;
+
+	(void)state;
+	add_wl(&rs, "seq-write", "write", "MB/s", w, 2);
+	add_wl(&rs, "seq-read", "read", "MB/s", r1, 2);
+	add_wl(&rs, "seq-read", "read-again", "MB/s", r2, 2); /* seq-read's: sqrt(900*100) */
+	assert_int_equal(tune_scores(&rs, 0, &s, &n), 0);
+	assert_int_equal(tune_scores_part(&rs, 0, WL_SEQ_WRITE, &p, &n), 0);
+	assert_int_equal(n, 2);
+	assert_true(fabs(p[0] - sqrt(100)) < 1e-9 && fabs(p[1] - sqrt(400)) < 1e-9);
+	free(p);
+	assert_int_equal(tune_scores_part(&rs, 0, WL_SEQ_READ, &p, &n), 0);
+	assert_true(fabs(p[0] - sqrt(300)) < 1e-9); /* the read group's 300, at half weight */
+	/* the parts make the whole */
+	for (int i = 0; i < 2; i++) {
+		double q;
+
+		free(p);
+		assert_int_equal(tune_scores_part(&rs, 0, WL_SEQ_WRITE, &p, &n), 0);
+		q = p[i];
+		free(p);
+		assert_int_equal(tune_scores_part(&rs, 0, WL_SEQ_READ, &p, &n), 0);
+		assert_true(fabs(q * p[i] - s[i]) < 1e-6);
+	}
+	free(p);
+	assert_int_equal(tune_scores_part(&rs, 0, WL_SEQ_WRITE | WL_SEQ_READ, &p, &n), 0);
+	assert_true(fabs(p[0] - s[0]) < 1e-9 && fabs(p[1] - s[1]) < 1e-9);
+	free(p);
+	assert_int_equal(tune_scores_part(&rs, 0, WL_SMALL_FILES, &p, &n), 0); /* none: whole */
+	assert_true(fabs(p[0] - s[0]) < 1e-9 && fabs(p[1] - s[1]) < 1e-9);
+	free(p);
+	free(s);
+	bench_results_clear(&rs);
+}
+
 static void
 test_goal(void **state)
 {
@@ -359,6 +403,7 @@ main(void)
 		cmocka_unit_test(test_scores),
 		cmocka_unit_test(test_scores_small_work),
 		cmocka_unit_test(test_scores_per_workload),
+		cmocka_unit_test(test_scores_part),
 		cmocka_unit_test(test_goal),
 		cmocka_unit_test(test_protocol_choice),
 		cmocka_unit_test(test_reports),

@@ -1147,6 +1147,7 @@ screen_batch(uint64_t base, double budget, enum drift drift, bool interaction)
 	struct screen_row row = { 0 };
 
 	nplants = 0;
+	memset(plant_wls, 0, sizeof(plant_wls));
 	inter = interaction;
 	if (!interaction) {
 		plants[nplants++] =
@@ -1259,6 +1260,7 @@ smb_screen_only(bool *sel)
 		sel[k->id] = k->proto == PROTO_SMB && k->id != KNOB_SMB_SMB_ENCRYPT &&
 			     k->id != KNOB_SMB_SERVER_SIGNING;
 	nplants = 0;
+	memset(plant_wls, 0, sizeof(plant_wls));
 	inter = false;
 }
 
