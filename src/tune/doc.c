@@ -34,13 +34,21 @@ score_json(const struct tuner_score *sc)
 			 "ci95_high", st.ci95_high, "runs", runs);
 }
 
-/* An interval as [lo, hi], or null when too few pairs bound it: never an infinite end. */
+/* An interval as [lo, hi], or null when too few pairs bound it (none: nothing measured it):
+ * never an infinite end, never a [0, 0] no run stands for. */
 static json_t *
 interval_json(const struct tune_effect *e)
 {
-	if (!isfinite(e->lo) || !isfinite(e->hi))
+	if (!e->n || !isfinite(e->lo) || !isfinite(e->hi))
 		return json_null();
 	return json_pack("[f, f]", e->lo, e->hi);
+}
+
+/* An effect's estimate, or null when no pair measured it. */
+static json_t *
+est_json(const struct tune_effect *e)
+{
+	return e->n ? json_real(e->est) : json_null();
 }
 
 /* What a screened effect adds: its reach, the runs it rests on, and for an undecided one
@@ -61,8 +69,8 @@ screen_json(json_t *j, const struct tune_effect *e)
 static json_t *
 effect_json(const char *value, const struct tune_effect *e)
 {
-	json_t *j = json_pack("{s:s, s:s, s:f, s:o, s:i}", "value", value, "verdict",
-			      tune_verdict_name(e->verdict), "effect", e->est, "interval",
+	json_t *j = json_pack("{s:s, s:s, s:o, s:o, s:i}", "value", value, "verdict",
+			      tune_verdict_name(e->verdict), "effect", est_json(e), "interval",
 			      interval_json(e), "pairs", (int)e->n);
 
 	if (e->verdict == TUNE_UNDECIDED && e->more != SIZE_MAX)
@@ -87,13 +95,13 @@ decisions_json(const struct tuner_result *r)
 		}
 		for (size_t j = 0; j < d->ncand; j++)
 			json_array_append_new(cands, effect_json(d->cand[j].value, &d->cand[j].e));
-		x = json_pack("{s:s, s:s, s:s?, s:s?, s:b, s:b, s:s?, s:s, s:f, s:o, s:i, s:s?, "
+		x = json_pack("{s:s, s:s, s:s?, s:s?, s:b, s:b, s:s?, s:s, s:o, s:o, s:i, s:s?, "
 			      "s:o}",
 			      "name", d->k->name, "safety", knob_safety_name(d->k->safety),
 			      "before", d->before, "after", d->after, "applied", d->applied,
 			      "tried", d->tried, "verdict",
 			      d->tried ? tune_verdict_name(d->verdict) : NULL, "reason", d->reason,
-			      "effect", d->e.est, "interval", interval_json(&d->e), "pairs",
+			      "effect", est_json(&d->e), "interval", interval_json(&d->e), "pairs",
 			      (int)d->e.n, "decided_by",
 			      d->tried ? (d->by_clients ? "clients" : "loopback") : NULL,
 			      "candidates", cands);

@@ -239,20 +239,20 @@ candidate_row(struct buf *b, const struct trep_knob *k, const struct trep_cand *
 	buf_add_html(b, or (c->value, "?"));
 	buf_adds(b, "</text>\n");
 	/* An interval too few pairs bound is not drawn (never to an infinite edge); a candidate
-	 * no run reached has no dot either. */
+	 * no run reached (or no pair measured) has no dot or figure either. */
 	if (c->iv.bounded)
 		buf_printf(b,
 			   "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.0f\" y2=\"%.0f\" "
 			   "stroke=\"%s\" stroke-width=\"2\"/>\n",
 			   fx(c->iv.lo), fx(c->iv.hi), y, y, colour);
-	if (strcmp(v, "not reached") != 0)
+	if (strcmp(v, "not reached") != 0 && c->pairs > 0)
 		buf_printf(b, "<circle cx=\"%.1f\" cy=\"%.0f\" r=\"4\" fill=\"%s\"/>\n",
 			   fx(c->effect), y, colour);
 	buf_printf(b, "<text x=\"%.0f\" y=\"%.0f\" fill=\"%s\">", fx(0.6) + 8, y + 4, colour);
 	buf_add_html(b, v);
 	if (strcmp(v, "no effect beyond") == 0)
 		buf_printf(b, " +-%.1f%%", 100 * c->delta);
-	if (strcmp(v, "not reached") != 0)
+	if (strcmp(v, "not reached") != 0 && c->pairs > 0)
 		buf_printf(b, " %+.1f%% (%lld pairs%s)", 100 * c->effect, c->pairs,
 			   c->iv.bounded ? "" : ", too few for an interval");
 	buf_adds(b, "</text>\n");

@@ -9,6 +9,7 @@
 #include <cmocka.h>
 #include <jansson.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -77,6 +78,15 @@ finish(struct tuner_result *r)
 						   .verdict = TUNE_WORSE,
 						   .reason = xstrdup("worse: -30%") };
 	r->untried[r->nuntried++] = knob_get(KNOB_SMB_SERVER_SIGNING);
+	/* a screen whose every pair failed: tried, nothing measured */
+	r->dec[KNOB_SMB_MULTICHANNEL].tried = true;
+	snprintf(r->dec[KNOB_SMB_MULTICHANNEL].reason, sizeof(r->dec[0].reason),
+		 "failed: no client result over smb (see errors)");
+	r->dec[KNOB_SMB_USE_SENDFILE].tried = true;
+	r->dec[KNOB_SMB_USE_SENDFILE].verdict = TUNE_SAME;
+	r->dec[KNOB_SMB_USE_SENDFILE].e = (struct tune_effect){
+		.verdict = TUNE_SAME, .est = 0.01, .lo = -0.02, .hi = 0.02, .n = 40
+	};
 	r->done = true;
 	r->tuner_s = 42;
 }
@@ -142,6 +152,14 @@ test_keys_in_order(void **state)
 		json_string_value(json_array_get(json_object_get(doc, "not_tried_budget"), 0)),
 		"smb.server_signing");
 	assert_int_equal(json_array_size(json_object_get(doc, "knobs")), KNOB_COUNT);
+	/* no pair measured it: no effect and no interval, not a 0 and a [0, 0] */
+	x = json_array_get(json_object_get(doc, "knobs"), KNOB_SMB_MULTICHANNEL);
+	assert_string_equal(json_string_value(json_object_get(x, "name")), "smb.multichannel");
+	assert_true(json_is_null(json_object_get(x, "effect")));
+	assert_true(json_is_null(json_object_get(x, "interval")));
+	x = json_array_get(json_object_get(doc, "knobs"), KNOB_SMB_USE_SENDFILE);
+	assert_true(json_real_value(json_object_get(x, "effect")) == 0.01);
+	assert_true(json_real_value(json_array_get(json_object_get(x, "interval"), 1)) == 0.02);
 	assert_int_equal(json_object_size(json_object_get(doc, "decided")), 2);
 	tuner_result_release(&r);
 	json_decref(doc);
