@@ -7,6 +7,7 @@
  * put and seqwrite end with flush() (SMB: none in libsmbclient; NFS COMMIT; FPFlushFork)
  * unless --no-flush.
  * Exit: 0 ok; 1 the driver failed (its error() sentence on stderr); 2 usage. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -15,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -26,6 +28,7 @@ static struct bench_conn *conn;
 static size_t block;	   /* --block; 0: as the engine does (1 MiB; reads: read_block) */
 static bool block_forced;
 static bool no_flush;
+static bool quiet; /* mput, mget: one line for all the files, not one each */
 
 static void
 usage(void)
@@ -34,7 +37,8 @@ usage(void)
 		"usage: drvtool [--credentials FILE] [--block SIZE] [--no-flush] URL COMMAND [ARGS]\n"
 		"commands: put LOCAL REMOTE | get REMOTE LOCAL | mkdir P | rmdir P | rm P |\n"
 		"          mv FROM TO | stat P | ls [P] | copy FROM TO | space [P] |\n"
-		"          seqwrite P SIZE_MB | seqread P | info\n");
+		"          seqwrite P SIZE_MB | seqread P | info |\n"
+		"          mput LOCALDIR DIR | mget DIR LOCALDIR | mstat DIR\n");
 	exit(2);
 }
 
@@ -57,6 +61,8 @@ fail(const char *what)
 static void
 report(const char *what, uint64_t bytes, double secs)
 {
+	if (quiet)
+		return;
 	if (secs <= 0)
 		secs = 1e-9;
 	printf("%s: %llu bytes in %.3f s = %.1f MB/s\n", what, (unsigned long long)bytes, secs,
@@ -367,6 +373,133 @@ print_entry(const char *name, const struct bench_stat *st, void *arg)
 	return 0;
 }
 
+/* The names of the files in a remote directory, as list() gives them. */
+struct names {
+	char **v;
+	size_t n;
+};
+
+static int
+add_name(const char *name, const struct bench_stat *st, void *arg)
+{
+	struct names *nm = arg;
+
+	if (!st->is_dir) {
+		nm->v = xreallocarray(nm->v, nm->n + 1, sizeof(*nm->v));
+		nm->v[nm->n++] = xstrdup(name);
+	}
+	return 0;
+}
+
+static void
+names_free(struct names *nm)
+{
+	for (size_t i = 0; i < nm->n; i++)
+		free(nm->v[i]);
+	free(nm->v);
+}
+
+static void
+report_files(const char *what, size_t files, uint64_t bytes, double secs)
+{
+	printf("%s: %zu files, %llu bytes in %.3f s = %.1f files/s\n", what, files,
+	       (unsigned long long)bytes, secs, (double)files / (secs > 0 ? secs : 1e-9));
+}
+
+/* mput: every regular file of the local dir into the remote one (made when missing), one
+ * connection, as smbclient's "prompt off; mput *" does. */
+static int
+do_mput(const char *dir, const char *rdir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	size_t files = 0;
+	uint64_t bytes = 0;
+	double t0 = now();
+	int rc = 0;
+
+	if (!d) {
+		perror(dir);
+		return 1;
+	}
+	if ((rc = drv->mkdir(conn, rdir)) < 0 && rc != -EEXIST) {
+		closedir(d);
+		return fail("mkdir");
+	}
+	rc = 0;
+	quiet = true;
+	while (rc == 0 && (e = readdir(d))) {
+		char *lp = xasprintf("%s/%s", dir, e->d_name), *rp;
+		struct stat st;
+		int fd = open(lp, O_RDONLY | O_CLOEXEC);
+
+		if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+			if (fd >= 0)
+				close(fd);
+			free(lp);
+			continue;
+		}
+		rp = xasprintf("%s/%s", rdir, e->d_name);
+		rc = do_write(rp, fd, 0, "put");
+		close(fd);
+		files++, bytes += (uint64_t)st.st_size;
+		free(rp);
+		free(lp);
+	}
+	quiet = false;
+	closedir(d);
+	if (rc == 0)
+		report_files("mput", files, bytes, now() - t0);
+	return rc;
+}
+
+/* mget: every file of the remote dir into the local one; mstat: a stat of each. */
+static int
+do_mget(const char *rdir, const char *dir)
+{
+	struct names nm = { 0 };
+	uint64_t bytes = 0;
+	double t0 = now();
+	int rc = 0;
+
+	if (drv->list(conn, rdir, add_name, &nm) < 0) {
+		names_free(&nm);
+		return fail("ls");
+	}
+	quiet = true;
+	for (size_t i = 0; rc == 0 && i < nm.n; i++) {
+		char *rp = xasprintf("%s/%s", rdir, nm.v[i]), *lp = NULL;
+		struct bench_stat st;
+		int fd = -1;
+
+		if (!dir) {
+			if (drv->stat(conn, rp, &st) < 0)
+				rc = fail("stat");
+			else
+				bytes += st.size;
+		} else {
+			lp = xasprintf("%s/%s", dir, nm.v[i]);
+			fd = open(lp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+			if (fd < 0) {
+				perror(lp);
+				rc = 1;
+			} else {
+				rc = do_read(rp, fd, "get");
+				bytes += (uint64_t)lseek(fd, 0, SEEK_CUR);
+				if (close(fd) < 0)
+					rc = 1;
+			}
+		}
+		free(lp);
+		free(rp);
+	}
+	quiet = false;
+	if (rc == 0)
+		report_files(dir ? "mget" : "mstat", nm.n, bytes, now() - t0);
+	names_free(&nm);
+	return rc;
+}
+
 static size_t
 parse_size(const char *s)
 {
@@ -484,6 +617,18 @@ run(const char *cmd, int argc, char **argv)
 			return fail("copy");
 		printf("copy: server-side (%s) in %.3f s\n", drv->copy_method, now() - t0);
 		return 0;
+	}
+	if (strcmp(cmd, "mput") == 0) {
+		NARGS(2);
+		return do_mput(argv[0], argv[1]);
+	}
+	if (strcmp(cmd, "mget") == 0) {
+		NARGS(2);
+		return do_mget(argv[0], argv[1]);
+	}
+	if (strcmp(cmd, "mstat") == 0) {
+		NARGS(1);
+		return do_mget(argv[0], NULL);
 	}
 	if (strcmp(cmd, "info") == 0) {
 		NARGS(0);

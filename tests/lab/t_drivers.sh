@@ -11,7 +11,7 @@ if [[ ! -x $DRV ]]; then
 	exit 1
 fi
 lab_ready
-plan 65
+plan 68
 
 PA=$(password alice)
 printf 'username = alice\npassword = %s\n' "$PA" >"$WORK/alice.cred"
@@ -80,6 +80,19 @@ suite() {
 		grep -q '^seqread: 67108864 bytes' <<<"$out"
 	ok $? "$name: seqwrite + seqread 64 MiB" "$out"
 	diag "$out"
+	mkdir -p "$WORK/m" "$WORK/mback"
+	for i in 1 2 3; do head -c $((66000 + i)) /dev/urandom >"$WORK/m/f$i"; done
+	out=$(drv "${o[@]}" "$url" mput "$WORK/m" "$S/m" 2>&1) &&
+		grep -q '^mput: 3 files, 198006 bytes' <<<"$out" &&
+		out+=$'\n'$(drv "${o[@]}" "$url" mget "$S/m" "$WORK/mback" 2>&1) &&
+		grep -q '^mget: 3 files, 198006 bytes' <<<"$out" &&
+		out+=$'\n'$(drv "${o[@]}" "$url" mstat "$S/m" 2>&1) &&
+		grep -q '^mstat: 3 files, 198006 bytes' <<<"$out" &&
+		diff -r "$WORK/m" "$WORK/mback" >/dev/null
+	ok $? "$name: mput, mget and mstat of 3 small files (the driver benchmark's small work), identical back" "$out"
+	for i in 1 2 3; do drv "${o[@]}" "$url" rm "$S/m/f$i" >/dev/null 2>&1; done
+	drv "${o[@]}" "$url" rmdir "$S/m" >/dev/null 2>&1
+	rm -rf "$WORK/m" "$WORK/mback"
 	out=""
 	for f in g.bin copy.bin seq.bin; do
 		drv "${o[@]}" "$url" stat "$S/$f" >/dev/null 2>&1 || continue
