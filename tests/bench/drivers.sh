@@ -21,6 +21,9 @@
 # median below the target whose interval still reaches it prints "not shown short" and
 # passes: more pairs, not another run, would decide it. A few noisy pairs (the machine is
 # shared) cannot fail it; a driver clearly behind its reference does.
+# Small work (BENCH_DRIVERS=small alone): 100 files of 66 KB out and back in one connection,
+# a listing and a stat of each, against smbclient's mput, mget, ls and allinfo, and NFS's
+# listing and per-file get against nfs-ls and nfs-cp; gated the same way, in files a second.
 # BENCH_DRIVER_HANDICAP='smb-write=0.2 nfs-read=0.1' (or one number for all) adds that many
 # seconds to each timed run of those drivers: the way to see the guard fail.
 # shellcheck source=tests/lab/lib.sh
@@ -97,20 +100,27 @@ interval() {
 }
 median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
 mbs() { awk "BEGIN{printf \"%.1f\", $BYTES / 1e6 / $1}"; }
+ops() { awk "BEGIN{printf \"%.1f\", $1 / $2}"; }	# ops COUNT SECONDS: a second
 missed=()
+# verdict VAR: VAR's pair figures (pair sets them) as "N MEDIAN LO HI ALL VERDICT"; a SHORT one
+# is added to missed under PROTO OP ($2 $3).
+verdict() {
+	local n m lo hi all v
+	read -r n m lo hi <<<"$(eval "echo \"\$${1}_ci\"")"
+	all=$(eval "echo \"\$${1}_p\"")
+	v=$(awk -v m="$m" -v lo="$lo" -v hi="$hi" -v t="$TARGET" 'BEGIN {
+		if (hi != "inf" && hi < t) print "SHORT"
+		else if (m >= t) print "met"
+		else print "not shown short" }')
+	[[ $v != SHORT ]] || missed+=("$2 $3 $m $lo $hi $n")
+	V_N=$n V_M=$m V_LO=$lo V_HI=$([[ $hi = inf ]] && echo inf || printf %.3f "$hi") V_ALL=$all V=$v
+}
 line() {	# line PROTO OP DRIVER_S [REF_S REFNAME VAR]: VAR's pair figures (pair sets them)
 	if [[ -n ${4:-} ]]; then
-		local n m lo hi all verdict
-		read -r n m lo hi <<<"$(eval "echo \"\$${6}_ci\"")"
-		all=$(eval "echo \"\$${6}_p\"")
-		verdict=$(awk -v m="$m" -v lo="$lo" -v hi="$hi" -v t="$TARGET" 'BEGIN {
-			if (hi != "inf" && hi < t) print "SHORT"
-			else if (m >= t) print "met"
-			else print "not shown short" }')
+		verdict "$6" "$1" "$2"
 		printf '%-4s %-5s driver %7.1f MB/s  %-9s %7.1f MB/s  ratio %.3f (median of %d pairs, 95%% interval %.3f-%s, all pairs %s; target >= %s: %s)\n' \
-			"$1" "$2" "$(mbs "$3")" "$5" "$(mbs "$4")" "$m" "$n" "$lo" \
-			"$([[ $hi = inf ]] && echo inf || printf %.3f "$hi")" "$all" "$TARGET" "$verdict"
-		[[ $verdict != SHORT ]] || missed+=("$1 $2 $m $lo $hi $n")
+			"$1" "$2" "$(mbs "$3")" "$5" "$(mbs "$4")" "$V_M" "$V_N" "$V_LO" "$V_HI" \
+			"$V_ALL" "$TARGET" "$V"
 	else
 		printf '%-4s %-5s driver %7.1f MB/s  (no reference client: %s)\n' "$1" "$2" "$(mbs "$3")" "$4$5"
 	fi
@@ -170,7 +180,7 @@ pair() {
 status=0
 out_rm() { rm -f "$SHM/out.bin"; }	# the read sink, before each read (SMB and NFS)
 
-want() { [[ " ${BENCH_DRIVERS:-smb nfs afp} " == *" $1 "* ]]; }	# which to run (all)
+want() { [[ " ${BENCH_DRIVERS:-smb nfs afp small} " == *" $1 "* ]]; }	# which to run (all)
 if want smb; then
 	SMB="smb://alice@$SERVER/Media"
 	# Reads go to a file in tmpfs on both sides, as for NFS: a client copying a file keeps the
@@ -235,6 +245,61 @@ if want afp; then
 		line afp read "$dr" "" "no working reference client"
 	on client1 "$DRV" "${BLK[@]}" --credentials "$WORK/alice.cred" "$AFPU" rm "$name" >/dev/null 2>&1
 	status=$((status | s3))
+fi
+# Small work, as the small-files and metadata workloads do it: SMALLN files of 66 KB out and
+# back in one connection, a listing of them, a stat of each; against smbclient ("prompt
+# off; mput *", "mget *", "ls", "allinfo" of each name) and libnfs's nfs-ls and nfs-cp (one
+# process a file, the driver too: nfs-cp takes one file). Ratios as above, in files a second.
+line_small() {	# line_small PROTO OP COUNT DRIVER_S REF_S REFNAME VAR
+	verdict "$7" "$1" "$2"
+	printf '%-4s %-6s driver %8.1f files/s  %-9s %8.1f files/s  ratio %.3f (median of %d pairs, 95%% interval %.3f-%s, all pairs %s; target >= %s: %s)\n' \
+		"$1" "$2" "$(ops "$3" "$4")" "$6" "$(ops "$3" "$5")" "$V_M" "$V_N" "$V_LO" "$V_HI" \
+		"$V_ALL" "$TARGET" "$V"
+}
+if want small; then
+	SMALLN=${BENCH_SMALL_FILES:-100} NFSN=${BENCH_SMALL_NFS:-20}
+	small=$SHM/small back=$SHM/back sdir=bench_small.$$
+	mkdir -p "$small" "$back"
+	for ((i = 1; i <= SMALLN; i++)); do head -c 66000 /dev/urandom >"$small/f$i"; done
+	back_rm() { rm -f "$back"/*; }
+	# mput into an empty directory on both sides: files created, as the workload's are
+	smb_fresh() { on client1 "${SC[@]}" -c "deltree $sdir; mkdir $sdir" >/dev/null 2>&1; }
+	SC=(smbclient -A "$WORK/alice.cred" "//$SERVER/Media")
+	SMB="smb://alice@$SERVER/Media"
+	DS=("$DRV_SMB" --credentials "$WORK/alice.cred" "$SMB")
+	allinfo="cd $sdir"
+	for ((i = 1; i <= SMALLN; i++)); do allinfo+="; allinfo f$i"; done
+	if on client1 "${DS[@]}" mput "$small" "$sdir" >/dev/null &&
+		pair ssp smb-mput smb_fresh -- "${DS[@]}" mput "$small" "$sdir" \
+			-- "${SC[@]}" -c "prompt off; cd $sdir; lcd $small; mput *" &&
+		pair ssg smb-mget back_rm -- "${DS[@]}" mget "$sdir" "$back" \
+			-- "${SC[@]}" -c "prompt off; cd $sdir; lcd $back; mget *" &&
+		pair ssl smb-list : -- "${DS[@]}" ls "$sdir" -- "${SC[@]}" -c "ls $sdir/*" &&
+		pair sss smb-stat : -- "${DS[@]}" mstat "$sdir" -- "${SC[@]}" -c "$allinfo"; then
+		line_small smb mput "$SMALLN" "$ssp_d" "$ssp_r" smbclient ssp
+		line_small smb mget "$SMALLN" "$ssg_d" "$ssg_r" smbclient ssg
+		line_small smb list "$SMALLN" "$ssl_d" "$ssl_r" smbclient ssl
+		line_small smb stat "$SMALLN" "$sss_d" "$sss_r" smbclient sss
+	else
+		status=1
+	fi
+	on client1 "${SC[@]}" -c "deltree $sdir" >/dev/null 2>&1
+	NFSD="nfs://$SERVER/srv/media"
+	ids="uid=29001&gid=29000"
+	DN=("$DRV_NFS" "$NFSD?$ids")
+	one_get_d="for i in \$(seq $NFSN); do ${DN[*]@Q} get $sdir/f\$i $back/f\$i >/dev/null || exit 1; done"
+	one_get_r="for i in \$(seq $NFSN); do nfs-cp '$NFSD/$sdir/f'\$i'?$ids' $back/f\$i >/dev/null || exit 1; done"
+	if on client1 "${DN[@]}" mput "$small" "$sdir" >/dev/null &&
+		pair snl nfs-list : -- "${DN[@]}" ls "$sdir" -- nfs-ls "$NFSD/$sdir?$ids" &&
+		pair sng nfs-get back_rm -- sh -c "$one_get_d" -- sh -c "$one_get_r"; then
+		line_small nfs list "$SMALLN" "$snl_d" "$snl_r" nfs-ls snl
+		line_small nfs get1 "$NFSN" "$sng_d" "$sng_r" nfs-cp sng
+	else
+		status=1
+	fi
+	for ((i = 1; i <= SMALLN; i++)); do on client1 "${DN[@]}" rm "$sdir/f$i" >/dev/null 2>&1; done
+	on client1 "${DN[@]}" rmdir "$sdir" >/dev/null 2>&1
+	echo "(small work: $SMALLN files of 66 KB in one connection; nfs get1: $NFSN files, one process each on both sides)"
 fi
 echo "($SIZE_MB MiB files; pairs alternating which runs first: $MIN to $MAX within ${BOX} s for the gated, $REPS for the rest; wall time per process from client1; reads hot; SHORT only when the 95% interval lies below the target)"
 if ((${#missed[@]})); then
