@@ -1320,6 +1320,18 @@ test_screens_spend_budget(void **state)
 	       sum / 20, least);
 }
 
+/* A 120 s tune of sel on a machine whose writes spread 25% a run and reads 3%. */
+static void
+split_tune(struct sim *s, uint64_t seed, const bool *sel, struct outcome *out)
+{
+	sim_screen(s, seed, DRIFT_LINEAR);
+	s->sel = sel;
+	s->noise = 0.03;
+	s->wnoise = 0.25;
+	tune_once(s, 120, NULL, out);
+	assert_int_equal(out->rc, 0);
+}
+
 /* A machine whose cold writes spread 25% a run where its reads spread 3% (as the lab's SMB
  * share does): a knob that moves only reads is fitted on the reads' part of the score, so
  * the writes' noise no longer hides it. 20 tunes of the SMB screen at 120 s, use_sendfile =
@@ -1343,12 +1355,7 @@ test_screen_parts(void **state)
 		struct sim s;
 		struct outcome out;
 
-		sim_screen(&s, 9700 + seed, DRIFT_LINEAR);
-		s.sel = sel;
-		s.noise = 0.03;
-		s.wnoise = 0.25;
-		tune_once(&s, 120, NULL, &out);
-		assert_int_equal(out.rc, 0);
+		split_tune(&s, 9700 + seed, sel, &out);
 		for (size_t i = 0; i < 2; i++) {
 			const struct tuner_decision *d = &out.dec[rd[i]];
 
@@ -1399,12 +1406,7 @@ test_screen_parts_cross(void **state)
 		struct sim s;
 		struct outcome out;
 
-		sim_screen(&s, 9800 + seed, DRIFT_LINEAR);
-		s.sel = sel;
-		s.noise = 0.03;
-		s.wnoise = 0.25;
-		tune_once(&s, 120, NULL, &out);
-		assert_int_equal(out.rc, 0);
+		split_tune(&s, 9800 + seed, sel, &out);
 		d = &out.dec[KNOB_SMB_MIN_RECEIVEFILE_SIZE];
 		whole += strstr(d->design, "fitted on the whole score: it moved more than "
 					   "seq-write") != NULL;
