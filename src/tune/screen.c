@@ -67,46 +67,23 @@ struct screen {
 static const char *
 screen_name(unsigned protos)
 {
-	switch (protos) {
-	case PROTO_SMB | TUNER_CLIENTS:
-		return "network-path screen (SMB, through the clients)";
-	case PROTO_NFS | TUNER_CLIENTS:
-		return "network-path screen (NFS, through the clients)";
-	case PROTO_AFP | TUNER_CLIENTS:
-		return "network-path screen (AFP, through the clients)";
-	default:
-		break;
-	}
-	if (protos & TUNER_CLIENTS)
-		return "network-path screen (every protocol, through the clients)";
-	switch (protos) {
-	case PROTO_SMB:
-		return "SMB screen";
-	case PROTO_NFS:
-		return "NFS screen";
-	case PROTO_AFP:
-		return "AFP screen";
-	default:
-		return "host screen";
-	}
-}
+	static const struct {
+		unsigned protos;
+		const char *name;
+	} names[] = {
+		{ PROTO_SMB | TUNER_CLIENTS, "network-path screen (SMB, through the clients)" },
+		{ PROTO_NFS | TUNER_CLIENTS, "network-path screen (NFS, through the clients)" },
+		{ PROTO_AFP | TUNER_CLIENTS, "network-path screen (AFP, through the clients)" },
+		{ PROTO_SMB, "SMB screen" },
+		{ PROTO_NFS, "NFS screen" },
+		{ PROTO_AFP, "AFP screen" }
+	};
 
-/* "seq-read" or "seq-write and copy-in-share": the workloads of wl (WL_* bits). */
-static const char *
-wl_names(unsigned wl, char *buf, size_t len)
-{
-	size_t n = 0, left = (size_t)__builtin_popcount(wl);
-
-	buf[0] = 0;
-	for (int w = 0; w < BENCH_NWORKLOADS && n < len; w++)
-		if (wl & (1u << w)) {
-			left--;
-			n += (size_t)snprintf(buf + n, len - n, "%s%s", bench_workload_name(w),
-					      !left	  ? ""
-					      : left == 1 ? " and "
-							  : ", ");
-		}
-	return buf;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (names[i].protos == protos)
+			return names[i].name;
+	return protos & TUNER_CLIENTS ? "network-path screen (every protocol, through the clients)"
+				      : "host screen";
 }
 
 /* Puts the levels lv[] of sc's factors in force. */
@@ -548,53 +525,31 @@ more_runs(const struct tstate *s, const struct screen *sc, struct tune_effect *e
 	e->more_s = (double)e->more_runs * ts_slot_cost(s, sc->protos);
 }
 
-static void
-pctf(char *buf, size_t len, double v)
-{
-	snprintf(buf, len, "%+.1f%%", 100 * v);
-}
-
-/* "16K: no effect beyond +-4.2% (+1.1% [-2.0%, +4.2%], 48 pairs)" and the like. */
+/* The head of f's reason: "no effect beyond +-2.0% on seq-read, the workload it moves: ";
+ * its length. A knob fitted on its part says where its bounds hold. */
 static size_t
-cand_words(char *buf, size_t len, const char *v, const struct tune_effect *e)
+verdict_words(const struct screen *sc, size_t f, struct tuner_decision *d)
 {
-	char lo[16], hi[16], est[16];
+	unsigned r = resp_of(sc, f);
+	size_t len;
 
-	if (e->verdict == TUNE_NOT_REACHED)
-		return (size_t)snprintf(buf, len, "%s: not reached (no replicate tried it)", v);
-	pctf(lo, sizeof(lo), e->lo);
-	pctf(hi, sizeof(hi), e->hi);
-	pctf(est, sizeof(est), e->est);
-	switch (e->verdict) {
-	case TUNE_WORSE:
-		return (size_t)snprintf(buf, len, "%s: %.0f%% slower here (%s [%s, %s], %zu pairs)",
-					v, -100 * e->est, est, lo, hi, e->n);
-	case TUNE_BETTER:
-		return (size_t)snprintf(buf, len,
-					"%s: %.0f%% faster in the screen (%s [%s, %s], %zu pairs)",
-					v, 100 * e->est, est, lo, hi, e->n);
-	case TUNE_SAME:
-		return (size_t)snprintf(buf, len,
-					"%s: the same within +-%.1f%% (%s [%s, %s], %zu pairs)", v,
-					100 * e->delta, est, lo, hi, e->n);
-	case TUNE_BOUNDED:
-		return (size_t)snprintf(
-			buf, len, "%s: no effect beyond +-%.1f%% here (%s [%s, %s], %zu pairs)", v,
-			100 * e->delta, est, lo, hi, e->n);
-	default:
-		if (!isfinite(e->lo) || !isfinite(e->hi))
-			return (size_t)snprintf(
-				buf, len,
-				"%s: undecided (%s, %zu pairs: too few for an "
-				"interval; about %zu more runs, %.0fs, would bound it "
-				"to +-5%%)",
-				v, est, e->n, e->more_runs, e->more_s);
-		return (size_t)snprintf(
-			buf, len,
-			"%s: undecided (%s [%s, %s], %zu pairs; about %zu more runs, "
-			"%.0fs, would bound it to +-5%%)",
-			v, est, lo, hi, e->n, e->more_runs, e->more_s);
+	if (d->verdict == TUNE_BOUNDED)
+		len = (size_t)snprintf(d->reason, sizeof(d->reason), "no effect beyond +-%.1f%%",
+				       100 * d->e.delta);
+	else
+		len = (size_t)snprintf(d->reason, sizeof(d->reason), "%s",
+				       tune_verdict_name(d->verdict));
+	if (r && len < sizeof(d->reason)) {
+		char wl[64];
+
+		len += (size_t)snprintf(d->reason + len, sizeof(d->reason) - len,
+					" on %s, the workload%s it moves",
+					ts_wl_names(sc->rmask[r], wl, sizeof(wl)),
+					__builtin_popcount(sc->rmask[r]) > 1 ? "s" : "");
 	}
+	if (len + 2 < sizeof(d->reason))
+		len += (size_t)snprintf(d->reason + len, sizeof(d->reason) - len, ": ");
+	return len;
 }
 
 /* Writes f's decision from the fit: every candidate's effect, the knob's verdict (the weakest
@@ -624,7 +579,7 @@ screen_decide(struct tstate *s, const struct screen *sc, size_t f, unsigned *gai
 	if (x->resp && len < sizeof(d->design)) {
 		char wl[64];
 
-		wl_names(sc->rmask[x->resp], wl, sizeof(wl));
+		ts_wl_names(sc->rmask[x->resp], wl, sizeof(wl));
 		snprintf(d->design + len, sizeof(d->design) - len,
 			 resp_of(sc, f) ? ", fitted on %s alone"
 					: ", fitted on the whole score: it moved more than %s",
@@ -674,29 +629,13 @@ screen_decide(struct tstate *s, const struct screen *sc, size_t f, unsigned *gai
 				if (d->cand[j].e.delta > d->e.delta || d->e.verdict == TUNE_WORSE)
 					d->e = d->cand[j].e;
 	}
-	if (d->verdict == TUNE_BOUNDED)
-		len = (size_t)snprintf(d->reason, sizeof(d->reason), "no effect beyond +-%.1f%%",
-				       100 * d->e.delta);
-	else
-		len = (size_t)snprintf(d->reason, sizeof(d->reason), "%s",
-				       tune_verdict_name(d->verdict));
-	if (resp_of(sc, f) && len < sizeof(d->reason)) {
-		/* its bounds are on the workloads the table says it moves: say which */
-		char wl[64];
-
-		len += (size_t)snprintf(d->reason + len, sizeof(d->reason) - len,
-					" on %s, the workload%s it moves",
-					wl_names(sc->rmask[x->resp], wl, sizeof(wl)),
-					__builtin_popcount(sc->rmask[x->resp]) > 1 ? "s" : "");
-	}
-	if (len + 2 < sizeof(d->reason))
-		len += (size_t)snprintf(d->reason + len, sizeof(d->reason) - len, ": ");
+	len = verdict_words(sc, f, d);
 	for (size_t j = 0; j < d->ncand && len + 4 < sizeof(d->reason); j++) {
 		if (j)
 			len += (size_t)snprintf(d->reason + len, sizeof(d->reason) - len, "; ");
 		if (len < sizeof(d->reason))
-			len += cand_words(d->reason + len, sizeof(d->reason) - len,
-					  d->cand[j].value, &d->cand[j].e);
+			len += ts_cand_words(d->reason + len, sizeof(d->reason) - len,
+					     d->cand[j].value, &d->cand[j].e);
 	}
 	/* An apparent gain goes to the confirmation, which says what is kept: an applied knob's
 	 * reason said "(the default) kept" after the screen's words. */
@@ -936,7 +875,7 @@ parts(const struct screen *sc, char *buf, size_t len)
 		if (sc->fit[r].ok)
 			n += (size_t)snprintf(buf + n, len - n, "%s%s's part %.0f%%",
 					      n ? ", " : " (",
-					      wl_names(sc->rmask[r], wl, sizeof(wl)),
+					      ts_wl_names(sc->rmask[r], wl, sizeof(wl)),
 					      100 * expm1(sc->fit[r].sigma));
 	}
 	if (n && n + 1 < len)

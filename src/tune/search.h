@@ -156,6 +156,10 @@ const char *ts_same_as(const struct model *m, const struct knob *k, const char *
 void ts_say(struct tstate *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void ts_setk(struct tstate *s, enum knob_id id, const char *v, enum knob_src src);
 double ts_slot_cost(const struct tstate *s, unsigned protos);
+/* words.c: one candidate's screened effect in words (its length, as snprintf's), and the
+ * workloads of a WL_* mask ("seq-write and copy-in-share") into buf. */
+size_t ts_cand_words(char *buf, size_t len, const char *v, const struct tune_effect *e);
+const char *ts_wl_names(unsigned wl, char *buf, size_t len);
 void ts_snap_put(struct tstate *s, const struct snap *sn);
 bool ts_stopped(struct tstate *s);
 
