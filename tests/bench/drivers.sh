@@ -21,9 +21,10 @@
 # median below the target whose interval still reaches it prints "not shown short" and
 # passes: more pairs, not another run, would decide it. A few noisy pairs (the machine is
 # shared) cannot fail it; a driver clearly behind its reference does.
-# Small work (BENCH_DRIVERS=small alone): 100 files of 66 KB out and back in one connection,
-# a listing and a stat of each, against smbclient's mput, mget, ls and allinfo, and NFS's
-# listing and per-file get against nfs-ls and nfs-cp; gated the same way, in files a second.
+# Small work (BENCH_DRIVERS=small runs it alone): BENCH_SMALL_FILES (100) files of 66 KB out
+# and back in one connection, a listing and a stat of each, against smbclient's mput, mget, ls
+# and allinfo, and NFS's listing and a get of BENCH_SMALL_NFS (20) files, one process each,
+# against nfs-ls and nfs-cp; gated the same way, in files a second.
 # BENCH_DRIVER_HANDICAP='smb-write=0.2 nfs-read=0.1' (or one number for all) adds that many
 # seconds to each timed run of those drivers: the way to see the guard fail.
 # shellcheck source=tests/lab/lib.sh
@@ -102,8 +103,8 @@ median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2
 mbs() { awk "BEGIN{printf \"%.1f\", $BYTES / 1e6 / $1}"; }
 ops() { awk "BEGIN{printf \"%.1f\", $1 / $2}"; }	# ops COUNT SECONDS: a second
 missed=()
-# verdict VAR: VAR's pair figures (pair sets them) as "N MEDIAN LO HI ALL VERDICT"; a SHORT one
-# is added to missed under PROTO OP ($2 $3).
+# verdict VAR PROTO OP: the words " ratio ... target >= 1.0: met" for VAR's pair figures (pair
+# sets them); a SHORT one is added to missed under PROTO OP.
 verdict() {
 	local n m lo hi all v
 	read -r n m lo hi <<<"$(eval "echo \"\$${1}_ci\"")"
@@ -113,14 +114,14 @@ verdict() {
 		else if (m >= t) print "met"
 		else print "not shown short" }')
 	[[ $v != SHORT ]] || missed+=("$2 $3 $m $lo $hi $n")
-	V_N=$n V_M=$m V_LO=$lo V_HI=$([[ $hi = inf ]] && echo inf || printf %.3f "$hi") V_ALL=$all V=$v
+	printf '  ratio %.3f (median of %d pairs, 95%% interval %.3f-%s, all pairs %s; target >= %s: %s)' \
+		"$m" "$n" "$lo" "$([[ $hi = inf ]] && echo inf || printf %.3f "$hi")" "$all" "$TARGET" "$v"
 }
 line() {	# line PROTO OP DRIVER_S [REF_S REFNAME VAR]: VAR's pair figures (pair sets them)
 	if [[ -n ${4:-} ]]; then
+		printf '%-4s %-5s driver %7.1f MB/s  %-9s %7.1f MB/s' "$1" "$2" "$(mbs "$3")" "$5" "$(mbs "$4")"
 		verdict "$6" "$1" "$2"
-		printf '%-4s %-5s driver %7.1f MB/s  %-9s %7.1f MB/s  ratio %.3f (median of %d pairs, 95%% interval %.3f-%s, all pairs %s; target >= %s: %s)\n' \
-			"$1" "$2" "$(mbs "$3")" "$5" "$(mbs "$4")" "$V_M" "$V_N" "$V_LO" "$V_HI" \
-			"$V_ALL" "$TARGET" "$V"
+		echo
 	else
 		printf '%-4s %-5s driver %7.1f MB/s  (no reference client: %s)\n' "$1" "$2" "$(mbs "$3")" "$4$5"
 	fi
@@ -251,10 +252,10 @@ fi
 # off; mput *", "mget *", "ls", "allinfo" of each name) and libnfs's nfs-ls and nfs-cp (one
 # process a file, the driver too: nfs-cp takes one file). Ratios as above, in files a second.
 line_small() {	# line_small PROTO OP COUNT DRIVER_S REF_S REFNAME VAR
+	printf '%-4s %-6s driver %8.1f files/s  %-9s %8.1f files/s' "$1" "$2" "$(ops "$3" "$4")" \
+		"$6" "$(ops "$3" "$5")"
 	verdict "$7" "$1" "$2"
-	printf '%-4s %-6s driver %8.1f files/s  %-9s %8.1f files/s  ratio %.3f (median of %d pairs, 95%% interval %.3f-%s, all pairs %s; target >= %s: %s)\n' \
-		"$1" "$2" "$(ops "$3" "$4")" "$6" "$(ops "$3" "$5")" "$V_M" "$V_N" "$V_LO" "$V_HI" \
-		"$V_ALL" "$TARGET" "$V"
+	echo
 }
 if want small; then
 	SMALLN=${BENCH_SMALL_FILES:-100} NFSN=${BENCH_SMALL_NFS:-20}

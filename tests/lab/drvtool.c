@@ -455,9 +455,16 @@ do_mput(const char *dir, const char *rdir)
 		struct stat st;
 		int fd = open(lp, O_RDONLY | O_CLOEXEC);
 
-		if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		if (fd < 0 || fstat(fd, &st) < 0) {
+			perror(lp); /* a file it cannot read fails the run, never shrinks it */
 			if (fd >= 0)
 				close(fd);
+			free(lp);
+			rc = 1;
+			break;
+		}
+		if (!S_ISREG(st.st_mode)) { /* ".", "..", a subdirectory */
+			close(fd);
 			free(lp);
 			continue;
 		}

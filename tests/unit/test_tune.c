@@ -282,7 +282,8 @@ test_reports(void **state)
 		"\"knobs\":[{\"name\":\"smb.smb_encrypt\",\"safety\":\"safe\",\"before\":"
 		"\"required\","
 		"\"after\":\"default\",\"applied\":true,\"reason\":\"better: "
-		"<50%>\",\"effect\":0.5}],"
+		"<50%>\",\"effect\":0.5,\"candidates\":[{\"value\":\"off\",\"verdict\":"
+		"\"undecided\",\"effect\":null,\"interval\":null,\"pairs\":0}]}],"
 		"\"results\":[],\"advice\":[]}",
 		0, NULL);
 	char err[128], *t, *h;
@@ -303,6 +304,9 @@ test_reports(void **state)
 	assert_non_null(strstr(h, "better: &lt;50%&gt;")); /* escaped */
 	assert_null(strstr(h, "<script"));
 	assert_null(strstr(h, "inf"));
+	/* a candidate no pair measured: named, no dot and no figure */
+	assert_non_null(strstr(h, "smb.smb_encrypt = off"));
+	assert_null(strstr(h, "0 pairs"));
 	free(t);
 	free(h);
 	json_decref(doc);
