@@ -90,6 +90,23 @@ ts_active(const struct cmp *c)
 	return n;
 }
 
+/* The score of one run's results got on the workloads part alone (the others held at 1). */
+static int
+part_score(struct tstate *s, const struct bench_results *got, unsigned part, double *out)
+{
+	double *v = NULL;
+	size_t n = 0;
+
+	if (tune_scores_part(got, 0, part, &v, &n) < 0 || n != 1) {
+		free(v);
+		snprintf(s->err, sizeof(s->err), "no throughput result to score");
+		return -EIO;
+	}
+	*out = v[0];
+	free(v);
+	return 0;
+}
+
 /* One round: the incumbent and every undecided candidate, forwards or backwards. The last
  * side measured stays in force, so that the next round, which starts with it, installs
  * nothing; the caller puts the incumbent back (leave()). */
@@ -97,7 +114,7 @@ int
 ts_round_once(struct tstate *s, struct cmp *c)
 {
 	size_t order[1 + TUNER_MAX_CANDS], n = 0;
-	double sc[1 + TUNER_MAX_CANDS];
+	double sc[1 + TUNER_MAX_CANDS], ps[1 + TUNER_MAX_CANDS];
 	bool back = c->rounds % 2;
 	int rc = 0;
 
@@ -111,7 +128,9 @@ ts_round_once(struct tstate *s, struct cmp *c)
 		struct bench_results got = { 0 }, *keep = c->keep[side ? 1 : 0];
 
 		c->put(s, c, side);
-		rc = ts_measure(s, c->protos, 1, 0, &sc[side], keep ? &got : NULL);
+		rc = ts_measure(s, c->protos, 1, 0, &sc[side], keep || c->part ? &got : NULL);
+		if (rc == 0 && c->part)
+			rc = part_score(s, &got, c->part, &ps[side]);
 		if (rc == 0 && keep)
 			ts_merge_results(keep, &got);
 		bench_results_clear(&got);
@@ -123,7 +142,14 @@ ts_round_once(struct tstate *s, struct cmp *c)
 		struct cand *x = &c->c[order[i] - 1];
 
 		x->d = xreallocarray(x->d, x->n + 1, sizeof(*x->d));
-		x->d[x->n++] = tune_log_ratio(sc[0], sc[order[i]]);
+		if (c->part) { /* the part decides; the rest is watched (ts_confirm) */
+			x->r = xreallocarray(x->r, x->n + 1, sizeof(*x->r));
+			x->d[x->n] = tune_log_ratio(ps[0], ps[order[i]]);
+			x->r[x->n] = tune_log_ratio(sc[0], sc[order[i]]) - x->d[x->n];
+		} else {
+			x->d[x->n] = tune_log_ratio(sc[0], sc[order[i]]);
+		}
+		x->n++;
 		look(s, c, order[i] - 1);
 	}
 	return 0;
@@ -367,8 +393,10 @@ ts_cmp_unlink(struct tstate *s, struct cmp *c)
 void
 ts_cmp_release(struct cmp *c)
 {
-	for (size_t j = 0; j < c->nc; j++)
+	for (size_t j = 0; j < c->nc; j++) {
 		free(c->c[j].d);
+		free(c->c[j].r);
+	}
 	if (c->k)
 		free((char *)c->val[0]);
 }

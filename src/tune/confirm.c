@@ -110,6 +110,39 @@ unconfirmed(struct tstate *s, struct tuner_decision *d, const struct tune_effect
 			 tune_verdict_name(d->verdict), v, words, more, screen);
 }
 
+/* A gain confirmed on its part (c->part): whether the rest of the score paid for it, and its
+ * words ("; the rest of the score -1.0% [-4.3%, +2.4%]"). The rest's effect is the screen's
+ * estimate and the confirmation's pairs' mean, weighted by their precision; it paid when that lies
+ * below 0 at 0.05 (one-sided), or takes back the part's gain. The rest is not bounded as the part
+ * is: a knob the table and the screen say moves only its part is trusted to, unless this
+ * says not. */
+static bool
+rest_paid(const struct tuner_decision *d, const struct cmp *c, char *words, size_t len)
+{
+	const struct cand *x = &c->c[0];
+	double sum = 0, sq = 0, mean, w = 0, b = 0, se;
+
+	if (!c->part || x->n < 2 || !x->r)
+		return false;
+	for (size_t i = 0; i < x->n; i++)
+		sum += x->r[i];
+	mean = sum / (double)x->n;
+	for (size_t i = 0; i < x->n; i++)
+		sq += (x->r[i] - mean) * (x->r[i] - mean);
+	se = sqrt(sq / (double)(x->n - 1) / (double)x->n);
+	if (se > 0)
+		w += 1 / (se * se), b += mean / (se * se);
+	if (d->rest_se > 0)
+		w += 1 / (d->rest_se * d->rest_se), b += d->rest_b / (d->rest_se * d->rest_se);
+	if (!(w > 0))
+		return false;
+	b /= w;
+	se = 1 / sqrt(w);
+	snprintf(words, len, "; the rest of the score %+.1f%% [%+.1f%%, %+.1f%%]", 100 * expm1(b),
+		 100 * expm1(b - 1.645 * se), 100 * expm1(b + 1.645 * se));
+	return b + 1.645 * se < 0 || log1p(x->e.est) + b <= 0;
+}
+
 /* d's verdict from its confirmation c of v (v0 its value without it; ok: c ran to its end):
  * applied when better, withheld when better but not consented to, else unconfirmed and out
  * of P. */
@@ -119,6 +152,27 @@ conclude(struct tstate *s, struct tuner_decision *d, const struct cmp *c, bool o
 {
 	enum knob_id id = d->k->id;
 	bool better = ok && c->c[0].n && c->c[0].e.verdict == TUNE_BETTER;
+	char rest[96] = "", on[96] = "", wl[64];
+	bool paid = better && rest_paid(d, c, rest, sizeof(rest));
+
+	if (c->part)
+		snprintf(on, sizeof(on), " on %s", ts_wl_names(c->part, wl, sizeof(wl)));
+	if (paid) {
+		char was[sizeof(d->reason)];
+
+		/* a gain the other workloads paid for: not confirmed, and said so */
+		snprintf(was, sizeof(was), "%s", d->reason);
+		d->verdict = TUNE_UNDECIDED;
+		d->e = with_runs(c->c[0].e, d->e.runs);
+		snprintf(d->reason, sizeof(d->reason),
+			 "undecided: %.60s not confirmed: faster%s (%.100s), but the other "
+			 "workloads paid for it%s; the screen said: %.200s",
+			 v, on, words, rest, was);
+		ts_setk(s, id, v0, KNOB_TUNED);
+		if (!v0)
+			ts_setk(s, id, NULL, KNOB_UNSET);
+		return;
+	}
 
 	if (better && ts_needs_consent(s->m, d->k, v)) {
 		/* measured, not applied: out of P from now on */
@@ -142,9 +196,9 @@ conclude(struct tstate *s, struct tuner_decision *d, const struct cmp *c, bool o
 		s->r->changed = true;
 		s->changed_protos |= ts_knob_protos(s, d->k);
 		snprintf(d->reason, sizeof(d->reason),
-			 "better: %.60s: %.0f%% faster here, confirmed (%.100s); the screen "
-			 "said: %.250s",
-			 v, 100 * d->e.est, words, screen);
+			 "better: %.60s: %.0f%% faster here, confirmed%s (%.100s%s); the screen "
+			 "said: %.200s",
+			 v, 100 * d->e.est, on, words, rest, screen);
 	} else {
 		unconfirmed(s, d, c->c[0].n ? &c->c[0].e : NULL, c->protos, least, v, words);
 		ts_setk(s, id, v0, KNOB_TUNED); /* not in P from now on */
@@ -190,13 +244,14 @@ ts_confirm(struct tstate *s, const unsigned *gains, char *vals[][1 + TUNER_MAX_C
 		const char *v = vals[id][gains[id]];
 		struct cmp c = { .put = ts_put_snap, .nc = 1, .max_pairs = s->o->pairs };
 		double left = s->o->budget_s - (ts_now(s) - s->t0), until, slot;
-		char words[160];
+		char words[160], wl[64];
 
 		ts_snap_take(&p, s->m);
 		ts_setk(s, id, vals[id][0], KNOB_TUNED);
 		ts_snap_take(&without, s->m);
 		ts_snap_put(s, &p);
 		c.protos = gain_protos(s, d->k);
+		c.part = d->part; /* where the screen found it: the others' noise stays out */
 		c.snaps[0] = &without;
 		c.snaps[1] = &p;
 		c.alpha_better = c.alpha_worse = level;
@@ -222,15 +277,18 @@ ts_confirm(struct tstate *s, const unsigned *gains, char *vals[][1 + TUNER_MAX_C
 		else
 			snprintf(words, sizeof(words), "no time for the %u pairs it needs", least);
 		snprintf(d->confirmed, sizeof(d->confirmed),
-			 "P against P without it: %.100s, at %.2g a look (%zu gain%s)", words,
-			 level, m, m == 1 ? "" : "s");
+			 "P against P without it%s%s: %.90s, at %.2g a look (%zu gain%s)",
+			 c.part ? " on " : "", c.part ? ts_wl_names(c.part, wl, sizeof(wl)) : "",
+			 words, level, m, m == 1 ? "" : "s");
 		if (rc == 0 || rc != -EINTR)
 			conclude(s, d, &c, rc == 0, least, v, vals[id][0], words);
 		ts_say(s, "tune: %s: %s", d->k->name, d->reason);
 		if (rc == 0)
 			ts_decided(s, d);
-		for (size_t j = 0; j < c.nc; j++)
+		for (size_t j = 0; j < c.nc; j++) {
 			free(c.c[j].d);
+			free(c.c[j].r);
+		}
 		ts_snap_release(&p);
 		ts_snap_release(&without);
 		memset(&p, 0, sizeof(p));

@@ -572,6 +572,8 @@ screen_decide(struct tstate *s, const struct screen *sc, size_t f, unsigned *gai
 	d->tried = true;
 	d->ncand = 0;
 	d->by_clients = (sc->protos & TUNER_CLIENTS) != 0;
+	d->part = resp_of(sc, f) ? sc->rmask[resp_of(sc, f)] : 0;
+	d->rest_b = d->rest_se = 0;
 	len = (size_t)snprintf(d->design, sizeof(d->design),
 			       "%s: %zu-run array, folded, %zu replicate%s%s",
 			       screen_name(sc->protos), sc->des.order, sc->nrep,
@@ -628,6 +630,13 @@ screen_decide(struct tstate *s, const struct screen *sc, size_t f, unsigned *gai
 			    d->cand[j].e.verdict == TUNE_SAME)
 				if (d->cand[j].e.delta > d->e.delta || d->e.verdict == TUNE_WORSE)
 					d->e = d->cand[j].e;
+	}
+	if (*gain && d->part && sc->rest[resp_of(sc, f)].ok) {
+		const struct tfit *rf = &sc->rest[resp_of(sc, f)];
+		size_t j = x->col + *gain - 1;
+
+		d->rest_b = rf->b[j];
+		d->rest_se = isfinite(rf->se[j]) ? rf->se[j] : 0;
 	}
 	len = verdict_words(sc, f, d);
 	for (size_t j = 0; j < d->ncand && len + 4 < sizeof(d->reason); j++) {

@@ -48,6 +48,7 @@ struct tstate {
  * and a steady drift cancels. put() puts a side in force. */
 struct cand {
 	double *d; /* the pairs' log-ratios */
+	double *r; /* with cmp.part: the pairs' log-ratios of the rest of the score */
 	size_t n;
 	unsigned look; /* the next look (index into tstate.looks) */
 	struct tune_effect e;
@@ -59,10 +60,12 @@ struct cmp {
 	const struct knob *k;		      /* a knob's values, or NULL */
 	const char *val[1 + TUNER_MAX_CANDS]; /* a knob's: [0] the incumbent (owned) */
 	enum knob_src src0;
-	int mtu[1 + TUNER_MAX_CANDS];	  /* the MTU step's */
-	const struct snap *snaps[2];	  /* the after-score's: start, chosen */
-	struct bench_results *keep[2];	  /* the after-score's results, by side */
-	unsigned protos;		  /* what a measure call measures */
+	int mtu[1 + TUNER_MAX_CANDS];  /* the MTU step's */
+	const struct snap *snaps[2];   /* the after-score's: start, chosen */
+	struct bench_results *keep[2]; /* the after-score's results, by side */
+	unsigned protos;	       /* what a measure call measures */
+	unsigned part; /* the workloads (WL_* bits) its pairs score, the others held at 1 (the
+			* rest of the score kept in cand.r); 0: the whole score */
 	double alpha_better, alpha_worse; /* one-sided levels of the interval's bounds */
 	bool front_better, front_worse;	  /* ... the tune's, its first look spending more */
 	size_t nc;

@@ -40,11 +40,15 @@ struct tuner_decision {
 	enum tune_verdict verdict; /* the knob's: better (applied), worse (every candidate
 				    * worse), same, or undecided */
 	char reason[512];
-	struct tune_effect e; /* the applied value's effect, else the most telling one */
-	bool by_clients;      /* decided on the clients' measurements, not loopback */
-	char design[192];     /* the screen that measured it ("SMB screen: 12-run array, folded,
-			       * 3 replicates"), or "" (compared one at a time) */
-	char confirmed[160];  /* the confirmation that decided it, or "" */
+	struct tune_effect e;	/* the applied value's effect, else the most telling one */
+	bool by_clients;	/* decided on the clients' measurements, not loopback */
+	char design[192];	/* the screen that measured it ("SMB screen: 12-run array, folded,
+				 * 3 replicates"), or "" (compared one at a time) */
+	char confirmed[160];	/* the confirmation that decided it, or "" */
+	unsigned part;		/* the workloads (WL_* bits) its screen fitted it on, and so its
+				 * confirmation measures; 0: the whole score */
+	double rest_b, rest_se; /* with part: the screen's estimate of its gain's effect on the
+				 * rest of the score (log) and its standard error (0: none) */
 	/* Measured better but not applied: the value changes what clients see and the
 	 * configuration does not consent (knob_consent_given). What it would change for
 	 * them (knob_client_change), and the value; NULL and "" otherwise. */
