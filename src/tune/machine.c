@@ -849,8 +849,9 @@ tune_body(struct tuner *t, const struct tune_machine_opts *mo, double t0)
 				 .budget_s = o->budget_s - (timeutil_mono() - t0) - after,
 				 .sel = o->sel,
 				 .exhaustive = o->exhaustive,
-				 .clients_after = o->nclients && !o->dry_run,
-				 .clients_decide = o->nclients > 0,
+				 .clients_after = t->nclients && !o->dry_run,
+				 .clients_decide = t->nclients > 0,
+				 .clients_none = o->nclients && !t->nclients,
 				 .resume = t->resume,
 				 .alpha = o->alpha };
 	struct tuner_result res = { 0 };
@@ -936,6 +937,11 @@ tune_machine_run(struct model *m, const struct tune_machine_opts *o, json_t **do
 
 		if (n)
 			t.clients = t.resolved, t.nclients = n;
+		else { /* every client screen would fail, each knob on the path "failed" */
+			log_warnx("tune: no client agent answered (--clients): the knobs on the "
+				  "network path are not tried");
+			t.nclients = 0;
+		}
 	}
 
 	sigstop_catch(old_sig);

@@ -228,6 +228,13 @@ ts_eligible(struct tstate *s, const struct knob *k, struct tuner_decision *d)
 			 "(tune --clients); network.mtu otherwise");
 		return false;
 	}
+	if (ts_on_path(k) && s->o->clients_none) {
+		snprintf(d->reason, sizeof(d->reason),
+			 "not tried: it acts on the network path, which the clients decide, and "
+			 "no client agent answered (--clients): pair a client (nastune pair, then "
+			 "nastune agent on it)");
+		return false;
+	}
 	if (ts_on_path(k) && !(s->o->clients_decide && s->ops->clients) && !s->o->sel) {
 		snprintf(d->reason, sizeof(d->reason),
 			 "not tried: it acts on the network path, which loopback does not have "

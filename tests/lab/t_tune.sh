@@ -7,7 +7,7 @@
 # shellcheck source=tests/lab/lib.sh
 . "$(dirname "$0")/lib.sh"
 lab_ready
-plan 41
+plan 42
 
 cleanup() { rm -f "$SROOT/etc/nastune/tuned.conf"; "$LAB" apply "$DEMO" >/dev/null 2>&1; rm -rf "$WORK"; }
 trap cleanup EXIT
@@ -149,6 +149,12 @@ ok $? "--budget 25s: the tune stops in time (+5%), every knob screened, none 'bu
 nts --json tune --dry-run --knobs smb.use_sendfile --budget 15s --size 1G --repeat 8 --credentials "$CR"
 [[ $rc = 0 ]] && j 'd["elapsed_s"] <= 15 * 1.05 and [k for k in d["knobs"] if k["name"] == "smb.use_sendfile"][0]["tried"] and any("raw disk" in (r.get("bottleneck") or "") for r in d["results"])'
 ok $? "--size 1G --budget 15s: the baselines fit in the budget, and the knob is measured ($(python3 -c 'import json,sys; print("%.1f" % json.loads(sys.argv[1])["elapsed_s"])' "$out" 2>/dev/null)s)" "$(both)"
+# --clients auto with no agent on the network: the knobs on the path are not tried, and say
+# why; before, each client screen ran, failed, and left every such knob "failed".
+pkill -f '[a]gent --token-file' 2>/dev/null
+nts --json tune --dry-run --clients auto --knobs sys.rmem_max,smb.use_sendfile --budget 15s --size 16M --repeat 8 --credentials "$CR"
+[[ $rc = 0 ]] && grep -q 'no client agent answered' <<<"$err" && j 'all("failed" not in k["reason"] for k in d["knobs"]) and "no client agent answered" in [k for k in d["knobs"] if k["name"] == "sys.rmem_max"][0]["reason"] and [k for k in d["knobs"] if k["name"] == "smb.use_sendfile"][0]["tried"]'
+ok $? "--clients auto, no agent: the path's knobs not tried, saying no agent answered; the rest measured" "$(both)"
 nts tune --knobs nosuch.knob
 [[ $rc = 2 ]] && grep -q "unknown knob 'nosuch.knob'" <<<"$err"
 ok $? "an unknown knob: exit 2, named" "$(both)"
@@ -242,5 +248,5 @@ nts bench --target smb://127.0.0.1/Public --workload seq-read --size 8M --repeat
 ok $? "smb_encrypt = desired applies with guest shares, and a guest measures Public" "apply: rc=$a_rc $a_err"$'\n'"$(both)"
 rm -f "$SROOT/etc/nastune/tuned.conf"
 nts apply
-[[ $TAP_N = 41 ]] || echo "# ran $TAP_N tests, planned 41"
+[[ $TAP_N = 42 ]] || echo "# ran $TAP_N tests, planned 42"
 done_testing
