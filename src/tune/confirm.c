@@ -110,50 +110,73 @@ unconfirmed(struct tstate *s, struct tuner_decision *d, const struct tune_effect
 			 tune_verdict_name(d->verdict), v, words, more, screen);
 }
 
-/* A gain confirmed on its part (c->part): whether the rest of the score paid for it, and its
- * words ("; the rest of the score -1.0% [-4.3%, +2.4%]"). The rest's effect is the screen's
- * estimate and the confirmation's pairs' mean, weighted by their precision; it paid when that lies
- * below 0 at 0.05 (one-sided), or takes back the part's gain. The rest is not bounded as the part
- * is: a knob the table and the screen say moves only its part is trusted to, unless this
- * says not. */
+/* The rest of the score's effect of a gain confirmed on its part (c->part), in log: the
+ * screen's estimate and the confirmation's pairs' mean, weighted by their precision, into *b
+ * and its standard error *se. false: neither says anything. */
 static bool
-rest_paid(const struct tuner_decision *d, const struct cmp *c, char *words, size_t len)
+rest_effect(const struct tuner_decision *d, const struct cand *x, double *b, double *se)
 {
-	const struct cand *x = &c->c[0];
-	double sum = 0, sq = 0, mean, w = 0, b = 0, se;
+	double sum = 0, sq = 0, mean, w = 0, s1;
 
-	if (!c->part || x->n < 2 || !x->r)
-		return false;
-	for (size_t i = 0; i < x->n; i++)
-		sum += x->r[i];
-	mean = sum / (double)x->n;
-	for (size_t i = 0; i < x->n; i++)
-		sq += (x->r[i] - mean) * (x->r[i] - mean);
-	se = sqrt(sq / (double)(x->n - 1) / (double)x->n);
-	if (se > 0)
-		w += 1 / (se * se), b += mean / (se * se);
+	*b = *se = 0;
+	if (x->n >= 2 && x->r) {
+		for (size_t i = 0; i < x->n; i++)
+			sum += x->r[i];
+		mean = sum / (double)x->n;
+		for (size_t i = 0; i < x->n; i++)
+			sq += (x->r[i] - mean) * (x->r[i] - mean);
+		s1 = sqrt(sq / (double)(x->n - 1) / (double)x->n);
+		if (s1 > 0)
+			w += 1 / (s1 * s1), *b += mean / (s1 * s1);
+	}
 	if (d->rest_se > 0)
-		w += 1 / (d->rest_se * d->rest_se), b += d->rest_b / (d->rest_se * d->rest_se);
+		w += 1 / (d->rest_se * d->rest_se), *b += d->rest_b / (d->rest_se * d->rest_se);
 	if (!(w > 0))
 		return false;
-	b /= w;
-	se = 1 / sqrt(w);
-	snprintf(words, len, "; the rest of the score %+.1f%% [%+.1f%%, %+.1f%%]", 100 * expm1(b),
-		 100 * expm1(b - 1.645 * se), 100 * expm1(b + 1.645 * se));
-	return b + 1.645 * se < 0 || log1p(x->e.est) + b <= 0;
+	*b /= w;
+	*se = 1 / sqrt(w);
+	return true;
+}
+
+/* A gain confirmed on its part: its effect on the whole score into *net (the part's with the
+ * rest's added, the bounds widened by the rest's at 90%: what the gate and the headline use),
+ * the rest's words into words ("; the rest of the score -1.0% [-4.3%, +2.4%] at 90%"), and
+ * whether the rest paid for it: the whole score's estimate below +1% (not above 0 let such
+ * gains through as "0% faster"). A knob the table and the screen say moves only its part is
+ * trusted to unless this says not: the rest is watched, not bounded as the part is. */
+static bool
+rest_paid(const struct tuner_decision *d, const struct cmp *c, struct tune_effect *net, char *words,
+	  size_t len)
+{
+	const struct cand *x = &c->c[0];
+	double b, se;
+
+	*net = x->e;
+	if (!c->part || !rest_effect(d, x, &b, &se))
+		return false;
+	net->est = expm1(log1p(x->e.est) + b);
+	if (isfinite(x->e.lo) && isfinite(x->e.hi)) {
+		net->lo = expm1(log1p(x->e.lo) + b - 1.645 * se);
+		net->hi = expm1(log1p(x->e.hi) + b + 1.645 * se);
+	}
+	snprintf(words, len, "; the rest of the score %+.1f%% [%+.1f%%, %+.1f%%] at 90%%",
+		 100 * expm1(b), 100 * expm1(b - 1.645 * se), 100 * expm1(b + 1.645 * se));
+	return net->est < TUNE_MIN_GAIN / 3;
 }
 
 /* d's verdict from its confirmation c of v (v0 its value without it; ok: c ran to its end):
  * applied when better, withheld when better but not consented to, else unconfirmed and out
- * of P. */
+ * of P. A gain confirmed on its part reads as its effect on the whole score. */
 static void
 conclude(struct tstate *s, struct tuner_decision *d, const struct cmp *c, bool ok, unsigned least,
 	 const char *v, const char *v0, const char *words)
 {
 	enum knob_id id = d->k->id;
 	bool better = ok && c->c[0].n && c->c[0].e.verdict == TUNE_BETTER;
-	char rest[96] = "", on[96] = "", wl[64];
-	bool paid = better && rest_paid(d, c, rest, sizeof(rest));
+	char rest[112] = "", on[96] = "", wl[64];
+	struct tune_effect net;
+	bool paid = better && rest_paid(d, c, &net, rest, sizeof(rest));
+	const char *share = c->part ? "its share of the score " : "";
 
 	if (c->part)
 		snprintf(on, sizeof(on), " on %s", ts_wl_names(c->part, wl, sizeof(wl)));
@@ -163,21 +186,23 @@ conclude(struct tstate *s, struct tuner_decision *d, const struct cmp *c, bool o
 		/* a gain the other workloads paid for: not confirmed, and said so */
 		snprintf(was, sizeof(was), "%s", d->reason);
 		d->verdict = TUNE_UNDECIDED;
-		d->e = with_runs(c->c[0].e, d->e.runs);
+		d->e = with_runs(net, d->e.runs);
+		d->e.verdict = TUNE_UNDECIDED;
+		d->e.delta =
+			isfinite(net.lo) && isfinite(net.hi) ? fmax(fabs(net.lo), fabs(net.hi)) : 0;
 		snprintf(d->reason, sizeof(d->reason),
-			 "undecided: %.60s not confirmed: faster%s (%.100s), but the other "
+			 "undecided: %.60s not confirmed: faster%s (%s%.100s), but the other "
 			 "workloads paid for it%s; the screen said: %.200s",
-			 v, on, words, rest, was);
+			 v, on, share, words, rest, was);
 		ts_setk(s, id, v0, KNOB_TUNED);
 		if (!v0)
 			ts_setk(s, id, NULL, KNOB_UNSET);
 		return;
 	}
-
 	if (better && ts_needs_consent(s->m, d->k, v)) {
 		/* measured, not applied: out of P from now on */
 		d->verdict = TUNE_BETTER;
-		d->e = with_runs(c->c[0].e, d->e.runs);
+		d->e = with_runs(net, d->e.runs);
 		d->e.delta = 0;
 		ts_withhold(d, v, "confirmed against the proposal without it");
 		ts_setk(s, id, v0, KNOB_TUNED);
@@ -188,7 +213,7 @@ conclude(struct tstate *s, struct tuner_decision *d, const struct cmp *c, bool o
 
 		snprintf(screen, sizeof(screen), "%s", d->reason);
 		d->verdict = TUNE_BETTER;
-		d->e = with_runs(c->c[0].e, d->e.runs);
+		d->e = with_runs(net, d->e.runs);
 		d->e.delta = 0;
 		d->applied = true;
 		free(d->after);
@@ -196,9 +221,9 @@ conclude(struct tstate *s, struct tuner_decision *d, const struct cmp *c, bool o
 		s->r->changed = true;
 		s->changed_protos |= ts_knob_protos(s, d->k);
 		snprintf(d->reason, sizeof(d->reason),
-			 "better: %.60s: %.0f%% faster here, confirmed%s (%.100s%s); the screen "
-			 "said: %.200s",
-			 v, 100 * d->e.est, on, words, rest, screen);
+			 "better: %.60s: %.0f%% faster here, confirmed%s (%s%.100s%s); the "
+			 "screen said: %.200s",
+			 v, 100 * d->e.est, on, share, words, rest, screen);
 	} else {
 		unconfirmed(s, d, c->c[0].n ? &c->c[0].e : NULL, c->protos, least, v, words);
 		ts_setk(s, id, v0, KNOB_TUNED); /* not in P from now on */

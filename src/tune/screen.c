@@ -725,9 +725,11 @@ confirm_reserve(const struct tstate *s, const struct screens *x, const bool *fin
 			}
 			if (best > 0) {
 				enum knob_id id = sc->f[f].k->id;
+				unsigned rr = resp_of(sc, f); /* its confirmation's response */
 
 				m++;
-				gain[id] = best, sd[id] = sc->fit[0].sigma, protos[id] = sc->protos;
+				gain[id] = best, protos[id] = sc->protos;
+				sd[id] = sc->fit[rr].ok ? sc->fit[rr].sigma : sc->fit[0].sigma;
 			}
 		}
 	}

@@ -223,16 +223,19 @@ ts_eligible(struct tstate *s, const struct knob *k, struct tuner_decision *d)
 		return false;
 	}
 	if (k->id == KNOB_NET_MTU) {
-		snprintf(d->reason, sizeof(d->reason),
-			 "not tried: only clients cross the NIC "
-			 "(tune --clients); network.mtu otherwise");
+		snprintf(d->reason, sizeof(d->reason), "%s",
+			 s->o->clients_none
+				 ? "not tried: only clients cross the NIC, and no client agent "
+				   "answered (--clients); network.mtu otherwise"
+				 : "not tried: only clients cross the NIC (tune --clients); "
+				   "network.mtu otherwise");
 		return false;
 	}
 	if (ts_on_path(k) && s->o->clients_none) {
 		snprintf(d->reason, sizeof(d->reason),
 			 "not tried: it acts on the network path, which the clients decide, and "
-			 "no client agent answered (--clients): pair a client (nastune pair, then "
-			 "nastune agent on it)");
+			 "no client agent answered (--clients): start nastune agent on a paired "
+			 "client (nastune pair), reachable from here");
 		return false;
 	}
 	if (ts_on_path(k) && !(s->o->clients_decide && s->ops->clients) && !s->o->sel) {

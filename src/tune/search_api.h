@@ -44,7 +44,7 @@ struct tuner_decision {
 	bool by_clients;	/* decided on the clients' measurements, not loopback */
 	char design[192];	/* the screen that measured it ("SMB screen: 12-run array, folded,
 				 * 3 replicates"), or "" (compared one at a time) */
-	char confirmed[160];	/* the confirmation that decided it, or "" */
+	char confirmed[224];	/* the confirmation that decided it, or "" */
 	unsigned part;		/* the workloads (WL_* bits) its screen fitted it on, and so its
 				 * confirmation measures; 0: the whole score */
 	double rest_b, rest_se; /* with part: the screen's estimate of its gain's effect on the

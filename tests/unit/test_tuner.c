@@ -1386,9 +1386,10 @@ test_screen_parts(void **state)
 /* A real gain on the workload a knob moves, confirmed on that workload's part of the score
  * (the writes' noise kept out), and the same gain paid for by the other workload: 20 tunes
  * of the SMB screen at 120 s on the split machine, each case. use_sendfile = yes making reads
- * 10% faster (+4.9% on the score) is applied in at least 18 of 20 (confirmed on the whole
- * score: 0 of 20); with writes 12% slower too (the score -1.6%), in at most 4 of 20. No
- * placebo applied. */
+ * 10% faster (+4.9% on the score) is applied in at least 16 of 20 (16; confirmed on the
+ * whole score: 0 of 20; of the four kept out, two had the rest's estimate -3.8% and -4.4%
+ * where it is 0, its noise, and two no time left to confirm); with writes 12% slower too (the
+ * score -1.6%), in at most 2 of 20 (2). No placebo applied. */
 static void
 test_screen_parts_gain(void **state)
 {
@@ -1412,6 +1413,15 @@ test_screen_parts_gain(void **state)
 		}
 		split_tune(&s, 9900 + seed, sel, &out);
 		*(trade ? &paid : &real) += d->applied;
+		/* applied: confirmed on its part, told as its effect on the whole score */
+		if (d->applied)
+			assert_non_null(strstr(d->reason, "confirmed on seq-read (its share of the "
+							  "score "));
+		if (d->applied)
+			assert_non_null(strstr(d->reason, "; the rest of the score "));
+		/* not confirmed for the rest's sake: its effect says so, and no gain */
+		if (strstr(d->reason, "paid for it"))
+			assert_true(d->e.verdict == TUNE_UNDECIDED && !d->applied);
 		if (d->applied == trade)
 			fprintf(stderr, "# seed %u: %s\n", (unsigned)(9900 + seed), d->reason);
 		for (size_t i = 0; i < KNOB_COUNT; i++)
@@ -1421,8 +1431,8 @@ test_screen_parts_gain(void **state)
 	       "-12%% (score -1.6%%): applied in %zu of 20; a placebo in %zu\n",
 	       real, paid, placebo);
 	memset(plant_wls, 0, sizeof(plant_wls));
-	assert_true(real >= 18);
-	assert_true(paid <= 4);
+	assert_true(real >= 16);
+	assert_true(paid <= 2);
 	assert_true(placebo <= 1);
 }
 
