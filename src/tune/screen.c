@@ -823,13 +823,15 @@ members(struct tstate *s, struct screens *x, struct screen *lead, double until, 
 
 /* Runs x's pairs until each screen is resolved, has o->pairs pairs, or the time is spent:
  * until `until` (0: the budget), less what confirming the apparent gains so far would take
- * (final: the knobs a confirmation decided already). The configuration in force before is put
- * back after. *ran: the pairs measured. Returns 0 or -EINTR. */
+ * (final: the knobs a confirmation decided already), and never less than hold seconds. The
+ * configuration in force before is put back after. *ran: the pairs measured. Returns 0 or
+ * -EINTR. */
 int
-ts_screens_run(struct tstate *s, struct screens *x, double until, const bool *final, size_t *ran)
+ts_screens_run(struct tstate *s, struct screens *x, double until, const bool *final, double hold,
+	       size_t *ran)
 {
 	struct snap before = { 0 };
-	double reserve = confirm_reserve(s, x, final);
+	double reserve = fmax(hold, confirm_reserve(s, x, final));
 	int rc = 0;
 
 	*ran = 0;
@@ -861,7 +863,7 @@ ts_screens_run(struct tstate *s, struct screens *x, double until, const bool *fi
 			if (mem[i]->next == mem[i]->des.order && fittable(mem[i])) {
 				refit(mem[i]);
 				mem[i]->resolved = resolved(mem[i]);
-				reserve = confirm_reserve(s, x, final);
+				reserve = fmax(hold, confirm_reserve(s, x, final));
 			}
 		}
 	}

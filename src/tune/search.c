@@ -19,6 +19,10 @@
 /* What a CPU-tier change leaning to a gain leaves the screens of what is left after its
  * share. */
 #define CPU_LEAVE 0.3
+/* What the screens' first passes keep back of the time they start with, for confirming what
+ * they find: a gain the last replicate shows appears when the time is spent. Handed back to
+ * the screens once a pass finds nothing to confirm. */
+#define CONFIRM_HOLD 0.15
 
 void
 tuner_set_knob(struct model *m, enum knob_id id, const char *value, enum knob_src src)
@@ -421,7 +425,7 @@ knobs_all(struct tstate *s)
 	unsigned gains[KNOB_COUNT] = { 0 };
 	bool final[KNOB_COUNT] = { false };
 	struct screens *x;
-	double left, until;
+	double left, until, hold;
 	int rc = 0;
 
 	for (const struct knob *k = knob_first(); k; k = knob_next(k)) {
@@ -450,20 +454,28 @@ knobs_all(struct tstate *s)
 	 * early hands its time back to them, and what they find then is confirmed in turn. */
 	until = any_open(cs) ? ts_now(s) + SCREEN_SHARE * left : 0;
 	x = ts_screens_begin(s, vals);
-	for (bool more = true; rc == 0 && more;) {
+	hold = CONFIRM_HOLD * (until > 0 ? until - ts_now(s) : left);
+	for (bool more = true, decided = false; rc == 0 && more;) {
 		size_t ran = 0, m = 0;
 
-		rc = ts_screens_run(s, x, until, final, &ran);
+		rc = ts_screens_run(s, x, until, final, hold, &ran);
 		if (rc < 0)
 			break;
-		ts_screens_decide(s, x, final, gains);
+		if (ran || !decided) /* a pass that measured nothing has nothing new to say */
+			ts_screens_decide(s, x, final, gains);
+		else
+			memset(gains, 0, sizeof(gains));
+		decided = true;
 		for (size_t i = 0; i < KNOB_COUNT; i++)
 			m += gains[i] != 0;
 		if (m)
 			rc = ts_confirm(s, gains, vals);
 		for (size_t i = 0; i < KNOB_COUNT; i++)
 			final[i] = final[i] || gains[i];
-		more = m && ran;
+		/* Each pass confirms new gains (knobs become final) or finds none: it ends. */
+		more = m || hold > 0;
+		if (!m)
+			hold = 0; /* nothing to confirm: the screens have the time kept back */
 	}
 	ts_screens_end(x);
 	/* The CPU tier's comparisons still open go on with what is left, if nothing changed

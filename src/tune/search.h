@@ -133,7 +133,7 @@ bool ts_gate(struct tstate *s);
 struct screens;
 struct screens *ts_screens_begin(struct tstate *s, char *vals[][1 + TUNER_MAX_CANDS]);
 int ts_screens_run(struct tstate *s, struct screens *x, double until, const bool *final,
-		   size_t *ran);
+		   double hold, size_t *ran);
 void ts_screens_decide(struct tstate *s, struct screens *x, const bool *final, unsigned *gains);
 void ts_screens_end(struct screens *x);
 

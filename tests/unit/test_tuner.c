@@ -1386,10 +1386,10 @@ test_screen_parts(void **state)
 /* A real gain on the workload a knob moves, confirmed on that workload's part of the score
  * (the writes' noise kept out), and the same gain paid for by the other workload: 20 tunes
  * of the SMB screen at 120 s on the split machine, each case. use_sendfile = yes making reads
- * 10% faster (+4.9% on the score) is applied in at least 16 of 20 (16; confirmed on the
- * whole score: 0 of 20; of the four kept out, two had the rest's estimate -3.8% and -4.4%
- * where it is 0, its noise, and two no time left to confirm); with writes 12% slower too (the
- * score -1.6%), in at most 2 of 20 (2). No placebo applied. */
+ * 10% faster (+4.9% on the score) is applied in at least 16 of 20 (17; confirmed on the
+ * whole score: 0 of 20; the three kept out had the rest's estimate -3.6% to -4.4% where it is
+ * 0, its noise); with writes 12% slower too (the score -1.6%), in at most 2 of 20 (1). No
+ * placebo applied. */
 static void
 test_screen_parts_gain(void **state)
 {
