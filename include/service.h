@@ -24,8 +24,9 @@ struct service_desc {
 };
 
 /* What a check follows: a reload, a tune trial's reload (whose next step measures the
- * daemon, so a shorter wait for it to survive suffices), or a restart. */
-enum svc_check { SVC_CHECK_RELOAD, SVC_CHECK_TRIAL, SVC_CHECK_RESTART };
+ * daemon, so a shorter wait for it to survive suffices), a restart, or a tune trial's
+ * restart (the same: only the look at once, then the port). */
+enum svc_check { SVC_CHECK_RELOAD, SVC_CHECK_TRIAL, SVC_CHECK_RESTART, SVC_CHECK_TRIAL_RESTART };
 
 struct service_backend {
 	const char *name;

@@ -151,11 +151,12 @@ reload_check(struct job *j, char *err, size_t errlen)
 		}
 		if (rc < 0)
 			return -1;
-		if ((rc = be->check(j->o->root, d, pidfile, j->listening[i],
-				    restarted	  ? SVC_CHECK_RESTART
-				    : j->o->trial ? SVC_CHECK_TRIAL
-						  : SVC_CHECK_RELOAD,
-				    err, errlen)) < 0)
+		if ((rc = be->check(
+			     j->o->root, d, pidfile, j->listening[i],
+			     restarted ? (j->o->trial ? SVC_CHECK_TRIAL_RESTART : SVC_CHECK_RESTART)
+			     : j->o->trial ? SVC_CHECK_TRIAL
+					   : SVC_CHECK_RELOAD,
+			     err, errlen)) < 0)
 			return -1;
 		/* The port listens before Ganesha serves MOUNT and NFS: a prove or a tune's run
 		 * right after would be refused ("Program not available"). */
