@@ -55,6 +55,9 @@ const struct service_desc *service_desc(const struct model *m, enum svc svc);
  * when <root>/run/systemd/system exists, else pidfile. NULL for an unknown name. */
 const struct service_backend *service_backend(const struct model *m, const char *root,
 					      enum svc svc);
+/* Whether a change to the sysctl file reaches this kernel: never under a staging root (its
+ * file is not this kernel's) or with the none backend; it takes effect at boot then. */
+bool service_sysctl_live(const struct model *m, const char *root);
 /* The pidfile in force for svc: the configured override or the row's default; NULL if none. */
 const char *service_pidfile(const struct model *m, enum svc svc);
 /* services.<svc>.start, or NULL when not configured. */

@@ -793,3 +793,11 @@ service_backend(const struct model *m, const char *root, enum svc svc)
 			return &backends[i];
 	return NULL;
 }
+
+bool
+service_sysctl_live(const struct model *m, const char *root)
+{
+	const struct service_backend *be = service_backend(m, root, SVC_SYS);
+
+	return !(root && *root) && be && strcmp(be->name, "none") != 0;
+}

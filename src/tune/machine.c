@@ -26,6 +26,7 @@
 #include "render.h"
 #include "runrec.h"
 #include "search_api.h"
+#include "service.h"
 #include "sigstop.h"
 #include "state.h"
 #include "timeutil.h"
@@ -852,6 +853,7 @@ tune_body(struct tuner *t, const struct tune_machine_opts *mo, double t0)
 				 .clients_after = t->nclients && !o->dry_run,
 				 .clients_decide = t->nclients > 0,
 				 .clients_none = o->nclients && !t->nclients,
+				 .sysctl_inert = !service_sysctl_live(t->m, o->root),
 				 .resume = t->resume,
 				 .alpha = o->alpha };
 	struct tuner_result res = { 0 };

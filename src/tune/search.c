@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "render.h"
 #include "search.h"
 #include "xmalloc.h"
 
@@ -224,6 +225,16 @@ ts_eligible(struct tstate *s, const struct knob *k, struct tuner_decision *d)
 		snprintf(d->reason, sizeof(d->reason), "not allowed: pinned in %s:%d",
 			 m->knobs[k->id].loc.file ? m->knobs[k->id].loc.file : "nastune.conf",
 			 m->knobs[k->id].loc.line);
+		return false;
+	}
+	/* A trial cannot put it in force: a screen of it would measure a placebo and call it
+	 * "no effect". Named in --knobs, it is measured all the same (the lab's placebo). */
+	if (k->place == KNOB_AT_SYSCTL && s->o->sysctl_inert && !s->o->sel) {
+		snprintf(d->reason, sizeof(d->reason),
+			 "not tried: its file (%s) is written but never loaded into this kernel "
+			 "here (a staging --root): a trial cannot change it; it takes effect at "
+			 "boot",
+			 RENDER_SYSCTL_PATH);
 		return false;
 	}
 	if (k->id == KNOB_NET_MTU) {
