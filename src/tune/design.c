@@ -13,7 +13,10 @@ static const char pb12[] = "++-+++---+-";
 static const char pb20[] = "++--++++-+-+----++-";
 static const char pb24[] = "+++++-+-++--++--+-+----";
 
-static const size_t orders[] = { 8, 12, 16, 20, 24, 32, 64 };
+/* 4 for a screen of one or two knobs: a replicate of 4 pairs cycles their candidates twice
+ * as often as one of 8, so a knob of three or four reaches them all in the pairs an 8-run
+ * array spent on two. */
+static const size_t orders[] = { 4, 8, 12, 16, 20, 24, 32, 64 };
 
 bool
 tdesign_order_ok(size_t n)

@@ -18,7 +18,7 @@
 /* Unused columns kept free in every array, as the fit's null check. */
 #define TDESIGN_MIN_NULL 2
 
-/* Whether n is an order tdesign_hadamard builds: 8, 12, 16, 20, 24, 32, 64. */
+/* Whether n is an order tdesign_hadamard builds: 4, 8, 12, 16, 20, 24, 32, 64. */
 bool tdesign_order_ok(size_t n);
 
 /* The smallest order with room for k factors and TDESIGN_MIN_NULL null columns; 0 when k is

@@ -43,7 +43,9 @@ static void
 test_order(void **state)
 {
 	(void)state;
-	assert_int_equal(tdesign_order(1), 8);
+	assert_int_equal(tdesign_order(1), 4);
+	assert_int_equal(tdesign_order(2), 4);
+	assert_int_equal(tdesign_order(3), 8);
 	assert_int_equal(tdesign_order(6), 8);
 	assert_int_equal(tdesign_order(7), 12);
 	assert_int_equal(tdesign_order(10), 12);
@@ -64,7 +66,7 @@ z(const struct tdesign_pair *p, size_t f, unsigned c)
 static void
 test_folded(void **state)
 {
-	static const size_t ks[] = { 3, 6, 10, 14, 20, 30 };
+	static const size_t ks[] = { 1, 2, 3, 6, 10, 14, 20, 30 };
 
 	(void)state;
 	for (size_t t = 0; t < sizeof(ks) / sizeof(ks[0]); t++) {
