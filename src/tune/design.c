@@ -13,9 +13,9 @@ static const char pb12[] = "++-+++---+-";
 static const char pb20[] = "++--++++-+-+----++-";
 static const char pb24[] = "+++++-+-++--++--+-+----";
 
-/* 4 for a screen of one or two knobs: a replicate of 4 pairs cycles their candidates twice
- * as often as one of 8, so a knob of three or four reaches them all in the pairs an 8-run
- * array spent on two. */
+/* 4 for a screen of up to three knobs (one null column left, the rest keep two): a replicate
+ * of 4 pairs cycles their candidates twice as often as one of 8, so a knob of three or four
+ * reaches them all in the pairs an 8-run array spent on two. */
 static const size_t orders[] = { 4, 8, 12, 16, 20, 24, 32, 64 };
 
 bool
@@ -31,7 +31,7 @@ size_t
 tdesign_order(size_t k)
 {
 	for (size_t i = 0; i < sizeof(orders) / sizeof(orders[0]); i++)
-		if (k + TDESIGN_MIN_NULL <= orders[i])
+		if (k + (orders[i] == 4 ? 1 : TDESIGN_MIN_NULL) <= orders[i])
 			return orders[i];
 	return 0;
 }

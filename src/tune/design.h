@@ -15,14 +15,15 @@
 #define TDESIGN_MAX_ORDER 64
 /* Levels of one factor: the incumbent (0) and up to 8 candidates. */
 #define TDESIGN_MAX_LEVELS 9
-/* Unused columns kept free in every array, as the fit's null check. */
+/* Unused columns kept free in every array of 8 runs or more, as the fit's null check (one in
+ * an array of 4). */
 #define TDESIGN_MIN_NULL 2
 
 /* Whether n is an order tdesign_hadamard builds: 4, 8, 12, 16, 20, 24, 32, 64. */
 bool tdesign_order_ok(size_t n);
 
-/* The smallest order with room for k factors and TDESIGN_MIN_NULL null columns; 0 when k is
- * more than the largest holds. */
+/* The smallest order with room for k factors and its null columns; 0 when k is more than the
+ * largest holds. */
 size_t tdesign_order(size_t k);
 
 /* Fills h[n * n] (row-major) with a Hadamard matrix of order n (H H' = n I, entries +-1):

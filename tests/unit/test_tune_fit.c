@@ -228,41 +228,42 @@ test_outliers(void **state)
 static void
 test_null_check(void **state)
 {
-	static double x[4 * 8 * 4], y[4 * 8];
-	unsigned nc[3] = { 1, 1, 1 };
+	/* four factors: an array of 8 (three would take one of 4, with a single null column) */
+	static double x[4 * 8 * 5], y[4 * 8];
+	unsigned nc[4] = { 1, 1, 1, 1 };
 	struct tdesign d;
 	struct tdesign_pair p[8];
-	static signed char nulls[5 * 4 * 32];
+	static signed char nulls[4 * 4 * 32];
 	uint64_t rng = 12;
 	size_t rows = 0;
 	struct tfit f;
 	struct tfit_null chk;
 
 	(void)state;
-	assert_int_equal(tdesign_init(&d, 3, nc, NULL, 0, 99), 0);
+	assert_int_equal(tdesign_init(&d, 4, nc, NULL, 0, 99), 0);
 	for (int r = 0; r < 4; r++) {
-		tdesign_replicate(&d, p);
+		assert_int_equal(tdesign_replicate(&d, p), 8);
 		for (size_t i = 0; i < 8; i++, rows++) {
 			/* an effect the model lacks, in one replicate's first null column */
 			y[rows] = 0.05 * gauss(&rng) + (r == 2 ? 0.3 * p[i].null[0] : 0);
-			x[rows * 4] = 1;
-			for (size_t f2 = 0; f2 < 3; f2++)
-				x[rows * 4 + 1 + f2] =
+			x[rows * 5] = 1;
+			for (size_t f2 = 0; f2 < 4; f2++)
+				x[rows * 5 + 1 + f2] =
 					(p[i].first[f2] == 1) - (p[i].second[f2] == 1);
-			for (size_t u = 0; u < 5; u++)
-				nulls[(r * 5 + u) * 32 + rows] = p[i].null[u];
+			for (size_t u = 0; u < 4; u++)
+				nulls[(r * 4 + u) * 32 + rows] = p[i].null[u];
 		}
 	}
-	assert_int_equal(tfit_fit(x, y, 32, 4, true, &f), 0);
-	tfit_null_check(&f, nulls, 20, &chk);
-	assert_int_equal(chk.q, 20);
+	assert_int_equal(tfit_fit(x, y, 32, 5, true, &f), 0);
+	tfit_null_check(&f, nulls, 16, &chk);
+	assert_int_equal(chk.q, 16);
 	assert_false(chk.ok);
 	tfit_release(&f);
 	/* without it, the check passes */
 	for (size_t i = 64; i < 96; i++)
 		y[i - 64] = 0.05 * gauss(&rng);
-	assert_int_equal(tfit_fit(x, y, 32, 4, true, &f), 0);
-	tfit_null_check(&f, nulls, 20, &chk);
+	assert_int_equal(tfit_fit(x, y, 32, 5, true, &f), 0);
+	tfit_null_check(&f, nulls, 16, &chk);
 	assert_true(chk.ok);
 	tfit_release(&f);
 }
