@@ -86,20 +86,8 @@ handicap() {
 	done
 	echo 0
 }
-# interval TAIL: sorted ratios on stdin -> "N MEDIAN LO HI": LO and HI the order statistics
-# that bound the median whatever the noise's distribution, with TAIL (0.025: 95%; 0.005: 99%)
-# on each side (k-th smallest and k-th largest, k the largest with P(Binomial(N, 1/2) < k)
-# <= TAIL); 0 and "inf" when N is too small for any.
-interval() {
-	awk -v tail="$1" '{a[NR] = $1}
-	END {
-		n = NR; p = 0.5 ^ n; c = 0; k = 0
-		for (i = 0; i < n; i++) { c += p; if (c > tail) break; k = i + 1; p = p * (n - i) / (i + 1) }
-		m = (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-		if (k == 0) print n, m, 0, "inf"; else print n, m, a[k], a[n + 1 - k]
-	}'
-}
-median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
+# shellcheck source=tests/bench/lib/stats.sh
+. "$TOPDIR/tests/bench/lib/stats.sh"
 mbs() { awk "BEGIN{printf \"%.1f\", $BYTES / 1e6 / $1}"; }
 ops() { awk "BEGIN{printf \"%.1f\", $1 / $2}"; }	# ops COUNT SECONDS: a second
 missed=()
