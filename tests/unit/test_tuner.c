@@ -1477,6 +1477,20 @@ test_screen_parts_cross(void **state)
 	assert_int_equal(applied, 0);
 }
 
+/* A simulated lab of the demo's screens (every protocol's server, linear drift, a run 0.4 s,
+ * an install 0.5 s) tuning the knobs sel names, nothing planted yet. */
+static void
+sim_joined(struct sim *s, uint64_t seed, const bool *sel)
+{
+	nplants = 0;
+	inter = false;
+	sim_screen(s, seed, DRIFT_LINEAR);
+	s->every = true;
+	s->sel = sel;
+	s->run_s = 0.4;
+	s->install_s = 0.5;
+}
+
 /* The three protocols' screens measured in the same runs: one install a side serves the SMB,
  * NFS and AFP screens' pairs, each fitted on its own protocol's scores. 20 tunes of every
  * SMB, NFS and AFP knob but the CPU tier at 120 s (a run 0.4 s, an install 0.5 s), +10%
@@ -1583,13 +1597,7 @@ test_screen_small(void **state)
 
 		for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++)
 			sel[ids[i]] = true;
-		nplants = 0;
-		inter = false;
-		sim_screen(&s, 9800 + seed, DRIFT_LINEAR);
-		s.every = true;
-		s.sel = sel;
-		s.run_s = 0.4;
-		s.install_s = 0.5;
+		sim_joined(&s, 9800 + seed, sel);
 		tune_once(&s, 120, NULL, &out);
 		assert_int_equal(out.rc, 0);
 		for (size_t i = 0; i < KNOB_COUNT; i++) {
@@ -1636,13 +1644,7 @@ test_screen_fails(void **state)
 		for (const struct knob *k = knob_first(); k; k = knob_next(k))
 			sel[k->id] = k->proto != 0 && k->id != KNOB_SMB_SMB_ENCRYPT &&
 				     k->id != KNOB_SMB_SERVER_SIGNING;
-		nplants = 0;
-		inter = false;
-		sim_screen(&s, 9700 + seed, DRIFT_LINEAR);
-		s.every = true;
-		s.sel = sel;
-		s.run_s = 0.4;
-		s.install_s = 0.5;
+		sim_joined(&s, 9700 + seed, sel);
 		s.fail_id = KNOB_NFS_GANESHA_MAX_READ;
 		s.fail_v = "16M";
 		tune_once(&s, 120, NULL, &out);
