@@ -20,6 +20,10 @@
 #define AFP_MAX_REPLY (256 * 1024) /* bound on any non-data reply */
 #define AFP_MAX_QUANTUM (8 * 1024 * 1024)
 #define AFP_MIN_QUANTUM 4096
+/* The engine's bulk request to the driver: AFP_DEPTH quanta in flight drain at the end of
+ * each call, so a call of one 1 MiB quantum (the engine's default block) had one request in
+ * flight; 8 MiB calls keep the pipe full for all but the last of eight. */
+#define AFP_BLOCK (8u << 20)
 
 enum {
 	DSI_CLOSE = 1,

@@ -38,7 +38,7 @@ for d in "$DRV_SMB" "$DRV_NFS" "$DRV_AFP"; do
 	[[ -x $d ]] || { echo "drivers: $d missing (make bench builds it)"; exit 1; }
 done
 # Each driver's transfers in the engine's request size for it (drvtool's default: 8 MiB for
-# SMB, 1 MiB for the others); BENCH_DRIVER_BLOCK forces one.
+# SMB and AFP, 1 MiB for NFS); BENCH_DRIVER_BLOCK forces one.
 BLK=(${BENCH_DRIVER_BLOCK:+--block "$BENCH_DRIVER_BLOCK"})
 [[ -x $DRV ]] || { echo "drivers: $DRV missing (make build/tests/drvtool)"; exit 1; }
 lab_ready >/dev/null
