@@ -2,12 +2,18 @@
  * connection (never the global smbc_init state), so two connections to one share can run at
  * once. This is the only file that includes libsmbclient.h.
  *
- * Throughput notes (libsmbclient 4.17): one large smbc_read is split into pipelined SMB2
- * READs inside the library, and smbc_write of a large buffer is likewise sent as several
- * outstanding WRITEs (cli_push), so the driver passes the engine's buffer through whole.
- * More requests in flight would take more connections in child processes (the library is
- * not thread-safe): that costs a copy through shared memory and a session setup per child,
- * and is slower than one connection where client and server share the CPUs.
+ * Throughput notes (libsmbclient 4.17, seen on the wire with strace): one smbc_read is split
+ * into pipelined SMB2 READs of the server's max read (cli_pull), but against smbd's default
+ * 8 MiB "smb2 max read" a read call is one READ: one request in flight. A smaller server
+ * max read pipelines more and was slower here (1 MiB: 0.77 of the 8 MiB figure). smbc_write
+ * is cli_writeall: one WRITE at a time, never pipelined. Both go faster in smaller calls
+ * (SMB_READ_CALL, SMB_WRITE_CALL; the engine's blocks too). Likely, not proven: the library
+ * receives a READ into its own buffer and copies it out, smbd receives a WRITE whole before
+ * writing it, and 8 MiB buffers fall out of the CPU's caches where 1-2 MiB ones stay. Two
+ * connections at once (two processes, half the file each) wrote 1.3x one connection's 8 MiB
+ * calls, less than 1 MiB calls on one; more requests in flight in one driver would take
+ * child processes (the library is not thread-safe), a copy through shared memory and a
+ * session setup each.
  * libsmbclient has no flush call: flush() is a no-op, flagged flush_noop, so every SMB write
  * result is labelled "unflushed" and never compared with a flushed one. */
 #include <errno.h>
@@ -128,8 +134,12 @@ smbc_load(char *err, size_t errlen)
 
 /* An unresponsive server fails a call after this long instead of hanging the benchmark. */
 #define SMB_TIMEOUT_MS 20000
-/* libsmbclient 4.17 refuses (EINVAL) a single read of 16 MiB; it pipelines up to this. */
-#define SMB_MAX_READ (8u << 20)
+/* The most one smbc_read and one smbc_write are given (libsmbclient 4.17 refuses a read of
+ * 16 MiB with EINVAL). Against 8 MiB calls in the same rounds of the 10g lab, medians of the
+ * paired ratios: reads x1.27 at 2 MiB (x1.08 at 1, x1.06 at 4), writes x1.34 at 1 MiB
+ * (x1.06 at 2, x1.33 at 512 KiB). */
+#define SMB_READ_CALL (2u << 20)
+#define SMB_WRITE_CALL (1u << 20)
 
 struct bench_conn {
 	SMBCCTX *ctx;
@@ -598,7 +608,7 @@ smb_pread(struct bench_conn *c, struct bench_file *f, void *buf, size_t len, uin
 	if ((rc = seek_to(c, f, off)) < 0)
 		return rc;
 	while (done < len) {
-		size_t want = len - done > SMB_MAX_READ ? SMB_MAX_READ : len - done;
+		size_t want = len - done > SMB_READ_CALL ? SMB_READ_CALL : len - done;
 		ssize_t n = smbc_getFunctionRead(c->ctx)(c->ctx, f->fh, (char *)buf + done, want);
 		if (n < 0) {
 			f->pos = UINT64_MAX; /* unknown now */
@@ -624,8 +634,9 @@ smb_pwrite(struct bench_conn *c, struct bench_file *f, const void *buf, size_t l
 		return rc;
 	f->eof = UINT64_MAX;
 	while (done < len) {
+		size_t want = len - done > SMB_WRITE_CALL ? SMB_WRITE_CALL : len - done;
 		ssize_t n = smbc_getFunctionWrite(c->ctx)(c->ctx, f->fh, (const char *)buf + done,
-							  len - done);
+							  want);
 		if (n <= 0) {
 			f->pos = UINT64_MAX;
 			return smb_fail(c, n < 0 ? errno : EIO, "write", f->path);
@@ -738,8 +749,8 @@ const struct bench_driver bench_drv_smb = {
 	/* smbd's own limits (smb2 max read/write, 8 MiB), what smbclient sends too: each READ
 	 * or WRITE costs smbd a round trip through its thread pool, eight times as many at 1 MiB.
 	 */
-	.read_block = SMB_MAX_READ,
-	.write_block = SMB_MAX_READ,
+	.read_block = SMB_READ_CALL,
+	.write_block = SMB_WRITE_CALL,
 	.close = smb_close,
 	.copy = smb_copy,
 	.copy_method = "copychunk",

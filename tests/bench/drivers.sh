@@ -37,8 +37,8 @@ DRV_AFP=$TOPDIR/build/tests/drvtool-afp
 for d in "$DRV_SMB" "$DRV_NFS" "$DRV_AFP"; do
 	[[ -x $d ]] || { echo "drivers: $d missing (make bench builds it)"; exit 1; }
 done
-# Each driver's transfers in the engine's request size for it (drvtool's default: 8 MiB for
-# SMB and AFP, 1 MiB for NFS); BENCH_DRIVER_BLOCK forces one.
+# Each driver's transfers in the engine's request size for it (drvtool's default: SMB 2 MiB
+# reads and 1 MiB writes, AFP 8 MiB, NFS 1 MiB); BENCH_DRIVER_BLOCK forces one.
 BLK=(${BENCH_DRIVER_BLOCK:+--block "$BENCH_DRIVER_BLOCK"})
 [[ -x $DRV ]] || { echo "drivers: $DRV missing (make build/tests/drvtool)"; exit 1; }
 lab_ready >/dev/null
