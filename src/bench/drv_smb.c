@@ -746,9 +746,7 @@ const struct bench_driver bench_drv_smb = {
 	.pwrite = smb_pwrite,
 	.flush = smb_flush,
 	.flush_noop = true,
-	/* smbd's own limits (smb2 max read/write, 8 MiB), what smbclient sends too: each READ
-	 * or WRITE costs smbd a round trip through its thread pool, eight times as many at 1 MiB.
-	 */
+	/* the engine's blocks as the calls the library moves fastest (see SMB_READ_CALL) */
 	.read_block = SMB_READ_CALL,
 	.write_block = SMB_WRITE_CALL,
 	.close = smb_close,
