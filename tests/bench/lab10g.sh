@@ -94,21 +94,12 @@ for mtu in $MTUS; do
 	down
 	SROOT=
 done
-python3 - "$tmp/rounds" "$LINK" "${SIZE_MB}MiB" "$TARGET" "$json" "${BLOCK:-the driver default}" "$top/tests/bench/lib/stats.sh" <<'PY'
-import json, statistics, sys
+BENCH_LIB=$top/tests/bench/lib python3 - "$tmp/rounds" "$LINK" "${SIZE_MB}MiB" "$TARGET" "$json" "${BLOCK:-the driver default}" <<'PY'
+import json, os, statistics, sys
 from collections import defaultdict
+sys.path.insert(0, os.environ["BENCH_LIB"])
+from stats import interval
 path, link, size, target, as_json, block = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4]), sys.argv[5] == "1", sys.argv[6]
-
-def interval(rs):
-    # lib/stats.sh's: the sign test's order statistics around the median, 2.5% a side
-    rs = sorted(rs)
-    n, c, k, p = len(rs), 0.0, 0, 0.5 ** len(rs)
-    for i in range(n):
-        c += p
-        if c > 0.025:
-            break
-        k, p = i + 1, p * (n - i) / (i + 1)
-    return (rs[k - 1], rs[n - k]) if k else (0.0, float("inf"))
 
 tcp, val = {}, defaultdict(dict)
 for line in open(path):

@@ -96,9 +96,11 @@ for r in $(seq "${ROUNDS:-9}"); do	# which goes first alternates too
 		ds+=("$(score /tmp/tune-bench-desc.conf.$$)")
 	fi
 done
-python3 - /tmp/tune-bench-desc.$$ /tmp/tune-bench-grid.$$ "$t0" "$t1" "$t2" "${ds[*]}" "${gs[*]}" \
+BENCH_LIB=$top/tests/bench/lib python3 - /tmp/tune-bench-desc.$$ /tmp/tune-bench-grid.$$ "$t0" "$t1" "$t2" "${ds[*]}" "${gs[*]}" \
 	/tmp/tune-bench-desc.conf.$$ /tmp/tune-bench-grid.conf.$$ "$1" /tmp/tune-bench-figures.$$ <<'PY'
-import json, statistics, sys
+import json, os, statistics, sys
+sys.path.insert(0, os.environ["BENCH_LIB"])
+from stats import interval
 desc, grid = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
 t0, t1, t2 = map(float, sys.argv[3:6])
 ds = [float(x) for x in sys.argv[6].split()]
@@ -111,17 +113,9 @@ for u in desc.get("unsteady", []):
     print("tune-quality:   unsteady: %s %+.0f%% %s" % (u["window"], 100 * u["shift"], u["where"]))
 # Each round measured both, one right after the other (which first alternates): a round's
 # ratio is paired against what moved between rounds, and their median is the figure.
-rs = sorted(d / g for d, g in zip(ds, gs))
+rs = [d / g for d, g in zip(ds, gs)]
 q = statistics.median(rs)
-# The sign test's order statistics bound the median whatever the noise (as lib/stats.sh):
-# the k-th smallest and largest, k the largest with P(Binomial(n, 1/2) < k) <= 0.025.
-n, c, k, p = len(rs), 0.0, 0, 0.5 ** len(rs)
-for i in range(n):
-    c += p
-    if c > 0.025:
-        break
-    k, p = i + 1, p * (n - i) / (i + 1)
-lo, hi = (rs[k - 1], rs[n - k]) if k else (0.0, float("inf"))
+lo, hi = interval(rs)  # lib/stats.py: the sign test's, 95%
 with open(sys.argv[11], "a") as f:
     f.write("%s %.3f %.3f %.3f %.3f\n" % (sys.argv[10], q, lo, hi, (t1 - t0) / (t2 - t1)))
 print("tune-quality: re-measured side by side (%d alternating rounds): tuned %.1f, exhaustive best %.1f; ratio %.2f (median of the rounds' ratios, 95%% interval %.2f-%.2f; rounds %s; target >= 0.95)" % (len(ds), statistics.median(ds), statistics.median(gs), q, lo, hi, " ".join("%.2f" % (d / g) for d, g in zip(ds, gs))))
