@@ -232,8 +232,8 @@ ts_eligible(struct tstate *s, const struct knob *k, struct tuner_decision *d)
 	if (k->place == KNOB_AT_SYSCTL && s->o->sysctl_inert && !s->o->sel) {
 		snprintf(d->reason, sizeof(d->reason),
 			 "not tried: its file (%s) is written but never loaded into this kernel "
-			 "here (a staging --root): a trial cannot change it; it takes effect at "
-			 "boot",
+			 "here (a staging --root, or services.backend none): a trial cannot "
+			 "change it; it takes effect at boot",
 			 RENDER_SYSCTL_PATH);
 		return false;
 	}

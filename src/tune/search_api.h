@@ -103,7 +103,7 @@ struct tuner_opts {
 	bool clients_after;  /* reserve time for measuring the clients again at the end */
 	bool clients_decide; /* knobs on the network path are measured through the clients */
 	bool clients_none;   /* clients were asked for and none answered (--clients auto) */
-	bool sysctl_inert;   /* the sysctl file never reaches the kernel here (a staging root) */
+	bool sysctl_inert;   /* the sysctl file never reaches the kernel (service_sysctl_live) */
 	/* Decisions of an interrupted tune of the same configuration, KNOB_COUNT of them by
 	 * knob id (k NULL: none), or NULL. Kept as they were; their measurements are not
 	 * reused. */
