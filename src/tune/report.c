@@ -79,7 +79,8 @@ scores_text(struct buf *out, const struct tune_report *r)
 		char *same = join_strings(&r->unchanged_protocols);
 
 		buf_printf(out,
-			   "  (before and after measured afresh, side by side: %lld pairs%s%s)\n",
+			   "  (before, after and the change: %lld pairs%s%s, measured afresh side "
+			   "by side)\n",
 			   r->after_pairs, *fresh ? " over " : "", fresh);
 		if (*same)
 			buf_printf(out,

@@ -607,6 +607,20 @@ score_of(const struct bench_results *rs, struct tuner_score *sc)
 		*sc = (struct tuner_score){ 0 };
 }
 
+/* The score of rs's results on protos alone: the after-score's two sides are told on what
+ * was measured afresh side by side, not mixed with the start's fewer runs of the rest. */
+static void
+score_on(const struct bench_results *rs, unsigned protos, struct tuner_score *sc)
+{
+	struct bench_results sub = { 0 };
+
+	for (size_t i = 0; i < rs->n; i++)
+		if (model_proto_bit(rs->v[i].protocol) & protos)
+			bench_results_add(&sub, &rs->v[i]);
+	score_of(sub.n ? &sub : rs, sc);
+	bench_results_clear(&sub);
+}
+
 int
 tuner_run(struct model *m, const struct tuner_opts *o, const struct tuner_ops *ops,
 	  struct tuner_result *r, char *err, size_t errlen)
@@ -675,8 +689,10 @@ tuner_run(struct model *m, const struct tuner_opts *o, const struct tuner_ops *o
 		}
 	}
 	if (r->changed) {
-		score_of(&r->before, &r->before_score);
-		score_of(&r->after, &r->after_score);
+		unsigned on = r->after_pairs ? r->after_protos : ~0u;
+
+		score_on(&r->before, on, &r->before_score);
+		score_on(&r->after, on, &r->after_score);
 	}
 	/* The clients again only when they fit (the budget holds whatever the estimates). */
 	r->clients_after =
