@@ -1,6 +1,6 @@
 /* tune/design.c - the screening design (design.h): Hadamard matrices, and replicates of
- * a folded two-level array with the columns re-assigned at random, several candidates cycled,
- * and the combinations that cannot be run constrained. */
+ * a folded two-level array with the columns re-assigned at random, several candidates taken
+ * in turn (or as the caller wants), and the combinations that cannot be run constrained. */
 #include <errno.h>
 #include <string.h>
 
@@ -147,7 +147,9 @@ tdesign_replicate(struct tdesign *d, struct tdesign_pair *out)
 		row[i] = row[j], row[j] = t;
 	}
 	for (size_t f = 0; f < d->k; f++)
-		cand[f] = tdesign_candidate(d, f, d->rep);
+		cand[f] = d->want[f] && d->want[f] <= d->ncand[f] ? d->want[f]
+								  : tdesign_candidate(d, f, d->rep);
+	memset(d->want, 0, sizeof(d->want));
 	for (size_t p = 0; p < n; p++) {
 		struct tdesign_pair *x = &out[p];
 		const signed char *hr = d->h + row[p] * n;

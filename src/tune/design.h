@@ -1,9 +1,10 @@
 /* tune/design.h - the tuner's screening design: two-level orthogonal arrays (Hadamard
  * matrices) folded over, one replicate at a time, as mirror pairs of runs to measure. Each
  * factor (a knob) is a column: its incumbent value against one candidate, a knob with several
- * candidates cycling them over replicates. Columns are re-assigned at random every replicate
- * and the order inside each mirror pair is random, so a drift cancels inside a pair and no
- * knob always runs first. Pure: no I/O; the randomness comes from the caller's seed. */
+ * taking one a replicate (in turn, or the one the caller wants). Columns are re-assigned at
+ * random every replicate and the order inside each mirror pair is random, so a drift cancels
+ * inside a pair and no knob always runs first. Pure: no I/O; the randomness comes from the caller's
+ * seed. */
 #ifndef NASTUNE_TUNE_DESIGN_H
 #define NASTUNE_TUNE_DESIGN_H
 
@@ -47,6 +48,9 @@ struct tdesign {
 	size_t order; /* the array's order (tdesign_order(k)) */
 	uint64_t rng; /* the seed, advanced by every replicate */
 	unsigned rep; /* replicates made so far */
+	/* The candidate each factor takes in the next replicate, set by the caller (0: the
+	 * cycle's); tdesign_replicate clears it. */
+	unsigned want[TDESIGN_MAX_ORDER];
 	signed char h[TDESIGN_MAX_ORDER * TDESIGN_MAX_ORDER];
 };
 
@@ -67,7 +71,8 @@ struct tdesign_pair {
 int tdesign_init(struct tdesign *d, size_t k, const unsigned *ncand,
 		 const struct tdesign_constraint *cons, size_t ncons, uint64_t seed);
 
-/* The next replicate: d->order mirror pairs into out[0..d->order). Returns how many. */
+/* The next replicate: d->order mirror pairs into out[0..d->order), each factor at d->want's
+ * candidate or the cycle's. Returns how many. */
 size_t tdesign_replicate(struct tdesign *d, struct tdesign_pair *out);
 
 /* The candidate factor f cycles to in replicate rep (1..ncand[f]). */

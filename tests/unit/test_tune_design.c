@@ -186,6 +186,31 @@ test_cycled(void **state)
 	assert_int_equal(seen[2][2], 12);
 }
 
+/* The caller's candidate for the next replicate (want) is the one run, in every pair of it
+ * and on the same side as the array says; the one after goes back to the cycle. */
+static void
+test_wanted(void **state)
+{
+	unsigned nc[2] = { 3, 2 };
+	struct tdesign d;
+	struct tdesign_pair p[4];
+
+	(void)state;
+	assert_int_equal(tdesign_init(&d, 2, nc, NULL, 0, 5), 0);
+	d.want[0] = 3;
+	d.want[1] = 9; /* out of range: the cycle's */
+	assert_int_equal(tdesign_replicate(&d, p), 4);
+	for (size_t i = 0; i < 4; i++) {
+		assert_int_equal(p[i].first[0] + p[i].second[0], 3);
+		assert_true(p[i].first[0] == 0 || p[i].second[0] == 0);
+		assert_int_equal(p[i].first[1] + p[i].second[1], tdesign_candidate(&d, 1, 0));
+	}
+	assert_int_equal(d.want[0], 0);
+	assert_int_equal(tdesign_replicate(&d, p), 4);
+	for (size_t i = 0; i < 4; i++)
+		assert_int_equal(p[i].first[0] + p[i].second[0], tdesign_candidate(&d, 0, 1));
+}
+
 static void
 test_constrained(void **state)
 {
@@ -247,10 +272,10 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_hadamard),     cmocka_unit_test(test_order),
-		cmocka_unit_test(test_folded),	     cmocka_unit_test(test_reassigned),
-		cmocka_unit_test(test_cycled),	     cmocka_unit_test(test_constrained),
-		cmocka_unit_test(test_init_rejects),
+		cmocka_unit_test(test_hadamard),    cmocka_unit_test(test_order),
+		cmocka_unit_test(test_folded),	    cmocka_unit_test(test_reassigned),
+		cmocka_unit_test(test_cycled),	    cmocka_unit_test(test_wanted),
+		cmocka_unit_test(test_constrained), cmocka_unit_test(test_init_rejects),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
