@@ -38,11 +38,11 @@ ts_confirm_min_pairs(const struct tstate *s, size_t m)
 }
 
 static void
-effect_words(char *buf, size_t len, const struct tune_effect *e, unsigned least)
+effect_words(char *buf, size_t len, const struct tune_effect *e, unsigned least, bool futile)
 {
 	if (isfinite(e->lo) && isfinite(e->hi))
-		snprintf(buf, len, "%+.1f%% [%+.1f%%, %+.1f%%], %zu pairs", 100 * e->est,
-			 100 * e->lo, 100 * e->hi, e->n);
+		snprintf(buf, len, "%+.1f%% [%+.1f%%, %+.1f%%]%s, %zu pairs", 100 * e->est,
+			 100 * e->lo, 100 * e->hi, futile ? " at 90%: short of +3%" : "", e->n);
 	else
 		snprintf(buf, len, "%+.1f%%, %zu pairs: its level needs %u for an interval",
 			 100 * e->est, e->n, least);
@@ -283,6 +283,7 @@ ts_confirm(struct tstate *s, const unsigned *gains, char *vals[][1 + TUNER_MAX_C
 		c.snaps[0] = &without;
 		c.snaps[1] = &p;
 		c.alpha_better = c.alpha_worse = level;
+		c.futile_n = least;
 		slot = 2 * ts_slot_cost(s, c.protos);
 		/* An equal share of what is left, but never less than the pairs its interval
 		 * needs: the largest gain, first, was skipped for a share short of its 12
@@ -301,7 +302,7 @@ ts_confirm(struct tstate *s, const unsigned *gains, char *vals[][1 + TUNER_MAX_C
 		ts_snap_put(s, &p);
 		ts_conclude(s, &c);
 		if (c.c[0].n)
-			effect_words(words, sizeof(words), &c.c[0].e, least);
+			effect_words(words, sizeof(words), &c.c[0].e, least, c.c[0].futile);
 		else
 			snprintf(words, sizeof(words), "no time for the %u pairs it needs", least);
 		snprintf(d->confirmed, sizeof(d->confirmed),

@@ -53,6 +53,7 @@ struct cand {
 	unsigned look; /* the next look (index into tstate.looks) */
 	struct tune_effect e;
 	bool done;
+	bool futile; /* stopped as cmp.futile_n says: e is the interval at the "same" level */
 };
 
 struct cmp {
@@ -72,6 +73,9 @@ struct cmp {
 	struct cand c[TUNER_MAX_CANDS];
 	unsigned rounds;
 	size_t max_pairs; /* this comparison's most pairs */
+	/* A confirmation's: from this many pairs on, a look stops it once the gain's upper
+	 * bound at the "same" level lies below +TUNE_MIN_GAIN (0: never). */
+	size_t futile_n;
 	/* Measured in the context of another comparison's candidate (signing while encryption
 	 * seals: with encryption's candidate ctx_j in force on both sides), or NULL. Its runs
 	 * pair with that candidate's run of the same round, not with the incumbent's. */

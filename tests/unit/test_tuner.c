@@ -1679,6 +1679,58 @@ test_screen_small(void **state)
 	assert_true(placebo <= 1);
 }
 
+/* Either of two knobs gives +15%, both no more: the screen sees each at about +7% (its main
+ * effect), the first confirmation, P against P without it, sees nothing. It stops once its
+ * gain cannot reach +3% at 90% ("short of +3%": 12 of 20, 35.0 pairs each) instead of running
+ * its share of the time until it is the same within +-3% (56.8 pairs each). */
+static double
+either_effect(const struct model *m)
+{
+	const char *a = knob_value(m, KNOB_SMB_USE_SENDFILE), *b = knob_value(m, KNOB_SMB_IO_URING);
+
+	return (a && strcmp(a, "yes") == 0) || (b && strcmp(b, "yes") == 0) ? 1.15 : 1;
+}
+
+static void
+test_confirm_futile(void **state)
+{
+	static const bool only[KNOB_COUNT] = {
+		[KNOB_SMB_USE_SENDFILE] = true, [KNOB_SMB_IO_URING] = true
+	};
+	size_t confirmations = 0, pairs = 0, futile = 0, applied = 0;
+
+	(void)state;
+	for (uint64_t seed = 1; seed <= 20; seed++) {
+		struct sim s;
+		struct outcome out;
+
+		sim_init(&s, 6600 + seed);
+		s.effect = either_effect;
+		s.sel = only;
+		tune_once(&s, 120, NULL, &out);
+		assert_int_equal(out.rc, 0);
+		for (int i = 0; i < 2; i++) {
+			const struct tuner_decision *d =
+				&out.dec[i ? KNOB_SMB_IO_URING : KNOB_SMB_USE_SENDFILE];
+
+			applied += d->applied;
+			if (!d->confirmed[0] || d->applied)
+				continue;
+			confirmations++;
+			pairs += d->e.n;
+			futile += strstr(d->confirmed, "short of +3%") != NULL;
+		}
+	}
+	printf("# either of two knobs +15%%, both no more: %zu confirmations not confirmed, %zu "
+	       "stopped short of +3%%, %.1f pairs each; %zu applied\n",
+	       confirmations, futile, confirmations ? (double)pairs / (double)confirmations : 0.0,
+	       applied);
+	assert_true(confirmations >= 20);
+	assert_true(2 * futile >= confirmations);
+	assert_true(pairs <= 40 * confirmations); /* 56.8 each when they ran on to "same" */
+	assert_true(applied <= 20);		  /* the second, with the first out of P, is real */
+}
+
 /* A knob's replicates leave a candidate far worse than 10%: smb.aio_read_size = 64K planted at
  * -40% is called so once the screen has a fit, and the later replicates measure 0 and 1M (the
  * placebos), not it: 5.0 pairs against 21.7 on average, fewer than each in 19 of 20 tunes. The
@@ -1837,6 +1889,7 @@ main(void)
 		cmocka_unit_test(test_screens_joined),
 		cmocka_unit_test(test_screen_small),
 		cmocka_unit_test(test_screen_adaptive),
+		cmocka_unit_test(test_confirm_futile),
 		cmocka_unit_test(test_screen_fails),
 		cmocka_unit_test(test_screen_parts),
 		cmocka_unit_test(test_screen_parts_cross),
