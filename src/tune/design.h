@@ -3,8 +3,8 @@
  * factor (a knob) is a column: its incumbent value against one candidate, a knob with several
  * taking one a replicate (in turn, or the one the caller wants). Columns are re-assigned at
  * random every replicate and the order inside each mirror pair is random, so a drift cancels
- * inside a pair and no knob always runs first. Pure: no I/O; the randomness comes from the caller's
- * seed. */
+ * inside a pair and no knob always runs first. Pure: no I/O; the randomness comes from the
+ * caller's seed. */
 #ifndef NASTUNE_TUNE_DESIGN_H
 #define NASTUNE_TUNE_DESIGN_H
 
