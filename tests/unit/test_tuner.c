@@ -1681,7 +1681,7 @@ test_screen_small(void **state)
 
 /* Either of two knobs gives +15%, both no more: the screen sees each at about +7% (its main
  * effect), the first confirmation, P against P without it, sees nothing. It stops once its
- * gain cannot reach +3% at 90% ("short of +3%": 12 of 20, 35.0 pairs each) instead of running
+ * gain cannot reach +3% at 90% ("short of +3%": 10 of 20, 42.6 pairs each) instead of running
  * its share of the time until it is the same within +-3% (56.8 pairs each). */
 static double
 either_effect(const struct model *m)
@@ -1727,7 +1727,7 @@ test_confirm_futile(void **state)
 	       applied);
 	assert_true(confirmations >= 20);
 	assert_true(2 * futile >= confirmations);
-	assert_true(pairs <= 40 * confirmations); /* 56.8 each when they ran on to "same" */
+	assert_true(pairs <= 48 * confirmations); /* 56.8 each when they ran on to "same" */
 	assert_true(applied <= 20);		  /* the second, with the first out of P, is real */
 }
 
