@@ -70,7 +70,8 @@ look(struct tstate *s, struct cmp *c, size_t j)
 		struct tune_effect f;
 
 		tune_effect_of(x->d, x->n, s->alpha_same, s->alpha_same, &f);
-		if (f.verdict == TUNE_UNDECIDED && f.hi < TUNE_MIN_GAIN && f.lo > -TUNE_BOUND_GOAL) {
+		if (f.verdict == TUNE_UNDECIDED && f.hi < TUNE_MIN_GAIN &&
+		    f.lo > -TUNE_BOUND_GOAL) {
 			x->e = f;
 			x->done = x->futile = true;
 		}
