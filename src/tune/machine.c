@@ -295,11 +295,6 @@ measure(struct tuner *t, unsigned protos, double **scores, size_t *n, struct ben
 		if (rc == 0 && !t->tg[i].sized && t->bo.repeats == 1 && !t->bo.warmup)
 			time_box(&t->tg[i], &t->bo, t->wl, took);
 	}
-	/* each call's figures at -v: what a screen's spread is made of */
-	for (i = 0; rc == 0 && i < rs.n; i++)
-		if (rs.v[i].nruns)
-			log_debug("tune: run: %s %s %s %.1f %s", rs.v[i].target, rs.v[i].workload,
-				  rs.v[i].metric, rs.v[i].runs[rs.v[i].nruns - 1], rs.v[i].unit);
 	if (rc == 0 && (rc = tune_scores(&rs, 0, scores, n)) < 0)
 		snprintf(err, errlen, "no throughput result to score");
 	if (rc == 0 && out)
