@@ -120,7 +120,9 @@ ts_leaders_first(struct tstate *s, struct cmp **cs, bool again, double until_aga
 				if (!c || (leaders[i] == KNOB_SMB_SERVER_SIGNING && ts_sealed(s) &&
 					   !c->ctx && cs[KNOB_SMB_SMB_ENCRYPT]))
 					continue;
-				c->until = until;
+				/* the first look whole: a verdict needs it, and screens measured
+				 * before it would stand on a data path the tier may yet change */
+				c->until = again || lv ? until : 0;
 				order[nl++] = c->k;
 			}
 			rc = ts_pool_level(s, cs, order, key, nl, lv);

@@ -1041,7 +1041,10 @@ sealed_effect(const struct model *m)
 /* From encryption and signing both required (bench/tune.sh's start), in a budget of 45
  * simulated seconds (about its 0.28 of the grid): signing is measured while encryption still
  * seals, with encryption's candidate in force on both sides, so both costs go in one tune.
- * Waiting for encryption's verdict first: encryption removed in 95 of 100, both in 60. */
+ * Waiting for encryption's verdict first: encryption removed in 95 of 100, both in 60. In 28
+ * s (about the bench's calls: its 9-10 s tune) the tier's first look is whole, not cut at its
+ * share of the budget: both removed in 57 of 100; cut at the share, 0 (signing one pair short
+ * of its look, the screen's pairs spent on a placebo). */
 static void
 test_sealed_pair(void **state)
 {
@@ -1050,31 +1053,37 @@ test_sealed_pair(void **state)
 	static const bool three[KNOB_COUNT] = { [KNOB_SMB_SMB_ENCRYPT] = true,
 						[KNOB_SMB_SERVER_SIGNING] = true,
 						[KNOB_SMB_USE_SENDFILE] = true };
-	size_t both = 0, enc = 0;
+	static const struct {
+		double budget;
+		size_t enc, both; /* the least of 100 */
+	} at[] = { { 45, 85, 80 }, { 28, 50, 45 } };
 
 	(void)state;
-	for (uint64_t seed = 1; seed <= 100; seed++) {
-		struct sim s;
-		struct outcome out;
+	for (size_t b = 0; b < sizeof(at) / sizeof(at[0]); b++) {
+		size_t both = 0, enc = 0;
 
-		sim_init(&s, 7000 + seed);
-		s.effect = sealed_effect;
-		s.sel = three;
-		tune_once(&s, 45, plant, &out);
-		assert_int_equal(out.rc, 0);
-		enc += out.dec[KNOB_SMB_SMB_ENCRYPT].applied;
-		both += out.dec[KNOB_SMB_SMB_ENCRYPT].applied &&
-			out.dec[KNOB_SMB_SERVER_SIGNING].applied;
-		/* never signing alone: while sealed it changes nothing */
-		assert_true(out.dec[KNOB_SMB_SMB_ENCRYPT].applied ||
-			    !out.dec[KNOB_SMB_SERVER_SIGNING].applied);
+		for (uint64_t seed = 1; seed <= 100; seed++) {
+			struct sim s;
+			struct outcome out;
+
+			sim_init(&s, 7000 + seed);
+			s.effect = sealed_effect;
+			s.sel = three;
+			tune_once(&s, at[b].budget, plant, &out);
+			assert_int_equal(out.rc, 0);
+			enc += out.dec[KNOB_SMB_SMB_ENCRYPT].applied;
+			both += out.dec[KNOB_SMB_SMB_ENCRYPT].applied &&
+				out.dec[KNOB_SMB_SERVER_SIGNING].applied;
+			/* never signing alone: while sealed it changes nothing */
+			assert_true(out.dec[KNOB_SMB_SMB_ENCRYPT].applied ||
+				    !out.dec[KNOB_SMB_SERVER_SIGNING].applied);
+		}
+		printf("# encryption and signing required (sealed), %.0f s: encryption removed in "
+		       "%zu of 100, both in %zu\n",
+		       at[b].budget, enc, both);
+		assert_true(enc >= at[b].enc);
+		assert_true(both >= at[b].both);
 	}
-	printf("# encryption and signing required (sealed), 45 s: encryption removed in %zu of "
-	       "100, "
-	       "both in %zu\n",
-	       enc, both);
-	assert_true(enc >= 85);
-	assert_true(both >= 80);
 }
 
 /* A gain among several candidates of one knob (aio_read_size 1M +15%) is found by the screen
