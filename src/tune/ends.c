@@ -96,7 +96,7 @@ ts_measure_start(struct tstate *s)
 		/* A run costs what the second did: the first is cold and not yet time-boxed
 		 * (1 GiB in 3.6 s, then 72 MiB in 0.4 s: a 15 s tune planned 6x too high). */
 		if (rc == 0)
-			s->slot_cost[b] = s->last_cost[b];
+			s->run_cost[b] = s->run_last[b];
 	}
 	free(sc);
 	if (rc < 0 || !s->ops->clients)

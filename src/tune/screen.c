@@ -208,11 +208,36 @@ screen_release(struct screen *sc)
 	}
 }
 
-/* Seconds one pair of sc costs: its runs at what a run on its protocols costs. */
+/* The protocols (or the host) a switch of sc's knobs reloads or restarts. */
+static unsigned
+own(const struct screen *sc)
+{
+	return sc->protos & ALL_PROTOS ? sc->protos & ALL_PROTOS : sc->protos;
+}
+
+/* Seconds one pair of the n screens mem[] measured in the same runs costs: a switch of all
+ * their knobs a side, and each screen's runs. */
+static double
+set_cost(const struct tstate *s, const struct screen *const *mem, size_t n)
+{
+	double runs = 0;
+	unsigned mask = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (ts_run_cost(s, mem[i]->protos) <= 0) /* not measured yet: a second a run */
+			return 2.0 * (double)mem[i]->per_side * (double)n;
+	for (size_t i = 0; i < n; i++) {
+		mask |= own(mem[i]);
+		runs += mem[i]->per_side * ts_run_cost(s, mem[i]->protos);
+	}
+	return 2.0 * (ts_switch_cost(s, mask) + runs);
+}
+
+/* Seconds one pair of sc alone costs. */
 static double
 pair_cost(const struct tstate *s, const struct screen *sc)
 {
-	return 2.0 * sc->per_side * ts_slot_cost(s, sc->protos);
+	return set_cost(s, &sc, 1);
 }
 
 /* Whether a and b may be measured in the same runs: each acts on one protocol's server (or
@@ -543,7 +568,7 @@ more_runs(const struct tstate *s, const struct screen *sc, struct tune_effect *e
 	double h = (log1p(e->hi) - log1p(e->lo)) / 2, want, share;
 
 	if (!isfinite(h)) { /* too few pairs for the fit: cand_effect's rough count */
-		e->more_s = (double)e->more_runs * ts_slot_cost(s, sc->protos);
+		e->more_s = (double)e->more_runs / (2.0 * sc->per_side) * pair_cost(s, sc);
 		return;
 	}
 	if (!(h > 0) || !e->n)
@@ -551,7 +576,7 @@ more_runs(const struct tstate *s, const struct screen *sc, struct tune_effect *e
 	want = ceil((double)e->n * (h / log1p(TUNE_BOUND_GOAL)) * (h / log1p(TUNE_BOUND_GOAL)));
 	share = (double)e->n / (double)sc->rows;
 	e->more_runs = (size_t)ceil((want - (double)e->n) / share) * 2 * sc->per_side;
-	e->more_s = (double)e->more_runs * ts_slot_cost(s, sc->protos);
+	e->more_s = (double)e->more_runs / (2.0 * sc->per_side) * pair_cost(s, sc);
 }
 
 /* The head of f's reason: "no effect beyond +-2.0% on seq-read, the workload it moves: ";
@@ -832,20 +857,19 @@ static size_t
 members(struct tstate *s, struct screens *x, struct screen *lead, double until, double reserve,
 	struct screen **mem)
 {
-	double cost = pair_cost(s, lead);
 	size_t n = 0;
 
 	mem[n++] = lead;
 	for (size_t i = 0; i < x->n && !x->solo; i++) {
 		struct screen *o = &x->v[i];
-		double c = pair_cost(s, o);
-		bool ok = !o->resolved && !o->stopped && o->rows < s->o->pairs &&
-			  pair_fits(s, cost + c, until, reserve);
+		bool ok = !o->resolved && !o->stopped && o->rows < s->o->pairs;
 
 		for (size_t j = 0; ok && j < n; j++)
 			ok = joins(mem[j], o);
-		if (ok)
-			mem[n++] = o, cost += c;
+		mem[n] = o;
+		if (ok && pair_fits(s, set_cost(s, (const struct screen *const *)mem, n + 1), until,
+				    reserve))
+			n++;
 	}
 	return n;
 }

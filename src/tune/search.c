@@ -64,11 +64,14 @@ void
 ts_setk(struct tstate *s, enum knob_id id, const char *v, enum knob_src src)
 {
 	const char *cur = knob_value(s->m, id);
+	const struct knob *k;
 
 	if ((cur == NULL) == (v == NULL) && (!cur || strcmp(cur, v) == 0) &&
 	    knob_source(s->m, id) == (v ? src : KNOB_UNSET))
 		return;
+	k = knob_get(id);
 	tuner_set_knob(s->m, id, v, src);
+	s->dirty |= k && k->proto ? k->proto : TUNER_CLIENTS;
 	s->gen++;
 }
 
@@ -99,8 +102,15 @@ ts_snap_release(struct snap *sn)
 
 /* ---- measuring, and what it costs ---- */
 
+static void
+learn(double *avg, double *last, unsigned mask, double t)
+{
+	avg[mask] = avg[mask] > 0 ? 0.7 * avg[mask] + 0.3 * t : t;
+	last[mask] = t;
+}
+
 /* One measure call of the configuration as the model has it (installed first when it
- * changed); what the call took, its switch included, teaches ts_slot_cost. */
+ * changed); what the install took teaches ts_switch_cost, the runs ts_run_cost. */
 int
 ts_measure(struct tstate *s, unsigned protos, unsigned runs, unsigned warmup, double *scores,
 	   struct bench_results *keep)
@@ -114,31 +124,74 @@ ts_measure(struct tstate *s, unsigned protos, unsigned runs, unsigned warmup, do
 		if ((rc = s->ops->install(s->ops->arg, s->m, s->err, sizeof(s->err))) < 0)
 			return rc;
 		s->installed = s->gen;
+		learn(s->sw_cost, s->sw_last, s->dirty ? s->dirty & (NMASK - 1) : NMASK - 1,
+		      ts_now(s) - t);
+		s->dirty = 0;
+		t = ts_now(s);
 	}
 	rc = s->ops->measure(s->ops->arg, protos, runs, warmup, scores, keep, s->err,
 			     sizeof(s->err));
 	if (rc < 0)
 		return rc;
-	t = (ts_now(s) - t) / (runs + warmup);
-	s->slot_cost[protos] = s->slot_cost[protos] > 0 ? 0.7 * s->slot_cost[protos] + 0.3 * t : t;
-	s->last_cost[protos] = t;
+	learn(s->run_cost, s->run_last, protos, (ts_now(s) - t) / (runs + warmup));
 	return 0;
 }
 
-/* What a measure call of one run on protos costs: as measured (the last call's at least: a
- * machine that turns slow is slow from then on), else the sum of its protocols', else a
- * second. */
+/* What a run on protos costs: as measured (the last call's at least: a machine that turns slow
+ * is slow from then on), else the sum of its protocols', else 0 (not known yet). */
 double
-ts_slot_cost(const struct tstate *s, unsigned protos)
+ts_run_cost(const struct tstate *s, unsigned protos)
 {
 	double c = 0;
 
-	if (s->slot_cost[protos] > 0)
-		return fmax(s->slot_cost[protos], s->last_cost[protos]);
+	if (s->run_cost[protos] > 0)
+		return fmax(s->run_cost[protos], s->run_last[protos]);
 	for (unsigned b = 1; b < NMASK; b <<= 1)
 		if (protos & b)
-			c += s->slot_cost[b];
-	return c > 0 ? c : 1;
+			c += s->run_cost[b];
+	return c;
+}
+
+/* What a switch of the knobs of mask costs: as measured; else the sum of its parts' when each
+ * is known; else the cheapest switch known to touch all of it (a joint install bounds a part
+ * of it); else the dearest known; else 0 (none yet). */
+double
+ts_switch_cost(const struct tstate *s, unsigned mask)
+{
+	double sum = 0, best = 0, any = 0;
+
+	mask &= NMASK - 1;
+	if (!mask)
+		return 0;
+	if (s->sw_cost[mask] > 0)
+		return fmax(s->sw_cost[mask], s->sw_last[mask]);
+	for (unsigned b = 1; b < NMASK && sum >= 0; b <<= 1)
+		if (mask & b)
+			sum = s->sw_cost[b] > 0 ? sum + fmax(s->sw_cost[b], s->sw_last[b]) : -1;
+	if (sum > 0)
+		return sum;
+	for (unsigned u = 1; u < NMASK; u++) {
+		double c = fmax(s->sw_cost[u], s->sw_last[u]);
+
+		if (s->sw_cost[u] <= 0)
+			continue;
+		if ((u & mask) == mask && (best == 0 || c < best))
+			best = c;
+		any = fmax(any, c);
+	}
+	return best > 0 ? best : any;
+}
+
+/* What a measure call of one run on protos costs after a switch of a knob of its protocols
+ * (the host's when it measures only the clients); a second when nothing is known yet. */
+double
+ts_slot_cost(const struct tstate *s, unsigned protos)
+{
+	double r = ts_run_cost(s, protos);
+
+	if (r <= 0)
+		return 1;
+	return r + ts_switch_cost(s, protos & ALL_PROTOS ? protos & ALL_PROTOS : protos);
 }
 
 /* The after-score's pairs kept in reserve on protos: tune_looks[0], or as many as an eighth of

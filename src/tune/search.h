@@ -24,8 +24,13 @@ struct tstate {
 	const struct tuner_ops *ops;
 	struct tuner_result *r;
 	double t0;
-	double slot_cost[NMASK]; /* seconds a measure call of one run takes, switch included */
-	double last_cost[NMASK]; /* ... the last call's */
+	/* What measuring costs, learned as the tune goes, each as an average and the last: a run
+	 * on a protos mask (a measure call's time a run, its install not counted), and a switch
+	 * by what it changed (PROTO_* bits, TUNER_CLIENTS for the host's knobs): a reload of
+	 * smbd alone costs a tenth of a switch that restarts Ganesha and afpd too. */
+	double run_cost[NMASK], run_last[NMASK];
+	double sw_cost[NMASK], sw_last[NMASK];
+	unsigned dirty;		 /* what the model's changes since the last install touch */
 	unsigned gen, installed; /* the model's generation, and the one installed */
 	size_t family;		 /* the candidates the false-positive budget is shared by */
 	unsigned looks[TUNE_NLOOKS + 1], nlooks;
@@ -163,6 +168,8 @@ const char *ts_same_as(const struct model *m, const struct knob *k, const char *
 void ts_say(struct tstate *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void ts_setk(struct tstate *s, enum knob_id id, const char *v, enum knob_src src);
 double ts_slot_cost(const struct tstate *s, unsigned protos);
+double ts_run_cost(const struct tstate *s, unsigned protos);
+double ts_switch_cost(const struct tstate *s, unsigned mask);
 /* words.c: one candidate's screened effect in words (its length, as snprintf's), and the
  * workloads of a WL_* mask ("seq-write and copy-in-share") into buf. */
 size_t ts_cand_words(char *buf, size_t len, const char *v, const struct tune_effect *e);
