@@ -208,29 +208,22 @@ screen_release(struct screen *sc)
 	}
 }
 
-/* The protocols (or the host) a switch of sc's knobs reloads or restarts. */
-static unsigned
-own(const struct screen *sc)
-{
-	return sc->protos & ALL_PROTOS ? sc->protos & ALL_PROTOS : sc->protos;
-}
-
 /* Seconds one pair of the n screens mem[] measured in the same runs costs: a switch of all
  * their knobs a side, and each screen's runs. */
 static double
 set_cost(const struct tstate *s, const struct screen *const *mem, size_t n)
 {
-	double runs = 0;
+	double runs = 0, unknown = 0;
 	unsigned mask = 0;
 
-	for (size_t i = 0; i < n; i++)
-		if (ts_run_cost(s, mem[i]->protos) <= 0) /* not measured yet: a second a run */
-			return 2.0 * (double)mem[i]->per_side * (double)n;
 	for (size_t i = 0; i < n; i++) {
-		mask |= own(mem[i]);
-		runs += mem[i]->per_side * ts_run_cost(s, mem[i]->protos);
+		double r = ts_run_cost(s, mem[i]->protos);
+
+		mask |= ts_own_switch(mem[i]->protos);
+		runs += mem[i]->per_side * r;
+		unknown += r > 0 ? 0 : mem[i]->per_side; /* not measured yet: a second a run */
 	}
-	return 2.0 * (ts_switch_cost(s, mask) + runs);
+	return unknown > 0 ? 2.0 * (runs + unknown) : 2.0 * (ts_switch_cost(s, mask) + runs);
 }
 
 /* Seconds one pair of sc alone costs. */

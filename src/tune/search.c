@@ -182,8 +182,16 @@ ts_switch_cost(const struct tstate *s, unsigned mask)
 	return best > 0 ? best : any;
 }
 
-/* What a measure call of one run on protos costs after a switch of a knob of its protocols
- * (the host's when it measures only the clients); a second when nothing is known yet. */
+/* What a comparison measured on protos switches: its protocols' daemons, or the host's knobs
+ * when it measures only through the clients. */
+unsigned
+ts_own_switch(unsigned protos)
+{
+	return protos & ALL_PROTOS ? protos & ALL_PROTOS : protos;
+}
+
+/* What a measure call of one run on protos costs after a switch of a knob of its protocols;
+ * a second when nothing is known yet. */
 double
 ts_slot_cost(const struct tstate *s, unsigned protos)
 {
@@ -191,7 +199,7 @@ ts_slot_cost(const struct tstate *s, unsigned protos)
 
 	if (r <= 0)
 		return 1;
-	return r + ts_switch_cost(s, protos & ALL_PROTOS ? protos & ALL_PROTOS : protos);
+	return r + ts_switch_cost(s, ts_own_switch(protos));
 }
 
 /* The after-score's pairs kept in reserve on protos: tune_looks[0], or as many as an eighth of

@@ -170,6 +170,7 @@ void ts_setk(struct tstate *s, enum knob_id id, const char *v, enum knob_src src
 double ts_slot_cost(const struct tstate *s, unsigned protos);
 double ts_run_cost(const struct tstate *s, unsigned protos);
 double ts_switch_cost(const struct tstate *s, unsigned mask);
+unsigned ts_own_switch(unsigned protos);
 /* words.c: one candidate's screened effect in words (its length, as snprintf's), and the
  * workloads of a WL_* mask ("seq-write and copy-in-share") into buf. */
 size_t ts_cand_words(char *buf, size_t len, const char *v, const struct tune_effect *e);
