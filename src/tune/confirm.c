@@ -271,7 +271,7 @@ ts_confirm(struct tstate *s, const unsigned *gains, char *vals[][1 + TUNER_MAX_C
 		struct tuner_decision *d = &s->r->dec[id];
 		const char *v = vals[id][gains[id]];
 		struct cmp c = { .put = ts_put_snap, .nc = 1, .max_pairs = s->o->pairs };
-		double left = s->o->budget_s - (ts_now(s) - s->t0), until, slot;
+		double left = s->o->budget_s - (ts_now(s) - s->t0), until, slot, avail = 0;
 		char words[160], wl[64];
 
 		ts_snap_take(&p, s->m);
@@ -291,11 +291,15 @@ ts_confirm(struct tstate *s, const unsigned *gains, char *vals[][1 + TUNER_MAX_C
 		until = ts_now(s) + fmax(left / (double)(m - i), least * slot);
 		/* Started only with time for the pairs an interval needs at its level (fewer
 		 * decide nothing, and the screens may use the time instead), then on pair by
-		 * pair while a pair fits. */
+		 * pair while a pair fits its share. Those first pairs answer to the budget
+		 * alone: until holds them by construction, and a check against it a moment
+		 * later missed it by the microseconds between. */
 		for (;;) {
-			double need = (c.c[0].n < least ? least - c.c[0].n : 1) * slot;
+			bool first = c.c[0].n < least;
+			double need = (first ? least - c.c[0].n : 1) * slot;
 
-			if (c.c[0].done || !ts_fits(s, need) || ts_now(s) + need > until ||
+			avail = ts_left(s);
+			if (c.c[0].done || need > avail || (!first && ts_now(s) + need > until) ||
 			    (rc = ts_round_once(s, &c)) != 0)
 				break;
 		}
@@ -304,7 +308,9 @@ ts_confirm(struct tstate *s, const unsigned *gains, char *vals[][1 + TUNER_MAX_C
 		if (c.c[0].n)
 			effect_words(words, sizeof(words), &c.c[0].e, least, c.c[0].futile);
 		else
-			snprintf(words, sizeof(words), "no time for the %u pairs it needs", least);
+			snprintf(words, sizeof(words),
+				 "no time for the %u pairs it needs (%.1fs; %.1fs left)", least,
+				 least * slot, fmax(0, avail));
 		snprintf(d->confirmed, sizeof(d->confirmed),
 			 "P against P without it%s%s: %.90s, at %.2g a look (%zu gain%s)",
 			 c.part ? " on " : "", c.part ? ts_wl_names(c.part, wl, sizeof(wl)) : "",

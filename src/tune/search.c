@@ -227,10 +227,16 @@ reserve(const struct tstate *s)
 	return r;
 }
 
+double
+ts_left(struct tstate *s)
+{
+	return s->o->budget_s - (ts_now(s) - s->t0) - reserve(s);
+}
+
 bool
 ts_fits(struct tstate *s, double cost)
 {
-	return ts_now(s) - s->t0 + cost + reserve(s) <= s->o->budget_s;
+	return cost <= ts_left(s);
 }
 
 /* ---- the knobs ---- */

@@ -157,6 +157,9 @@ void ts_snap_release(struct snap *sn);
 double ts_look_level(const struct tstate *s, double budget, unsigned from);
 bool ts_eligible(struct tstate *s, const struct knob *k, struct tuner_decision *d);
 bool ts_fits(struct tstate *s, double cost);
+/* The budget's seconds left for the knobs: what the after-score and the clients' last pass
+ * need kept back. */
+double ts_left(struct tstate *s);
 unsigned ts_knob_protos(const struct tstate *s, const struct knob *k);
 int ts_measure(struct tstate *s, unsigned protos, unsigned runs, unsigned warmup, double *scores,
 	       struct bench_results *keep);
