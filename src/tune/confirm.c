@@ -37,12 +37,19 @@ ts_confirm_min_pairs(const struct tstate *s, size_t m)
 	return s->looks[s->nlooks - 1];
 }
 
+/* at90: e is the interval at the "same" level (a futile stop: short of +3%, or a gain not
+ * confirmed at its own level, bounded there). */
 static void
-effect_words(char *buf, size_t len, const struct tune_effect *e, unsigned least, bool futile)
+effect_words(char *buf, size_t len, const struct tune_effect *e, unsigned least, bool at90,
+	     bool futile)
 {
 	if (isfinite(e->lo) && isfinite(e->hi))
 		snprintf(buf, len, "%+.1f%% [%+.1f%%, %+.1f%%]%s, %zu pairs", 100 * e->est,
-			 100 * e->lo, 100 * e->hi, futile ? " at 90%: short of +3%" : "", e->n);
+			 100 * e->lo, 100 * e->hi,
+			 futile ? " at 90%: short of +3%"
+			 : at90 ? " at 90%"
+				: "",
+			 e->n);
 	else
 		snprintf(buf, len, "%+.1f%%, %zu pairs: its level needs %u for an interval",
 			 100 * e->est, e->n, least);
@@ -235,6 +242,23 @@ conclude(struct tstate *s, struct tuner_decision *d, const struct cmp *c, bool o
 	}
 }
 
+/* A gain its confirmation's pairs x neither confirm nor rule out at its level: bounded on them
+ * at the "same" level instead (90%, as a screen's bounds are), a lean to a gain there not
+ * taken for one. false: they give no interval there either. */
+static bool
+same_level(const struct tstate *s, struct cand *x)
+{
+	struct tune_effect f;
+
+	tune_effect_of(x->d, x->n, s->alpha_same, s->alpha_same, &f);
+	if (!isfinite(f.lo) || !isfinite(f.hi))
+		return false;
+	if (f.verdict == TUNE_BETTER)
+		f.verdict = TUNE_UNDECIDED;
+	x->e = f;
+	return true;
+}
+
 int
 ts_confirm(struct tstate *s, const unsigned *gains, char *vals[][1 + TUNER_MAX_CANDS])
 {
@@ -272,6 +296,7 @@ ts_confirm(struct tstate *s, const unsigned *gains, char *vals[][1 + TUNER_MAX_C
 		const char *v = vals[id][gains[id]];
 		struct cmp c = { .put = ts_put_snap, .nc = 1, .max_pairs = s->o->pairs };
 		double left = s->o->budget_s - (ts_now(s) - s->t0), until, slot, avail = 0;
+		bool at90;
 		char words[160], wl[64];
 
 		ts_snap_take(&p, s->m);
@@ -305,8 +330,10 @@ ts_confirm(struct tstate *s, const unsigned *gains, char *vals[][1 + TUNER_MAX_C
 		}
 		ts_snap_put(s, &p);
 		ts_conclude(s, &c);
+		at90 = c.c[0].n && !c.c[0].futile && c.c[0].e.verdict == TUNE_UNDECIDED &&
+		       same_level(s, &c.c[0]);
 		if (c.c[0].n)
-			effect_words(words, sizeof(words), &c.c[0].e, least, c.c[0].futile);
+			effect_words(words, sizeof(words), &c.c[0].e, least, at90, c.c[0].futile);
 		else
 			snprintf(words, sizeof(words),
 				 "no time for the %u pairs it needs (%.1fs; %.1fs left)", least,
