@@ -102,8 +102,9 @@ verdict() {
 		else if (m >= t) print "met"
 		else print "not shown short" }')
 	[[ $v != SHORT ]] || missed+=("$2 $3 $m $lo $hi $n")
-	printf '  ratio %.3f (median of %d pairs, 95%% interval %.3f-%s, all pairs %s; target >= %s: %s)' \
-		"$m" "$n" "$lo" "$([[ $hi = inf ]] && echo inf || printf %.3f "$hi")" "$all" "$TARGET" "$v"
+	printf '  ratio %.3f (median of %d pairs, %s, all pairs %s; target >= %s: %s)' \
+		"$m" "$n" "$([[ $hi = inf ]] && echo "no 95% interval: it takes 6 pairs" ||
+			printf '95%% interval %.3f-%.3f' "$lo" "$hi")" "$all" "$TARGET" "$v"
 }
 line() {	# line PROTO OP DRIVER_S [REF_S REFNAME VAR]: VAR's pair figures (pair sets them)
 	if [[ -n ${4:-} ]]; then

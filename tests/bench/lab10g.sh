@@ -108,7 +108,7 @@ BENCH_LIB=$top/tests/bench/lib python3 - "$tmp/rounds" "$LINK" "${SIZE_MB}MiB" "
 import json, os, statistics, sys
 from collections import defaultdict
 sys.path.insert(0, os.environ["BENCH_LIB"])
-from stats import interval
+from stats import interval, interval_words
 path, link, size, target, as_json, block = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4]), sys.argv[5] == "1", sys.argv[6]
 
 tcp, val = {}, defaultdict(dict)
@@ -126,7 +126,7 @@ for (mtu, p, d), runs in sorted(val.items()):
     m = doc["mtus"].setdefault(mtu, {"iperf3_mbs": {}, "protocols": {}})
     m["iperf3_mbs"][d] = statistics.median(tcp[(mtu, r, d)] for r in runs)
     e = {"median_mbs": statistics.median(runs.values()), "ratio": round(statistics.median(rs), 3),
-         "interval": [round(lo, 3), None if hi == float("inf") else round(hi, 3)],
+         "interval": None if hi == float("inf") else [round(lo, 3), round(hi, 3)],
          "rounds": len(rs), "met": statistics.median(rs) >= target, "short": hi < target}
     m["protocols"].setdefault(p, {})["read" if d == "r" else "write"] = e
     if e["short"]:
@@ -140,9 +140,9 @@ else:
         print("lab10g: MTU %s: iperf3 -R %.0f MB/s, iperf3 %.0f MB/s (medians)" % (mtu, m["iperf3_mbs"].get("r", 0), m["iperf3_mbs"].get("w", 0)))
         for p, dirs in m["protocols"].items():
             for d, e in dirs.items():
-                hi = e["interval"][1]
-                print("lab10g:   %-3s %-5s %6.0f MB/s, ratio %.2f (median of %d rounds, 95%% interval %.2f-%s; target >= %.1f: %s)"
-                      % (p, d, e["median_mbs"], e["ratio"], e["rounds"], e["interval"][0], "inf" if hi is None else "%.2f" % hi,
+                lo, hi = e["interval"] or (0, None)
+                print("lab10g:   %-3s %-5s %6.0f MB/s, ratio %.2f (median of %d rounds, %s; target >= %.1f: %s)"
+                      % (p, d, e["median_mbs"], e["ratio"], e["rounds"], interval_words(lo, hi, e["rounds"]),
                          target, "met" if e["met"] else "SHORT" if e["short"] else "not shown short"))
     for x in missed:
         print("lab10g: FAILED: %s, wholly below the target >= %.1f" % (x, target))

@@ -100,7 +100,7 @@ BENCH_LIB=$top/tests/bench/lib python3 - /tmp/tune-bench-desc.$$ /tmp/tune-bench
 	/tmp/tune-bench-desc.conf.$$ /tmp/tune-bench-grid.conf.$$ "$1" /tmp/tune-bench-figures.$$ <<'PY'
 import json, os, statistics, sys
 sys.path.insert(0, os.environ["BENCH_LIB"])
-from stats import interval
+from stats import interval, interval_words
 desc, grid = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
 t0, t1, t2 = map(float, sys.argv[3:6])
 ds = [float(x) for x in sys.argv[6].split()]
@@ -118,7 +118,7 @@ q = statistics.median(rs)
 lo, hi = interval(rs)  # lib/stats.py: the sign test's, 95%
 with open(sys.argv[11], "a") as f:
     f.write("%s %.3f %.3f %.3f %.3f\n" % (sys.argv[10], q, lo, hi, (t1 - t0) / (t2 - t1)))
-print("tune-quality: re-measured side by side (%d alternating rounds): tuned %.1f, exhaustive best %.1f; ratio %.2f (median of the rounds' ratios, 95%% interval %.2f-%.2f; rounds %s; target >= 0.95)" % (len(ds), statistics.median(ds), statistics.median(gs), q, lo, hi, " ".join("%.2f" % (d / g) for d, g in zip(ds, gs))))
+print("tune-quality: re-measured side by side (%d alternating rounds): tuned %.1f, exhaustive best %.1f; ratio %.2f (median of the rounds' ratios, %s; rounds %s; target >= 0.95)" % (len(ds), statistics.median(ds), statistics.median(gs), q, interval_words(lo, hi, len(rs)), " ".join("%.2f" % (d / g) for d, g in zip(ds, gs))))
 print("tune-time: the tune %.0fs, exhaustive %.0fs; ratio %.2f (target <= 0.30)" % (t1 - t0, t2 - t1, (t1 - t0) / (t2 - t1)))
 PY
 rm -f /tmp/tune-bench-desc.$$ /tmp/tune-bench-grid.$$ /tmp/tune-bench-desc.conf.$$ /tmp/tune-bench-grid.conf.$$
@@ -158,7 +158,8 @@ print("tune: run      quality (>= 0.95), 95% interval   time (<= 0.30)")
 bad = []
 for r, q, lo, hi, t in rows:
     q, lo, hi, t = float(q), float(lo), float(hi), float(t)
-    print("tune: %-8s %.2f, %.2f-%-18.2f %.2f" % (r, q, lo, hi, t))
+    span = "%.2f-%.2f" % (lo, hi) if hi != float("inf") else "none (under 6 rounds)"
+    print("tune: %-8s %.2f, %-23s %.2f" % (r, q, span, t))
     if hi < 0.95:
         bad.append("run %s quality %.2f (95%% interval %.2f-%.2f, wholly < 0.95)" % (r, q, lo, hi))
     if t > 0.30:

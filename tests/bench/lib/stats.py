@@ -13,3 +13,11 @@ def interval(rs, tail=0.025):
             break
         k, p = i + 1, p * (n - i) / (i + 1)
     return (rs[k - 1], rs[n - k]) if k else (0.0, float("inf"))
+
+
+def interval_words(lo, hi, n, what="rounds", fmt="%.2f"):
+    """interval()'s bounds as a reader should see them: "95% interval LO-HI", or, when n is
+    too small for any (fewer than 6), how many it takes, never "0.00-inf"."""
+    if hi == float("inf") or hi is None:
+        return "no 95%% interval: it takes 6 %s, %d ran" % (what, n)
+    return ("95%% interval " + fmt + "-" + fmt) % (lo, hi)
