@@ -37,8 +37,8 @@ ts_confirm_min_pairs(const struct tstate *s, size_t m)
 	return s->looks[s->nlooks - 1];
 }
 
-/* at90: e is the interval at the "same" level (a futile stop: short of +3%, or a gain not
- * confirmed at its own level, bounded there). */
+/* futile: e is the interval at the "same" level of a futile stop (short of +3%); at90: that of
+ * a gain neither confirmed nor ruled out at its own level. */
 static void
 effect_words(char *buf, size_t len, const struct tune_effect *e, unsigned least, bool at90,
 	     bool futile)
@@ -64,10 +64,12 @@ with_runs(struct tune_effect e, size_t runs)
 }
 
 /* The verdict of a gain the confirmation did not confirm: what its pairs say (e; NULL: it had
- * none), as a bound when they bound it. */
+ * none), as a bound when they bound it (on: " on seq-write" when it was confirmed on a part),
+ * undecided when they lean to the gain (lean: the more pairs that would confirm it). */
 static void
 unconfirmed(struct tstate *s, struct tuner_decision *d, const struct tune_effect *e,
-	    unsigned protos, unsigned least, const char *v, const char *words)
+	    unsigned protos, unsigned least, const char *v, const char *words, const char *on,
+	    size_t lean)
 {
 	char screen[sizeof(d->reason)], more[128] = "";
 
@@ -85,6 +87,18 @@ unconfirmed(struct tstate *s, struct tuner_decision *d, const struct tune_effect
 	}
 	d->e = with_runs(*e, d->e.runs);
 	d->e.delta = isfinite(e->lo) && isfinite(e->hi) ? fmax(fabs(e->lo), fabs(e->hi)) : 0;
+	if (lean) {
+		/* better at 90%, short of its level: neither a gain nor a bound */
+		d->verdict = TUNE_UNDECIDED;
+		d->e.more_runs = 2 * lean;
+		d->e.more_s = (double)d->e.more_runs * ts_slot_cost(s, protos);
+		snprintf(d->reason, sizeof(d->reason),
+			 "undecided: %.60s not confirmed%.32s: it leans to a gain (%.100s); about "
+			 "%zu more runs, %.0fs, would confirm it at its level; the screen said: "
+			 "%.180s",
+			 v, on, words, d->e.more_runs, d->e.more_s, screen);
+		return;
+	}
 	if (e->verdict == TUNE_WORSE)
 		d->verdict = TUNE_WORSE;
 	else if (e->verdict == TUNE_SAME)
@@ -108,9 +122,9 @@ unconfirmed(struct tstate *s, struct tuner_decision *d, const struct tune_effect
 	}
 	if (d->verdict == TUNE_BOUNDED)
 		snprintf(d->reason, sizeof(d->reason),
-			 "no effect beyond +-%.1f%%: %.60s not confirmed (%.100s); the screen "
+			 "no effect beyond +-%.1f%%%.32s: %.60s not confirmed (%.100s); the screen "
 			 "said: %.250s",
-			 100 * d->e.delta, v, words, screen);
+			 100 * d->e.delta, on, v, words, screen);
 	else
 		snprintf(d->reason, sizeof(d->reason),
 			 "%s: %.60s not confirmed (%.100s%s); the screen said: %.250s",
@@ -179,7 +193,7 @@ rest_paid(const struct tuner_decision *d, const struct cmp *c, struct tune_effec
  * of P. A gain confirmed on its part reads as its effect on the whole score. */
 static void
 conclude(struct tstate *s, struct tuner_decision *d, const struct cmp *c, bool ok, unsigned least,
-	 const char *v, const char *v0, const char *words)
+	 const char *v, const char *v0, const char *words, size_t lean)
 {
 	enum knob_id id = d->k->id;
 	bool better = ok && c->c[0].n && c->c[0].e.verdict == TUNE_BETTER;
@@ -235,7 +249,8 @@ conclude(struct tstate *s, struct tuner_decision *d, const struct cmp *c, bool o
 			 "screen said: %.200s",
 			 v, 100 * d->e.est, on, share, words, rest, screen);
 	} else {
-		unconfirmed(s, d, c->c[0].n ? &c->c[0].e : NULL, c->protos, least, v, words);
+		unconfirmed(s, d, c->c[0].n ? &c->c[0].e : NULL, c->protos, least, v, words, on,
+			    lean);
 		ts_setk(s, id, v0, KNOB_TUNED); /* not in P from now on */
 		if (!v0)
 			ts_setk(s, id, NULL, KNOB_UNSET);
@@ -243,18 +258,27 @@ conclude(struct tstate *s, struct tuner_decision *d, const struct cmp *c, bool o
 }
 
 /* A gain its confirmation's pairs x neither confirm nor rule out at its level: bounded on them
- * at the "same" level instead (90%, as a screen's bounds are), a lean to a gain there not
- * taken for one. false: they give no interval there either. */
+ * at the "same" level instead (90%, as a screen's bounds are). A lean to a gain there (its
+ * lower bound above 0) is no bound: *lean, the more pairs that would confirm it at its level
+ * (its interval there narrowing as one over their square root; twice its pairs, or least,
+ * when it has none there yet). false: they give no interval at 90% either. */
 static bool
-same_level(const struct tstate *s, struct cand *x)
+same_level(const struct tstate *s, struct cand *x, unsigned least, size_t *lean)
 {
 	struct tune_effect f;
 
+	*lean = 0;
 	tune_effect_of(x->d, x->n, s->alpha_same, s->alpha_same, &f);
 	if (!isfinite(f.lo) || !isfinite(f.hi))
 		return false;
-	if (f.verdict == TUNE_BETTER)
-		f.verdict = TUNE_UNDECIDED;
+	if (f.lo > 0) {
+		double g = log1p(f.est), want = fmax(2.0 * (double)x->n, least);
+
+		if (isfinite(x->e.lo) && g > 0)
+			want = ceil((double)x->n * pow((g - log1p(x->e.lo)) / g, 2));
+		*lean = (size_t)fmax(1, want - (double)x->n);
+	}
+	f.verdict = f.verdict == TUNE_BETTER ? TUNE_UNDECIDED : f.verdict;
 	x->e = f;
 	return true;
 }
@@ -296,6 +320,7 @@ ts_confirm(struct tstate *s, const unsigned *gains, char *vals[][1 + TUNER_MAX_C
 		const char *v = vals[id][gains[id]];
 		struct cmp c = { .put = ts_put_snap, .nc = 1, .max_pairs = s->o->pairs };
 		double left = s->o->budget_s - (ts_now(s) - s->t0), until, slot, avail = 0;
+		size_t lean = 0;
 		bool at90;
 		char words[160], wl[64];
 
@@ -331,19 +356,21 @@ ts_confirm(struct tstate *s, const unsigned *gains, char *vals[][1 + TUNER_MAX_C
 		ts_snap_put(s, &p);
 		ts_conclude(s, &c);
 		at90 = c.c[0].n && !c.c[0].futile && c.c[0].e.verdict == TUNE_UNDECIDED &&
-		       same_level(s, &c.c[0]);
+		       same_level(s, &c.c[0], least, &lean);
 		if (c.c[0].n)
 			effect_words(words, sizeof(words), &c.c[0].e, least, at90, c.c[0].futile);
+		else if (rc < 0 && rc != -EINTR)
+			snprintf(words, sizeof(words), "failed: %.140s", s->err);
 		else
 			snprintf(words, sizeof(words),
-				 "no time for the %u pairs it needs (%.1fs; %.1fs left)", least,
+				 "no time for the %u pairs it needs (%.2fs; %.2fs left)", least,
 				 least * slot, fmax(0, avail));
 		snprintf(d->confirmed, sizeof(d->confirmed),
 			 "P against P without it%s%s: %.90s, at %.2g a look (%zu gain%s)",
 			 c.part ? " on " : "", c.part ? ts_wl_names(c.part, wl, sizeof(wl)) : "",
 			 words, level, m, m == 1 ? "" : "s");
 		if (rc == 0 || rc != -EINTR)
-			conclude(s, d, &c, rc == 0, least, v, vals[id][0], words);
+			conclude(s, d, &c, rc == 0, least, v, vals[id][0], words, lean);
 		ts_say(s, "tune: %s: %s", d->k->name, d->reason);
 		if (rc == 0)
 			ts_decided(s, d);

@@ -358,9 +358,10 @@ real_effect(const struct model *m)
 }
 
 /* Gains their confirmation neither confirmed nor ruled out at its level, bounded on their
- * pairs' 90% interval instead: counted, and each told by that interval: no effect beyond its
- * reach when that is 10% or less, else undecided. */
-static size_t at90;
+ * pairs' 90% interval instead: counted, never applied, and each told by that interval: no
+ * effect beyond its reach when that is 10% or less, else undecided; one whose interval lies
+ * above 0 (leans) undecided whatever its reach, with the runs that would confirm it. */
+static size_t at90, leans;
 
 static void
 bounded_at90(const struct tuner_decision *d)
@@ -375,7 +376,13 @@ bounded_at90(const struct tuner_decision *d)
 	assert_int_equal(sscanf(lb, "[%lf%%, %lf%%]", &lo, &hi), 2);
 	reach = fmax(fabs(lo), fabs(hi)) / 100;
 	at90++;
-	if (d->verdict == TUNE_WORSE)
+	assert_false(d->applied);
+	if (lo > 0) {
+		leans++;
+		assert_int_equal(d->verdict, TUNE_UNDECIDED);
+		assert_non_null(strstr(d->reason, "would confirm it at its level"));
+		assert_true(d->e.more_runs >= 2);
+	} else if (d->verdict == TUNE_WORSE)
 		assert_true(hi < 0);
 	else if (reach > TUNE_BOUND_MAX + 0.0005)
 		assert_int_equal(d->verdict, TUNE_UNDECIDED);
@@ -429,12 +436,13 @@ tune_once(struct sim *s, double budget, const char *const *plant, struct outcome
 		/* a confirmation skipped for time had none: what it needed exceeds what was
 		 * left */
 		if (strstr(r.dec[i].confirmed, "no time for the ")) {
+			const char *w = strstr(r.dec[i].confirmed, "pairs it needs (");
 			double need = 0, left = 0;
 
-			assert_int_equal(sscanf(strstr(r.dec[i].confirmed, "pairs it needs ("),
-						"pairs it needs (%lfs; %lfs left)", &need, &left),
-					 2);
-			assert_true(need > left);
+			assert_non_null(w);
+			assert_int_equal(
+				sscanf(w, "pairs it needs (%lfs; %lfs left)", &need, &left), 2);
+			assert_true(need >= left); /* as printed: to the hundredth */
 		}
 		bounded_at90(&r.dec[i]);
 		out->dec[i] = r.dec[i];
@@ -1685,7 +1693,8 @@ test_screens_joined(void **state)
  * The outcome here is no better for it (the +10% applied in 11 of 20, 251 of 280 knobs
  * undecided; 11 and 254 before): the SMB screen's noise, not the price, limits the demo.
  * A gain not confirmed is bounded on its pairs' 90% interval, as a screen's knob is (24 of
- * them here): 236 undecided, where its interval at the confirmation's level left 251. */
+ * them here, 2 leaning to a gain and so undecided): 238 undecided, where its interval at the
+ * confirmation's level left 251. */
 static void
 test_demo_costs(void **state)
 {
@@ -1693,7 +1702,7 @@ test_demo_costs(void **state)
 	double per_run[2] = { 0 }, most[2] = { 0 }, least[2] = { INFINITY, INFINITY };
 
 	(void)state;
-	at90 = 0;
+	at90 = leans = 0;
 	for (uint64_t seed = 1; seed <= 20; seed++) {
 		bool sel[KNOB_COUNT] = { false };
 		struct sim s;
@@ -1740,8 +1749,8 @@ test_demo_costs(void **state)
 	}
 	printf("# the demo's costs, 120 s: the SMB +10%% applied in %zu of 20, the -30%% in %zu, "
 	       "a placebo in %zu; undecided %zu of %zu knobs (%zu gains not confirmed told by "
-	       "their pairs' 90%% interval)\n",
-	       real, cost, placebo, undecided, knobs, at90);
+	       "their pairs' 90%% interval, %zu of them leaning to a gain)\n",
+	       real, cost, placebo, undecided, knobs, at90, leans);
 	printf("# a run priced for the undecided: SMB %.3f s (%.3f..%.3f, %zu), NFS and AFP %.3f s "
 	       "(%.3f..%.3f, %zu)\n",
 	       per_run[0] / (double)priced[0], least[0], most[0], priced[0],
@@ -1751,7 +1760,7 @@ test_demo_costs(void **state)
 	assert_true(least[1] >= 0.25 && most[1] <= 0.6);
 	assert_int_equal(cost, 0);
 	assert_true(placebo <= 1);
-	assert_true(at90 >= 20 && undecided <= 240);
+	assert_true(at90 >= 20 && leans >= 1 && undecided <= 240);
 }
 
 /* The demo's loopback screens in 120 s: SMB's five knobs, NFS's three, AFP's two. A screen of
