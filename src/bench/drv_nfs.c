@@ -33,8 +33,8 @@
 #define NFS_DEPTH 8	     /* RPCs in flight during one pread/pwrite */
 #define NFS_MAX_CHUNK (1024 * 1024)
 /* The engine's bulk request to the driver: the RPCs in flight drain at the end of each call,
- * so a call of the engine's default 1 MiB block had one WRITE in flight (the 10g lab's NFS
- * writes at 0.49 of iperf3); a call of NFS_DEPTH chunks keeps the pipe full (0.72). */
+ * so a call of the engine's default 1 MiB block had one WRITE in flight; a call of NFS_DEPTH
+ * chunks keeps them all in flight until its end. */
 #define NFS_BLOCK (NFS_DEPTH * NFS_MAX_CHUNK)
 
 struct io_batch;

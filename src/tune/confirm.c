@@ -188,6 +188,15 @@ rest_paid(const struct tuner_decision *d, const struct cmp *c, struct tune_effec
 	return net->est < TUNE_MIN_GAIN / 3;
 }
 
+/* id back to v0, its value without the gain (NULL: unset): not in P from now on. */
+static void
+leave_p(struct tstate *s, enum knob_id id, const char *v0)
+{
+	ts_setk(s, id, v0, KNOB_TUNED);
+	if (!v0)
+		ts_setk(s, id, NULL, KNOB_UNSET);
+}
+
 /* d's verdict from its confirmation c of v (v0 its value without it; ok: c ran to its end):
  * applied when better, withheld when better but not consented to, else unconfirmed and out
  * of P. A gain confirmed on its part reads as its effect on the whole score. */
@@ -218,9 +227,7 @@ conclude(struct tstate *s, struct tuner_decision *d, const struct cmp *c, bool o
 			 "undecided: %.60s not confirmed: faster%s (%s%.100s), but the other "
 			 "workloads paid for it%s; the screen said: %.200s",
 			 v, on, share, words, rest, was);
-		ts_setk(s, id, v0, KNOB_TUNED);
-		if (!v0)
-			ts_setk(s, id, NULL, KNOB_UNSET);
+		leave_p(s, id, v0);
 		return;
 	}
 	if (better && ts_needs_consent(s->m, d->k, v)) {
@@ -229,9 +236,7 @@ conclude(struct tstate *s, struct tuner_decision *d, const struct cmp *c, bool o
 		d->e = with_runs(net, d->e.runs);
 		d->e.delta = 0;
 		ts_withhold(d, v, "confirmed against the proposal without it");
-		ts_setk(s, id, v0, KNOB_TUNED);
-		if (!v0)
-			ts_setk(s, id, NULL, KNOB_UNSET);
+		leave_p(s, id, v0);
 	} else if (better) {
 		char screen[sizeof(d->reason)];
 
@@ -251,9 +256,7 @@ conclude(struct tstate *s, struct tuner_decision *d, const struct cmp *c, bool o
 	} else {
 		unconfirmed(s, d, c->c[0].n ? &c->c[0].e : NULL, c->protos, least, v, words, on,
 			    lean);
-		ts_setk(s, id, v0, KNOB_TUNED); /* not in P from now on */
-		if (!v0)
-			ts_setk(s, id, NULL, KNOB_UNSET);
+		leave_p(s, id, v0);
 	}
 }
 
@@ -288,7 +291,7 @@ ts_confirm(struct tstate *s, const unsigned *gains, char *vals[][1 + TUNER_MAX_C
 {
 	struct snap p = { 0 }, without = { 0 };
 	enum knob_id order[KNOB_COUNT];
-	size_t m = 0;
+	size_t m = 0, done = 0;
 	unsigned least;
 	double level;
 	int rc = 0;
@@ -314,7 +317,8 @@ ts_confirm(struct tstate *s, const unsigned *gains, char *vals[][1 + TUNER_MAX_C
 	       "tune: confirming %zu apparent gain(s), each P against P without it, at %.2g a "
 	       "look",
 	       m, level);
-	for (size_t i = 0; i < m && rc == 0; i++) {
+	for (; done < m && rc == 0; done++) {
+		size_t i = done;
 		enum knob_id id = order[i];
 		struct tuner_decision *d = &s->r->dec[id];
 		const char *v = vals[id][gains[id]];
@@ -382,6 +386,24 @@ ts_confirm(struct tstate *s, const unsigned *gains, char *vals[][1 + TUNER_MAX_C
 		ts_snap_release(&without);
 		memset(&p, 0, sizeof(p));
 		memset(&without, 0, sizeof(without));
+	}
+	/* A failed round (or a stop) ended them: the gains not confirmed yet leave P, or they
+	 * would stay in force unconfirmed. */
+	for (size_t i = done; i < m; i++) {
+		struct tuner_decision *d = &s->r->dec[order[i]];
+		char screen[sizeof(d->reason)];
+
+		leave_p(s, order[i], vals[order[i]][0]);
+		if (rc == -EINTR)
+			continue;
+		snprintf(screen, sizeof(screen), "%s", d->reason);
+		d->verdict = TUNE_UNDECIDED;
+		snprintf(
+			d->reason, sizeof(d->reason),
+			"undecided: %.60s not confirmed (a confirmation before it failed: %.120s); "
+			"the screen said: %.220s",
+			vals[order[i]][gains[order[i]]], s->err, screen);
+		ts_decided(s, d);
 	}
 	return rc == -EINTR ? rc : 0;
 }

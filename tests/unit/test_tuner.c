@@ -59,6 +59,9 @@ struct sim {
 	/* An install with fail_id = fail_v fails, as a daemon that refuses a value would. */
 	enum knob_id fail_id;
 	const char *fail_v;
+	/* From the progress line containing fail_on on, every install fails (fail_all). */
+	const char *fail_on;
+	bool fail_all;
 	/* > 0: a run measures seq-write (this sigma of log) and seq-read (noise), each moved by
 	 * the knobs that move it (plant_wl); the score is their geometric mean. */
 	double wnoise;
@@ -116,6 +119,10 @@ sim_install(void *arg, const struct model *m, char *err, size_t errlen)
 		if (strcmp(now, s->restarted) != 0)
 			s->t += s->restart_s;
 		memcpy(s->restarted, now, sizeof(now));
+	}
+	if (s->fail_all) {
+		snprintf(err, errlen, "the daemon refused every configuration");
+		return -EIO;
 	}
 	if (s->fail_v && knob_value(m, s->fail_id) &&
 	    strcmp(knob_value(m, s->fail_id), s->fail_v) == 0) {
@@ -239,7 +246,12 @@ sim_clock(void *arg)
 static void
 sim_progress(void *arg, const char *line)
 {
-	fprintf(stderr, "#   [%.0f] %s\n", ((struct sim *)arg)->t, line);
+	struct sim *s = arg;
+
+	if (s->fail_on && strstr(line, s->fail_on))
+		s->fail_all = true;
+	if (getenv("TUNER_TRACE"))
+		fprintf(stderr, "#   [%.0f] %s\n", s->t, line);
 }
 
 static void
@@ -420,7 +432,7 @@ tune_once(struct sim *s, double budget, const char *const *plant, struct outcome
 		s->mtu = s->mtu_cur;
 	}
 	o.wlmask = tune_goal_workloads(GOAL_THROUGHPUT, wl);
-	if (getenv("TUNER_TRACE"))
+	if (getenv("TUNER_TRACE") || s->fail_on)
 		ops.progress = sim_progress;
 	memset(out, 0, sizeof(*out));
 	out->rc = tuner_run(m, &o, &ops, &r, err, sizeof(err));
@@ -1958,6 +1970,40 @@ test_screen_fails(void **state)
 	}
 }
 
+/* A confirmation whose first round fails (every install refused from "confirming" on) says
+ * why, not that it had no time, and nothing is applied: the gains after it left P too (they
+ * stayed in force, applied unconfirmed: smb.aio_read_size in 1 of these 5). */
+static void
+test_confirm_fails(void **state)
+{
+	bool sel[KNOB_COUNT] = { false };
+	size_t told = 0;
+
+	(void)state;
+	smb_screen_only(sel);
+	plants[nplants++] = (typeof(plants[0])){ KNOB_SMB_MIN_RECEIVEFILE_SIZE, "16K", 0.40 };
+	for (uint64_t seed = 1; seed <= 5; seed++) {
+		struct sim s;
+		struct outcome out;
+
+		sim_screen(&s, 9500 + seed, DRIFT_LINEAR);
+		s.sel = sel;
+		s.fail_on = "tune: confirming";
+		tune_once(&s, 120, NULL, &out);
+		for (size_t i = 0; i < KNOB_COUNT; i++) {
+			const struct tuner_decision *d = &out.dec[i];
+
+			assert_false(d->applied);
+			assert_null(strstr(d->confirmed, "no time for the"));
+			if (strstr(d->confirmed, "failed: the daemon refused every configuration"))
+				told++;
+		}
+	}
+	nplants = 0;
+	printf("# a confirmation whose installs fail: told so in %zu of 5 tunes\n", told);
+	assert_int_equal(told, 5);
+}
+
 /* Three gains in a short budget (+40%, +8%, +8%): the largest, confirmed first, gets the pairs
  * its interval needs even when an equal share of what is left is shorter (it was skipped, and
  * the smaller ones had the time: applied in 1 of 20). Applied in at least 8 of 20 (10 here;
@@ -2029,6 +2075,7 @@ main(void)
 		cmocka_unit_test(test_screen_adaptive),
 		cmocka_unit_test(test_confirm_futile),
 		cmocka_unit_test(test_screen_fails),
+		cmocka_unit_test(test_confirm_fails),
 		cmocka_unit_test(test_screen_parts),
 		cmocka_unit_test(test_screen_parts_cross),
 		cmocka_unit_test(test_screen_parts_gain),
