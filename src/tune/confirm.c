@@ -286,6 +286,30 @@ same_level(const struct tstate *s, struct cand *x, unsigned least, size_t *lean)
 	return true;
 }
 
+/* A failed round (or a stop, rc) ended the confirmations: the n gains of order not confirmed
+ * yet leave P, or they would stay in force unconfirmed; unless stopped, each is undecided. */
+static void
+leave_rest(struct tstate *s, const enum knob_id *order, size_t n, const unsigned *gains,
+	   char *vals[][1 + TUNER_MAX_CANDS], int rc)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct tuner_decision *d = &s->r->dec[order[i]];
+		char screen[sizeof(d->reason)];
+
+		leave_p(s, order[i], vals[order[i]][0]);
+		if (rc == -EINTR)
+			continue;
+		snprintf(screen, sizeof(screen), "%s", d->reason);
+		d->verdict = TUNE_UNDECIDED;
+		snprintf(
+			d->reason, sizeof(d->reason),
+			"undecided: %.60s not confirmed (a confirmation before it failed: %.120s); "
+			"the screen said: %.220s",
+			vals[order[i]][gains[order[i]]], s->err, screen);
+		ts_decided(s, d);
+	}
+}
+
 int
 ts_confirm(struct tstate *s, const unsigned *gains, char *vals[][1 + TUNER_MAX_CANDS])
 {
@@ -387,24 +411,7 @@ ts_confirm(struct tstate *s, const unsigned *gains, char *vals[][1 + TUNER_MAX_C
 		memset(&p, 0, sizeof(p));
 		memset(&without, 0, sizeof(without));
 	}
-	/* A failed round (or a stop) ended them: the gains not confirmed yet leave P, or they
-	 * would stay in force unconfirmed. */
-	for (size_t i = done; i < m; i++) {
-		struct tuner_decision *d = &s->r->dec[order[i]];
-		char screen[sizeof(d->reason)];
-
-		leave_p(s, order[i], vals[order[i]][0]);
-		if (rc == -EINTR)
-			continue;
-		snprintf(screen, sizeof(screen), "%s", d->reason);
-		d->verdict = TUNE_UNDECIDED;
-		snprintf(
-			d->reason, sizeof(d->reason),
-			"undecided: %.60s not confirmed (a confirmation before it failed: %.120s); "
-			"the screen said: %.220s",
-			vals[order[i]][gains[order[i]]], s->err, screen);
-		ts_decided(s, d);
-	}
+	leave_rest(s, order + done, m - done, gains, vals, rc);
 	return rc == -EINTR ? rc : 0;
 }
 
